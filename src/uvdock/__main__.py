@@ -1,0 +1,5 @@
+import sys
+
+from uvdock.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""One thin module per user command (see uvdock.cli.COMMANDS for the table)."""

@@ -1,0 +1,200 @@
+"""Configuration: defaults that fit Megatron-LM, then the repository's file, then UVDOCK_*.
+
+Sources, later wins: built-in defaults; `[tool.uvdock]` in pyproject.toml, or `uvdock.toml`
+at the repository root instead when that file exists (as ruff.toml does for ruff);
+`UVDOCK_<KEY>` environment variables (KEY upper-cased, dashes as underscores); then
+command-line options, applied by the command layer with `Config.replace`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shlex
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from uvdock.errors import InputRefused
+
+ENGINES = ("auto", "docker", "podman", "srun", "local")
+
+# The list in Megatron-LM's Dockerfile.ci.dev: the base image provides these.
+DEFAULT_PROTECTED_PACKAGES = (
+    "torch",
+    "torchvision",
+    "triton",
+    "transformer-engine-cu12",
+    "nvidia-cublas-cu12",
+    "nvidia-cuda-cupti-cu12",
+    "nvidia-cuda-nvrtc-cu12",
+    "nvidia-cuda-runtime-cu12",
+    "nvidia-cudnn-cu12",
+    "nvidia-cufft-cu12",
+    "nvidia-cufile-cu12",
+    "nvidia-curand-cu12",
+    "nvidia-cusolver-cu12",
+    "nvidia-cusparse-cu12",
+    "nvidia-cusparselt-cu12",
+    "nvidia-nccl-cu12",
+)
+
+
+def _default_uv_cache() -> str:
+    return os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
+
+
+@dataclass(frozen=True)
+class Config:
+    # Where uv runs.
+    engine: str = "auto"
+    container: str = ""
+    image: str = "megatron-lm:local"
+    lts_image: str = "megatron-lm:local-lts"
+    workdir: str = "/workspace"
+    venv: str = "/opt/venv"
+    uv_cache: str = field(default_factory=_default_uv_cache)
+    container_uv_cache: str = "/root/.cache/uv"
+    engine_args: tuple[str, ...] = ()
+    # Git.
+    base_ref: str = "origin/main"
+    # Image build and acquisition.
+    dockerfile: str = "docker/Dockerfile.ci.dev"
+    lts_dockerfile: str = "docker/Dockerfile.ci.lts"
+    build_target: str = "main"
+    gitlab_remote: str = "gitlab"
+    registry_image: str = "adlr/megatron-lm/mcore_ci_dev:main"
+    lts_registry_image: str = "adlr/megatron-lm/mcore_ci_lts:main"
+    enroot_output: str = "megatron-lm.sqsh"
+    slurm_nodes: int = 1
+    slurm_gpus_per_node: int = 8
+    # Base-image pins.
+    dev_pin_file: str = "docker/.ngc_version.dev"
+    lts_pin_file: str = "docker/.ngc_version.lts"
+    gitlab_build_file: str = ".gitlab/stages/01.build.yml"
+    dev_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.dev", "IMAGE_TYPE=dev")
+    lts_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.lts",)
+    platforms: tuple[str, ...] = ("amd64", "arm64")
+    # Dependencies.
+    protected_packages: tuple[str, ...] = DEFAULT_PROTECTED_PACKAGES
+    lts_requirements: str = "docker/lts/requirements.txt"
+    # Test recipes.
+    recipes_dir: str = "tests/test_utils/recipes"
+    broken_suffix: str = "-broken"
+
+    def replace(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **changes)
+
+
+def _key(name: str) -> str:
+    return name.replace("_", "-")
+
+
+FIELDS: dict[str, dataclasses.Field[Any]] = {_key(f.name): f for f in dataclasses.fields(Config)}
+
+
+def valid_keys() -> list[str]:
+    return sorted(FIELDS)
+
+
+def _coerce(key: str, value: Any, origin: str) -> Any:
+    kind = FIELDS[key].type
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputRefused(f"{origin}: `{key}` must be an integer, got {value!r}")
+        return value
+    if kind.startswith("tuple"):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputRefused(f"{origin}: `{key}` must be a list of strings, got {value!r}")
+        return tuple(value)
+    if not isinstance(value, str):
+        raise InputRefused(f"{origin}: `{key}` must be a string, got {value!r}")
+    if key == "engine" and value not in ENGINES:
+        raise InputRefused(f"{origin}: engine must be one of {', '.join(ENGINES)}, got {value!r}")
+    return value
+
+
+def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = _key(raw_key)
+        if key not in FIELDS:
+            raise InputRefused(
+                f"{origin}: unknown key `{raw_key}`; valid keys: {', '.join(valid_keys())}"
+            )
+        values[FIELDS[key].name] = _coerce(key, value, origin)
+    return values
+
+
+def _env_value(key: str, text: str) -> Any:
+    kind = FIELDS[key].type
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            return text  # _coerce reports it
+    if kind.startswith("tuple"):
+        stripped = text.strip()
+        if stripped.startswith("["):
+            try:
+                return json.loads(stripped)
+            except json.JSONDecodeError:
+                return text
+        return shlex.split(text)
+    return text
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    known = {"UVDOCK_" + f.name.upper(): _key(f.name) for f in dataclasses.fields(Config)}
+    for name, text in env.items():
+        if not name.startswith("UVDOCK_") or name in _ENV_NOT_CONFIG:
+            continue
+        if name not in known:
+            raise InputRefused(
+                f"environment: unknown variable `{name}`; valid: {', '.join(sorted(known))}"
+            )
+        key = known[name]
+        values[FIELDS[key].name] = _coerce(key, _env_value(key, text), f"environment {name}")
+    return values
+
+
+# Variables of uvdock's own that are not configuration keys.
+_ENV_NOT_CONFIG = frozenset({"UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE", "UVDOCK_TEST_UV_VERSION"})
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputRefused(f"{path.name}: not valid TOML: {exc}") from exc
+
+
+def file_table(repo: Path) -> tuple[dict[str, Any], str]:
+    """The raw configuration table and where it came from ('' when there is none)."""
+    own = repo / "uvdock.toml"
+    if own.is_file():
+        return _read_toml(own), "uvdock.toml"
+    pyproject = repo / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            table = _read_toml(pyproject).get("tool", {}).get("uvdock", {})
+        except InputRefused:
+            return {}, ""  # a broken pyproject is the command's business, not config's
+        if not isinstance(table, dict):
+            raise InputRefused("pyproject.toml: [tool.uvdock] must be a table")
+        return table, "pyproject.toml [tool.uvdock]"
+    return {}, ""
+
+
+def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
+    values: dict[str, Any] = {}
+    if repo is not None:
+        table, origin = file_table(repo)
+        values.update(_from_table(table, origin))
+    values.update(_from_env(os.environ if env is None else env))
+    return Config(**values)

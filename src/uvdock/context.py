@@ -1,0 +1,65 @@
+"""What a command receives: global options, output, environment, and lazily the repo and config."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from uvdock import config as config_module
+from uvdock.output import Output
+
+
+@dataclass(frozen=True)
+class GlobalOptions:
+    repo: str | None = None
+    dry_run: bool = False
+    json: bool = False
+    verbose: bool = False
+    quiet: bool = False
+    engine: str | None = None
+    container: str | None = None
+    image: str | None = None
+
+
+@dataclass
+class Context:
+    options: GlobalOptions
+    out: Output
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    cwd: Path = field(default_factory=Path.cwd)
+
+    @cached_property
+    def repo(self) -> Path:
+        from uvdock import git
+
+        start = Path(self.options.repo) if self.options.repo else self.cwd
+        if not start.is_dir():
+            from uvdock.errors import InputRefused
+
+            raise InputRefused(f"--repo {start}: no such directory")
+        return git.toplevel(start.resolve())
+
+    @cached_property
+    def config(self) -> config_module.Config:
+        loaded = config_module.load(self.repo, self.env)
+        overrides: dict[str, str] = {}
+        if self.options.engine:
+            overrides["engine"] = self.options.engine
+        if self.options.container:
+            overrides["container"] = self.options.container
+        if self.options.image:
+            overrides["image"] = self.options.image
+        return loaded.replace(**overrides) if overrides else loaded
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
+    def rel(self, path: Path) -> str:
+        """A path as the user should see it: relative to the repository root when inside it."""
+        try:
+            return str(path.resolve().relative_to(self.repo))
+        except ValueError:
+            return str(path)

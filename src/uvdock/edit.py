@@ -1,0 +1,116 @@
+"""Edits as plans: the old and new text of each file, a unified diff, and an atomic apply.
+
+Text is read and written with `newline=""`, so CRLF, a missing final newline and every
+untouched byte survive. Several files are applied all or nothing: each new text is first
+written to a temporary file beside its target, then all are moved into place; on any
+failure or Ctrl-C the originals are put back from the bytes kept in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import signal
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def read_text(path: Path) -> str:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return fh.read()
+
+
+@dataclass(frozen=True)
+class FileEdit:
+    path: Path
+    old: str
+    new: str
+    display: str = ""  # the path as the user should see it, e.g. relative to the repo
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    @property
+    def name(self) -> str:
+        return self.display or str(self.path)
+
+    def diff(self, context: int = 3) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.old.splitlines(keepends=True),
+                self.new.splitlines(keepends=True),
+                fromfile=f"a/{self.name}",
+                tofile=f"b/{self.name}",
+                n=context,
+            )
+        ).replace("\r", "")  # keep the terminal readable; the file keeps its CRLF
+
+
+def plan_diff(edits: Iterable[FileEdit]) -> str:
+    return "".join(e.diff() if e.diff().endswith("\n") else e.diff() + "\n" for e in edits if e.changed)
+
+
+def _write_temp(path: Path, text: str) -> Path:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".uvdock", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    os.replace(_write_temp(path, text), path)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold Ctrl-C while files are swapped so the swap is never half done."""
+    pending: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    except ValueError:  # not in the main thread: nothing to defer
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pending:
+            raise KeyboardInterrupt
+
+
+def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
+    """Write every changed file, or none. Returns the edits that were written."""
+    changed = [e for e in edits if e.changed]
+    temps: list[tuple[FileEdit, Path]] = []
+    try:
+        for edit in changed:
+            temps.append((edit, _write_temp(edit.path, edit.new)))
+        done: list[FileEdit] = []
+        with _sigint_deferred():
+            try:
+                for edit, tmp in temps:
+                    os.replace(tmp, edit.path)
+                    done.append(edit)
+            except BaseException:
+                for edit in reversed(done):
+                    atomic_write(edit.path, edit.old)
+                raise
+        temps = []
+        return changed
+    finally:
+        for _, tmp in temps:
+            with contextlib.suppress(OSError):
+                tmp.unlink()

@@ -1,0 +1,65 @@
+"""The few exception types that reach the root handler, each mapped to one exit code.
+
+0 done; 1 a check found a problem or a wrapped command failed; 2 input refused, nothing
+changed; 3 the environment is not usable; 4 internal error; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class UvdockError(Exception):
+    """Base class: a message meant for the user and the exit code it maps to."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class CheckFailed(UvdockError):
+    """A check found a problem (exit 1)."""
+
+    exit_code = 1
+
+
+class InputRefused(UvdockError):
+    """Bad argument, invalid tag or spec, missing opt-in: nothing was changed (exit 2)."""
+
+    exit_code = 2
+
+
+class EnvironmentUnusable(UvdockError):
+    """Not a git repository, no engine, no image or container, no uv in it (exit 3)."""
+
+    exit_code = 3
+
+
+class Interrupted(UvdockError):
+    """The user pressed Ctrl-C; whatever was in flight has been stopped or restored."""
+
+    exit_code = 130
+
+
+class CommandFailed(UvdockError):
+    """A process exited non-zero. Carries everything needed to explain it."""
+
+    exit_code = 1
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        returncode: int,
+        stdout: str = "",
+        stderr: str = "",
+        *,
+        message: str | None = None,
+    ) -> None:
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        super().__init__(message or f"{self.argv[0]} exited with status {returncode}")

@@ -1,0 +1,132 @@
+"""Small git helpers. Each runs one git command through proc and returns plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from uvdock import proc
+from uvdock.errors import CommandFailed, EnvironmentUnusable
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
+    return proc.run(["git", "-C", str(repo), *args], check=check)
+
+
+def toplevel(start: Path) -> Path:
+    try:
+        out = proc.run(["git", "-C", str(start), "rev-parse", "--show-toplevel"])
+    except CommandFailed as exc:
+        raise EnvironmentUnusable(
+            f"{start} is not inside a git repository (use --repo PATH)"
+        ) from exc
+    return Path(out.stdout.strip())
+
+
+def git_dir(repo: Path) -> Path:
+    out = _git(repo, "rev-parse", "--absolute-git-dir")
+    return Path(out.stdout.strip())
+
+
+def rev_exists(repo: Path, rev: str) -> bool:
+    return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).ok
+
+
+def rev_parse(repo: Path, rev: str) -> str:
+    return _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").stdout.strip()
+
+
+def show_file(repo: Path, rev: str, path: str) -> bytes | None:
+    """`git show REV:path` as bytes, or None when REV has no such file."""
+    try:
+        return proc.run_bytes(["git", "-C", str(repo), "show", f"{rev}:{path}"])
+    except CommandFailed:
+        return None
+
+
+def ls_files(repo: Path, *pathspecs: str) -> list[str]:
+    out = _git(repo, "ls-files", "-z", "--", *pathspecs)
+    return [p for p in out.stdout.split("\0") if p]
+
+
+def grep_files(repo: Path, pattern: str, *pathspecs: str) -> list[tuple[str, int, str]]:
+    """Tracked lines matching a fixed string: (path, 1-based line, text)."""
+    out = _git(repo, "grep", "-n", "-I", "-F", "-z", "-e", pattern, "--", *pathspecs, check=False)
+    if out.returncode not in (0, 1):
+        raise CommandFailed(out.argv, out.returncode, out.stdout, out.stderr)
+    hits: list[tuple[str, int, str]] = []
+    for line in out.stdout.splitlines():
+        parts = line.split("\0", 2)
+        if len(parts) == 3:
+            hits.append((parts[0], int(parts[1]), parts[2]))
+    return hits
+
+
+def remote_url(repo: Path, name: str) -> str | None:
+    out = _git(repo, "remote", "get-url", name, check=False)
+    return out.stdout.strip() if out.ok else None
+
+
+def remote_of(ref: str, repo: Path) -> str | None:
+    """The remote a ref like `origin/main` belongs to, when it is a remote-tracking ref."""
+    name = ref.split("/", 1)[0]
+    return name if "/" in ref and remote_url(repo, name) is not None else None
+
+
+def fetch(repo: Path, remote: str, branch: str | None = None) -> proc.Completed:
+    args = ["fetch", "--quiet", remote] + ([branch] if branch else [])
+    return _git(repo, *args, check=False)
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    mode: str
+    sha: str
+    stage: int
+    path: str
+
+
+def unmerged_entries(repo: Path, path: str) -> list[IndexEntry]:
+    out = _git(repo, "ls-files", "-u", "-z", "--", path)
+    return [_index_entry(item) for item in out.stdout.split("\0") if item]
+
+
+def stage_entries(repo: Path, path: str) -> list[IndexEntry]:
+    """All index entries of a path (stage 0 when clean, stages 1-3 when conflicted)."""
+    out = _git(repo, "ls-files", "-s", "-z", "--", path)
+    return [_index_entry(item) for item in out.stdout.split("\0") if item]
+
+
+def _index_entry(item: str) -> IndexEntry:
+    meta, path = item.split("\t", 1)
+    mode, sha, stage = meta.split()
+    return IndexEntry(mode, sha, int(stage), path)
+
+
+def unmerged_paths(repo: Path) -> list[str]:
+    out = _git(repo, "diff", "--name-only", "--diff-filter=U", "-z")
+    return sorted({p for p in out.stdout.split("\0") if p})
+
+
+def in_progress_operation(repo: Path) -> str | None:
+    """'merge', 'rebase', 'cherry-pick', 'revert' or None."""
+    gd = git_dir(repo)
+    if (gd / "rebase-merge").is_dir() or (gd / "rebase-apply").is_dir():
+        return "rebase"
+    for marker, name in (
+        ("MERGE_HEAD", "merge"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+    ):
+        if (gd / marker).exists():
+            return name
+    return None
+
+
+def add(repo: Path, *paths: str) -> None:
+    _git(repo, "add", "--", *paths)
+
+
+def head_sha(repo: Path) -> str | None:
+    out = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+    return out.stdout.strip() if out.ok else None

@@ -1,0 +1,95 @@
+"""What the user sees: messages, tables, diffs, JSON and --dry-run command lines.
+
+Everything passes through `redact` first. rich is imported only when a table or a coloured
+diff is drawn, so commands that print a line or two stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from uvdock.redact import redact
+
+
+class Output:
+    def __init__(
+        self,
+        *,
+        json_mode: bool = False,
+        quiet: bool = False,
+        verbose: bool = False,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.json_mode = json_mode
+        self.quiet = quiet
+        self.verbose = verbose
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self._env = env
+
+    def _clean(self, text: str) -> str:
+        return redact(text, self._env)
+
+    def _write(self, stream: TextIO, text: str) -> None:
+        stream.write(self._clean(text) + "\n")
+        stream.flush()
+
+    def info(self, message: str) -> None:
+        """Normal progress and results. In --json mode they go to stderr, keeping stdout JSON."""
+        if not self.quiet:
+            self._write(self.stderr if self.json_mode else self.stdout, message)
+
+    def detail(self, message: str) -> None:
+        if self.verbose and not self.quiet:
+            self._write(self.stderr, message)
+
+    def warn(self, message: str) -> None:
+        self._write(self.stderr, f"warning: {message}")
+
+    def error(self, message: str) -> None:
+        self._write(self.stderr, f"uvdock: error: {message}")
+
+    def hint(self, message: str) -> None:
+        self._write(self.stderr, f"hint: {message}")
+
+    def command(self, argv: Sequence[str], *, prefix: str = "") -> None:
+        """A command as one copy-pasteable shell line (what --dry-run and -v show)."""
+        self._write(self.stderr if self.json_mode else self.stdout, prefix + shlex.join(argv))
+
+    def json(self, payload: Any) -> None:
+        self.stdout.write(self._clean(json.dumps(payload, indent=2, sort_keys=False)) + "\n")
+        self.stdout.flush()
+
+    def table(
+        self, columns: Sequence[str], rows: Sequence[Sequence[object]], *, title: str | None = None
+    ) -> None:
+        if self.quiet:
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, show_lines=False, header_style="bold")
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*(self._clean(str(cell)) for cell in row))
+        Console(file=self.stdout, soft_wrap=False).print(table)
+
+    def diff(self, text: str) -> None:
+        if not text or self.quiet:
+            return
+        stream = self.stderr if self.json_mode else self.stdout
+        if not stream.isatty():
+            stream.write(self._clean(text if text.endswith("\n") else text + "\n"))
+            stream.flush()
+            return
+        from rich.console import Console
+        from rich.syntax import Syntax
+
+        Console(file=stream).print(Syntax(self._clean(text), "diff", theme="ansi_dark"))

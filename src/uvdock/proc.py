@@ -1,0 +1,117 @@
+"""The one place where uvdock starts a process. Argv lists only, never a shell string.
+
+Programs are looked up on PATH at call time (not at import), so a test or a user can change
+PATH between calls.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
+
+
+@dataclass(frozen=True)
+class Completed:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
+    path = (env or os.environ).get("PATH")
+    return shutil.which(program, path=path)
+
+
+def _resolve(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
+    if not argv:
+        raise ValueError("empty argv")
+    found = which(argv[0], env) if os.sep not in argv[0] else argv[0]
+    if found is None:
+        raise EnvironmentUnusable(f"`{argv[0]}` was not found on PATH")
+    return [found, *argv[1:]]
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    input_text: str | None = None,
+    timeout: float | None = None,
+) -> Completed:
+    """Run to completion, capturing stdout and stderr as text."""
+    argv = list(argv)
+    resolved = _resolve(argv, env)
+    try:
+        proc = subprocess.run(
+            resolved,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            input=input_text,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CommandFailed(argv, -1, message=f"{argv[0]} timed out after {timeout}s") from exc
+    result = Completed(argv, proc.returncode, proc.stdout, proc.stderr)
+    if check and not result.ok:
+        raise CommandFailed(argv, result.returncode, result.stdout, result.stderr)
+    return result
+
+
+def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
+    """Run to completion and return raw stdout (file contents from git, exact bytes)."""
+    argv = list(argv)
+    proc = subprocess.run(_resolve(argv, None), cwd=cwd, capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise CommandFailed(argv, proc.returncode, "", proc.stderr.decode(errors="replace"))
+    return proc.stdout
+
+
+def run_foreground(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    on_interrupt: Callable[[], None] | None = None,
+    grace_seconds: float = 10.0,
+) -> int:
+    """Run with the terminal attached (output streams through) and return the exit code.
+
+    Ctrl-C: the child gets SIGINT (it shares our process group); `on_interrupt` runs so the
+    caller can stop what the child started elsewhere (a process inside a container); then
+    we wait up to `grace_seconds` and raise Interrupted.
+    """
+    argv = list(argv)
+    child = subprocess.Popen(_resolve(argv, env), cwd=cwd, env=dict(env) if env is not None else None)
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            if on_interrupt is not None:
+                on_interrupt()
+            try:
+                child.wait(timeout=grace_seconds)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        raise Interrupted("interrupted") from None

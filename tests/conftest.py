@@ -1,0 +1,114 @@
+"""Fixtures shared by every test module: real git repositories and the CLI run in-process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from uvdock import cli
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED_MEGATRON = SHARED / "megatron-lm"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "uvdock tests",
+    "GIT_AUTHOR_EMAIL": "tests@uvdock.invalid",
+    "GIT_COMMITTER_NAME": "uvdock tests",
+    "GIT_COMMITTER_EMAIL": "tests@uvdock.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    for key in list(os.environ):
+        if key.startswith("UVDOCK_") and key not in ("UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE"):
+            monkeypatch.delenv(key)
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def init_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "commit.gpgsign", "false")
+    return path
+
+
+def commit_all(repo: Path, message: str = "commit") -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """A fresh committed git repository holding the given files (path -> str or bytes)."""
+    counter = iter(range(1000))
+
+    def make(files: dict[str, str | bytes] | None = None, name: str | None = None) -> Path:
+        repo = init_repo(tmp_path / (name or f"repo{next(counter)}"))
+        for rel, content in (files or {}).items():
+            target = repo / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_bytes(content.encode())
+        commit_all(repo, "initial")
+        return repo
+
+    return make
+
+
+@pytest.fixture
+def megatron_repo(tmp_path: Path) -> Path:
+    """A committed git copy of ../shared/megatron-lm (skips when shared/ is absent)."""
+    if not SHARED_MEGATRON.is_dir():
+        pytest.skip("../shared/megatron-lm is not available (a user's clone has none)")
+    repo = tmp_path / "megatron-lm"
+    shutil.copytree(SHARED_MEGATRON, repo)
+    for path in repo.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    init_repo(repo)
+    commit_all(repo, "megatron-lm snapshot")
+    return repo
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., CliResult]]:
+    """Run `uvdock ARGS...` in-process; returns exit code, stdout and stderr."""
+
+    def invoke(*args: str | Path) -> CliResult:
+        capsys.readouterr()
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as exc:  # --help / --version
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    yield invoke
