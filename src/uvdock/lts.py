@@ -1,0 +1,275 @@
+"""The LTS pin set (docker/lts/requirements.txt): parse it, check it, locate its pins.
+
+The file is a pip requirements file read by `docker/Dockerfile.ci.lts`. Parsing keeps
+every byte's position so edits (see lts_edit) change only the text of a named pin:
+physical lines are split on "\n" with a "\r" kept as part of the ending, so CRLF and a
+missing final newline survive. A requirement line may carry pip options (`--hash=...`),
+continue on the next line with a trailing backslash, and end in a `# comment`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from uvdock.edit import read_text
+from uvdock.errors import EnvironmentUnusable
+
+# A comment starts at "#" at the start of the text or after whitespace (pip's rule): a
+# "#" inside a URL (`#egg=`, `#subdirectory=`) is not one.
+_COMMENT = re.compile(r"(?:^|(?<=\s))#")
+# pip options on a requirement line (`--hash=...`) follow whitespace.
+_OPTION = re.compile(r"(?<=\s)--?[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class PhysicalLine:
+    content: str  # without the ending
+    ending: str  # "\n", "\r\n" or "" (last line without a final newline)
+
+
+@dataclass(frozen=True)
+class LineParts:
+    """The first physical line of a requirement, cut so its text can be replaced in place."""
+
+    indent: str
+    requirement: str  # the requirement as written, e.g. "einops==0.8.2"
+    gap: str  # whitespace between the requirement and the tail
+    tail: str  # options, comment and/or the continuation backslash
+
+    @property
+    def tail_column(self) -> int:
+        return len(self.indent) + len(self.requirement) + len(self.gap)
+
+
+@dataclass(frozen=True)
+class Pin:
+    line: int  # 1-based physical line where the requirement starts
+    last_line: int  # last physical line (continuations)
+    name: str  # as the file spells it
+    key: str  # PEP 503 normalized name
+    spec: str  # the requirement text as written
+    extras: tuple[str, ...]
+    specifier: str  # "==4.67.3", "" for a URL or a bare name
+    version: str | None  # the version of an exact `==` pin
+    url: str | None
+    marker: str | None
+    comment: str
+    options: tuple[str, ...] = ()  # pip options on the line, e.g. --hash=sha256:...
+
+    @property
+    def hashes(self) -> tuple[str, ...]:
+        return tuple(o.split("=", 1)[1] for o in self.options if o.startswith("--hash="))
+
+    @property
+    def exact(self) -> bool:
+        return self.url is not None or self.version is not None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "spec": self.spec,
+            "line": self.line,
+            "version": self.version,
+            "url": self.url,
+            "extras": list(self.extras),
+            "marker": self.marker,
+            "comment": self.comment,
+            "hashes": list(self.hashes),
+        }
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class LtsFile:
+    text: str
+    lines: list[PhysicalLine]
+    pins: list[Pin] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # lines that are not requirements
+
+    def find(self, key: str) -> list[Pin]:
+        return [p for p in self.pins if p.key == key]
+
+    @property
+    def line_ending(self) -> str:
+        """The file's line ending: the first one it uses, "\n" when it has none."""
+        return next((line.ending for line in self.lines if line.ending), "\n")
+
+
+def split_lines(text: str) -> list[PhysicalLine]:
+    if not text:
+        return []
+    pieces = text.split("\n")
+    lines: list[PhysicalLine] = []
+    for index, piece in enumerate(pieces):
+        last = index == len(pieces) - 1
+        if last and piece == "":
+            break  # the text ended with a newline
+        if last:
+            lines.append(PhysicalLine(piece, ""))
+        elif piece.endswith("\r"):
+            lines.append(PhysicalLine(piece[:-1], "\r\n"))
+        else:
+            lines.append(PhysicalLine(piece, "\n"))
+    return lines
+
+
+def join_lines(lines: list[PhysicalLine]) -> str:
+    return "".join(line.content + line.ending for line in lines)
+
+
+def _continues(content: str) -> bool:
+    """A trailing backslash joins the next line (pip), unless the line is a comment."""
+    stripped = content.rstrip()
+    return stripped.endswith("\\") and not stripped.lstrip().startswith("#")
+
+
+def cut_line(content: str) -> LineParts:
+    """Split a requirement's first physical line into indent, requirement, gap and tail."""
+    body = content.lstrip()
+    indent = content[: len(content) - len(body)]
+    ends = [len(body)]
+    for pattern in (_COMMENT, _OPTION):
+        match = pattern.search(body)
+        if match:
+            ends.append(match.start())
+    if body.rstrip().endswith("\\"):
+        ends.append(len(body.rstrip()) - 1)
+    tail_start = min(ends)
+    requirement = body[:tail_start].rstrip()
+    return LineParts(indent, requirement, body[len(requirement) : tail_start], body[tail_start:])
+
+
+def _logical_text(contents: list[str]) -> tuple[str, str, tuple[str, ...]]:
+    """(requirement, comment, options) of a logical line made of continued physical lines."""
+    joined_parts: list[str] = []
+    comment = ""
+    for content in contents:
+        text = content.rstrip()
+        if text.endswith("\\"):
+            text = text[:-1]
+        match = _COMMENT.search(text)
+        if match:
+            comment = comment or text[match.start() :].strip()
+            text = text[: match.start()]
+        joined_parts.append(text)
+    joined = " ".join(joined_parts).strip()
+    option_match = _OPTION.search(joined)
+    if option_match is None:
+        return joined, comment, ()
+    options = _split_options(joined[option_match.start() :].split())
+    return joined[: option_match.start()].strip(), comment, options
+
+
+def _split_options(tokens: list[str]) -> tuple[str, ...]:
+    """Glue `--hash sha256:x` into `--hash=sha256:x` so every option is one token."""
+    options: list[str] = []
+    for token in tokens:
+        if options and not token.startswith("-") and "=" not in options[-1]:
+            options[-1] = f"{options[-1]}={token}"
+        else:
+            options.append(token)
+    return tuple(options)
+
+
+def parse(text: str) -> LtsFile:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    lines = split_lines(text)
+    pins: list[Pin] = []
+    problems: list[Problem] = []
+    index = 0
+    while index < len(lines):
+        start = index
+        contents = [lines[index].content]
+        while _continues(lines[index].content) and index + 1 < len(lines):
+            index += 1
+            contents.append(lines[index].content)
+        index += 1
+        stripped = contents[0].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        requirement, comment, options = _logical_text(contents)
+        if requirement.startswith("-") or (not requirement and options):
+            problems.append(Problem(start + 1, f"pip option `{stripped}` is not a pin"))
+            continue
+        try:
+            parsed = Requirement(requirement)
+        except InvalidRequirement as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else "invalid requirement"
+            problems.append(Problem(start + 1, f"cannot parse `{requirement}`: {reason}"))
+            continue
+        specs = list(parsed.specifier)
+        version = specs[0].version if len(specs) == 1 and specs[0].operator == "==" else None
+        if version is not None and "*" in version:
+            version = None  # `==1.*` is a range, not a pin
+        name_match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+        pins.append(
+            Pin(
+                line=start + 1,
+                last_line=index,
+                name=name_match.group(1) if name_match else parsed.name,
+                key=canonicalize_name(parsed.name),
+                spec=requirement,
+                extras=tuple(sorted(parsed.extras)),
+                specifier=str(parsed.specifier),
+                version=version,
+                url=parsed.url,
+                marker=str(parsed.marker) if parsed.marker is not None else None,
+                comment=comment,
+                options=options,
+            )
+        )
+    return LtsFile(text=text, lines=lines, pins=pins, problems=problems)
+
+
+def check(lts: LtsFile) -> list[Problem]:
+    """Every problem of the file, in line order: unparsable lines, duplicates, loose pins."""
+    problems = list(lts.problems)
+    first_seen: dict[str, Pin] = {}
+    for pin in lts.pins:
+        earlier = first_seen.get(pin.key)
+        if earlier is not None:
+            problems.append(
+                Problem(
+                    pin.line,
+                    f"`{pin.name}` is already pinned on line {earlier.line} (`{earlier.spec}`)",
+                )
+            )
+        else:
+            first_seen[pin.key] = pin
+        if not pin.exact:
+            found = pin.specifier or "no version"
+            problems.append(
+                Problem(
+                    pin.line,
+                    f"`{pin.name}` is not an exact pin ({found}): "
+                    f"use {pin.name}==VERSION or a direct URL",
+                )
+            )
+    return sorted(problems, key=lambda p: p.line)
+
+
+def requirements_path(repo: Path, configured: str) -> Path:
+    return repo / configured
+
+
+def load(path: Path, display: str) -> LtsFile:
+    """Read and parse the LTS file; a missing file makes the command unusable (exit 3)."""
+    if not path.is_file():
+        raise EnvironmentUnusable(
+            f"{display}: no LTS requirements file here",
+            hint="set lts-requirements in [tool.uvdock] if the repository keeps it elsewhere",
+        )
+    try:
+        text = read_text(path)
+    except UnicodeDecodeError as exc:
+        raise EnvironmentUnusable(f"{display}: not UTF-8 text ({exc.reason})") from exc
+    return parse(text)

@@ -1,0 +1,174 @@
+"""How far the LTS pins lag behind uv.lock: per package, behind / ahead / same, and by how much.
+
+uv.lock is read with tomllib (tomlkit is ten times slower on a real lock). A package may
+appear several times in a lock with forked resolutions; the newest locked version counts.
+Git sources are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in
+the lock); a ref that reads as a version (`v0.2.0`) is also compared as one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from uvdock import git
+from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.lts import Pin
+
+
+@dataclass(frozen=True)
+class LockedPackage:
+    key: str
+    version: str | None
+    git_ref: str | None  # rev / tag / branch of a git source
+    git_commit: str | None
+
+
+@dataclass(frozen=True)
+class LockSource:
+    text: str
+    description: str  # e.g. "origin/main:uv.lock" or "uv.lock (working tree)"
+
+
+@dataclass(frozen=True)
+class Drift:
+    name: str
+    lts: str  # the pinned version, or the git ref / URL of a direct reference
+    lock: str | None  # None: the lock does not have the package
+    status: str  # "same", "behind", "ahead", "different", "not in lock"
+    level: str | None = None  # "major", "minor", "patch", "pre/post/local"
+    distance: int | None = None  # e.g. 2 for "2 minor versions behind"
+
+    @property
+    def detail(self) -> str:
+        if self.status in ("behind", "ahead") and self.level:
+            count = f"{self.distance} " if self.distance else ""
+            return f"{self.status} ({count}{self.level})"
+        return self.status
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "lts": self.lts,
+            "lock": self.lock,
+            "status": self.status,
+            "level": self.level,
+            "distance": self.distance,
+        }
+
+
+def read_lock_source(
+    repo: Path, base_ref: str, *, lock_path: Path | None = None, working_tree: bool = False
+) -> LockSource:
+    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default)."""
+    if lock_path is not None:
+        if not lock_path.is_file():
+            raise InputRefused(f"--lock {lock_path}: no such file")
+        return LockSource(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    if not working_tree and git.rev_exists(repo, base_ref):
+        data = git.show_file(repo, base_ref, "uv.lock")
+        if data is not None:
+            return LockSource(data.decode("utf-8", errors="replace"), f"{base_ref}:uv.lock")
+    local = repo / "uv.lock"
+    if local.is_file():
+        return LockSource(local.read_text(encoding="utf-8"), "uv.lock (working tree)")
+    where = "the working tree" if working_tree else f"{base_ref} or the working tree"
+    raise EnvironmentUnusable(f"no uv.lock in {where}")
+
+
+def _git_source(source: Any) -> tuple[str | None, str | None]:
+    if not isinstance(source, dict) or not isinstance(source.get("git"), str):
+        return None, None
+    parts = urlsplit(source["git"])
+    query = parse_qs(parts.query)
+    ref = next((query[k][0] for k in ("rev", "tag", "branch") if k in query), None)
+    return ref, parts.fragment or None
+
+
+def locked_packages(lock_text: str, origin: str) -> dict[str, list[LockedPackage]]:
+    import tomllib
+
+    from packaging.utils import canonicalize_name
+
+    try:
+        data = tomllib.loads(lock_text)
+    except tomllib.TOMLDecodeError as exc:
+        raise EnvironmentUnusable(
+            f"{origin} is not valid TOML ({exc})",
+            hint="a uv.lock with conflict markers is fixed with `uvdock lock resolve`",
+        ) from exc
+    packages: dict[str, list[LockedPackage]] = {}
+    for entry in data.get("package", []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        key = canonicalize_name(entry["name"])
+        version = entry.get("version") if isinstance(entry.get("version"), str) else None
+        ref, commit = _git_source(entry.get("source"))
+        packages.setdefault(key, []).append(LockedPackage(key, version, ref, commit))
+    return packages
+
+
+def _url_ref(url: str) -> str:
+    """`git+https://host/repo.git@v0.2.0#egg=x` -> `v0.2.0`; the URL itself when it has no ref."""
+    path = urlsplit(url).path
+    return path.rsplit("@", 1)[1] if "@" in path.rsplit("/", 1)[-1] else url
+
+
+def _as_version(text: str | None) -> Any:
+    from packaging.version import InvalidVersion, Version
+
+    if not text:
+        return None
+    try:
+        return Version(text[1:] if text[:1] in ("v", "V") else text)
+    except InvalidVersion:
+        return None
+
+
+def _level(older: Any, newer: Any) -> tuple[str, int | None]:
+    a = (*older.release, 0, 0, 0)
+    b = (*newer.release, 0, 0, 0)
+    for index, name in enumerate(("major", "minor", "patch")):
+        if a[index] != b[index]:
+            return name, abs(b[index] - a[index])
+    return "pre/post/local", None
+
+
+def _newest(candidates: list[LockedPackage]) -> LockedPackage:
+    def sort_key(pkg: LockedPackage) -> tuple[int, Any]:
+        version = _as_version(pkg.version)
+        return (1, version) if version is not None else (0, 0)
+
+    return max(candidates, key=sort_key)
+
+
+def compare(pins: list[Pin], locked: dict[str, list[LockedPackage]]) -> list[Drift]:
+    """One Drift per LTS pin, in file order."""
+    result: list[Drift] = []
+    for pin in pins:
+        lts = pin.version or (_url_ref(pin.url) if pin.url else pin.specifier or "*")
+        candidates = locked.get(pin.key)
+        if not candidates:
+            result.append(Drift(pin.name, lts, None, "not in lock"))
+            continue
+        pkg = _newest(candidates)
+        lock = pkg.version or pkg.git_ref or "?"
+        if pkg.git_ref and pin.url:
+            lock = f"{pkg.version} ({pkg.git_ref})" if pkg.version else pkg.git_ref
+            if lts in (pkg.git_ref, pkg.git_commit) or (pkg.git_commit or "").startswith(lts):
+                result.append(Drift(pin.name, lts, lock, "same"))
+                continue
+        lts_version = _as_version(lts)
+        lock_version = _as_version(pkg.git_ref if pin.url and pkg.git_ref else pkg.version)
+        if lts_version is None or lock_version is None:
+            status = "same" if lts == lock else "different"
+            result.append(Drift(pin.name, lts, lock, status))
+        elif lts_version == lock_version:
+            result.append(Drift(pin.name, lts, lock, "same"))
+        elif lts_version < lock_version:
+            result.append(Drift(pin.name, lts, lock, "behind", *_level(lts_version, lock_version)))
+        else:
+            result.append(Drift(pin.name, lts, lock, "ahead", *_level(lock_version, lts_version)))
+    return result
