@@ -1,0 +1,405 @@
+"""`recipe mark-broken` and `recipe unmark` as edit plans over the recipe lines.
+
+A mark replaces a row's scopes by their broken forms, puts `# Broken: REASON - see issue #N.`
+above the scope line and `  # was: [OLD]` at its end. When only some of a row's platforms
+(or environments) are selected, the row is split: the original keeps the others, marked
+`# uvdock-kept: ORIGINAL LINE`, and a copy with the selected ones follows it, marked
+`# uvdock-split: ORIGINAL LINE`. An entry that lists several cases is split the same way on
+its `test_case` line. The markers carry the exact original line, so unmark restores the bytes.
+
+Each step re-parses the file and acts on the first thing left to do, top to bottom: the
+files are small and this keeps every line index honest after an insertion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from uvdock.edit import FileEdit
+from uvdock.errors import InputRefused
+from uvdock.recipes import (
+    ADDED,
+    BROKEN_COMMENT,
+    KEPT_MARKER,
+    SPLIT_MARKER,
+    WAS_SUFFIX,
+    Entry,
+    FlowList,
+    Recipe,
+    Row,
+    body_of,
+    eol_of,
+    flow_list,
+    indent_of,
+    parse,
+    placements,
+    split_marker,
+)
+
+_MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
+
+
+@dataclass(frozen=True)
+class MarkRequest:
+    case: str
+    issue: int
+    reason: str
+    environments: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = ()
+    suffix: str = "-broken"
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    line: int  # 1-based, in the new text
+    what: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    edits: list[FileEdit]
+    changes: list[Change]
+    notes: list[str]  # rows left alone, and why
+
+    @property
+    def changed_edits(self) -> list[FileEdit]:
+        return [e for e in self.edits if e.changed]
+
+    def as_json(self, case: str, dry_run: bool) -> dict[str, object]:
+        return {
+            "case": case,
+            "dry_run": dry_run,
+            "files": [e.name for e in self.changed_edits],
+            "changes": [{"path": c.path, "line": c.line, "what": c.what} for c in self.changes],
+            "notes": self.notes,
+        }
+
+    def report(self, dry_run: bool) -> list[str]:
+        """What a person reads after the plan was applied (or shown, with --dry-run)."""
+        lines = [f"{c.path}:{c.line}: {c.what}" for c in self.changes] + self.notes
+        count = len(self.changed_edits)
+        if count and dry_run:
+            lines.append(f"would change {count} file(s) (dry run: nothing written)")
+        elif count:
+            lines.append(f"changed {count} file(s)")
+        return lines
+
+
+def validate(issue: int, reason: str) -> None:
+    if issue <= 0:
+        raise InputRefused(f"--issue {issue}: expected a positive issue number")
+    if not reason.strip():
+        raise InputRefused("--reason is empty: say why the test is broken")
+    if any(ch in reason for ch in "\r\n\x0b\x0c\x85\u2028\u2029"):
+        raise InputRefused("--reason must be one line (it becomes a YAML comment)")
+
+
+def _file_eol(lines: Sequence[str]) -> str:
+    for line in lines:
+        if eol_of(line):
+            return eol_of(line)
+    return "\n"
+
+
+def _replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> None:
+    """lines[start:end] = new, keeping the file's final newline (or its absence) as it was."""
+    at_end = end >= len(lines)
+    final_eol = bool(lines) and bool(eol_of(lines[-1]))
+    default = _file_eol(lines)
+    lines[start:end] = [line if eol_of(line) else line + default for line in new]
+    if at_end and lines and not final_eol:
+        lines[-1] = body_of(lines[-1])
+
+
+def _user_tail(tail: str) -> str:
+    """A flow list's tail without uvdock's split markers (they are rebuilt, not repeated)."""
+    cut = [p for p in (tail.find(KEPT_MARKER), tail.find(SPLIT_MARKER)) if p >= 0]
+    return tail[: min(cut)] if cut else tail
+
+
+def _flow(recipe: Recipe, index: int) -> FlowList:
+    parsed = flow_list(body_of(recipe.lines[index]))
+    if parsed is None:
+        raise InputRefused(
+            f"{recipe.display}:{index + 1}: expected a one-line [list]; edit this line by hand"
+        )
+    return parsed
+
+
+def _rebuilt(parsed: FlowList, keep: Sequence[str], marker: str, original: str) -> str:
+    raw = ", ".join(
+        r for item, r in zip(parsed.items, parsed.raw_items, strict=True) if item in keep
+    )
+    return parsed.with_raw(raw, _user_tail(parsed.tail)) + marker + original
+
+
+def _split_lines(
+    recipe: Recipe, index: int, keep: Sequence[str], selected: Sequence[str]
+) -> tuple[str, str]:
+    line = recipe.lines[index]
+    parsed = _flow(recipe, index)
+    original = body_of(line)[indent_of(line) :]
+    eol = eol_of(line)
+    return (
+        _rebuilt(parsed, keep, KEPT_MARKER, original) + eol,
+        _rebuilt(parsed, selected, SPLIT_MARKER, original) + eol,
+    )
+
+
+def _split_entry(recipe: Recipe, lines: list[str], entry: Entry, case: str) -> Change:
+    rest = [c for c in entry.cases if c != case]
+    kept_line, split_line = _split_lines(recipe, entry.case_line, rest, [case])
+    block = lines[entry.start : entry.end]
+    offset = entry.case_line - entry.start
+    kept = [*block[:offset], kept_line, *block[offset + 1 :]]
+    split = [*block[:offset], split_line, *block[offset + 1 :]]
+    _replace_span(lines, entry.start, entry.end, kept + split)
+    return Change(
+        recipe.display,
+        entry.start + len(kept) + 1,
+        f"split {case} out of [{', '.join(entry.cases)}]",
+    )
+
+
+def _split_row(
+    recipe: Recipe,
+    lines: list[str],
+    row: Row,
+    key: str,
+    values: Sequence[str],
+    selected: Sequence[str],
+) -> Change:
+    rest = [v for v in values if v not in selected]
+    block = lines[row.start : row.end]
+    index = row.keys.get(key)
+    if index is None:  # platforms inherited from the spec: both halves get their own line
+        head = f"{' ' * row.key_column}{key}: "
+        kept = [*block, f"{head}[{', '.join(rest)}]{KEPT_MARKER}{ADDED}"]
+        split = [*block, f"{head}[{', '.join(selected)}]{SPLIT_MARKER}{ADDED}"]
+    else:
+        kept_line, split_line = _split_lines(recipe, index, rest, selected)
+        offset = index - row.start
+        kept = [*block[:offset], kept_line, *block[offset + 1 :]]
+        split = [*block[:offset], split_line, *block[offset + 1 :]]
+    _replace_span(lines, row.start, row.end, kept + split)
+    return Change(
+        recipe.display,
+        row.start + len(kept) + 1,
+        f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart",
+    )
+
+
+def _broken_raw(raw: str, suffix: str) -> str:
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[:-1] + suffix + raw[-1]
+    return raw + suffix
+
+
+def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) -> Change:
+    index = row.scope_line
+    assert index is not None
+    line = recipe.lines[index]
+    parsed = _flow(recipe, index)
+    new_raw = ", ".join(
+        raw if item.endswith(request.suffix) else _broken_raw(raw, request.suffix)
+        for item, raw in zip(parsed.items, parsed.raw_items, strict=True)
+    )
+    comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
+    scope = f"{parsed.with_raw(new_raw)}  # was: [{parsed.raw}]"
+    _replace_span(lines, index, index + 1, [comment + eol_of(line), scope + eol_of(line)])
+    return Change(recipe.display, index + 2, f"scope [{parsed.raw}] -> [{new_raw}]")
+
+
+def _selected(values: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[str, ...]:
+    return values if not wanted else tuple(v for v in values if v in wanted)
+
+
+def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change | None:
+    for entry in recipe.entries_of(request.case):
+        for row in entry.rows:
+            environments = _selected(row.environments, request.environments)
+            platforms = _selected(row.platforms, request.platforms)
+            if (request.environments and not environments) or (request.platforms and not platforms):
+                continue
+            if row.scope_line is None or all(s.endswith(request.suffix) for s in row.scopes):
+                continue
+            if len(entry.cases) > 1:
+                return _split_entry(recipe, lines, entry, request.case)
+            split_env = len(environments) < len(row.environments)
+            split_platform = len(platforms) < len(row.platforms)
+            if split_env and split_platform:
+                raise InputRefused(
+                    f"{recipe.display}:{row.start + 1}: the row would split on both environment"
+                    " and platform",
+                    hint="narrow with --environment or with --platform, one at a time",
+                )
+            if split_platform:
+                return _split_row(recipe, lines, row, "platforms", row.platforms, platforms)
+            if split_env:
+                return _split_row(recipe, lines, row, "environment", row.environments, environments)
+            return _mark_row(recipe, lines, row, request)
+    return None
+
+
+Step = Callable[[Recipe, list[str]], Change | None]
+
+
+def _run_steps(recipe: Recipe, act: Step) -> tuple[FileEdit, list[Change]]:
+    lines = list(recipe.lines)
+    changes: list[Change] = []
+    current = recipe
+    for _ in range(_MAX_STEPS):
+        change = act(current, lines)
+        if change is None:
+            break
+        changes.append(change)
+        current = parse(recipe.path, recipe.display, "".join(lines))
+    return FileEdit(recipe.path, recipe.text, "".join(lines), recipe.display), changes
+
+
+def _filters_text(request: MarkRequest) -> str:
+    parts = [f"environment {', '.join(request.environments)}"] if request.environments else []
+    parts += [f"platform {', '.join(request.platforms)}"] if request.platforms else []
+    return " and ".join(parts)
+
+
+def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
+    """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
+    validate(request.issue, request.reason)
+    runs = placements(recipes, request.case)
+    matching = [
+        p
+        for p in runs
+        if (not request.environments or set(p.environments) & set(request.environments))
+        and (not request.platforms or set(p.platforms) & set(request.platforms))
+    ]
+    if not matching:
+        where = "; ".join(
+            f"{p.path}:{p.line} [{', '.join(p.environments)}] on [{', '.join(p.platforms)}]"
+            for p in runs
+        )
+        raise InputRefused(
+            f"{request.case} has no row for {_filters_text(request)}", hint=f"it runs: {where}"
+        )
+    edits: list[FileEdit] = []
+    changes: list[Change] = []
+    for recipe in recipes:
+        edit, done = _run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
+        edits.append(edit)
+        changes.extend(done)
+    notes = [] if changes else [f"{request.case} is already broken in every matching row"]
+    return Plan(edits, changes, notes)
+
+
+# --- unmark -------------------------------------------------------------------------------
+
+
+def _restore_line(lines: list[str], index: int, original: str) -> None:
+    line = lines[index]
+    if original == ADDED:
+        _replace_span(lines, index, index + 1, [])
+    else:
+        lines[index] = " " * indent_of(line) + original + eol_of(line)
+
+
+def _kept_partner(recipe: Recipe, index: int, original: str) -> bool:
+    marker = split_marker(body_of(recipe.lines[index]))
+    return marker is not None and marker == ("kept", original)
+
+
+def _undo_entry_split(
+    recipe: Recipe, lines: list[str], entries: Sequence[Entry], at: int, original: str
+) -> Change:
+    split = entries[at]
+    for kept in reversed(entries[:at]):
+        marker = split_marker(body_of(recipe.lines[kept.case_line]))
+        if marker is not None and marker[0] == "split":
+            continue  # another case split out of the same entry later sits in between
+        if marker is None:
+            break
+        if marker[1] != original:
+            later = ", ".join(kept.cases)
+            raise InputRefused(
+                f"{recipe.display}:{split.case_line + 1}: a case was split out of this entry later",
+                hint=f"unmark the case(s) split after it first (the entry now holds [{later}])",
+            )
+        _replace_span(lines, split.start, split.end, [])
+        _restore_line(lines, kept.case_line, original)
+        return Change(
+            recipe.display, kept.case_line + 1, f"joined {split.cases[0]} back into its entry"
+        )
+    raise InputRefused(
+        f"{recipe.display}:{split.case_line + 1}: the entry it was split from is gone"
+    )
+
+
+def _undo_row_split(
+    recipe: Recipe, lines: list[str], rows: Sequence[Row], at: int, key: str, original: str
+) -> Change:
+    split = rows[at]
+    kept_index = rows[at - 1].keys.get(key) if at > 0 else None
+    if kept_index is None or not _kept_partner(recipe, kept_index, original):
+        raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
+    _replace_span(lines, split.start, split.end, [])
+    _restore_line(lines, kept_index, original)
+    return Change(recipe.display, split.start + 1, f"joined the {key} split back")
+
+
+def _unmark_row(recipe: Recipe, lines: list[str], row: Row) -> Change | None:
+    index = row.scope_line
+    if index is None or index == 0:
+        return None
+    line = recipe.lines[index]
+    was = WAS_SUFFIX.match(body_of(line))
+    if was is None or not BROKEN_COMMENT.match(body_of(recipe.lines[index - 1])):
+        return None
+    parsed = flow_list(was["rest"])
+    if parsed is None:
+        return None
+    restored = parsed.with_raw(was["old"])
+    _replace_span(lines, index - 1, index + 1, [restored + eol_of(line)])
+    return Change(recipe.display, index, f"scope [{parsed.raw}] -> [{was['old']}]")
+
+
+def _unmark_step(recipe: Recipe, lines: list[str], case: str) -> Change | None:
+    entries = recipe.entries
+    for at, entry in enumerate(entries):
+        marker = split_marker(body_of(recipe.lines[entry.case_line]))
+        if entry.cases == (case,) and marker is not None and marker[0] == "split":
+            return _undo_entry_split(recipe, lines, entries, at, marker[1])
+    for entry in recipe.entries_of(case):
+        for at, row in enumerate(entry.rows):
+            for key in ("platforms", "environment"):
+                index = row.keys.get(key)
+                marker = split_marker(body_of(recipe.lines[index])) if index is not None else None
+                if marker is not None and marker[0] == "split":
+                    return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
+    for entry in recipe.entries_of(case):
+        for row in entry.rows:
+            change = _unmark_row(recipe, lines, row)
+            if change is not None:
+                return change
+    return None
+
+
+def plan_unmark(recipes: Sequence[Recipe], case: str, suffix: str = "-broken") -> Plan:
+    """Undo every uvdock mark of `case`: scopes, comments, split rows and entries."""
+    edits: list[FileEdit] = []
+    changes: list[Change] = []
+    for recipe in recipes:
+        edit, done = _run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case))
+        edits.append(edit)
+        changes.extend(done)
+    notes: list[str] = []
+    final = [parse(e.path, e.name, e.new) for e in edits]
+    for place in placements(final, case):
+        if any(s.endswith(suffix) for s in place.scopes):
+            notes.append(
+                f"{place.path}:{place.line}: [{', '.join(place.scopes)}] was not marked by"
+                " uvdock; left as is"
+            )
+    if not changes:
+        notes.insert(0, f"{case} has no mark made by uvdock")
+    return Plan(edits, changes, notes)
