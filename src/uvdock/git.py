@@ -37,9 +37,9 @@ def rev_parse(repo: Path, rev: str) -> str:
 
 
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
-    """`git show REV:path` as bytes, or None when REV has no such file."""
+    """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
     try:
-        return proc.run_bytes(["git", "-C", str(repo), "show", f"{rev}:{path}"])
+        return proc.run_bytes(["git", "-C", str(repo), "show", f"{rev}:./{path}"])
     except CommandFailed:
         return None
 
@@ -130,3 +130,56 @@ def add(repo: Path, *paths: str) -> None:
 def head_sha(repo: Path) -> str | None:
     out = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
     return out.stdout.strip() if out.ok else None
+
+
+# --- added for `lock resolve` / `merge-driver install` -------------------------------
+
+
+def blob_bytes(repo: Path, sha: str) -> bytes:
+    """The content of a blob object, exact bytes."""
+    return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", sha])
+
+
+def object_exists(repo: Path, sha: str) -> bool:
+    return _git(repo, "cat-file", "-e", sha, check=False).ok
+
+
+def hash_object_file(repo: Path, file: Path) -> str:
+    """Store a file's bytes as a blob object (`git hash-object -w`) and return its id."""
+    return _git(repo, "hash-object", "-w", "--no-filters", "--", str(file)).stdout.strip()
+
+
+def set_index_entries(repo: Path, path: str, entries: list[IndexEntry]) -> None:
+    """Replace every index entry of `path` (all stages) with `entries`, exactly.
+
+    A mode-0 line first drops whatever the index holds for the path; then each entry is
+    written back with its mode, blob and stage (`git update-index --index-info`).
+    """
+    width = len(entries[0].sha) if entries else 40  # 64 in a SHA-256 repository
+    lines = [f"0 {'0' * width}\t{path}"]
+    lines += [f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries]
+    proc.run(
+        ["git", "-C", str(repo), "update-index", "--index-info"],
+        input_text="\n".join(lines) + "\n",
+    )
+
+
+def ls_files_unmerged_text(repo: Path, path: str) -> str:
+    """`git ls-files -u -- path` exactly as git prints it."""
+    return _git(repo, "ls-files", "-u", "--", path).stdout
+
+
+def git_path(repo: Path, name: str) -> Path:
+    """`git rev-parse --git-path NAME`, absolute (info/attributes lives in the common dir)."""
+    out = _git(repo, "rev-parse", "--git-path", name).stdout.strip()
+    path = Path(out)
+    return path if path.is_absolute() else repo / path
+
+
+def config_get(repo: Path, key: str) -> str | None:
+    out = _git(repo, "config", "--local", "--get", key, check=False)
+    return out.stdout.rstrip("\n") if out.ok else None
+
+
+def config_set(repo: Path, key: str, value: str) -> None:
+    _git(repo, "config", "--local", key, value)

@@ -1,0 +1,267 @@
+"""`uvdock lock resolve [--onto REF] [--no-fetch] [--abort]`: fix a uv.lock conflict safely.
+
+The recipe: take REF's uv.lock (by name, so a rebase's swapped ours/theirs does not
+matter), relock in the CI container, stage it. Before anything changes the lock's bytes
+and all its index stages are saved under .git/uvdock/resolve-state/; any failure, Ctrl-C
+or SIGTERM puts them back exactly, and `--abort` does the same after a hard kill.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from uvdock import git, lockfile, resolve_state
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.context import Context
+from uvdock.errors import CheckFailed, InputRefused, Interrupted
+from uvdock.lockdiff_view import show_lock_diff
+
+if TYPE_CHECKING:
+    from uvdock.shim import Shim
+
+LOCK = "uv.lock"
+PYPROJECT = "pyproject.toml"
+
+NEXT_STEP = {
+    "rebase": "git rebase --continue",
+    "merge": "git commit",
+    "cherry-pick": "git cherry-pick --continue",
+    "revert": "git revert --continue",
+}
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Atomic write that keeps the file's mode."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".uvdock", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """A `kill` (SIGTERM) takes the same restoring path as Ctrl-C."""
+    try:
+        previous: Any = signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def check_pyproject(ctx: Context) -> None:
+    repo = ctx.repo
+    if git.unmerged_entries(repo, PYPROJECT):
+        raise InputRefused(
+            f"{PYPROJECT} has a merge conflict too; resolve it first",
+            hint=f"edit {PYPROJECT}, `git add {PYPROJECT}`, then run `uvdock lock resolve` again",
+        )
+    data = _read(repo / PYPROJECT)
+    if data is not None and lockfile.has_conflict_markers(data):
+        lines = ", ".join(str(n) for n in lockfile.conflict_marker_lines(data)[:5])
+        raise InputRefused(
+            f"{PYPROJECT} holds conflict markers (line {lines}); resolve it first",
+            hint="then run `uvdock lock resolve` again",
+        )
+
+
+def fetch_ref(ctx: Context, ref: str) -> None:
+    remote = git.remote_of(ref, ctx.repo)
+    if remote is None:
+        ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
+        return
+    branch = ref[len(remote) + 1 :]
+    if ctx.dry_run:
+        ctx.out.command(["git", "fetch", "--quiet", remote, branch])
+        return
+    result = git.fetch(ctx.repo, remote, branch)
+    if not result.ok:
+        last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+        ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "resolve a uv.lock conflict: take REF's lock, relock, stage"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--onto", metavar="REF",
+            help="take this revision's uv.lock (default: the configured base ref, origin/main)",
+        )
+        parser.add_argument(
+            "--no-fetch", action="store_true", help="do not fetch REF's remote first"
+        )
+        parser.add_argument(
+            "--abort", action="store_true",
+            help="put uv.lock and its index entries back from the state an interrupted run saved",
+        )
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        if args.abort:
+            return self._abort(ctx)
+        repo = ctx.repo
+        if resolve_state.load(repo) is not None:
+            raise InputRefused(
+                "an earlier `uvdock lock resolve` did not finish (its saved state is in "
+                f"{resolve_state.state_dir(repo)})",
+                hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
+            )
+        current = _read(repo / LOCK)
+        unmerged = git.unmerged_entries(repo, LOCK)
+        if not unmerged and not (current and lockfile.has_conflict_markers(current)):
+            if ctx.out.json_mode:
+                ctx.out.json({"conflict": False})
+            else:
+                ctx.out.info(f"{LOCK} has no conflict; nothing to do")
+            return 0
+        check_pyproject(ctx)
+        ref = args.onto or ctx.config.base_ref
+        if not args.no_fetch:
+            fetch_ref(ctx, ref)
+        ref_lock = self._ref_lock(ctx, ref)
+        from uvdock.shim import Shim
+
+        shim = Shim(ctx)
+        shim.check_usable()
+        operation = git.in_progress_operation(repo)
+        if ctx.dry_run:
+            sha = git.rev_parse(repo, ref)[:12]
+            folder = resolve_state.state_dir(repo)
+            ctx.out.info(f"would save {LOCK} and its index entries to {folder}")
+            ctx.out.info(f"would write {ref}:{LOCK} ({sha}) to {LOCK}, then run:")
+            shim.run_uv(["lock"], writes=(LOCK,))
+            ctx.out.command(["git", "add", "--", LOCK])
+            return 0
+        result = self._relock(ctx, shim, ref, ref_lock, operation)
+        self._report(ctx, ref, ref_lock, result, operation)
+        return 0
+
+    def _ref_lock(self, ctx: Context, ref: str) -> bytes:
+        if not git.rev_exists(ctx.repo, ref):
+            raise InputRefused(
+                f"{ref} does not exist", hint="fetch it, or name another with --onto REF"
+            )
+        data = git.show_file(ctx.repo, ref, LOCK)
+        if data is None:
+            raise InputRefused(f"{ref} has no {LOCK}", hint="name another with --onto REF")
+        if lockfile.has_conflict_markers(data):
+            raise InputRefused(f"{ref}:{LOCK} itself holds conflict markers")
+        return data
+
+    def _relock(
+        self, ctx: Context, shim: Shim, ref: str, ref_lock: bytes, operation: str | None
+    ) -> bytes:
+        repo = ctx.repo
+        state = resolve_state.save(repo, LOCK, ref=ref, operation=operation)
+        ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
+        try:
+            with _sigterm_as_ctrl_c():
+                _write_bytes(repo / LOCK, ref_lock)
+                ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
+                code = shim.run_uv(["lock"], writes=(LOCK,))
+                if code != 0:
+                    raise CheckFailed(
+                        f"`uv lock` failed (exit {code}) on top of {ref}'s {LOCK}; "
+                        f"{LOCK} and its index entries are back as they were",
+                        hint=f"fix what uv reports above (usually in {PYPROJECT}), then run "
+                        "`uvdock lock resolve` again",
+                    )
+                result = _read(repo / LOCK)
+                if result is None or lockfile.has_conflict_markers(result):
+                    raise CheckFailed(f"`uv lock` left no usable {LOCK}; restored the previous one")
+                git.add(repo, LOCK)
+        except BaseException as exc:
+            self._restore_after(ctx, state)
+            if isinstance(exc, KeyboardInterrupt | Interrupted):
+                raise Interrupted(
+                    f"interrupted; {LOCK} and its index entries are back as they were"
+                ) from None
+            raise
+        resolve_state.discard(repo)
+        return result
+
+    def _restore_after(self, ctx: Context, state: resolve_state.SavedState) -> None:
+        try:
+            resolve_state.restore(ctx.repo, state)
+        except BaseException:
+            ctx.out.error(
+                f"could not restore {LOCK}; the saved state is in {state.folder}: "
+                "run `uvdock lock resolve --abort`"
+            )
+            raise
+        resolve_state.discard(ctx.repo)
+
+    def _report(
+        self, ctx: Context, ref: str, ref_lock: bytes, result: bytes, operation: str | None
+    ) -> None:
+        diff = lockfile.diff_locks(ref_lock, result)
+        others = [p for p in git.unmerged_paths(ctx.repo) if p != LOCK]
+        step = NEXT_STEP.get(operation or "", "git commit")
+        if ctx.out.json_mode:
+            ctx.out.json(
+                {
+                    "conflict": True,
+                    "resolved": True,
+                    "ref": ref,
+                    "operation": operation,
+                    "other_conflicts": others,
+                    "next_step": step,
+                    "diff": diff.to_json(),
+                }
+            )
+            return
+        ctx.out.info(f"resolved {LOCK} on top of {ref} and staged it")
+        show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}")
+        if others:
+            ctx.out.info(f"still unmerged: {', '.join(others)}; resolve and `git add` them, then:")
+        ctx.out.info(f"next: {step}")
+
+    def _abort(self, ctx: Context) -> int:
+        repo = ctx.repo
+        state = resolve_state.load(repo)
+        if state is None:
+            raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
+        if ctx.dry_run:
+            ctx.out.info(
+                f"would restore {state.path} and {len(state.entries)} index entries "
+                f"from {state.folder}"
+            )
+            return 0
+        resolve_state.restore(repo, state)
+        resolve_state.discard(repo)
+        if ctx.out.json_mode:
+            ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
+        else:
+            ctx.out.info(f"restored {state.path} and its index entries as they were")
+        return 0

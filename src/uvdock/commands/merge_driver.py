@@ -1,0 +1,92 @@
+"""`uvdock merge-driver install`: make git stop on uv.lock without writing conflict markers.
+
+Design. A textual merge of uv.lock is never trustworthy: even a "clean" one can combine
+two resolutions into a lock no resolver produced, and a conflicted one holds markers that
+make uv fail with a TOML parse error. So the driver `uvdock-lock` never merges. It leaves
+the file as git hands it over (%A: the current side, a clean, parseable lock) and exits 1,
+so git records the usual three index stages and stops. `uvdock lock resolve` then takes
+the base ref's lock by name (correct in merges *and* rebases, where ours/theirs swap) and
+relocks. Taking %B instead would be wrong in rebases, and succeeding would hide the need
+to relock. The driver is a plain shell line, so it works even where uvdock is not on PATH.
+
+Only this clone is touched: `merge.uvdock-lock.*` in .git/config and one line in
+.git/info/attributes (not the tracked .gitattributes, which other people share).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import ClassVar
+
+from uvdock import git
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.context import Context
+from uvdock.edit import FileEdit, apply, plan_diff, read_text
+
+DRIVER = "uvdock-lock"
+DRIVER_NAME = "uv.lock: keep one side unmerged, finish with `uvdock lock resolve`"
+DRIVER_COMMAND = (
+    'echo "uvdock: kept one side of %P unmerged (no conflict markers); '
+    'finish with: uvdock lock resolve" >&2; exit 1'
+)
+ATTRIBUTE_LINE = f"uv.lock merge={DRIVER}"
+
+
+def attributes_edit(path: Path, display: str) -> FileEdit:
+    old = read_text(path) if path.is_file() else ""
+    lines = old.splitlines()
+    if ATTRIBUTE_LINE in (line.strip() for line in lines):
+        return FileEdit(path, old, old, display)
+    prefix = old if not old or old.endswith("\n") else old + "\n"
+    return FileEdit(path, old, prefix + ATTRIBUTE_LINE + "\n", display)
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "register a git merge driver for uv.lock"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Register, in this clone only, a merge driver that stops on uv.lock conflicts "
+            "without writing conflict markers (the file stays a clean copy of the current "
+            "side); finish with `uvdock lock resolve`."
+        )
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        repo = ctx.repo
+        wanted = {f"merge.{DRIVER}.name": DRIVER_NAME, f"merge.{DRIVER}.driver": DRIVER_COMMAND}
+        config_changes = {k: v for k, v in wanted.items() if git.config_get(repo, k) != v}
+        attributes = git.git_path(repo, "info/attributes")
+        edit = attributes_edit(attributes, ".git/info/attributes")
+        changed = bool(config_changes) or edit.changed
+        if ctx.dry_run:
+            for key, value in config_changes.items():
+                ctx.out.command(["git", "config", "--local", key, value])
+            ctx.out.diff(plan_diff([edit]))
+        else:
+            for key, value in config_changes.items():
+                git.config_set(repo, key, value)
+            if edit.changed:
+                attributes.parent.mkdir(parents=True, exist_ok=True)
+                apply([edit])
+        if ctx.out.json_mode:
+            ctx.out.json(
+                {
+                    "driver": DRIVER,
+                    "config": wanted,
+                    "attributes": str(attributes),
+                    "attribute_line": ATTRIBUTE_LINE,
+                    "changed": changed,
+                    "dry_run": ctx.dry_run,
+                }
+            )
+            return 0
+        if not changed:
+            ctx.out.info(f"merge driver {DRIVER} is already installed in this clone")
+        elif not ctx.dry_run:
+            ctx.out.info(f"installed merge driver {DRIVER} for uv.lock in this clone")
+        ctx.out.info(
+            "a merge, rebase or cherry-pick that changes uv.lock on both sides now stops with "
+            "uv.lock unmerged but free of conflict markers; then run `uvdock lock resolve`"
+        )
+        return 0

@@ -1,0 +1,167 @@
+"""What `uvdock lock resolve` saves before it changes anything, and how it puts it back.
+
+The state lives in `<git dir>/uvdock/resolve-state/`: the working-tree bytes of the lock
+(`worktree`), the content of every index stage (`stage<N>.blob`) and `state.json` with
+modes, blob ids and stages. `state.json` is written last, so a directory without it is an
+unfinished save from a run that stopped before changing anything. Blob contents are kept
+as files because after `git add` the stage blobs are unreferenced and `git gc` may
+eventually prune them; restore writes them back into the object store when missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from uvdock import git
+
+STATE_FILE = "state.json"
+WORKTREE_FILE = "worktree"
+
+
+@dataclass(frozen=True)
+class SavedState:
+    path: str  # repo-relative path of the lock, e.g. "uv.lock"
+    worktree_present: bool
+    worktree_mode: int
+    entries: tuple[git.IndexEntry, ...]
+    unmerged_listing: str  # `git ls-files -u -- path` at save time
+    ref: str
+    operation: str | None
+    created: float
+    folder: Path
+
+    def blob_file(self, stage: int) -> Path:
+        return self.folder / f"stage{stage}.blob"
+
+
+def state_dir(repo: Path) -> Path:
+    return git.git_dir(repo) / "uvdock" / "resolve-state"
+
+
+def load(repo: Path) -> SavedState | None:
+    """The saved state, or None when there is none (an unfinished save counts as none)."""
+    folder = state_dir(repo)
+    try:
+        data = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise OSError(f"{folder / STATE_FILE} is unreadable: {exc}") from exc
+    entries = tuple(
+        git.IndexEntry(str(e["mode"]), str(e["sha"]), int(e["stage"]), str(data["path"]))
+        for e in data["entries"]
+    )
+    return SavedState(
+        path=str(data["path"]),
+        worktree_present=bool(data["worktree_present"]),
+        worktree_mode=int(data["worktree_mode"]),
+        entries=entries,
+        unmerged_listing=str(data["unmerged_listing"]),
+        ref=str(data["ref"]),
+        operation=data.get("operation"),
+        created=float(data["created"]),
+        folder=folder,
+    )
+
+
+def save(repo: Path, path: str, *, ref: str, operation: str | None) -> SavedState:
+    """Record the lock's working-tree bytes and every index entry of it."""
+    folder = state_dir(repo)
+    staging = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    target = repo / path
+    present = target.is_file()
+    mode = 0o644
+    if present:
+        mode = target.stat().st_mode & 0o7777
+        shutil.copyfile(target, staging / WORKTREE_FILE)
+    entries = git.stage_entries(repo, path)
+    for entry in entries:
+        (staging / f"stage{entry.stage}.blob").write_bytes(git.blob_bytes(repo, entry.sha))
+    data = {
+        "path": path,
+        "worktree_present": present,
+        "worktree_mode": mode,
+        "entries": [{"mode": e.mode, "sha": e.sha, "stage": e.stage} for e in entries],
+        "unmerged_listing": git.ls_files_unmerged_text(repo, path),
+        "ref": ref,
+        "operation": operation,
+        "created": time.time(),
+        "pid": os.getpid(),
+    }
+    _write_synced(staging / STATE_FILE, json.dumps(data, indent=1).encode())
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(staging, folder)
+    state = load(repo)
+    assert state is not None  # just written
+    return state
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with path.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _replace_file(target: Path, source: Path, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".uvdock", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(source.read_bytes())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the restore is complete (a half restore loses work)."""
+    pending: list[int] = []
+    previous: dict[signal.Signals, object] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
+    except ValueError:  # not the main thread: nothing to hold
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+        if pending:
+            raise KeyboardInterrupt
+
+
+def restore(repo: Path, state: SavedState) -> None:
+    """Put the lock's bytes and index entries back exactly as saved."""
+    with _signals_held():
+        for entry in state.entries:
+            if not git.object_exists(repo, entry.sha):
+                git.hash_object_file(repo, state.blob_file(entry.stage))
+        target = repo / state.path
+        if state.worktree_present:
+            _replace_file(target, state.folder / WORKTREE_FILE, state.worktree_mode)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+        git.set_index_entries(repo, state.path, list(state.entries))
+
+
+def discard(repo: Path) -> None:
+    shutil.rmtree(state_dir(repo), ignore_errors=True)
