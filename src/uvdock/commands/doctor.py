@@ -1,0 +1,106 @@
+"""`uvdock doctor [LOG | -]`: check the setup, or read a failure log and name cause and fix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.errors import InputRefused
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+    from uvdock.doctor import Diagnosis
+    from uvdock.doctor_checks import CheckResult
+
+_MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "check the setup, or read a failure log and name the fix"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Without LOG: check the setup (git, engine, image, mounts, uv and its "
+            "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
+            "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
+            "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
+            "(showing the lines that look like errors) when none was recognised."
+        )
+        parser.add_argument(
+            "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
+        )
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        if args.log is not None:
+            return _diagnose_log(ctx, args.log)
+        return _check_setup(ctx)
+
+
+def _read_log(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        raise InputRefused(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise InputRefused(f"{source}: is a directory, not a log file") from None
+    except OSError as exc:
+        raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
+
+
+def _diagnose_log(ctx: Context, source: str) -> int:
+    from uvdock.doctor import diagnose
+
+    diagnosis = diagnose(_read_log(source))
+    if ctx.options.json:
+        ctx.out.json(
+            {
+                "findings": [f.to_json() for f in diagnosis.findings],
+                "error_lines": [{"line_number": n, "line": t} for n, t in diagnosis.error_lines],
+            }
+        )
+    else:
+        _show_diagnosis(ctx, diagnosis)
+    return 0 if diagnosis.findings else 1
+
+
+def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
+    for finding in diagnosis.findings:
+        ctx.out.info(f"line {finding.line_number}: {finding.line}")
+        ctx.out.info(f"  cause:   {finding.cause}")
+        ctx.out.info(f"  fix:     {finding.fix}")
+        ctx.out.info(f"  run:     {finding.command}")
+    if diagnosis.findings:
+        return
+    ctx.out.warn("no known failure signature in this log")
+    if diagnosis.error_lines:
+        ctx.out.info("lines that look like errors:")
+        for number, line in diagnosis.error_lines:
+            ctx.out.info(f"  {number}: {line}")
+    else:
+        ctx.out.info("no line looks like an error either")
+
+
+def _check_setup(ctx: Context) -> int:
+    from uvdock.doctor_checks import run_checks
+
+    results = run_checks(ctx)
+    if ctx.options.json:
+        ctx.out.json({"checks": [r.to_json() for r in results]})
+    else:
+        _show_checks(ctx, results)
+    return 1 if any(r.status == "fail" for r in results) else 0
+
+
+def _show_checks(ctx: Context, results: list[CheckResult]) -> None:
+    for result in results:
+        ctx.out.info(f"[{_MARKS[result.status]}] {result.name}: {result.detail}")
+        if result.fix and result.status in ("fail", "warn"):
+            ctx.out.info(f"       fix: {result.fix}")
+    failed = sum(r.status == "fail" for r in results)
+    ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")

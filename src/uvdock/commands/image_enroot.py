@@ -1,0 +1,43 @@
+"""`uvdock image enroot [--output FILE]`: import the CI image as a squashfs for enroot / pyxis."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, ClassVar
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.errors import CommandFailed, EnvironmentUnusable
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "import the CI image for enroot / pyxis"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--output", metavar="FILE", help="the .sqsh to write (default: enroot-output)"
+        )
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock import imagebuild, proc
+
+        cfg = ctx.config
+        engine = cfg.engine if cfg.engine in ("docker", "podman") else "docker"
+        argv = imagebuild.enroot_argv(args.output or cfg.enroot_output, cfg.image, engine)
+        if ctx.dry_run:
+            ctx.out.command(argv)
+            return 0
+        if proc.which("enroot", ctx.env) is None:
+            raise EnvironmentUnusable(
+                "enroot is not installed or not on PATH",
+                hint="run this where enroot is installed (a Slurm login node), "
+                "or give srun --container-image the image directly",
+            )
+        ctx.out.detail("+ " + " ".join(argv))
+        code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
+        if code != 0:
+            raise CommandFailed(argv, code, message=f"enroot import exited with status {code}")
+        ctx.out.info(f"wrote {argv[3]}; use it with srun --container-image")
+        return 0

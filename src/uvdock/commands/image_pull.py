@@ -1,0 +1,71 @@
+"""`uvdock image pull [--lts]`: pull the CI image from the GitLab registry and tag it locally."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, ClassVar
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.errors import CommandFailed, EnvironmentUnusable
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "pull the CI image from the GitLab registry"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        from uvdock import optin
+
+        parser.description = (
+            "Pull <host>/<registry-image> where host comes from the git remote named by "
+            "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
+            "then tag it as the local image name the other commands use."
+        )
+        optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock import git, imagebuild
+        from uvdock.registry import registry_host, registry_image
+        from uvdock.shim import pick_engine
+
+        cfg = ctx.config
+        name = cfg.gitlab_remote
+        url = git.remote_url(ctx.repo, name)
+        if url is None:
+            raise EnvironmentUnusable(
+                f"no git remote named `{name}` (the registry host comes from it)",
+                hint=f"add it with `git remote add {name} <gitlab url>`, "
+                "or set gitlab-remote in [tool.uvdock]",
+            )
+        host = registry_host(url)
+        if host is None:
+            raise EnvironmentUnusable(f"git remote `{name}` ({url}) names no host")
+        image = registry_image(host, cfg.lts_registry_image if args.lts else cfg.registry_image)
+        local = cfg.lts_image if args.lts else cfg.image
+        engine = pick_engine(ctx)
+        steps = [imagebuild.pull_argv(engine, image), imagebuild.tag_argv(engine, image, local)]
+        if ctx.dry_run:
+            for argv in steps:
+                ctx.out.command(argv)
+            return 0
+        for argv in steps:
+            _run_step(ctx, argv)
+        ctx.out.info(f"pulled {image} and tagged it {local}, the image uvdock uses")
+        return 0
+
+
+def _run_step(ctx: Context, argv: list[str]) -> None:
+    from uvdock import proc
+
+    ctx.out.detail("+ " + " ".join(argv))
+    code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
+    if code != 0:
+        failure = CommandFailed(
+            argv, code, message=f"{' '.join(argv[:2])} exited with status {code}"
+        )
+        failure.hint = (
+            "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
+        )
+        raise failure

@@ -1,0 +1,236 @@
+"""Failure signatures -> cause and fix, and the reader that finds them in a log.
+
+The signatures are data: each names the tool's own wording (a regular expression on one
+line, plus optional patterns that must appear somewhere else in the log), the cause, the
+fix and the command that applies it. Named groups of the pattern (`{group}`, `{module}`,
+...) fill the texts. Add a row to SIGNATURES to teach `uvdock doctor LOG` a new failure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    patterns: tuple[str, ...]  # any one matching a line is a hit
+    cause: str
+    fix: str
+    command: str
+    requires: tuple[str, ...] = ()  # each must match some line of the log too
+
+
+@dataclass(frozen=True)
+class Finding:
+    signature: str
+    line_number: int  # 1-based
+    line: str
+    cause: str
+    fix: str
+    command: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "signature": self.signature,
+            "line": self.line,
+            "line_number": self.line_number,
+            "cause": self.cause,
+            "fix": self.fix,
+            "command": self.command,
+        }
+
+
+_PROTECTED = (
+    r"(?:torch|torchvision|triton|transformer[-_]engine[-_a-z0-9]*|nvidia-[a-z0-9-]+-cu1[0-9])"
+)
+
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(
+        name="stale-lock",
+        patterns=(
+            r"The lockfile at `uv\.lock` needs to be updated, "
+            r"but `--(?P<flag>locked|check)` was provided",
+        ),
+        cause="uv.lock does not match pyproject.toml (a dependency changed without relocking)",
+        fix="relock inside the CI container with the container's uv, then commit uv.lock",
+        command="uvdock lock",
+    ),
+    Signature(
+        name="lock-conflict-markers",
+        patterns=(r"Failed to parse:? `uv\.lock`",),
+        requires=(r"^[\s|0-9]*(?:<{7}|>{7})",),
+        cause="uv.lock still holds git conflict markers (<<<<<<< ... >>>>>>>) "
+        "from a merge or rebase",
+        fix="never resolve uv.lock by hand: take the base branch's uv.lock "
+        "and relock in the container",
+        command="uvdock lock resolve",
+    ),
+    Signature(
+        name="lock-merge-conflict",
+        patterns=(r"CONFLICT \([^)]*\): Merge conflict in uv\.lock", r"^uv\.lock: needs merge"),
+        cause="uv.lock conflicted in a merge or rebase",
+        fix="take the base branch's uv.lock, relock in the container and stage it",
+        command="uvdock lock resolve",
+    ),
+    Signature(
+        name="group-is-an-extra",
+        patterns=(
+            r"Group `(?P<group>[^`]+)` is not defined in the project's `dependency-groups` table",
+        ),
+        cause="`{group}` is not a dependency group; in Megatron-LM `dev` and `lts` are extras "
+        "([project.optional-dependencies]), so `--group {group}` fails",
+        fix="pass `--extra {group}` instead of `--group {group}` "
+        "(uvdock sync picks the right flag)",
+        command="uvdock sync --extra {group}",
+    ),
+    Signature(
+        name="protected-package-reinstalled",
+        patterns=(
+            rf"^\s*(?:Downloading|Downloaded|Building) (?P<package>{_PROTECTED})\b",
+            rf"^\s*[+~] (?P<package>{_PROTECTED})==",
+            rf"^\s*(?:Collecting|Downloading) (?P<package>{_PROTECTED})(?:[-=<>!~ ]|$)",
+        ),
+        cause="{package} is being downloaded / reinstalled over the base image's build "
+        "(a sync without the Dockerfile's --no-install-package list)",
+        fix="sync with every protected package excluded (uvdock sync does); "
+        "never pip install {package}",
+        command="uvdock sync",
+    ),
+    Signature(
+        name="uv-not-found",
+        patterns=(
+            r"\buv: (?:command )?not found",
+            r"executable file [`\"']?uv[`\"']? not found",
+            r"\"uv\": executable file not found",
+        ),
+        cause="uv is not in this container: it is not the CI image (wrong image)",
+        fix="use the image built from docker/Dockerfile.ci.dev",
+        command="uvdock image build",
+    ),
+    Signature(
+        name="module-not-found",
+        patterns=(r"ModuleNotFoundError: No module named '(?P<module>[^'.]+)[^']*'",),
+        cause="`{module}` is not installed in the uv-managed venv (/opt/venv): "
+        "a bare `pip install` puts it elsewhere "
+        "and the next `uv sync` removes what uv.lock does not list",
+        fix="declare the dependency with uv add (in the container) and sync; "
+        "never bare pip install (the distribution name may differ from the module name)",
+        command="uvdock add {module}",
+    ),
+    Signature(
+        name="no-space-left",
+        patterns=(r"No space left on device",),
+        cause="the disk filled up; uv's cache in the container (/root/.cache/uv) "
+        "is the usual culprit",
+        fix="mount a host cache dir (-v $HOME/.cache/uv:/root/.cache/uv; uvdock does this for you) "
+        "and free space there (`uv cache prune`)",
+        command="uvdock sync",
+    ),
+    Signature(
+        name="build-secret-missing",
+        patterns=(
+            r"/run/secrets/(?P<secret>[A-Za-z0-9_]+): No such file or directory",
+            r"secret (?P<secret>[A-Za-z0-9_]+)[: ]+not found",
+        ),
+        cause="the build reached the `jet` stage of Dockerfile.ci.dev, which needs the internal "
+        "secret {secret}",
+        fix="build with --target main to stop at the public stage (uvdock image build always does)",
+        command="uvdock image build",
+    ),
+    Signature(
+        name="registry-access-forbidden",
+        patterns=(r"\baccess forbidden\b",),
+        cause="the registry address has an explicit port (e.g. :5005), or you are not logged in",
+        fix="use the registry host without a port (and `docker login HOST`)",
+        command="uvdock image pull",
+    ),
+    Signature(
+        name="copy-pr-bot-deploy",
+        patterns=(r"had a problem deploying to\s+test\b", r"copy-pr-bot.*had a problem deploying"),
+        cause="copy-pr-bot failed to deploy the PR to the test environment "
+        "(a transient CI failure)",
+        fix="push another commit to trigger it again (an empty one is fine)",
+        command="git commit --allow-empty -m 'ci: retrigger' && git push",
+    ),
+)
+
+# Lines worth showing when no signature matched.
+ERROR_LINE = re.compile(r"[Ee]rror:|Error\b|ERROR|Traceback|FAILED|fatal:")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+# CI log prefixes: GitHub Actions `2024-05-01T10:00:00.1234567Z `, GitLab `[12:00:00] `.
+_TIMESTAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT[\d:.]+Z\s|\[\d\d:\d\d:\d\d\]\s)")
+MAX_ERROR_LINES = 40
+
+
+@dataclass
+class Diagnosis:
+    findings: list[Finding] = field(default_factory=list)
+    error_lines: list[tuple[int, str]] = field(default_factory=list)  # when nothing matched
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def clean_lines(text: str) -> list[str]:
+    """The log's lines without colour codes, CI timestamps or carriage-return progress."""
+    lines = []
+    for raw in text.splitlines():
+        line = _ANSI.sub("", raw).rsplit("\r", 1)[-1]
+        lines.append(_TIMESTAMP.sub("", line))
+    return lines
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    return template.format_map(_Defaults(values))
+
+
+class _Defaults(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+def _first_hit(signature: Signature, lines: list[str]) -> tuple[int, dict[str, str]] | None:
+    for number, line in enumerate(lines, 1):
+        for pattern in signature.patterns:
+            match = _compiled(pattern).search(line)
+            if match:
+                groups = {k: v for k, v in match.groupdict().items() if v is not None}
+                return number, groups
+    return None
+
+
+def diagnose(text: str, signatures: tuple[Signature, ...] = SIGNATURES) -> Diagnosis:
+    """Every signature found in the log (first hit of each, in log order)."""
+    lines = clean_lines(text)
+    findings: list[Finding] = []
+    for signature in signatures:
+        if not all(any(_compiled(p).search(line) for line in lines) for p in signature.requires):
+            continue
+        hit = _first_hit(signature, lines)
+        if hit is None:
+            continue
+        number, groups = hit
+        findings.append(
+            Finding(
+                signature=signature.name,
+                line_number=number,
+                line=lines[number - 1].strip(),
+                cause=_fill(signature.cause, groups),
+                fix=_fill(signature.fix, groups),
+                command=_fill(signature.command, groups),
+            )
+        )
+    findings.sort(key=lambda f: f.line_number)
+    diagnosis = Diagnosis(findings)
+    if not findings:
+        diagnosis.error_lines = [
+            (number, line.strip())
+            for number, line in enumerate(lines, 1)
+            if ERROR_LINE.search(line)
+        ][:MAX_ERROR_LINES]
+    return diagnosis

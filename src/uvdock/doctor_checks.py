@@ -1,0 +1,299 @@
+"""The setup checks of `uvdock doctor`: each returns pass / fail / warn with its fix.
+
+A check whose prerequisite failed is reported as skipped rather than failing for the
+same reason twice. Processes start only through proc and the shim; nothing is changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from uvdock import proc
+from uvdock.errors import UvdockError
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+    from uvdock.shim import Shim
+
+LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
+_UV_VERSION = re.compile(r"\buv (?P<version>\d+\.\d+(?:\.\d+)*\S*)")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    status: str  # pass, fail, warn, skip
+    detail: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        ok = None if self.status == "skip" else self.status != "fail"
+        return {
+            "name": self.name,
+            "ok": ok,
+            "status": self.status,
+            "detail": self.detail,
+            "fix": self.fix,
+        }
+
+
+def _passed(detail: str) -> tuple[str, str, str]:
+    return "pass", detail, ""
+
+
+def _failed(detail: str, fix: str) -> tuple[str, str, str]:
+    return "fail", detail, fix
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+class _Checks:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._shim: Shim | None = None
+
+    @property
+    def shim(self) -> Shim:
+        if self._shim is None:
+            from uvdock.shim import Shim
+
+            self._shim = Shim(self.ctx)
+        return self._shim
+
+    @property
+    def mode(self) -> str:
+        return self.shim.placement.mode
+
+    def git_repository(self) -> tuple[str, str, str]:
+        return _passed(str(self.ctx.repo))
+
+    def engine(self) -> tuple[str, str, str]:
+        placement = self.shim.placement
+        if placement.mode == "local":
+            return _passed("already inside the CI container (local)")
+        if placement.mode == "srun":
+            if proc.which("srun", self.ctx.env) is None:
+                return _failed(
+                    "srun is not on PATH",
+                    "run on a Slurm login node, or choose --engine docker|podman",
+                )
+            return _passed("srun (Slurm + pyxis)")
+        probe = proc.run([placement.engine, "info"], env=self.ctx.env, check=False, timeout=60)
+        if not probe.ok:
+            return _failed(
+                f"{placement.engine} is installed but not reachable: {_last_line(probe.stderr)}",
+                "start the engine's daemon/socket, set DOCKER_HOST, or choose --engine podman",
+            )
+        return _passed(f"{placement.engine} reachable")
+
+    def image(self) -> tuple[str, str, str]:
+        placement = self.shim.placement
+        if placement.mode in ("local", "srun"):
+            return _passed(placement.describe())
+        if placement.mode == "exec":
+            argv = [
+                placement.engine,
+                "container",
+                "inspect",
+                "--format",
+                "{{.State.Running}}",
+                placement.container,
+            ]
+            probe = proc.run(argv, env=self.ctx.env, check=False, timeout=60)
+            if not probe.ok:
+                return _failed(
+                    f"no container named {placement.container}",
+                    "start it, or drop --container to use an image",
+                )
+            if probe.stdout.strip() != "true":
+                return _failed(
+                    f"container {placement.container} is not running",
+                    f"{placement.engine} start {placement.container}",
+                )
+            return _passed(f"container {placement.container} is running")
+        from uvdock.imagebuild import image_inspect_argv
+
+        probe = proc.run(
+            image_inspect_argv(placement.engine, placement.image),
+            env=self.ctx.env,
+            check=False,
+            timeout=60,
+        )
+        if not probe.ok:
+            return _failed(
+                f"image {placement.image} is not present in {placement.engine}",
+                "uvdock image build (or uvdock image pull), or name one with --image",
+            )
+        return _passed(f"image {placement.image} present")
+
+    def mounts(self) -> tuple[str, str, str]:
+        try:
+            self.shim.check_usable()
+        except UvdockError as exc:
+            return _failed(
+                exc.message, exc.hint or f"mount {self.ctx.repo} at {self.ctx.config.workdir}"
+            )
+        where = self.ctx.config.workdir
+        if self.mode == "exec":
+            return _passed(f"container mounts this repository at {where}")
+        if self.mode == "local":
+            return _passed("runs here (no mount needed)")
+        return _passed(f"fresh containers mount {self.ctx.repo} at {where}")
+
+    def uv(self) -> tuple[str, str, str]:
+        found = self.shim.capture(["uv", "--version"])
+        match = _UV_VERSION.search(found.stdout)
+        if not found.ok or match is None:
+            why = _last_line(found.stderr) or f"exit {found.returncode}"
+            return _failed(
+                f"uv not found in the container ({why})",
+                "wrong image: use the one built from docker/Dockerfile.ci.dev (uvdock image build)",
+            )
+        version = match["version"]
+        required = required_uv_version(self.ctx.repo)
+        if required is None:
+            return _passed(f"uv {version} (no [tool.uv] required-version)")
+        if not version_satisfies(version, required):
+            return _failed(
+                f"uv {version} does not satisfy required-version {required}",
+                "rebuild or pull the CI image (uvdock image build / uvdock image pull)",
+            )
+        return _passed(f"uv {version} satisfies required-version {required}")
+
+    def venv(self) -> tuple[str, str, str]:
+        venv = self.ctx.config.venv
+        found = self.shim.capture(["test", "-x", f"{venv}/bin/python"])
+        if not found.ok:
+            return _failed(
+                f"{venv}/bin/python is missing in the container",
+                "use the CI image (uvdock image build), or set venv in [tool.uvdock]",
+            )
+        return _passed(f"{venv}/bin/python present")
+
+    def pins(self) -> tuple[str, str, str]:
+        from uvdock import pins
+
+        findings = pins.check(pins.scan_managed(self.ctx.repo, self.ctx.config))
+        if findings:
+            first = findings[0]
+            more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+            return _failed(
+                f"{first.location}: {first.message}{more}",
+                "see uvdock image check; uvdock image bump TAG moves every dev pin",
+            )
+        return _passed("the managed base-image pins agree")
+
+    def lock(self) -> tuple[str, str, str]:
+        from uvdock.doctor import diagnose
+
+        found = self.shim.capture(["uv", "lock", "--check"])
+        if found.ok:
+            return _passed("uv.lock matches pyproject.toml")
+        findings = diagnose(found.stderr + "\n" + found.stdout).findings
+        fix = findings[0].command if findings else "uvdock lock"
+        return _failed(
+            f"uv lock --check failed: {_last_line(found.stderr) or f'exit {found.returncode}'}", fix
+        )
+
+    def disk(self) -> tuple[str, str, str]:
+        cache = Path(self.ctx.config.uv_cache).expanduser()
+        probe = cache
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        free = shutil.disk_usage(probe).free
+        detail = f"{free / 10**9:.1f} GB free at {cache}"
+        if free < LOW_DISK_BYTES:
+            return (
+                "warn",
+                detail + " (under 5 GB)",
+                "free space there (uv cache prune), or point uv-cache at a bigger disk",
+            )
+        return _passed(detail)
+
+    def lts(self) -> tuple[str, str, str]:
+        from uvdock import lts
+
+        configured = self.ctx.config.lts_requirements
+        path = self.ctx.repo / configured
+        if not path.is_file():
+            return "skip", f"no {configured} here", ""
+        problems = lts.parse(path.read_bytes().decode("utf-8", errors="replace")).problems
+        if problems:
+            first = problems[0]
+            return _failed(
+                f"{configured}:{first.line}: {first.message}",
+                "fix the line (uvdock lts check lists every problem)",
+            )
+        return _passed(f"{configured} parses")
+
+
+def required_uv_version(repo: Path) -> str | None:
+    import tomllib
+
+    try:
+        with (repo / "pyproject.toml").open("rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    value = data.get("tool", {}).get("uv", {}).get("required-version")
+    return value if isinstance(value, str) else None
+
+
+def version_satisfies(version: str, required: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return False
+    try:
+        return SpecifierSet(required).contains(wanted, prereleases=True)
+    except InvalidSpecifier:
+        try:
+            return Version(required) == wanted  # uv also takes a bare version
+        except InvalidVersion:
+            return False
+
+
+# (name, method, prerequisites): a check runs only when every prerequisite passed.
+_PLAN: tuple[tuple[str, Callable[[_Checks], tuple[str, str, str]], tuple[str, ...]], ...] = (
+    ("git repository", _Checks.git_repository, ()),
+    ("engine", _Checks.engine, ("git repository",)),
+    ("image or container", _Checks.image, ("engine",)),
+    ("repository mount", _Checks.mounts, ("image or container",)),
+    ("uv in the container", _Checks.uv, ("repository mount",)),
+    ("venv", _Checks.venv, ("repository mount",)),
+    ("base-image pins", _Checks.pins, ("git repository",)),
+    ("uv.lock current", _Checks.lock, ("uv in the container",)),
+    ("uv cache disk space", _Checks.disk, ("git repository",)),
+    ("LTS requirements", _Checks.lts, ("git repository",)),
+)
+
+
+def run_checks(ctx: Context) -> list[CheckResult]:
+    """Every check in order; doctor only reads, so --dry-run does not stop the probes."""
+    if ctx.dry_run:
+        ctx = dataclasses.replace(ctx, options=dataclasses.replace(ctx.options, dry_run=False))
+    checks = _Checks(ctx)
+    results: dict[str, CheckResult] = {}
+    for name, method, needs in _PLAN:
+        blocked = [n for n in needs if results[n].status not in ("pass", "warn")]
+        if blocked:
+            results[name] = CheckResult(name, "skip", f"skipped: {blocked[0]} did not pass")
+            continue
+        try:
+            status, detail, fix = method(checks)
+        except UvdockError as exc:
+            status, detail, fix = "fail", exc.message, exc.hint or ""
+        results[name] = CheckResult(name, status, detail, fix)
+    return list(results.values())

@@ -1,0 +1,46 @@
+"""The GitLab container registry: its host, taken from a git remote URL.
+
+The reference workflow derives the host with `sed 's/.*@\\(.*\\):.*/\\1/'`. A registry
+address with an explicit port (`host:5005/...`) is the documented cause of "access
+forbidden", so the host is returned without credentials and without a port, whatever
+form the remote has: `https://user:token@host:port/path.git`, `git@host:path.git`,
+`ssh://git@host:port/path.git`, `git+ssh://...`, `host:path.git`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+# scp-like syntax (git's rule): [user@]host:path, with no slash before the first colon.
+_SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(?P<host>\[[^\]/]+\]|[^:/\s\[\]@]+):(?!//)")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def registry_host(remote_url: str) -> str | None:
+    """The bare host of a git remote URL, or None for a local path / file:// remote."""
+    url = remote_url.strip()
+    if not url:
+        return None
+    if _SCHEME.match(url):
+        parts = urlsplit(url)
+        if parts.scheme == "file":
+            return None
+        try:
+            host = parts.hostname
+        except ValueError:
+            return None
+        return host or None
+    match = _SCP_LIKE.match(url)
+    if match is None:
+        return None
+    host = match["host"].strip("[]").lower()
+    # "C:\\repo" or "C:/repo" is a Windows path, not host "c".
+    if len(host) == 1 and url[2:3] in ("\\", "/"):
+        return None
+    return host or None
+
+
+def registry_image(host: str, image: str) -> str:
+    """`<host>/<image path:tag>` as `docker pull` takes it."""
+    return f"{host}/{image.lstrip('/')}"
