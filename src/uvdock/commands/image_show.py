@@ -1,0 +1,32 @@
+"""`uvdock image show`: every base-image pin, managed or informational."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, ClassVar
+
+from uvdock.commands.base import Command as BaseCommand
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "every base-image pin in the repository"
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock import pins
+
+        _, found = pins.all_pins(ctx.repo, ctx.config)
+        if ctx.options.json:
+            ctx.out.json({"pins": [pin.to_json() for pin in found]})
+            return 0
+        if not found:
+            ctx.out.info(f"no nvcr.io/nvidia/pytorch:<tag> pins in {ctx.repo}")
+            return 0
+        rows = [
+            (pin.location, pin.lane or "-", pin.tag, "managed" if pin.managed else "informational")
+            for pin in found
+        ]
+        ctx.out.table(("location", "lane", "tag", "kind"), rows, title="base-image pins")
+        return 0

@@ -1,0 +1,61 @@
+"""Plan a bump of one lane's managed base-image pins: exactly their values change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from uvdock.edit import FileEdit
+from uvdock.errors import InputRefused
+from uvdock.pins import Finding, Pin, Scan, expected_tag
+from uvdock.pins_tags import PREFIX, tag_key
+
+
+@dataclass(frozen=True)
+class BumpPlan:
+    lane: str
+    tag: str
+    current: str | None
+    edits: list[FileEdit]
+    changed: list[Pin]  # the pins whose value changes, as they are now
+    warnings: list[Finding]
+
+    @property
+    def noop(self) -> bool:
+        return not self.changed
+
+
+def current_tag(scan: Scan, lane: str) -> str | None:
+    """The pin file's tag, or the newest well-formed managed tag when the pin file has none."""
+    expected = expected_tag(scan, lane)
+    if expected is not None:
+        return expected
+    tags = [pin.tag for pin in scan.lane_pins(lane) if pin.well_formed]
+    return max(tags, key=tag_key) if tags else None
+
+
+def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: bool) -> BumpPlan:
+    rule = next(r for r in scan.lanes if r.lane == lane)
+    pins = scan.lane_pins(lane)
+    if not pins:
+        raise InputRefused(
+            f"no {lane} pins found (looked for {rule.pin_file}, {rule.dockerfile} and the matrix)",
+            hint=f"set `{lane}-pin-file` under [tool.uvdock] if the pin file lives elsewhere",
+        )
+    current = current_tag(scan, lane)
+    if current is not None and tag_key(tag) < tag_key(current) and not allow_downgrade:
+        raise InputRefused(
+            f"{tag} is older than the {lane} lane's current {current}",
+            hint="pass --allow-downgrade to move back on purpose",
+        )
+    new_value = PREFIX + tag
+    changed = [pin for pin in pins if pin.value != new_value]
+    edits: list[FileEdit] = []
+    for path in sorted({pin.path for pin in changed}):
+        old = scan.texts[path]
+        new = old
+        for pin in sorted((p for p in changed if p.path == path), key=lambda p: -p.start):
+            new = new[: pin.start] + new_value + new[pin.end :]
+        edits.append(FileEdit(repo / path, old, new, display=path))
+    warnings = [f for f in scan.findings if f.lane == lane]
+    return BumpPlan(lane, tag, current, edits, changed, warnings)

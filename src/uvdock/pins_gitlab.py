@@ -1,0 +1,133 @@
+"""Mapping items of YAML block sequences (GitLab `parallel: matrix:` rows), read line by line.
+
+A YAML library would lose what an edit has to keep (quotes, comments, CRLF, key order), and
+pyyaml is not a runtime dependency. The rows uvdock manages are flat mappings of scalars, so a
+small scanner is enough: every `- KEY: value` line starts an item, and the lines at the same
+indentation as that first key add to it. Values are read bare, 'single' or "double" quoted,
+with trailing comments dropped; each keeps its exact span in the text so that an edit can
+replace the value and nothing else. Records are NamedTuples, cheaper to define than
+dataclasses: `image check` start-up time is budgeted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# An optional list dash, then `key:` followed by a space or the end of the line.
+_KEY_LINE = re.compile(
+    r"""(?P<indent>[ ]*)(?P<dash>-[ ]+)?"""
+    r"""(?P<key>"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.\-/]*)[ \t]*:(?=[ \t]|$)[ \t]*(?P<rest>.*)"""
+)
+# Bare scalars starting with these are flow collections, block scalars, anchors, aliases or tags.
+_NOT_A_PLAIN_SCALAR = tuple("{[|>&*!%@`")
+
+
+class Line(NamedTuple):
+    number: int  # 1-based
+    offset: int  # where the line starts in the text
+    content: str  # without the line ending
+
+
+class Scalar(NamedTuple):
+    value: str  # unquoted
+    line: int  # 1-based
+    start: int  # span of the value in the text (inside the quotes, if any)
+    end: int
+
+
+class Item(NamedTuple):
+    line: int  # 1-based line of the dash
+    fields: dict[str, Scalar]
+
+
+def split_lines(text: str) -> list[Line]:
+    """Lines as `git grep -n` numbers them: split on LF only, a CR before it is not content."""
+    lines: list[Line] = []
+    offset = 0
+    for number, part in enumerate(text.split("\n"), start=1):
+        content = part[:-1] if part.endswith("\r") else part
+        lines.append(Line(number, offset, content))
+        offset += len(part) + 1
+    return lines
+
+
+def _unquote_key(key: str) -> str:
+    if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"":
+        return key[1:-1]
+    return key
+
+
+def parse_scalar(rest: str, start: int) -> tuple[str, int, int] | None:
+    """The value at the start of `rest` (which begins at text offset `start`): (value, start, end).
+
+    None when there is no scalar here (nothing, a comment, a nested block, a flow collection).
+    """
+    if not rest or rest.startswith("#"):
+        return None
+    if rest[0] == "'":
+        index = 1
+        while index < len(rest):
+            if rest[index] == "'":
+                if rest.startswith("''", index):
+                    index += 2
+                    continue
+                return rest[1:index].replace("''", "'"), start + 1, start + index
+            index += 1
+        return None  # unterminated: not something to edit
+    if rest[0] == '"':
+        index = 1
+        while index < len(rest):
+            if rest[index] == "\\":
+                index += 2
+                continue
+            if rest[index] == '"':
+                return rest[1:index], start + 1, start + index
+            index += 1
+        return None
+    if rest.startswith(_NOT_A_PLAIN_SCALAR):
+        return None
+    comment = re.search(r"[ \t]#", rest)
+    value = (rest[: comment.start()] if comment else rest).rstrip(" \t")
+    return value, start, start + len(value)
+
+
+def _key_value(line: Line, match: re.Match[str]) -> tuple[str, Scalar | None]:
+    key = _unquote_key(match["key"])
+    parsed = parse_scalar(match["rest"], line.offset + match.start("rest"))
+    if parsed is None:
+        return key, None
+    value, start, end = parsed
+    return key, Scalar(value, line.number, start, end)
+
+
+def sequence_items(text: str) -> list[Item]:
+    """Every mapping item of every block sequence in the text, in file order."""
+    lines = split_lines(text)
+    items: list[Item] = []
+    for index, line in enumerate(lines):
+        match = _KEY_LINE.fullmatch(line.content)
+        if match is None or not match["dash"]:
+            continue
+        content_column = len(match["indent"]) + len(match["dash"])
+        fields: dict[str, Scalar] = {}
+        key, scalar = _key_value(line, match)
+        if scalar is not None:
+            fields[key] = scalar
+        for following in lines[index + 1 :]:
+            stripped = following.content.lstrip(" ")
+            if not stripped or stripped.startswith("#"):
+                continue  # blank lines and comments never end an item
+            indent = len(following.content) - len(stripped)
+            if indent < content_column:
+                break
+            if indent > content_column or stripped.startswith("- ") or stripped == "-":
+                continue  # nested under an earlier key (a sequence may sit at the key's column)
+            sibling = _KEY_LINE.fullmatch(following.content)
+            if sibling is None or sibling["dash"]:
+                break
+            key, scalar = _key_value(following, sibling)
+            if scalar is not None and key not in fields:
+                fields[key] = scalar
+        items.append(Item(line.number, fields))
+    return items
