@@ -112,3 +112,78 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., CliRes
         return CliResult(code, captured.out, captured.err)
 
     yield invoke
+
+
+# -- real container engine -----------------------------------------------------------------
+
+TEST_IMAGE = os.environ.get("UVDOCK_TEST_IMAGE", "localhost/uvdock-test:bookworm")
+
+
+def _engine_missing_reason() -> str | None:
+    if shutil.which("podman") is None:
+        return "podman is not installed (run .ci/engine-setup)"
+    probe = subprocess.run(["podman", "image", "exists", TEST_IMAGE], capture_output=True, check=False)
+    if probe.returncode != 0:
+        return f"test image {TEST_IMAGE} is missing (run .ci/engine-setup)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def engine_image() -> str:
+    """The podman test image; skips with the reason when absent (fails under UVDOCK_REQUIRE_ENGINE=1)."""
+    reason = _engine_missing_reason()
+    if reason:
+        if os.environ.get("UVDOCK_REQUIRE_ENGINE") == "1":
+            pytest.fail(f"UVDOCK_REQUIRE_ENGINE=1 but {reason}")
+        pytest.skip(reason)
+    return TEST_IMAGE
+
+
+@pytest.fixture(scope="session")
+def docker_host(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """DOCKER_HOST for the real docker CLI, served by `podman system service`."""
+    if shutil.which("docker") is None:
+        if os.environ.get("UVDOCK_REQUIRE_ENGINE") == "1":
+            pytest.fail("UVDOCK_REQUIRE_ENGINE=1 but the docker CLI is missing")
+        pytest.skip("the docker CLI is not installed")
+    import time
+
+    sock = tmp_path_factory.mktemp("docker") / "podman.sock"
+    service = subprocess.Popen(
+        ["podman", "system", "service", "--time=0", f"unix://{sock}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    host = f"unix://{sock}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        ok = subprocess.run(["docker", "-H", host, "version"], capture_output=True, check=False)
+        if ok.returncode == 0:
+            break
+        time.sleep(0.2)
+    else:
+        service.terminate()
+        pytest.fail("podman system service did not answer the docker CLI within 20 s")
+    yield host
+    service.terminate()
+    service.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from wheels import build_wheelhouse
+
+    return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
+
+
+@pytest.fixture
+def uv_project(make_repo: Callable[..., Path], wheelhouse: Path) -> Callable[..., Path]:
+    """A committed repo with a pyproject resolving from ./wheels (copied from the wheelhouse)."""
+    from wheels import project_pyproject
+
+    def make(dependencies: tuple[str, ...] = ("alpha",), **kwargs: dict[str, list[str]]) -> Path:
+        files: dict[str, str | bytes] = {"pyproject.toml": project_pyproject(dependencies, **kwargs)}
+        for wheel in wheelhouse.iterdir():
+            files[f"wheels/{wheel.name}"] = wheel.read_bytes()
+        return make_repo(files)
+
+    return make

@@ -32,14 +32,20 @@ class Context:
 
     @cached_property
     def repo(self) -> Path:
+        """--repo PATH as given (it may be a project inside a larger checkout), else the
+        git top level of the working directory. Either way it must be in a git work tree."""
         from uvdock import git
 
-        start = Path(self.options.repo) if self.options.repo else self.cwd
-        if not start.is_dir():
-            from uvdock.errors import InputRefused
+        if self.options.repo:
+            path = Path(self.options.repo)
+            if not path.is_dir():
+                from uvdock.errors import InputRefused
 
-            raise InputRefused(f"--repo {start}: no such directory")
-        return git.toplevel(start.resolve())
+                raise InputRefused(f"--repo {path}: no such directory")
+            path = path.resolve()
+            git.toplevel(path)
+            return path
+        return git.toplevel(self.cwd.resolve())
 
     @cached_property
     def config(self) -> config_module.Config:

@@ -1,0 +1,46 @@
+"""`uvdock lock [--check] [--upgrade] [--upgrade-package P]...`: uv lock in the container."""
+
+from __future__ import annotations
+
+import argparse
+from typing import ClassVar
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.context import Context
+from uvdock.errors import CheckFailed, CommandFailed
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "uv lock in the container (--check, --upgrade, --upgrade-package)"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--check", action="store_true", help="fail (exit 1) when uv.lock is out of date")
+        parser.add_argument("--upgrade", action="store_true", help="allow every package to move")
+        parser.add_argument("--upgrade-package", action="append", default=[], metavar="P", help="allow P to move")
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock import uvwork
+        from uvdock.shim import Shim
+
+        shim = Shim(ctx)
+        uv_args = ["lock"]
+        if args.check:
+            uv_args.append("--check")
+        if args.upgrade:
+            uv_args.append("--upgrade")
+        for package in args.upgrade_package:
+            uv_args += ["--upgrade-package", package]
+        uvwork.warn_uv_mismatch(ctx, shim)
+        before = uvwork.lock_bytes(ctx)
+        code = shim.run_uv(uv_args, writes=() if args.check else ("uv.lock",))
+        if ctx.dry_run:
+            return 0
+        if args.check:
+            if code != 0:
+                raise CheckFailed("uv.lock is out of date with pyproject.toml", hint="run `uvdock lock` and commit uv.lock")
+            ctx.out.info("uv.lock is up to date")
+            return 0
+        if code != 0:
+            raise CommandFailed(["uv", *uv_args], code, message=f"uv lock failed (exit {code}); uv's output is above")
+        uvwork.show_lock_change(ctx, before)
+        return 0

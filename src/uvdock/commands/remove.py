@@ -1,0 +1,23 @@
+"""`uvdock remove PKG... [--group G | --optional X]`: uv remove in the container."""
+
+from __future__ import annotations
+
+import argparse
+from typing import ClassVar
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.context import Context
+from uvdock.depchange import change_dependencies
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "uv remove in the container"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("packages", nargs="+", metavar="PKG", help="package name")
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--group", metavar="G", help="remove from dependency group G")
+        where.add_argument("--optional", metavar="X", help="remove from extra X")
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        return change_dependencies(ctx, "remove", args.packages, group=args.group, optional=args.optional)

@@ -1,0 +1,54 @@
+"""`uvdock shell [--slurm] [--gpus]`: an interactive shell in the CI container."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import ClassVar
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    help: ClassVar[str] = "interactive shell in the container (docker/podman, or srun + pyxis)"
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
+        parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
+        parser.add_argument("--nodes", type=int, default=None, help="srun --nodes (default: config)")
+        parser.add_argument("--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)")
+        parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock import engines, proc
+        from uvdock.shim import Shim, pick_engine
+
+        cfg = ctx.config
+        shim = Shim(ctx)
+        command = [args.shell]
+        tty = sys.stdin.isatty()
+        if args.slurm or cfg.engine == "srun":
+            sqsh = ctx.repo / cfg.enroot_output
+            image = str(sqsh) if sqsh.is_file() and not ctx.options.image else cfg.image
+            placement = engines.Placement("srun", "srun", image=image, extra_args=cfg.engine_args)
+            argv = engines.srun_argv(
+                placement,
+                command,
+                mounts=shim.mounts,
+                pty=True,
+                nodes=args.nodes or cfg.slurm_nodes,
+                gpus_per_node=args.gpus_per_node or cfg.slurm_gpus_per_node,
+            )
+        elif cfg.container or cfg.engine == "local":
+            return shim.run(command, tty=tty)
+        else:
+            engine = pick_engine(ctx)
+            placement = engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
+            argv = engines.run_argv(placement, command, mounts=shim.mounts, tty=True, gpus=args.gpus)
+            if not ctx.dry_run:
+                shim.check_usable()
+        if ctx.dry_run:
+            ctx.out.command(argv)
+            return 0
+        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)

@@ -1,0 +1,283 @@
+"""Run commands in the CI container: choose where, verify it is safe, run, clean up.
+
+The argv shapes live in engines.py; this module adds what needs processes: probing the
+engine, checking that an exec target mounts *this* repository, stopping the in-container
+process on Ctrl-C, and giving written files back to the invoking user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from uvdock import engines, proc
+from uvdock.context import Context
+from uvdock.errors import EnvironmentUnusable, InputRefused
+
+RUN_MARKER = "UVDOCK_RUN"
+# Kills every process whose environment carries UVDOCK_RUN=<id>: `docker exec` has no
+# signal proxy, so without this a Ctrl-C would leave uv running in the container.
+_KILL_TAGGED = (
+    'for d in /proc/[0-9]*; do '
+    'if tr "\\0" "\\n" < "$d/environ" 2>/dev/null | grep -qx "$0=$1"; then '
+    'kill -INT "${d#/proc/}" 2>/dev/null; fi; done'
+)
+_CACHE_FILE = "verified-containers.json"
+
+
+def pick_engine(ctx: Context) -> str:
+    """docker or podman: the one asked for, else the one most likely to be reachable."""
+    asked = ctx.config.engine
+    if asked in engines.CONTAINER_ENGINES:
+        if proc.which(asked, ctx.env) is None and not ctx.dry_run:
+            raise EnvironmentUnusable(f"--engine {asked}: `{asked}` is not installed or not on PATH")
+        return asked
+    has_docker = proc.which("docker", ctx.env) is not None
+    has_podman = proc.which("podman", ctx.env) is not None
+    docker_daemon = bool(ctx.env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
+    if has_docker and docker_daemon:
+        return "docker"
+    if has_podman:
+        return "podman"
+    if has_docker:
+        return "docker"
+    if ctx.dry_run:
+        return "docker"
+    raise EnvironmentUnusable(
+        "no container engine found: install docker or podman, or use --engine srun / --engine local",
+    )
+
+
+class Shim:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.run_id = os.urandom(6).hex()
+
+    # -- where ---------------------------------------------------------------------------
+
+    @cached_property
+    def placement(self) -> engines.Placement:
+        cfg = self.ctx.config
+        mode = cfg.engine
+        if mode == "local" or (mode == "auto" and engines.inside_ci_container(self.ctx.env, cfg.venv)):
+            return engines.Placement("local")
+        if mode == "srun":
+            return engines.Placement("srun", "srun", image=cfg.image, extra_args=cfg.engine_args)
+        engine = pick_engine(self.ctx)
+        if cfg.container:
+            return engines.Placement(
+                "exec", engine, container=cfg.container, env=((RUN_MARKER, self.run_id),)
+            )
+        if not cfg.image:
+            raise EnvironmentUnusable(
+                "no image or container configured",
+                hint="get one with `uvdock image build` or `uvdock image pull`, or name one with --image / --container",
+            )
+        return engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
+
+    @cached_property
+    def mounts(self) -> engines.Mounts:
+        cfg = self.ctx.config
+        cache: str | None = cfg.uv_cache
+        if cache and not self.ctx.dry_run:
+            try:
+                Path(cache).mkdir(parents=True, exist_ok=True)
+            except OSError:
+                self.ctx.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
+                cache = None
+        return engines.Mounts(self.ctx.repo, cfg.workdir, cache, cfg.container_uv_cache)
+
+    @cached_property
+    def target(self) -> engines.Placement:
+        """The placement to use now: an exec target is resolved to its verified id."""
+        placement = self.placement
+        if placement.mode == "exec" and not self.ctx.dry_run:
+            return self._exec_target(placement)
+        return placement
+
+    def argv(self, command: Sequence[str], *, tty: bool = False) -> list[str]:
+        target = self.target
+        name = f"uvdock-{self.run_id}" if target.mode == "run" else None
+        return engines.command_argv(target, command, mounts=self.mounts, tty=tty, name=name)
+
+    # -- safety checks -------------------------------------------------------------------
+
+    def _inspect(self, engine: str, target: str) -> dict[str, object] | None:
+        # Plain JSON rather than --format: docker says .Id where podman's template says .ID.
+        out = proc.run([engine, "container", "inspect", target], env=self.ctx.env, check=False)
+        if not out.ok:
+            return None
+        try:
+            info = json.loads(out.stdout)[0]
+        except (ValueError, IndexError, KeyError):
+            return None
+        return {
+            "id": info.get("Id") or info.get("ID"),
+            "running": bool((info.get("State") or {}).get("Running")),
+            "mounts": info.get("Mounts") or [],
+        }
+
+    def _cache_path(self) -> Path:
+        from uvdock import git
+
+        return git.git_dir(self.ctx.repo) / "uvdock" / _CACHE_FILE
+
+    def _cache_key(self, placement: engines.Placement) -> str:
+        # Mounts never change after creation, so a verified id stays valid for this repo path.
+        return f"{placement.engine}:{placement.container}:{self.ctx.config.workdir}:{self.ctx.repo}"
+
+    def _verified_id(self, placement: engines.Placement) -> str | None:
+        try:
+            data = json.loads(self._cache_path().read_text())
+        except (OSError, ValueError):
+            return None
+        value = data.get(self._cache_key(placement))
+        return value if isinstance(value, str) else None
+
+    def _remember(self, placement: engines.Placement, container_id: str | None) -> None:
+        path = self._cache_path()
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = {}
+        key = self._cache_key(placement)
+        if container_id is None:
+            data.pop(key, None)
+        else:
+            data[key] = container_id
+        from uvdock.edit import atomic_write
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(data, indent=1) + "\n")
+
+    def verify_container(self, placement: engines.Placement) -> str:
+        """The container's id, after checking it runs and mounts this repo at the workdir."""
+        info = self._inspect(placement.engine, placement.container)
+        if info is None:
+            raise EnvironmentUnusable(
+                f"no container named {placement.container} ({placement.engine} container inspect failed)",
+                hint="start one with the repository mounted, or use --image to run a fresh container",
+            )
+        if not info["running"]:
+            raise EnvironmentUnusable(f"container {placement.container} is not running (start it first)")
+        workdir = self.ctx.config.workdir
+        mounts = info["mounts"]
+        source = engines.mounted_at(mounts if isinstance(mounts, list) else [], workdir)
+        repo = self.ctx.repo.resolve()
+        if source is None or Path(source).resolve() != repo:
+            where = f"mounts {source}" if source else "mounts nothing"
+            raise EnvironmentUnusable(
+                f"container {placement.container} {where} at {workdir}, not this repository ({repo}); "
+                "refusing to run uv on another checkout",
+                hint=f"start a container with -v {repo}:{workdir}, or use --image",
+            )
+        container_id = str(info["id"])
+        self._remember(placement, container_id)
+        return container_id
+
+    def _exec_target(self, placement: engines.Placement) -> engines.Placement:
+        """Exec by the verified id: a container recreated under the same name is re-checked."""
+        cached = self._verified_id(placement)
+        container_id = cached or self.verify_container(placement)
+        return engines.Placement(placement.mode, placement.engine, container_id, env=placement.env)
+
+    def check_usable(self) -> None:
+        """Exit 3 unless the command could run: engine, image or container, mounts."""
+        placement = self.placement
+        if self.ctx.dry_run or placement.mode == "local":
+            if placement.mode == "local" and proc.which("uv", self.ctx.env) is None and not self.ctx.dry_run:
+                raise EnvironmentUnusable("uv is not on PATH in this container")
+            return
+        if placement.mode == "srun":
+            if proc.which("srun", self.ctx.env) is None:
+                raise EnvironmentUnusable("--engine srun: `srun` is not on PATH (not on a Slurm login node?)")
+            return
+        if placement.mode == "exec":
+            self.verify_container(placement)
+            return
+        probe = proc.run([placement.engine, "image", "inspect", "--format", "{{.Id}}", placement.image], env=self.ctx.env, check=False)
+        if not probe.ok:
+            unreachable = "Cannot connect" in probe.stderr or "connect:" in probe.stderr
+            if unreachable:
+                raise EnvironmentUnusable(f"{placement.engine} is installed but its daemon is not reachable: {probe.stderr.strip().splitlines()[-1]}")
+            raise EnvironmentUnusable(
+                f"image {placement.image} is not present in {placement.engine}",
+                hint="build it with `uvdock image build`, pull it with `uvdock image pull`, or name another with --image",
+            )
+
+    # -- running -------------------------------------------------------------------------
+
+    def run(self, command: Sequence[str], *, tty: bool | None = None, writes: Sequence[str] = ()) -> int:
+        """Run in the container with the terminal attached; return the command's exit code."""
+        if not command:
+            raise InputRefused("no command given")
+        if tty is None:
+            tty = sys.stdin.isatty() and sys.stdout.isatty()
+        if self.ctx.dry_run:
+            self.ctx.out.command(self.argv(command, tty=tty))
+            return 0
+        if self.placement.mode == "run":
+            self.check_usable()
+        argv = self.argv(command, tty=tty)
+        self.ctx.out.detail("+ " + " ".join(argv))
+        code = proc.run_foreground(
+            argv, cwd=self.ctx.repo, env=self.ctx.env, on_interrupt=self._stop
+        )
+        if code != 0 and self.placement.mode == "exec":
+            self._recheck_after_failure()
+        if writes:
+            self._give_back(writes)
+        return code
+
+    def run_uv(self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None) -> int:
+        code = self.run(["uv", *args], tty=tty, writes=writes)
+        if code in (126, 127) and self.placement.mode != "local":
+            raise EnvironmentUnusable(
+                "uv was not found in the container: is this the CI image?",
+                hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
+            )
+        return code
+
+    def capture(self, command: Sequence[str]) -> proc.Completed:
+        if self.placement.mode == "run":
+            self.check_usable()
+        return proc.run(self.argv(command, tty=False), cwd=self.ctx.repo, env=self.ctx.env, check=False)
+
+    def _recheck_after_failure(self) -> None:
+        placement = self.placement
+        cached = self._verified_id(placement)
+        if cached and self._inspect(placement.engine, cached) is None:
+            self._remember(placement, None)
+            raise EnvironmentUnusable(
+                f"container {placement.container} is gone (it was recreated or removed); nothing ran",
+                hint="run the command again to check the new container",
+            )
+
+    def _stop(self) -> None:
+        placement = self.target
+        if placement.mode == "exec":
+            proc.run(
+                [placement.engine, "exec", placement.container, "sh", "-c", _KILL_TAGGED, RUN_MARKER, self.run_id],
+                env=self.ctx.env, check=False, timeout=20,
+            )
+        elif placement.mode == "run":
+            name = f"uvdock-{self.run_id}"
+            proc.run([placement.engine, "kill", "--signal", "INT", name], env=self.ctx.env, check=False, timeout=20)
+
+    def _give_back(self, writes: Sequence[str]) -> None:
+        """Files a root container wrote into the repo go back to the invoking user."""
+        if self.placement.mode == "local" or os.getuid() == 0:
+            return
+        uid, gid = os.getuid(), os.getgid()
+        foreign = [w for w in writes if (self.ctx.repo / w).exists() and (self.ctx.repo / w).stat().st_uid != uid]
+        if not foreign:
+            return
+        targets = [f"{self.ctx.config.workdir}/{w}" for w in foreign]
+        argv = self.argv(["chown", f"{uid}:{gid}", "--", *targets])
+        if proc.run(argv, env=self.ctx.env, check=False).returncode != 0:
+            self.ctx.out.warn(f"could not give {', '.join(foreign)} back to uid {uid}; fix with sudo chown")

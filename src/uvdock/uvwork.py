@@ -1,0 +1,53 @@
+"""Steps shared by the commands that run uv on the project: add, remove, lock, sync."""
+
+from __future__ import annotations
+
+from uvdock.context import Context
+from uvdock.shim import Shim
+
+
+def warn_uv_mismatch(ctx: Context, shim: Shim) -> None:
+    """Report the container's uv and warn when it differs from what is expected."""
+    if ctx.dry_run:
+        return
+    from uvdock import pyproject, uvversion
+
+    out = shim.capture(["uv", "--version"])
+    container = uvversion.parse(out.stdout) if out.ok else None
+    if container is None:
+        if out.returncode in (126, 127):
+            from uvdock.errors import EnvironmentUnusable
+
+            raise EnvironmentUnusable(
+                "uv was not found in the container: is this the CI image?",
+                hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
+            )
+        return
+    ctx.out.detail(f"uv {container} {shim.placement.describe()}")
+    try:
+        required = pyproject.read(ctx.repo).required_uv
+    except Exception:  # a broken pyproject is uv's to report, with its own words
+        required = None
+    for problem in uvversion.mismatches(container, required, uvversion.host_version(ctx.env)):
+        ctx.out.warn(problem)
+
+
+def lock_bytes(ctx: Context) -> bytes | None:
+    try:
+        return (ctx.repo / "uv.lock").read_bytes()
+    except OSError:
+        return None
+
+
+def show_lock_change(ctx: Context, before: bytes | None) -> None:
+    """What the run changed in uv.lock, as a lock diff."""
+    after = lock_bytes(ctx)
+    if after is None or after == before:
+        if not ctx.options.json:
+            ctx.out.info("uv.lock unchanged")
+        return
+    from uvdock import lockdiff_view, lockfile
+
+    # No lock before: everything is added (an empty lock is `version = 1` and nothing else).
+    diff = lockfile.diff_locks(before or b"version = 1\n", after)
+    lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes")
