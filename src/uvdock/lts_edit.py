@@ -27,7 +27,7 @@ _VERSION_CHARS = re.compile(r"^[A-Za-z0-9.+!_-]+$")
 # quotes, `;`, `$`, backticks, `|`, `<`, `>`, `\`, parentheses or `*`: the text lands in a
 # requirements file and in copy-pasteable commands, where those change meaning.
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9\-._~:/?#@=+%,&]+$")
-_SHELL_METACHARACTERS = set(";|&$`<>\\\"'(){}*?!~ ")
+_SHELL_METACHARACTERS = frozenset(";|&$`<>\\\"'(){}*?!~")
 _URL_CHAR = re.compile(r"[A-Za-z0-9\-._~:/?#@=+%,&]")
 # user[:password]@ in the authority; the ssh convention `git@` is a user, not a secret.
 _USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<userinfo>[^/]*)@")
@@ -206,6 +206,12 @@ def rewrite_requirement(requirement: str, pin: Pin, spec: PinSpec) -> str:
     )
 
 
+def _extras_key(extras: Sequence[str]) -> list[str]:
+    from packaging.utils import canonicalize_name
+
+    return sorted(canonicalize_name(e) for e in extras)
+
+
 def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     """(old requirement, new requirement, new content of the pin's first physical line)."""
     content = lts.lines[pin.line - 1].content
@@ -214,7 +220,7 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
         raise InputRefused(
             f"line {pin.line}: `{pin.name}` spans several lines; edit it by hand",
         )
-    if spec.extras is not None and tuple(sorted(spec.extras)) != pin.extras:
+    if spec.extras is not None and _extras_key(spec.extras) != _extras_key(pin.extras):
         raise InputRefused(
             f"SPEC {spec.raw!r}: line {pin.line} has extras [{','.join(pin.extras)}]; "
             "the file keeps its extras (leave them out of SPEC, or edit the line by hand)"
