@@ -1,0 +1,247 @@
+"""mark-broken and unmark plans: exact bytes, YAML meaning, splits, CRLF, byte-exact round trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_recipes_samples import MODEL, OTHER, crlf, runs, unbroken, without_scopes
+
+from uvdock import recipes, recipes_edit
+from uvdock.errors import InputRefused
+from uvdock.recipes_edit import MarkRequest
+
+
+def _recipes(*texts: str) -> list[recipes.Recipe]:
+    return [recipes.parse(Path(f"f{i}.yaml"), f"f{i}.yaml", t) for i, t in enumerate(texts)]
+
+
+def _mark(texts: list[str], case: str, **filters: tuple[str, ...]) -> list[str]:
+    request = MarkRequest(case, 42, "hangs on iter 3", **filters)
+    plan = recipes_edit.plan_mark(_recipes(*texts), request)
+    return [e.new for e in plan.edits]
+
+
+def _unmark(texts: list[str], case: str) -> list[str]:
+    return [e.new for e in recipes_edit.plan_unmark(_recipes(*texts), case).edits]
+
+
+def test_mark_every_row_exact_bytes() -> None:
+    (new,) = _mark([MODEL], "alpha")
+    expected = MODEL.replace(
+        "        scope: [mr, mr-github]\n",
+        "        # Broken: hangs on iter 3 - see issue #42.\n"
+        "        scope: [mr-broken, mr-github-broken]  # was: [mr, mr-github]\n",
+    ).replace(
+        "        scope: [nightly]\n",
+        "        # Broken: hangs on iter 3 - see issue #42.\n"
+        "        scope: [nightly-broken]  # was: [nightly]\n",
+    )
+    assert new == expected
+    assert without_scopes(new) == without_scopes(MODEL)
+    assert _unmark([new], "alpha") == [MODEL]
+
+
+def test_platform_narrowing_splits_the_row() -> None:
+    (new,) = _mark([MODEL], "alpha", platforms=("dgx_h100",))
+    assert (
+        "      - environment: [dev]\n"
+        "        scope: [mr, mr-github]\n"
+        "        platforms: [dgx_a100]  # uvdock-kept: platforms: [dgx_a100, dgx_h100]\n"
+        "      - environment: [dev]\n"
+        "        # Broken: hangs on iter 3 - see issue #42.\n"
+        "        scope: [mr-broken, mr-github-broken]  # was: [mr, mr-github]\n"
+        "        platforms: [dgx_h100]  # uvdock-split: platforms: [dgx_a100, dgx_h100]\n"
+        "      - environment: [lts]\n"
+        "        scope: [nightly]\n"
+    ) in new
+    before, after = runs(MODEL), runs(new)
+    assert unbroken(after) == unbroken(before)
+    assert {i for i in after if i[4]} - before == {
+        ("alpha", "dev", "dgx_h100", "mr", True),
+        ("alpha", "dev", "dgx_h100", "mr-github", True),
+    }
+    assert _unmark([new], "alpha") == [MODEL]
+
+
+def test_environment_narrowing_only_touches_that_environment() -> None:
+    (new,) = _mark([MODEL], "alpha", environments=("lts",))
+    assert "scope: [mr, mr-github]\n" in new
+    assert "scope: [nightly-broken]  # was: [nightly]\n" in new
+    assert _unmark([new], "alpha") == [MODEL]
+
+
+def test_multi_case_entry_is_split_and_rejoined() -> None:
+    (new,) = _mark([MODEL], "gamma")
+    assert (
+        "  - test_case: [beta, delta]  # uvdock-kept: - test_case: [beta, gamma, delta]\n"
+        "    products:\n"
+        "      - environment: [dev, lts]\n"
+        "        scope: [mr]\n"
+        "        platforms: [dgx_h100] # hang: #513\n"
+        "        time_limit: 1800\n"
+        "  - test_case: [gamma]  # uvdock-split: - test_case: [beta, gamma, delta]\n"
+        "    products:\n"
+        "      - environment: [dev, lts]\n"
+        "        # Broken: hangs on iter 3 - see issue #42.\n"
+        "        scope: [mr-broken]  # was: [mr]\n"
+        "        platforms: [dgx_h100] # hang: #513\n"
+        "        time_limit: 1800\n"
+        "  # - test_case: [omega]\n"
+    ) in new
+    assert {i for i in runs(new) if i[4]} - runs(MODEL) == {
+        ("gamma", "dev", "dgx_h100", "mr", True),
+        ("gamma", "lts", "dgx_h100", "mr", True),
+    }
+    assert unbroken(runs(new)) == unbroken(runs(MODEL))
+    assert _unmark([new], "gamma") == [MODEL]
+
+
+def test_entry_and_environment_split_together() -> None:
+    (new,) = _mark([MODEL], "beta", environments=("lts",))
+    assert {i for i in runs(new) if i[4]} - runs(MODEL) == {("beta", "lts", "dgx_h100", "mr", True)}
+    assert unbroken(runs(new)) == unbroken(runs(MODEL))
+    assert _unmark([new], "beta") == [MODEL]
+
+
+def test_environment_and_platform_split_at_once_is_refused() -> None:
+    text = MODEL.replace("platforms: [dgx_h100] # hang", "platforms: [dgx_a100, dgx_h100] # hang")
+    with pytest.raises(InputRefused, match="environment and platform"):
+        _mark([text], "beta", environments=("lts",), platforms=("dgx_h100",))
+
+
+def test_inherited_platforms_get_their_own_line_and_no_final_newline_survives() -> None:
+    (new,) = _mark([OTHER], "alpha", platforms=("dgx_a100",))
+    assert new.endswith(
+        '- test_case: ["alpha"]\n'
+        "  products:\n"
+        "  - environment: [dev]\n"
+        "    scope: [mr-slim]\n"
+        "    platforms: [dgx_h100]  # uvdock-kept: (added)\n"
+        "  - environment: [dev]\n"
+        "    # Broken: hangs on iter 3 - see issue #42.\n"
+        "    scope: [mr-slim-broken]  # was: [mr-slim]\n"
+        "    platforms: [dgx_a100]  # uvdock-split: (added)\n"
+        "- test_case: [zeta]\n"
+        "  products:\n"
+        "  - environment: [dev]\n"
+        "    scope: [nightly]\n"
+        "    platforms: [dgx_gb200, dgx_h100, dgx_a100]"
+    )
+    assert unbroken(runs(new)) == unbroken(runs(OTHER))
+    assert _unmark([new], "alpha") == [OTHER]
+
+
+def test_split_at_end_of_file_without_final_newline() -> None:
+    (new,) = _mark([OTHER], "zeta", platforms=("dgx_h100",))
+    assert not new.endswith("\n")
+    assert new.endswith(
+        "platforms: [dgx_h100]  # uvdock-split: platforms: [dgx_gb200, dgx_h100, dgx_a100]"
+    )
+    assert _unmark([new], "zeta") == [OTHER]
+
+
+def test_crlf_stays_crlf() -> None:
+    text = crlf(MODEL)
+    (new,) = _mark([text], "gamma", environments=("dev",))
+    assert "\n" not in new.replace("\r\n", "")
+    assert runs(new) == runs(_mark([MODEL], "gamma", environments=("dev",))[0])
+    assert _unmark([new], "gamma") == [text]
+
+
+def test_a_case_in_two_files_is_marked_in_both() -> None:
+    new_model, new_other = _mark([MODEL, OTHER], "alpha", platforms=("dgx_h100",))
+    assert new_model != MODEL and new_other != OTHER
+    assert _unmark([new_model, new_other], "alpha") == [MODEL, OTHER]
+
+
+def test_already_broken_changes_nothing() -> None:
+    plan = recipes_edit.plan_mark(
+        _recipes(MODEL), MarkRequest("epsilon", 1, "x", environments=("dev",))
+    )
+    assert plan.changes  # weekly is not broken yet
+    twice = recipes_edit.plan_mark(_recipes(plan.edits[0].new), MarkRequest("epsilon", 2, "y"))
+    assert not twice.changed_edits
+    assert twice.notes == ["epsilon is already broken in every matching row"]
+
+
+def test_partly_broken_row_keeps_its_broken_scopes() -> None:
+    (new,) = _mark([MODEL], "epsilon")
+    assert "scope: [weekly-broken, mr-broken]  # was: [weekly, mr-broken]\n" in new
+    assert _unmark([new], "epsilon") == [MODEL]
+
+
+def test_no_matching_row_is_refused_with_where_it_runs() -> None:
+    with pytest.raises(InputRefused, match="no row for platform dgx_gb200") as info:
+        _mark([MODEL], "alpha", platforms=("dgx_gb200",))
+    assert info.value.hint is not None and "f0.yaml:20" in info.value.hint
+
+
+@pytest.mark.parametrize(
+    ("issue", "reason"), [(0, "x"), (-3, "x"), (1, ""), (1, "a\nb"), (1, "a\r")]
+)
+def test_bad_issue_or_reason_is_refused(issue: int, reason: str) -> None:
+    with pytest.raises(InputRefused):
+        recipes_edit.plan_mark(_recipes(MODEL), MarkRequest("alpha", issue, reason))
+
+
+def test_nested_row_splits_unwind() -> None:
+    once = _mark([OTHER], "zeta", platforms=("dgx_h100",))
+    twice = _mark(once, "zeta", platforms=("dgx_gb200",))
+    assert {i[2] for i in runs(twice[0]) if i[0] == "zeta" and i[4]} == {"dgx_gb200", "dgx_h100"}
+    assert {i[2] for i in runs(twice[0]) if i[0] == "zeta" and not i[4]} == {"dgx_a100"}
+    assert _unmark(twice, "zeta") == [OTHER]
+
+
+def test_two_cases_split_from_one_entry_unwind_in_reverse_order() -> None:
+    marked = _mark(_mark([MODEL], "gamma"), "delta")
+    with pytest.raises(InputRefused, match="split out of this entry later"):
+        _unmark(marked, "gamma")
+    assert _unmark(_unmark(marked, "delta"), "gamma") == [MODEL]
+
+
+def test_unmark_leaves_hand_made_broken_scopes() -> None:
+    plan = recipes_edit.plan_unmark(_recipes(MODEL), "epsilon")
+    assert not plan.changed_edits
+    assert plan.notes[0] == "epsilon has no mark made by uvdock"
+    assert "not marked by uvdock" in plan.notes[1]
+
+
+def test_custom_suffix() -> None:
+    request = MarkRequest("alpha", 7, "oom", environments=("lts",), suffix="-flaky")
+    (edit,) = recipes_edit.plan_mark(_recipes(MODEL), request).edits
+    assert "scope: [nightly-flaky]  # was: [nightly]\n" in edit.new
+
+
+MARKS = st.lists(
+    st.tuples(
+        st.sampled_from(["alpha", "beta", "gamma", "delta", "zeta"]),
+        st.sampled_from([(), ("dev",), ("lts",)]),
+        st.sampled_from([(), ("dgx_a100",), ("dgx_h100",), ("dgx_gb200",)]),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(MARKS, st.booleans())
+def test_any_marks_then_unmarks_restore_the_bytes(
+    marks: list[tuple[str, tuple[str, ...], tuple[str, ...]]], use_crlf: bool
+) -> None:
+    original = [crlf(MODEL), OTHER] if use_crlf else [MODEL, OTHER]
+    texts = list(original)
+    order: list[str] = []
+    for case, environments, platforms in marks:
+        try:
+            texts = _mark(texts, case, environments=environments, platforms=platforms)
+        except InputRefused:
+            continue  # no such row, or a row that would split two ways
+        for text, before in zip(texts, original, strict=True):
+            assert unbroken(runs(text)) == unbroken(runs(before))
+        if case not in order:
+            order.append(case)
+    for case in reversed(order):
+        texts = _unmark(texts, case)
+    assert texts == original
