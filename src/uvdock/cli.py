@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
-import tempfile
-import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 from uvdock import __version__
 from uvdock.errors import CommandFailed, InputRefused, UvdockError
 
 
-@dataclass(frozen=True)
-class CommandSpec:
+class CommandSpec(NamedTuple):
     module: str
     help: str
 
@@ -129,17 +127,20 @@ def _split_command(parser: argparse.ArgumentParser, command: str | None, rest: l
 
 
 def _crash_log(exc: BaseException) -> Path:
+    import os
+    import tempfile
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="uvdock-crash-", suffix=".log")
     with os.fdopen(fd, "w") as fh:
         fh.write(f"uvdock {__version__} {' '.join(sys.argv)}\n")
         traceback.print_exception(exc, file=fh)
+    from pathlib import Path
+
     return Path(path)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    from uvdock.context import Context, GlobalOptions
-    from uvdock.output import Output
-
     args_list = list(sys.argv[1:] if argv is None else argv)
     top = _top_parser()
     top_args = top.parse_args(args_list)
@@ -153,6 +154,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     add_global_options(sub, after_command=True)
     command.configure(sub)
     args = sub.parse_args(rest)
+
+    from uvdock.context import Context, GlobalOptions
+    from uvdock.output import Output
 
     merged = {**vars(top_args), **{k: v for k, v in vars(args).items() if k in vars(top_args)}}
     options = GlobalOptions(
@@ -172,11 +176,11 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from uvdock.output import Output
-
     try:
         return run(argv)
     except UvdockError as exc:
+        from uvdock.output import Output
+
         out = Output()
         out.error(exc.message)
         if exc.hint:
@@ -186,11 +190,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             Output(stdout=sys.stderr).info(tail)
         return exc.exit_code
     except KeyboardInterrupt:
+        from uvdock.output import Output
+
         Output().error("interrupted")
         return 130
     except BrokenPipeError:
         return 1
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
+        from uvdock.output import Output
+
         path = _crash_log(exc)
         Output().error(f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})")
         return 4

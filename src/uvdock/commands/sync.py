@@ -24,9 +24,9 @@ class Command(BaseCommand):
         from uvdock.shim import Shim
 
         if args.profile == "lts":
-            from uvdock.optin import require_lts
+            from uvdock import optin
 
-            require_lts(args.lts, "sync the LTS profile", ["uvdock", "sync", "--profile", "lts"])
+            optin.require_lts(args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts"))
         deps = pyproject.read(ctx.repo)
         protected = pyproject.protected_packages(ctx.repo / ctx.config.dockerfile, ctx.config.protected_packages)
         plan = syncplan.build(args.profile, deps, groups=args.group, extras=args.extra, protected=protected)
