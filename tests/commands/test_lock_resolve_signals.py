@@ -1,0 +1,86 @@
+"""Ctrl-C and a hard kill while `lock resolve` relocks: nothing is lost.
+
+uvdock runs as a real subprocess in its own session (as in a terminal). A fake `uv` on PATH
+(--engine local) scribbles over uv.lock and then sleeps, so the signal surely lands while
+"uv" runs and after uv.lock was changed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git
+from lockconflict import build_wheels, make_conflict, snapshot
+
+from uvdock import resolve_state
+
+FAKE_UV = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "uv 0.13.9"; exit 0; fi
+printf 'half written by a slow uv\\n' > uv.lock
+: > "$FAKE_UV_STARTED"
+exec sleep 120
+"""
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheels(tmp_path_factory.mktemp("wheels"))
+
+
+def start_resolve(repo: Path, tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    fake = bin_dir / "uv"
+    fake.write_text(FAKE_UV)
+    fake.chmod(0o755)
+    started = tmp_path / "uv-started"
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    env["FAKE_UV_STARTED"] = str(started)
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "local", "lock",
+            "resolve", "--onto", "main", "--no-fetch", *args]
+    child = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        if child.poll() is not None or time.monotonic() > deadline:
+            _out, err = child.communicate()
+            pytest.fail(f"fake uv never started (exit {child.returncode}): {err.decode()}")
+        time.sleep(0.05)
+    return child, started
+
+
+def test_ctrl_c_during_relock_restores_exact_state(wheelhouse: Path, tmp_path: Path) -> None:
+    conflict = make_conflict(tmp_path, wheelhouse, "rebase")
+    before = snapshot(conflict.repo)
+    child, _ = start_resolve(conflict.repo, tmp_path)
+    assert conflict.lock.read_bytes() == b"half written by a slow uv\n"
+    os.killpg(child.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err.decode()
+    assert "back as they were" in err.decode()
+    assert snapshot(conflict.repo) == before
+    assert not resolve_state.state_dir(conflict.repo).exists()
+
+
+def test_kill_then_abort_restores_exact_state(wheelhouse: Path, tmp_path: Path) -> None:
+    conflict = make_conflict(tmp_path, wheelhouse, "merge")
+    before = snapshot(conflict.repo)
+    child, _ = start_resolve(conflict.repo, tmp_path)
+    os.killpg(child.pid, signal.SIGKILL)  # no handler can run: only the saved state remains
+    child.communicate(timeout=60)
+    assert conflict.lock.read_bytes() != before.lock
+    assert resolve_state.state_dir(conflict.repo).is_dir()
+    abort = [sys.executable, "-m", "uvdock", "--repo", str(conflict.repo), "lock", "resolve"]
+    aborted = subprocess.run([*abort, "--abort"], capture_output=True, text=True, check=False)
+    assert aborted.returncode == 0, aborted.stderr
+    assert snapshot(conflict.repo) == before
+    assert git(conflict.repo, "ls-files", "-u", "uv.lock") == before.unmerged
+    assert not resolve_state.state_dir(conflict.repo).exists()
