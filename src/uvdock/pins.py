@@ -209,11 +209,11 @@ def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
     return pins
 
 
-def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[Pin]]:
-    """The lanes' matrix rows (as pins of their BASE_IMAGE), adding their findings to the scan."""
+def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, Pin]]]:
+    """Each lane's matrix rows: (line of the row, pin of its BASE_IMAGE). Adds findings to scan."""
     from uvdock.pins_gitlab import sequence_items
 
-    rows: dict[str, list[Pin]] = {rule.lane: [] for rule in scan.lanes}
+    rows: dict[str, list[tuple[int, Pin]]] = {rule.lane: [] for rule in scan.lanes}
     for item in sequence_items(text):
         lanes = [
             rule.lane
@@ -259,7 +259,7 @@ def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[Pin]]:
             base.end,
             platform=platform.value if platform else "",
         )
-        rows[lane].append(pin)
+        rows[lane].append((item.line, pin))
         scan.pins.append(pin)
         if platform is None:
             scan.findings.append(
@@ -271,13 +271,13 @@ def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[Pin]]:
 
 
 def _platform_findings(
-    path: str, lane: str, rows: list[Pin], platforms: Sequence[str]
+    path: str, lane: str, rows: list[tuple[int, Pin]], platforms: Sequence[str]
 ) -> list[Finding]:
     """One row per configured platform: name each missing and each doubled one."""
     findings = []
-    first_line = rows[0].line if rows else None
+    first_line = rows[0][0] if rows else None
     for platform in platforms:
-        matching = [pin for pin in rows if pin.platform == platform]
+        matching = [line for line, pin in rows if pin.platform == platform]
         if not matching:
             findings.append(
                 Finding(
@@ -294,9 +294,9 @@ def _platform_findings(
                     "platform-doubled",
                     lane,
                     path,
-                    extra.line,
+                    extra,
                     f"second {lane} matrix row for platform {platform} "
-                    f"(first at line {matching[0].line})",
+                    f"(first at line {matching[0]})",
                 )
             )
     return findings

@@ -85,7 +85,14 @@ class Command(BaseCommand):
                     f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
                 )
             return 0
-        edit.apply(plan.edits)
+        try:
+            edit.apply(plan.edits)
+        except OSError as exc:  # apply has put every file back
+            from uvdock.errors import EnvironmentUnusable
+
+            raise EnvironmentUnusable(
+                f"could not write the pins ({exc}); nothing was changed"
+            ) from exc
         if ctx.options.json:
             ctx.out.json(self._payload(plan, written=True))
             return 0
