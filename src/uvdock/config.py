@@ -12,7 +12,6 @@ import dataclasses
 import json
 import os
 import shlex
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,11 +166,13 @@ _ENV_NOT_CONFIG = frozenset({"UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE", "UVDO
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise InputRefused(f"{path.name}: not valid TOML: {exc}") from exc
+        raise InputRefused(f"{path.name}: not valid TOML: {exc}") from None
 
 
 def file_table(repo: Path) -> tuple[dict[str, Any], str]:
@@ -180,7 +181,8 @@ def file_table(repo: Path) -> tuple[dict[str, Any], str]:
     if own.is_file():
         return _read_toml(own), "uvdock.toml"
     pyproject = repo / "pyproject.toml"
-    if pyproject.is_file():
+    # Most runs have no [tool.uvdock]: a byte search spares parsing a large pyproject.
+    if pyproject.is_file() and b"uvdock" in pyproject.read_bytes():
         try:
             table = _read_toml(pyproject).get("tool", {}).get("uvdock", {})
         except InputRefused:

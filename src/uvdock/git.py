@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,23 @@ def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
     return proc.run(["git", "-C", str(repo), *args], check=check)
 
 
+def _dot_git(start: Path) -> Path | None:
+    """The `.git` entry (a folder, or a file in worktrees and submodules) above `start`."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return None  # git's own rules apply; ask git
+    for folder in (start, *start.parents):
+        candidate = folder / ".git"
+        if candidate.exists():
+            return candidate
+    return None
+
+
 def toplevel(start: Path) -> Path:
+    # Walking up for .git costs microseconds; `git rev-parse` costs a process start on
+    # every command, which the exec start-up budget cannot afford.
+    dot_git = _dot_git(start)
+    if dot_git is not None and (dot_git.is_dir() or dot_git.read_text(errors="replace").startswith("gitdir:")):
+        return dot_git.parent
     try:
         out = proc.run(["git", "-C", str(start), "rev-parse", "--show-toplevel"])
     except CommandFailed as exc:
@@ -24,6 +41,13 @@ def toplevel(start: Path) -> Path:
 
 
 def git_dir(repo: Path) -> Path:
+    dot_git = _dot_git(repo)
+    if dot_git is not None and dot_git.is_dir():
+        return dot_git.resolve()
+    if dot_git is not None:
+        text = dot_git.read_text(errors="replace").strip()
+        if text.startswith("gitdir:"):
+            return (dot_git.parent / text.split(":", 1)[1].strip()).resolve()
     out = _git(repo, "rev-parse", "--absolute-git-dir")
     return Path(out.stdout.strip())
 

@@ -1,0 +1,75 @@
+"""The root handler: exit codes, one-line errors, no tracebacks on the terminal."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from uvdock import cli
+
+
+def test_version(run_cli: Callable[..., object]) -> None:
+    result = run_cli("--version")
+    assert result.code == 0 and result.out.startswith("uvdock ")  # type: ignore[attr-defined]
+
+
+def test_unknown_command_suggests_close_names(run_cli: Callable[..., object]) -> None:
+    result = run_cli("syncc")
+    assert result.code == 2  # type: ignore[attr-defined]
+    assert "did you mean sync" in result.err  # type: ignore[attr-defined]
+
+
+def test_bad_option_is_exit_2_in_one_line(run_cli: Callable[..., object]) -> None:
+    result = run_cli("lock", "--frobnicate")
+    assert result.code == 2  # type: ignore[attr-defined]
+    assert result.err.count("\n") == 1 and "unrecognized arguments" in result.err  # type: ignore[attr-defined]
+
+
+def test_not_a_git_repository_is_exit_3(tmp_path: Path, run_cli: Callable[..., object]) -> None:
+    result = run_cli("--repo", tmp_path, "--dry-run", "lock")
+    assert result.code == 3  # type: ignore[attr-defined]
+    assert "not inside a git repository" in result.err  # type: ignore[attr-defined]
+
+
+def test_internal_error_is_one_line_and_a_log(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def boom(argv: object = None) -> int:
+        raise ZeroDivisionError("bug")
+
+    monkeypatch.setattr(cli, "run", boom)
+    assert cli.main([]) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error: ZeroDivisionError: bug" in err
+    log = Path(err.split("traceback in ")[1].rstrip(")\n"))
+    assert "ZeroDivisionError" in log.read_text()
+    log.unlink()
+
+
+def test_global_options_are_accepted_after_the_command(make_repo: Callable[..., Path], run_cli: Callable[..., object]) -> None:
+    repo = make_repo({"pyproject.toml": "[project]\nname = 'd'\nversion = '0'\n"})
+    result = run_cli("lock", "--repo", repo, "--dry-run", "--engine", "podman", "--image", "img:1")
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.out.startswith("podman run --rm -i") and "img:1 uv lock" in result.out  # type: ignore[attr-defined]
+
+
+def test_dry_run_needs_no_engine(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo({"pyproject.toml": "[project]\nname = 'd'\nversion = '0'\n"})
+    empty_path = tmp_path / "empty-bin"
+    empty_path.mkdir()
+    git = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
+    (empty_path / "git").symlink_to(git)
+    env = {"PATH": str(empty_path), "HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "uvdock", "--repo", str(repo), "--dry-run", "lock"],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("docker run --rm -i") and proc.stdout.rstrip().endswith("megatron-lm:local uv lock")
+
+
+def test_run_without_a_command_is_refused(make_repo: Callable[..., Path], run_cli: Callable[..., object]) -> None:
+    result = run_cli("--repo", make_repo(), "--dry-run", "run", "--")
+    assert result.code == 2  # type: ignore[attr-defined]
