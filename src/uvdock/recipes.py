@@ -9,10 +9,11 @@ lines themselves and records where each entry, row and key sits.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 
@@ -58,8 +59,7 @@ def unquote(item: str) -> str:
     return item
 
 
-@dataclass(frozen=True)
-class FlowList:
+class FlowList(NamedTuple):
     """`key: [a, b]  # tail` split so that it can be rebuilt with other items."""
 
     prefix: str  # indentation, key and "[" (the dash too on an item's first line)
@@ -100,14 +100,13 @@ def split_marker(body: str) -> tuple[str, str] | None:
     return kind, body[position + len(marker) :]
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """One `- environment: ...` item of an entry's products list. Line numbers are 0-based."""
 
     start: int
     end: int  # exclusive; after the last content line (trailing comments are not the row's)
     key_column: int
-    keys: dict[str, int] = field(hash=False)  # direct key -> line index
+    keys: dict[str, int]  # direct key -> line index
     environments: tuple[str, ...]
     scopes: tuple[str, ...]
     platforms: tuple[str, ...]  # effective: the row's own or else the spec's
@@ -117,8 +116,7 @@ class Row:
         return self.keys.get("scope")
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     start: int
     end: int
     key_column: int
@@ -127,11 +125,10 @@ class Entry:
     rows: tuple[Row, ...]
 
 
-@dataclass(frozen=True)
-class Recipe:
+class Recipe(NamedTuple):
     path: Path
     display: str
-    lines: list[str] = field(hash=False)
+    lines: list[str]
     spec_platforms: tuple[str, ...]
     entries: tuple[Entry, ...]
 
@@ -274,7 +271,14 @@ def recipe_paths(repo: Path, recipes_dir: str) -> list[Path]:
             f"no recipes directory {recipes_dir} in {repo}",
             hint="set recipes-dir in [tool.uvdock] or uvdock.toml",
         )
-    return sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")])
+    # os.walk rather than Path.rglob: several times faster, and start-up time is a budget
+    found = [
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(root)
+        for name in names
+        if name.endswith((".yaml", ".yml"))
+    ]
+    return [Path(p) for p in sorted(found)]
 
 
 def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
@@ -307,8 +311,7 @@ def require_case(repo: Path, recipes_dir: str, case: str) -> list[Recipe]:
     raise InputRefused(f"unknown test case `{case}` in {recipes_dir}", hint=hint)
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """Where a case runs: one row of one entry, as `recipe show` reports it."""
 
     path: str

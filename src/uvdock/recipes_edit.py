@@ -14,7 +14,7 @@ files are small and this keeps every line index honest after an insertion.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
@@ -40,8 +40,7 @@ from uvdock.recipes import (
 _MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
 
 
-@dataclass(frozen=True)
-class MarkRequest:
+class MarkRequest(NamedTuple):
     case: str
     issue: int
     reason: str
@@ -50,15 +49,13 @@ class MarkRequest:
     suffix: str = "-broken"
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     path: str
     line: int  # 1-based, in the new text
     what: str
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     edits: list[FileEdit]
     changes: list[Change]
     notes: list[str]  # rows left alone, and why
