@@ -203,3 +203,17 @@ def test_abort_restores_after_a_crash_and_blocks_a_new_run(
     assert not resolve_state.state_dir(conflict.repo).exists()
     nothing = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert nothing.code == 2 and "nothing to abort" in nothing.err  # type: ignore[attr-defined]
+
+
+def test_after_merge_driver_the_unmerged_clean_lock_is_resolved(
+    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    conflict = make_conflict(tmp_path, wheelhouse, "merge")
+    git(conflict.repo, "merge", "--abort")
+    assert run_cli("--repo", conflict.repo, "merge-driver", "install").code == 0  # type: ignore[attr-defined]
+    git(conflict.repo, "merge", "--no-edit", "main", check=False)
+    assert git(conflict.repo, "ls-files", "-u", "uv.lock")
+    assert not lockfile.has_conflict_markers(conflict.lock.read_bytes())
+    result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert_resolved(conflict)
