@@ -289,7 +289,10 @@ def run_checks(ctx: Context) -> list[CheckResult]:
     for name, method, needs in _PLAN:
         blocked = [n for n in needs if results[n].status not in ("pass", "warn")]
         if blocked:
-            results[name] = CheckResult(name, "skip", f"skipped: {blocked[0]} did not pass")
+            # Name the check that failed, not the one skipped because of it.
+            cause = results[blocked[0]]
+            detail = cause.detail if cause.status == "skip" else f"skipped: {cause.name} failed"
+            results[name] = CheckResult(name, "skip", detail)
             continue
         try:
             status, detail, fix = method(checks)

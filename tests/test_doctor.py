@@ -1,0 +1,143 @@
+"""doctor.diagnose over a corpus of failure logs written as the tools print them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from uvdock import doctor
+
+CORPUS = Path(__file__).parent / "data" / "doctor"
+
+# log file -> (signature, the uvdock command that fixes it, a word the cause must name)
+EXPECTED = {
+    "stale-lock.log": ("stale-lock", "uvdock lock", "pyproject.toml"),
+    "lock-check.log": ("stale-lock", "uvdock lock", "pyproject.toml"),
+    "module-not-found.log": ("module-not-found", "uvdock add sentencepiece", "pip install"),
+    "uv-not-found.log": ("uv-not-found", "uvdock image build", "wrong image"),
+    "uv-not-found-exec.log": ("uv-not-found", "uvdock image build", "wrong image"),
+    "no-space.log": ("no-space-left", "uvdock sync", "cache"),
+    "build-secret.log": ("build-secret-missing", "uvdock image build", "JET_INDEX_URLS"),
+    "build-secret-podman.log": ("build-secret-missing", "uvdock image build", "JET_INDEX_URLS"),
+    "access-forbidden.log": ("registry-access-forbidden", "uvdock image pull", "port"),
+    "access-forbidden-podman.log": ("registry-access-forbidden", "uvdock image pull", "port"),
+    "lock-conflict-markers.log": (
+        "lock-conflict-markers",
+        "uvdock lock resolve",
+        "conflict markers",
+    ),
+    "lock-conflict-markers-old-uv.log": (
+        "lock-conflict-markers",
+        "uvdock lock resolve",
+        "conflict markers",
+    ),
+    "group-not-defined.log": ("group-is-an-extra", "uvdock sync --extra dev", "extras"),
+    "torch-reinstalled.log": ("protected-package-reinstalled", "uvdock sync", "base image"),
+    "copy-pr-bot.log": (
+        "copy-pr-bot-deploy",
+        "git commit --allow-empty -m 'ci: retrigger' && git push",
+        "test",
+    ),
+}
+
+
+def test_every_corpus_file_is_covered() -> None:
+    assert sorted(p.name for p in CORPUS.glob("*.log")) == sorted([*EXPECTED, "unknown.log"])
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_log_names_cause_fix_and_command(name: str) -> None:
+    signature, command, cause_word = EXPECTED[name]
+    findings = doctor.diagnose((CORPUS / name).read_text()).findings
+    assert [f.signature for f in findings] == [signature]
+    finding = findings[0]
+    assert finding.command == command
+    assert cause_word in finding.cause
+    assert finding.fix
+    assert "<" not in finding.command  # every template field was filled
+
+
+def test_the_finding_quotes_the_matching_line() -> None:
+    finding = doctor.diagnose((CORPUS / "stale-lock.log").read_text()).findings[0]
+    assert finding.line_number == 4
+    assert finding.line.startswith("error: The lockfile at `uv.lock` needs to be updated")
+
+
+def test_torch_lines_without_downloads() -> None:
+    log = "Installed 1 package in 2.1s\n - torch==2.8.0a0+5228986c39.nv25.5\n + torch==2.7.1\n"
+    finding = doctor.diagnose(log).findings[0]
+    assert (finding.signature, finding.line_number) == ("protected-package-reinstalled", 3)
+    assert "torch" in finding.cause
+
+
+def test_other_packages_are_not_protected() -> None:
+    assert doctor.diagnose(" Downloading torchmetrics (900KiB)\n + torchao==0.1\n").findings == []
+
+
+def test_parse_error_without_conflict_markers_is_not_a_merge_conflict() -> None:
+    log = "error: Failed to parse `uv.lock`\n  cause: TOML parse error at line 3\ninvalid key\n"
+    diagnosis = doctor.diagnose(log)
+    assert diagnosis.findings == []
+    assert diagnosis.error_lines == [(1, "error: Failed to parse `uv.lock`")]
+
+
+def test_unknown_log_shows_the_error_looking_lines() -> None:
+    diagnosis = doctor.diagnose((CORPUS / "unknown.log").read_text())
+    assert diagnosis.findings == []
+    assert [n for n, _ in diagnosis.error_lines] == [9, 12, 14, 15]
+    assert diagnosis.error_lines[-1][1].startswith("fatal: not a git repository")
+
+
+def test_error_lines_are_capped() -> None:
+    diagnosis = doctor.diagnose("error: x\n" * 500)
+    assert len(diagnosis.error_lines) == doctor.MAX_ERROR_LINES
+
+
+def test_ci_decorations_are_removed() -> None:
+    log = (
+        "2025-06-01T10:00:00.1234567Z \x1b[31merror\x1b[0m: Group `lts` is not defined in the "
+        "project's `dependency-groups` table\r\n"
+        "2025-06-01T10:00:01.0000000Z  + torch==2.7.1\r\n"
+    )
+    findings = doctor.diagnose(log).findings
+    assert [(f.signature, f.line_number) for f in findings] == [
+        ("group-is-an-extra", 1),
+        ("protected-package-reinstalled", 2),
+    ]
+    assert findings[0].command == "uvdock sync --extra lts"
+
+
+def test_several_signatures_in_log_order_once_each() -> None:
+    log = "\n".join(
+        [
+            "bash: uv: command not found",
+            "error: Group `dev` is not defined in the project's `dependency-groups` table",
+            "bash: uv: command not found",
+        ]
+    )
+    assert [f.signature for f in doctor.diagnose(log).findings] == [
+        "uv-not-found",
+        "group-is-an-extra",
+    ]
+
+
+def test_signatures_are_data() -> None:
+    names = [s.name for s in doctor.SIGNATURES]
+    assert len(names) == len(set(names))
+    for signature in doctor.SIGNATURES:
+        assert signature.patterns and signature.cause and signature.fix and signature.command
+
+
+def test_a_custom_table() -> None:
+    table = (
+        doctor.Signature(
+            "x", (r"boom (?P<what>\w+)",), "it went {what}", "fix {what}", "uvdock {what}"
+        ),
+    )
+    finding = doctor.diagnose("ok\nboom bang\n", table).findings[0]
+    assert (finding.cause, finding.fix, finding.command) == (
+        "it went bang",
+        "fix bang",
+        "uvdock bang",
+    )

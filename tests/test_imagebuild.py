@@ -1,0 +1,114 @@
+"""imagebuild: the build spec read from a repository; build / pull / tag / enroot argv."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from uvdock import imagebuild
+from uvdock.config import Config
+from uvdock.errors import EnvironmentUnusable
+
+DEV_PIN = "nvcr.io/nvidia/pytorch:26.06-py3"
+LTS_PIN = "nvcr.io/nvidia/pytorch:25.09-py3"
+FILES: dict[str, str | bytes] = {
+    "docker/.ngc_version.dev": DEV_PIN + "\n",
+    "docker/.ngc_version.lts": LTS_PIN,  # no final newline, as in Megatron-LM
+    "docker/Dockerfile.ci.dev": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
+    "docker/Dockerfile.ci.lts": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
+}
+
+
+@pytest.fixture
+def repo(make_repo: Callable[..., Path]) -> Path:
+    return make_repo(FILES)
+
+
+@pytest.mark.parametrize("engine", ["docker", "podman"])
+def test_dev_build_argv(repo: Path, engine: str) -> None:
+    spec = imagebuild.build_spec(repo, Config(), lts=False)
+    assert imagebuild.build_argv(engine, spec) == [
+        engine,
+        "build",
+        "--target",
+        "main",
+        "--build-arg",
+        f"FROM_IMAGE_NAME={DEV_PIN}",
+        "--build-arg",
+        "IMAGE_TYPE=dev",
+        "-f",
+        "docker/Dockerfile.ci.dev",
+        "-t",
+        "megatron-lm:local",
+        ".",
+    ]
+
+
+@pytest.mark.parametrize("engine", ["docker", "podman"])
+def test_lts_build_argv_has_no_image_type(repo: Path, engine: str) -> None:
+    spec = imagebuild.build_spec(repo, Config(), lts=True)
+    assert spec.lane == "lts"
+    assert imagebuild.build_argv(engine, spec) == [
+        engine,
+        "build",
+        "--target",
+        "main",
+        "--build-arg",
+        f"FROM_IMAGE_NAME={LTS_PIN}",
+        "-f",
+        "docker/Dockerfile.ci.lts",
+        "-t",
+        "megatron-lm:local-lts",
+        ".",
+    ]
+
+
+def test_tag_and_config_override(repo: Path) -> None:
+    config = Config(build_target="public", image="mine:dev")
+    assert imagebuild.build_spec(repo, config, lts=False).tag == "mine:dev"
+    spec = imagebuild.build_spec(repo, config, lts=False, tag="other:1")
+    argv = imagebuild.build_argv("docker", spec)
+    assert argv[2:4] == ["--target", "public"]
+    assert argv[-3:] == ["-t", "other:1", "."]
+
+
+def test_missing_pin_file_is_environment_unusable(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"docker/Dockerfile.ci.dev": "FROM x AS main\n"})
+    with pytest.raises(EnvironmentUnusable, match=r"docker/\.ngc_version\.dev"):
+        imagebuild.build_spec(repo, Config(), lts=False)
+
+
+@pytest.mark.parametrize("content", ["", "\n", "a b\n"])
+def test_pin_file_must_hold_one_reference(make_repo: Callable[..., Path], content: str) -> None:
+    repo = make_repo({**FILES, "docker/.ngc_version.dev": content})
+    with pytest.raises(EnvironmentUnusable, match="one image reference"):
+        imagebuild.build_spec(repo, Config(), lts=False)
+
+
+def test_missing_dockerfile(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"docker/.ngc_version.lts": LTS_PIN})
+    with pytest.raises(EnvironmentUnusable, match=r"docker/Dockerfile\.ci\.lts"):
+        imagebuild.build_spec(repo, Config(), lts=True)
+
+
+def test_pull_tag_enroot_argv() -> None:
+    assert imagebuild.pull_argv("podman", "h/x:main") == ["podman", "pull", "h/x:main"]
+    assert imagebuild.tag_argv("docker", "h/x:main", "megatron-lm:local") == [
+        "docker",
+        "tag",
+        "h/x:main",
+        "megatron-lm:local",
+    ]
+    assert imagebuild.enroot_argv("megatron-lm.sqsh", "megatron-lm:local") == [
+        "enroot",
+        "import",
+        "-o",
+        "megatron-lm.sqsh",
+        "dockerd://megatron-lm:local",
+    ]
+    assert (
+        imagebuild.enroot_argv("o.sqsh", "megatron-lm:local", "podman")[-1]
+        == "podman://megatron-lm:local"
+    )
