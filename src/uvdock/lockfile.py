@@ -23,6 +23,7 @@ Source = str
 Entry = tuple[str, Source]
 
 _MARKER_RE = re.compile(r"^(?:<{7}(?: |$)|>{7}(?: |$)|={7}$|\|{7}(?: |$))", re.MULTILINE)
+_MARKER_RUNS = ("<" * 7, "=" * 7, ">" * 7, "|" * 7)
 _PACKAGE_HEADER = "\n[[package]]\n"
 _KEY_RE = re.compile(r'^(name|version|source) = (.*)$', re.MULTILINE)
 _SIMPLE_STRING_RE = re.compile(r'"([^"\\]*)"')
@@ -46,7 +47,11 @@ def _as_text(data: bytes | str) -> str:
 
 def has_conflict_markers(text: bytes | str) -> bool:
     """True when a line starts with a git conflict marker (<<<<<<<, =======, >>>>>>>, |||||||)."""
-    return _MARKER_RE.search(_as_text(text)) is not None
+    body = _as_text(text)
+    # A plain substring search first: the line-anchored regex is ~10x slower on 1 MB locks.
+    if not any(marker in body for marker in _MARKER_RUNS):
+        return False
+    return _MARKER_RE.search(body) is not None
 
 
 def conflict_marker_lines(text: bytes | str) -> list[int]:
