@@ -6,7 +6,9 @@ the GitLab CI matrix rows whose keys select the lane, and the default of
 `check` compares every other managed pin with it. Every other `nvcr.io/nvidia/pytorch:<tag>`
 in a tracked file is informational: listed, never changed, never an error.
 
-Nothing here prints; the command modules decide what to show and whether to apply.
+Nothing here prints; the command modules decide what to show and whether to apply. Records
+are NamedTuples rather than dataclasses: `image check` runs in pre-commit and CI, and its
+start-up time is budgeted (bench/image_check.py).
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.pins_tags import PREFIX, is_tag
@@ -35,8 +36,7 @@ _DOCKERFILE_ARG = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(NamedTuple):
     path: str  # relative to the repository root, with forward slashes
     line: int  # 1-based
     lane: str | None  # None for an informational mention
@@ -67,8 +67,7 @@ class Pin:
         }
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     kind: str  # drift, malformed, platform-missing, platform-doubled, no-platform,
     #            no-base-image, ambiguous-row, pin-file-missing
     lane: str
@@ -94,22 +93,20 @@ class Finding:
         }
 
 
-@dataclass(frozen=True)
-class LaneRules:
+class LaneRules(NamedTuple):
     lane: str
     pin_file: str
     dockerfile: str
     matrix_match: tuple[tuple[str, str], ...]
 
 
-@dataclass
-class Scan:
+class Scan(NamedTuple):
     """The managed pins of every lane, the texts they were read from, and structural findings."""
 
-    pins: list[Pin] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    texts: dict[str, str] = field(default_factory=dict)
-    lanes: list[LaneRules] = field(default_factory=list)
+    lanes: list[LaneRules]
+    pins: list[Pin]
+    findings: list[Finding]
+    texts: dict[str, str]  # path -> text as read (CRLF and final newline kept)
 
     def lane_pins(self, lane: str) -> list[Pin]:
         return [pin for pin in self.pins if pin.lane == lane]
@@ -304,7 +301,7 @@ def _platform_findings(
 
 def scan_managed(repo: Path, config: Config) -> Scan:
     """Read every lane's managed pins from the working tree."""
-    scan = Scan(lanes=lane_rules(config))
+    scan = Scan(lane_rules(config), [], [], {})
     for rule in scan.lanes:
         text = _read(repo, rule.pin_file, scan.texts)
         if text is not None:

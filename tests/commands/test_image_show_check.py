@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
-from conftest import SHARED, CliResult
+from conftest import CliResult
 from test_pins import DEV, build_yml, dev_row, lts_row, pin_files, standard_rows
 
 Run = Callable[..., CliResult]
@@ -156,4 +156,3 @@ def test_pre_commit_hook_definition() -> None:
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is False
     assert hook["always_run"] is True
-    assert SHARED.name == "shared"  # the fixture paths the other tests rely on
