@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_recipes_samples import MODEL, OTHER, crlf, runs, unbroken, without_scopes
 
-from uvdock import recipes, recipes_edit
+from uvdock import recipes, recipes_edit, recipes_unmark
 from uvdock.errors import InputRefused
 from uvdock.recipes_edit import MarkRequest
 
@@ -25,7 +25,7 @@ def _mark(texts: list[str], case: str, **filters: tuple[str, ...]) -> list[str]:
 
 
 def _unmark(texts: list[str], case: str) -> list[str]:
-    return [e.new for e in recipes_edit.plan_unmark(_recipes(*texts), case).edits]
+    return [e.new for e in recipes_unmark.plan_unmark(_recipes(*texts), case).edits]
 
 
 def test_mark_every_row_exact_bytes() -> None:
@@ -203,7 +203,7 @@ def test_two_cases_split_from_one_entry_unwind_in_reverse_order() -> None:
 
 
 def test_unmark_leaves_hand_made_broken_scopes() -> None:
-    plan = recipes_edit.plan_unmark(_recipes(MODEL), "epsilon")
+    plan = recipes_unmark.plan_unmark(_recipes(MODEL), "epsilon")
     assert not plan.changed_edits
     assert plan.notes[0] == "epsilon has no mark made by uvdock"
     assert "not marked by uvdock" in plan.notes[1]

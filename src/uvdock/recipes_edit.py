@@ -1,4 +1,4 @@
-"""`recipe mark-broken` and `recipe unmark` as edit plans over the recipe lines.
+"""`recipe mark-broken` as an edit plan over the recipe lines (recipes_unmark.py undoes it).
 
 A mark replaces a row's scopes by their broken forms, puts `# Broken: REASON - see issue #N.`
 above the scope line and `  # was: [OLD]` at its end. When only some of a row's platforms
@@ -20,10 +20,8 @@ from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
 from uvdock.recipes import (
     ADDED,
-    BROKEN_COMMENT,
     KEPT_MARKER,
     SPLIT_MARKER,
-    WAS_SUFFIX,
     Entry,
     FlowList,
     Recipe,
@@ -34,7 +32,6 @@ from uvdock.recipes import (
     indent_of,
     parse,
     placements,
-    split_marker,
 )
 
 _MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
@@ -100,7 +97,7 @@ def _file_eol(lines: Sequence[str]) -> str:
     return "\n"
 
 
-def _replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> None:
+def replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> None:
     """lines[start:end] = new, keeping the file's final newline (or its absence) as it was."""
     at_end = end >= len(lines)
     final_eol = bool(lines) and bool(eol_of(lines[-1]))
@@ -152,7 +149,7 @@ def _split_entry(recipe: Recipe, lines: list[str], entry: Entry, case: str) -> C
     offset = entry.case_line - entry.start
     kept = [*block[:offset], kept_line, *block[offset + 1 :]]
     split = [*block[:offset], split_line, *block[offset + 1 :]]
-    _replace_span(lines, entry.start, entry.end, kept + split)
+    replace_span(lines, entry.start, entry.end, kept + split)
     return Change(
         recipe.display,
         entry.start + len(kept) + 1,
@@ -180,7 +177,7 @@ def _split_row(
         offset = index - row.start
         kept = [*block[:offset], kept_line, *block[offset + 1 :]]
         split = [*block[:offset], split_line, *block[offset + 1 :]]
-    _replace_span(lines, row.start, row.end, kept + split)
+    replace_span(lines, row.start, row.end, kept + split)
     return Change(
         recipe.display,
         row.start + len(kept) + 1,
@@ -205,7 +202,7 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     )
     comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
     scope = f"{parsed.with_raw(new_raw)}  # was: [{parsed.raw}]"
-    _replace_span(lines, index, index + 1, [comment + eol_of(line), scope + eol_of(line)])
+    replace_span(lines, index, index + 1, [comment + eol_of(line), scope + eol_of(line)])
     return Change(recipe.display, index + 2, f"scope [{parsed.raw}] -> [{new_raw}]")
 
 
@@ -243,7 +240,7 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
 Step = Callable[[Recipe, list[str]], Change | None]
 
 
-def _run_steps(recipe: Recipe, act: Step) -> tuple[FileEdit, list[Change]]:
+def run_steps(recipe: Recipe, act: Step) -> tuple[FileEdit, list[Change]]:
     lines = list(recipe.lines)
     changes: list[Change] = []
     current = recipe
@@ -283,120 +280,8 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     edits: list[FileEdit] = []
     changes: list[Change] = []
     for recipe in recipes:
-        edit, done = _run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
+        edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
         edits.append(edit)
         changes.extend(done)
     notes = [] if changes else [f"{request.case} is already broken in every matching row"]
-    return Plan(edits, changes, notes)
-
-
-# --- unmark -------------------------------------------------------------------------------
-
-
-def _restore_line(lines: list[str], index: int, original: str) -> None:
-    line = lines[index]
-    if original == ADDED:
-        _replace_span(lines, index, index + 1, [])
-    else:
-        lines[index] = " " * indent_of(line) + original + eol_of(line)
-
-
-def _kept_partner(recipe: Recipe, index: int, original: str) -> bool:
-    marker = split_marker(body_of(recipe.lines[index]))
-    return marker is not None and marker == ("kept", original)
-
-
-def _undo_entry_split(
-    recipe: Recipe, lines: list[str], entries: Sequence[Entry], at: int, original: str
-) -> Change:
-    split = entries[at]
-    for kept in reversed(entries[:at]):
-        marker = split_marker(body_of(recipe.lines[kept.case_line]))
-        if marker is not None and marker[0] == "split":
-            continue  # another case split out of the same entry later sits in between
-        if marker is None:
-            break
-        if marker[1] != original:
-            later = ", ".join(kept.cases)
-            raise InputRefused(
-                f"{recipe.display}:{split.case_line + 1}: a case was split out of this entry later",
-                hint=f"unmark the case(s) split after it first (the entry now holds [{later}])",
-            )
-        _replace_span(lines, split.start, split.end, [])
-        _restore_line(lines, kept.case_line, original)
-        return Change(
-            recipe.display, kept.case_line + 1, f"joined {split.cases[0]} back into its entry"
-        )
-    raise InputRefused(
-        f"{recipe.display}:{split.case_line + 1}: the entry it was split from is gone"
-    )
-
-
-def _undo_row_split(
-    recipe: Recipe, lines: list[str], rows: Sequence[Row], at: int, key: str, original: str
-) -> Change:
-    split = rows[at]
-    kept_index = rows[at - 1].keys.get(key) if at > 0 else None
-    if kept_index is None or not _kept_partner(recipe, kept_index, original):
-        raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
-    _replace_span(lines, split.start, split.end, [])
-    _restore_line(lines, kept_index, original)
-    return Change(recipe.display, split.start + 1, f"joined the {key} split back")
-
-
-def _unmark_row(recipe: Recipe, lines: list[str], row: Row) -> Change | None:
-    index = row.scope_line
-    if index is None or index == 0:
-        return None
-    line = recipe.lines[index]
-    was = WAS_SUFFIX.match(body_of(line))
-    if was is None or not BROKEN_COMMENT.match(body_of(recipe.lines[index - 1])):
-        return None
-    parsed = flow_list(was["rest"])
-    if parsed is None:
-        return None
-    restored = parsed.with_raw(was["old"])
-    _replace_span(lines, index - 1, index + 1, [restored + eol_of(line)])
-    return Change(recipe.display, index, f"scope [{parsed.raw}] -> [{was['old']}]")
-
-
-def _unmark_step(recipe: Recipe, lines: list[str], case: str) -> Change | None:
-    entries = recipe.entries
-    for at, entry in enumerate(entries):
-        marker = split_marker(body_of(recipe.lines[entry.case_line]))
-        if entry.cases == (case,) and marker is not None and marker[0] == "split":
-            return _undo_entry_split(recipe, lines, entries, at, marker[1])
-    for entry in recipe.entries_of(case):
-        for at, row in enumerate(entry.rows):
-            for key in ("platforms", "environment"):
-                index = row.keys.get(key)
-                marker = split_marker(body_of(recipe.lines[index])) if index is not None else None
-                if marker is not None and marker[0] == "split":
-                    return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
-    for entry in recipe.entries_of(case):
-        for row in entry.rows:
-            change = _unmark_row(recipe, lines, row)
-            if change is not None:
-                return change
-    return None
-
-
-def plan_unmark(recipes: Sequence[Recipe], case: str, suffix: str = "-broken") -> Plan:
-    """Undo every uvdock mark of `case`: scopes, comments, split rows and entries."""
-    edits: list[FileEdit] = []
-    changes: list[Change] = []
-    for recipe in recipes:
-        edit, done = _run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case))
-        edits.append(edit)
-        changes.extend(done)
-    notes: list[str] = []
-    final = [parse(e.path, e.name, e.new) for e in edits]
-    for place in placements(final, case):
-        if any(s.endswith(suffix) for s in place.scopes):
-            notes.append(
-                f"{place.path}:{place.line}: [{', '.join(place.scopes)}] was not marked by"
-                " uvdock; left as is"
-            )
-    if not changes:
-        notes.insert(0, f"{case} has no mark made by uvdock")
     return Plan(edits, changes, notes)

@@ -18,10 +18,10 @@ class Command(base.Command):
         parser.add_argument("case", metavar="CASE", help="test case name")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import edit, recipes, recipes_edit
+        from uvdock import edit, recipes, recipes_unmark
 
         found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)
-        plan = recipes_edit.plan_unmark(found, args.case, ctx.config.broken_suffix)
+        plan = recipes_unmark.plan_unmark(found, args.case, ctx.config.broken_suffix)
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.changed_edits))
         else:

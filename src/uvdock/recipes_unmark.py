@@ -1,0 +1,138 @@
+"""`recipe unmark`: undo the marks of recipes_edit, restoring the original bytes.
+
+Top to bottom, one step at a time: a case split out of an entry is joined back first (its
+rows go with it), then split rows are joined back, then scopes are restored from `# was:`.
+A mark not made by uvdock (no `# Broken: ... - see issue #N.` above it) is left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from uvdock.edit import FileEdit
+from uvdock.errors import InputRefused
+from uvdock.recipes import (
+    ADDED,
+    BROKEN_COMMENT,
+    WAS_SUFFIX,
+    Entry,
+    Recipe,
+    Row,
+    body_of,
+    eol_of,
+    flow_list,
+    indent_of,
+    parse,
+    placements,
+    split_marker,
+)
+from uvdock.recipes_edit import Change, Plan, replace_span, run_steps
+
+
+def _restore_line(lines: list[str], index: int, original: str) -> None:
+    line = lines[index]
+    if original == ADDED:
+        replace_span(lines, index, index + 1, [])
+    else:
+        lines[index] = " " * indent_of(line) + original + eol_of(line)
+
+
+def _kept_partner(recipe: Recipe, index: int, original: str) -> bool:
+    marker = split_marker(body_of(recipe.lines[index]))
+    return marker is not None and marker == ("kept", original)
+
+
+def _undo_entry_split(
+    recipe: Recipe, lines: list[str], entries: Sequence[Entry], at: int, original: str
+) -> Change:
+    split = entries[at]
+    for kept in reversed(entries[:at]):
+        marker = split_marker(body_of(recipe.lines[kept.case_line]))
+        if marker is not None and marker[0] == "split":
+            continue  # another case split out of the same entry later sits in between
+        if marker is None:
+            break
+        if marker[1] != original:
+            later = ", ".join(kept.cases)
+            raise InputRefused(
+                f"{recipe.display}:{split.case_line + 1}: a case was split out of this entry later",
+                hint=f"unmark the case(s) split after it first (the entry now holds [{later}])",
+            )
+        replace_span(lines, split.start, split.end, [])
+        _restore_line(lines, kept.case_line, original)
+        return Change(
+            recipe.display, kept.case_line + 1, f"joined {split.cases[0]} back into its entry"
+        )
+    raise InputRefused(
+        f"{recipe.display}:{split.case_line + 1}: the entry it was split from is gone"
+    )
+
+
+def _undo_row_split(
+    recipe: Recipe, lines: list[str], rows: Sequence[Row], at: int, key: str, original: str
+) -> Change:
+    split = rows[at]
+    kept_index = rows[at - 1].keys.get(key) if at > 0 else None
+    if kept_index is None or not _kept_partner(recipe, kept_index, original):
+        raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
+    replace_span(lines, split.start, split.end, [])
+    _restore_line(lines, kept_index, original)
+    return Change(recipe.display, split.start + 1, f"joined the {key} split back")
+
+
+def _unmark_row(recipe: Recipe, lines: list[str], row: Row) -> Change | None:
+    index = row.scope_line
+    if index is None or index == 0:
+        return None
+    line = recipe.lines[index]
+    was = WAS_SUFFIX.match(body_of(line))
+    if was is None or not BROKEN_COMMENT.match(body_of(recipe.lines[index - 1])):
+        return None
+    parsed = flow_list(was["rest"])
+    if parsed is None:
+        return None
+    restored = parsed.with_raw(was["old"])
+    replace_span(lines, index - 1, index + 1, [restored + eol_of(line)])
+    return Change(recipe.display, index, f"scope [{parsed.raw}] -> [{was['old']}]")
+
+
+def _unmark_step(recipe: Recipe, lines: list[str], case: str) -> Change | None:
+    entries = recipe.entries
+    for at, entry in enumerate(entries):
+        marker = split_marker(body_of(recipe.lines[entry.case_line]))
+        if entry.cases == (case,) and marker is not None and marker[0] == "split":
+            return _undo_entry_split(recipe, lines, entries, at, marker[1])
+    for entry in recipe.entries_of(case):
+        for at, row in enumerate(entry.rows):
+            for key in ("platforms", "environment"):
+                index = row.keys.get(key)
+                marker = split_marker(body_of(recipe.lines[index])) if index is not None else None
+                if marker is not None and marker[0] == "split":
+                    return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
+    for entry in recipe.entries_of(case):
+        for row in entry.rows:
+            change = _unmark_row(recipe, lines, row)
+            if change is not None:
+                return change
+    return None
+
+
+def plan_unmark(recipes: Sequence[Recipe], case: str, suffix: str = "-broken") -> Plan:
+    """Undo every uvdock mark of `case`: scopes, comments, split rows and entries."""
+    edits: list[FileEdit] = []
+    changes: list[Change] = []
+    for recipe in recipes:
+        edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case))
+        edits.append(edit)
+        changes.extend(done)
+    notes: list[str] = []
+    final = [parse(e.path, e.name, e.new) for e in edits]
+    for place in placements(final, case):
+        if any(s.endswith(suffix) for s in place.scopes):
+            notes.append(
+                f"{place.path}:{place.line}: [{', '.join(place.scopes)}] was not marked by"
+                " uvdock; left as is"
+            )
+    if not changes:
+        notes.insert(0, f"{case} has no mark made by uvdock")
+    return Plan(edits, changes, notes)
