@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SHARED_MEGATRON
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uvdock import lts
 from uvdock.errors import EnvironmentUnusable
@@ -129,3 +131,25 @@ def test_pin_json_has_the_documented_fields() -> None:
     assert {"name", "spec", "line"} <= set(data)
     assert data["spec"] == "a[x]==1 ; python_version >= '3.10'"
     assert data["extras"] == ["x"] and data["comment"] == "# why"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(lts._FAST, fullmatch=True))
+def test_the_fast_path_reads_exactly_what_packaging_reads(text: str) -> None:
+    assert lts.read_requirement(text) == lts.read_with_packaging(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tqdm==4.67.3",
+        "megatron-energon[av_decode]==7.3.2",
+        "flashinfer-python==0.6.11.post3",
+        "a[X,y]==1.0rc1.post2.dev3",
+        "emerging_optimizers @ git+https://github.com/NVIDIA-NeMo/Emerging-Optimizers.git@v0.2.0",
+        "x @ https://files.example.invalid/x-1.0-py3-none-any.whl",
+    ],
+)
+def test_the_fast_path_on_real_shapes(text: str) -> None:
+    assert lts._FAST.fullmatch(text)
+    assert lts.read_requirement(text) == lts.read_with_packaging(text)

@@ -100,7 +100,7 @@ def test_git_refs_are_compared_by_ref_and_commit() -> None:
 
 def test_post_release_level() -> None:
     pins = lts.parse("a==1.0\n").pins
-    lock = '[[package]]\nname = "a"\nversion = "1.0.post1"\n'
+    lock = 'version = 1\n\n[[package]]\nname = "a"\nversion = "1.0.post1"\n'
     (drift,) = lts_drift.compare(pins, lts_drift.locked_packages(lock, "x"))
     assert drift.detail == "behind (pre/post/local)"
 

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from uvdock.edit import read_text
 from uvdock.errors import EnvironmentUnusable
 
 # A comment starts at "#" at the start of the text or after whitespace (pip's rule): a
@@ -178,10 +177,72 @@ def _split_options(tokens: list[str]) -> tuple[str, ...]:
     return tuple(options)
 
 
-def parse(text: str) -> LtsFile:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+@dataclass(frozen=True)
+class Requirement:
+    """What a requirement line says, as packaging reads it."""
 
+    name: str
+    extras: tuple[str, ...]
+    specifier: str
+    version: str | None  # of an exact `==` pin
+    url: str | None
+    marker: str | None
+
+
+# The shapes almost every LTS line has (`name[extras]==1.2.3.post4`, `name @ scheme://host/..`)
+# are read without packaging, whose import costs more than the rest of a command. The
+# patterns accept only text that packaging reads the same way (tests/test_lts.py checks this
+# against packaging); anything else goes through packaging.
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+_FAST = re.compile(
+    rf"(?P<name>{_NAME})(?:\[(?P<extras>{_NAME}(?:,{_NAME})*)\])?"
+    r"(?:==(?P<version>(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))*"
+    r"(?:(?:a|b|rc)(?:0|[1-9][0-9]*))?(?:\.post(?:0|[1-9][0-9]*))?(?:\.dev(?:0|[1-9][0-9]*))?)"
+    r"| @ (?P<url>(?:https?|git\+https?|git\+ssh)://[A-Za-z0-9.-]+(?:/[A-Za-z0-9._~/@%+-]*)?))"
+)
+_NORMALIZE = re.compile(r"[-_.]+")
+
+
+def normalize(name: str) -> str:
+    """PEP 503 normalized name."""
+    return _NORMALIZE.sub("-", name).lower()
+
+
+def read_requirement(text: str) -> Requirement | str:
+    """The requirement, or why packaging cannot read it (one line)."""
+    fast = _FAST.fullmatch(text)
+    if fast is not None:
+        extras = tuple(sorted(set(fast["extras"].split(",")))) if fast["extras"] else ()
+        version = fast["version"]
+        specifier = f"=={version}" if version else ""
+        return Requirement(fast["name"], extras, specifier, version, fast["url"], None)
+    return read_with_packaging(text)
+
+
+def read_with_packaging(text: str) -> Requirement | str:
+    from packaging.requirements import InvalidRequirement
+    from packaging.requirements import Requirement as PackagingRequirement
+
+    try:
+        parsed = PackagingRequirement(text)
+    except InvalidRequirement as exc:
+        return str(exc).splitlines()[0] if str(exc) else "invalid requirement"
+    specs = list(parsed.specifier)
+    version = specs[0].version if len(specs) == 1 and specs[0].operator == "==" else None
+    if version is not None and "*" in version:
+        version = None  # `==1.*` is a range, not a pin
+    marker = str(parsed.marker) if parsed.marker is not None else None
+    return Requirement(
+        parsed.name,
+        tuple(sorted(parsed.extras)),
+        str(parsed.specifier),
+        version,
+        parsed.url,
+        marker,
+    )
+
+
+def parse(text: str) -> LtsFile:
     lines = split_lines(text)
     pins: list[Pin] = []
     problems: list[Problem] = []
@@ -200,29 +261,22 @@ def parse(text: str) -> LtsFile:
         if requirement.startswith("-") or (not requirement and options):
             problems.append(Problem(start + 1, f"pip option `{stripped}` is not a pin"))
             continue
-        try:
-            parsed = Requirement(requirement)
-        except InvalidRequirement as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else "invalid requirement"
-            problems.append(Problem(start + 1, f"cannot parse `{requirement}`: {reason}"))
+        parsed = read_requirement(requirement)
+        if isinstance(parsed, str):
+            problems.append(Problem(start + 1, f"cannot parse `{requirement}`: {parsed}"))
             continue
-        specs = list(parsed.specifier)
-        version = specs[0].version if len(specs) == 1 and specs[0].operator == "==" else None
-        if version is not None and "*" in version:
-            version = None  # `==1.*` is a range, not a pin
-        name_match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
         pins.append(
             Pin(
                 line=start + 1,
                 last_line=index,
-                name=name_match.group(1) if name_match else parsed.name,
-                key=canonicalize_name(parsed.name),
+                name=parsed.name,
+                key=normalize(parsed.name),
                 spec=requirement,
-                extras=tuple(sorted(parsed.extras)),
-                specifier=str(parsed.specifier),
-                version=version,
+                extras=parsed.extras,
+                specifier=parsed.specifier,
+                version=parsed.version,
                 url=parsed.url,
-                marker=str(parsed.marker) if parsed.marker is not None else None,
+                marker=parsed.marker,
                 comment=comment,
                 options=options,
             )
@@ -269,7 +323,8 @@ def load(path: Path, display: str) -> LtsFile:
             hint="set lts-requirements in [tool.uvdock] if the repository keeps it elsewhere",
         )
     try:
-        text = read_text(path)
+        with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF and the final newline
+            text = fh.read()
     except UnicodeDecodeError as exc:
         raise EnvironmentUnusable(f"{display}: not UTF-8 text ({exc.reason})") from exc
     return parse(text)

@@ -78,35 +78,33 @@ def read_lock_source(
     raise EnvironmentUnusable(f"no uv.lock in {where}")
 
 
-def _git_source(source: Any) -> tuple[str | None, str | None]:
-    if not isinstance(source, dict) or not isinstance(source.get("git"), str):
+def _git_source(source: str) -> tuple[str | None, str | None]:
+    """(ref, commit) of a lockfile source string "git+URL?rev=REF#COMMIT"."""
+    kind, _, url = source.partition("+")
+    if kind != "git":
         return None, None
-    parts = urlsplit(source["git"])
+    parts = urlsplit(url)
     query = parse_qs(parts.query)
     ref = next((query[k][0] for k in ("rev", "tag", "branch") if k in query), None)
     return ref, parts.fragment or None
 
 
 def locked_packages(lock_text: str, origin: str) -> dict[str, list[LockedPackage]]:
-    import tomllib
-
-    from packaging.utils import canonicalize_name
+    """Normalized name -> its locked versions (the shared lockfile scanner; tomllib-exact)."""
+    from uvdock import lockfile
 
     try:
-        data = tomllib.loads(lock_text)
-    except tomllib.TOMLDecodeError as exc:
+        entries = lockfile.read_packages(lock_text)
+    except lockfile.LockfileError as exc:
         raise EnvironmentUnusable(
-            f"{origin} is not valid TOML ({exc})",
+            f"{origin}: {exc}",
             hint="a uv.lock with conflict markers is fixed with `uvdock lock resolve`",
         ) from exc
     packages: dict[str, list[LockedPackage]] = {}
-    for entry in data.get("package", []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            continue
-        key = canonicalize_name(entry["name"])
-        version = entry.get("version") if isinstance(entry.get("version"), str) else None
-        ref, commit = _git_source(entry.get("source"))
-        packages.setdefault(key, []).append(LockedPackage(key, version, ref, commit))
+    for key, found in entries.items():
+        for version, source in sorted(found):
+            ref, commit = _git_source(source)
+            packages.setdefault(key, []).append(LockedPackage(key, version or None, ref, commit))
     return packages
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from uvdock.errors import InputRefused
-from uvdock.lts import LtsFile, Pin, cut_line, join_lines, parse
+from uvdock.lts import LtsFile, Pin, cut_line, join_lines, normalize, parse, read_requirement
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _SPEC = re.compile(
@@ -21,7 +21,7 @@ _SPEC = re.compile(
     r"(?:(?P<op>===|==|~=|!=|<=|>=|<|>)\s*(?P<version>.*?)|@\s*(?P<url>.*?))?\s*$",
     re.DOTALL,
 )
-# A version as PEP 440 spells it (validated again by packaging).
+# The characters of a PEP 440 version (validated in full by read_requirement).
 _VERSION_CHARS = re.compile(r"^[A-Za-z0-9.+!_-]+$")
 # What a direct URL may contain: unreserved and the delimiters URLs need. No whitespace,
 # quotes, `;`, `$`, backticks, `|`, `<`, `>`, `\`, parentheses or `*`: the text lands in a
@@ -79,15 +79,13 @@ def _refuse(raw: str, why: str) -> InputRefused:
 
 def parse_spec(raw: str) -> PinSpec:
     """Validate one SPEC; raise InputRefused naming what is wrong with it."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
-
     if not raw.strip():
         raise _refuse(raw, "empty")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
         raise _refuse(raw, "contains a newline or control character")
     if ";" in raw:
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             Requirement(raw)
         except InvalidRequirement:
@@ -135,17 +133,13 @@ def parse_spec(raw: str) -> PinSpec:
         bad = sorted({ch for ch in version if ch in _SHELL_METACHARACTERS})
         what = f"shell metacharacter(s) {_show(bad)}" if bad else f"invalid version {version!r}"
         raise _refuse(raw, what)
-    else:
-        try:
-            Version(version)
-        except InvalidVersion:
-            raise _refuse(raw, f"invalid version {version!r} (not PEP 440)") from None
-    spec = PinSpec(raw, name, canonicalize_name(name), extras, version, url)
-    try:  # the line we would write must parse as the requirement we mean
-        written = Requirement(spec.requirement_text())
-    except InvalidRequirement:
-        raise _refuse(raw, "not a valid requirement") from None
-    if canonicalize_name(written.name) != spec.key or written.url != url:
+    spec = PinSpec(raw, name, normalize(name), extras, version, url)
+    # The line we would write must read back as exactly the requirement we mean.
+    written = read_requirement(spec.requirement_text())
+    if isinstance(written, str):
+        why = f"invalid version {version!r} (not PEP 440)" if version else "not a valid requirement"
+        raise _refuse(raw, why)
+    if (normalize(written.name), written.version, written.url) != (spec.key, version, url):
         raise _refuse(raw, "not a valid requirement")
     return spec
 
@@ -207,9 +201,7 @@ def rewrite_requirement(requirement: str, pin: Pin, spec: PinSpec) -> str:
 
 
 def _extras_key(extras: Sequence[str]) -> list[str]:
-    from packaging.utils import canonicalize_name
-
-    return sorted(canonicalize_name(e) for e in extras)
+    return sorted(normalize(e) for e in extras)
 
 
 def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:

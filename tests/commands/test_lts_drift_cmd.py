@@ -10,7 +10,10 @@ from conftest import CliResult, git
 
 REQ = "docker/lts/requirements.txt"
 RunCli = Callable[..., CliResult]
-LOCK = '[[package]]\nname = "a"\nversion = "{}"\n\n[[package]]\nname = "b"\nversion = "1.0"\n'
+LOCK = (
+    'version = 1\n\n[[package]]\nname = "a"\nversion = "{}"\n\n'
+    '[[package]]\nname = "b"\nversion = "1.0"\n'
+)
 
 
 def test_real_repo_working_tree(megatron_repo: Path, run_cli: RunCli) -> None:
