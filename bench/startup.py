@@ -67,21 +67,55 @@ def main() -> int:
         failed |= ratio > 6
         print(f"uvdock --dry-run sync: {sync * 1000:.1f} ms = {ratio:.2f}x (budget 6x)")
 
-        if shutil.which("podman") and subprocess.run(["podman", "image", "exists", IMAGE], check=False).returncode == 0:
+        if (
+            shutil.which("podman")
+            and subprocess.run(["podman", "image", "exists", IMAGE], check=False).returncode == 0
+        ):
             name = f"uvdock-bench-{os.getpid()}"
-            subprocess.run(["podman", "run", "-d", "--name", name, "-v", f"{repo}:/workspace", IMAGE, "sleep", "infinity"],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [
+                    "podman",
+                    "run",
+                    "-d",
+                    "--name",
+                    name,
+                    "-v",
+                    f"{repo}:/workspace",
+                    IMAGE,
+                    "sleep",
+                    "infinity",
+                ],
+                check=True,
+                capture_output=True,
+            )
             try:
-                warm = [*uvdock, "--repo", str(repo), "--engine", "podman", "--container", name, "run", "--", "true"]
-                subprocess.run(warm, check=True)  # verifies the mount once; later runs use the verified id
+                warm = [
+                    *uvdock,
+                    "--repo",
+                    str(repo),
+                    "--engine",
+                    "podman",
+                    "--container",
+                    name,
+                    "run",
+                    "--",
+                    "true",
+                ]
+                subprocess.run(
+                    warm, check=True
+                )  # verifies the mount once; later runs use the verified id
                 raw = best(["podman", "exec", name, "true"], runs=9)
                 ours = best(warm, runs=9)
                 delta_ms = (ours - raw) * 1000
                 failed |= delta_ms > 30
-                print(f"podman exec true: {raw * 1000:.1f} ms; uvdock run -- true: {ours * 1000:.1f} ms; "
-                      f"overhead {delta_ms:.1f} ms (budget 30 ms)")
+                print(
+                    f"podman exec true: {raw * 1000:.1f} ms; uvdock run -- true: {ours * 1000:.1f} ms; "
+                    f"overhead {delta_ms:.1f} ms (budget 30 ms)"
+                )
             finally:
-                subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=False)
+                subprocess.run(
+                    ["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=False
+                )
         else:
             print("podman or the test image missing: exec overhead not measured")
     print("FAIL: over budget" if failed else "OK: within budget")

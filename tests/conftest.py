@@ -26,7 +26,9 @@ GIT_ENV = {
 
 
 @pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _isolated_git(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
@@ -38,7 +40,9 @@ def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
     return proc.stdout
@@ -122,7 +126,9 @@ TEST_IMAGE = os.environ.get("UVDOCK_TEST_IMAGE", "localhost/uvdock-test:bookworm
 def _engine_missing_reason() -> str | None:
     if shutil.which("podman") is None:
         return "podman is not installed (run .ci/engine-setup)"
-    probe = subprocess.run(["podman", "image", "exists", TEST_IMAGE], capture_output=True, check=False)
+    probe = subprocess.run(
+        ["podman", "image", "exists", TEST_IMAGE], capture_output=True, check=False
+    )
     if probe.returncode != 0:
         return f"test image {TEST_IMAGE} is missing (run .ci/engine-setup)"
     return None
@@ -151,7 +157,8 @@ def docker_host(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> 
     sock = tmp_path_factory.mktemp("docker") / "podman.sock"
     service = subprocess.Popen(
         ["podman", "system", "service", "--time=0", f"unix://{sock}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     host = f"unix://{sock}"
     deadline = time.monotonic() + 20
@@ -181,7 +188,9 @@ def uv_project(make_repo: Callable[..., Path], wheelhouse: Path) -> Callable[...
     from wheels import project_pyproject
 
     def make(dependencies: tuple[str, ...] = ("alpha",), **kwargs: dict[str, list[str]]) -> Path:
-        files: dict[str, str | bytes] = {"pyproject.toml": project_pyproject(dependencies, **kwargs)}
+        files: dict[str, str | bytes] = {
+            "pyproject.toml": project_pyproject(dependencies, **kwargs)
+        }
         for wheel in wheelhouse.iterdir():
             files[f"wheels/{wheel.name}"] = wheel.read_bytes()
         return make_repo(files)

@@ -35,7 +35,9 @@ def test_not_a_git_repository_is_exit_3(tmp_path: Path, run_cli: Callable[..., o
     assert "not inside a git repository" in result.err  # type: ignore[attr-defined]
 
 
-def test_internal_error_is_one_line_and_a_log(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_internal_error_is_one_line_and_a_log(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def boom(argv: object = None) -> int:
         raise ZeroDivisionError("bug")
 
@@ -48,7 +50,9 @@ def test_internal_error_is_one_line_and_a_log(monkeypatch: pytest.MonkeyPatch, c
     log.unlink()
 
 
-def test_global_options_are_accepted_after_the_command(make_repo: Callable[..., Path], run_cli: Callable[..., object]) -> None:
+def test_global_options_are_accepted_after_the_command(
+    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+) -> None:
     repo = make_repo({"pyproject.toml": "[project]\nname = 'd'\nversion = '0'\n"})
     result = run_cli("lock", "--repo", repo, "--dry-run", "--engine", "podman", "--image", "img:1")
     assert result.code == 0, result.err  # type: ignore[attr-defined]
@@ -59,17 +63,26 @@ def test_dry_run_needs_no_engine(make_repo: Callable[..., Path], tmp_path: Path)
     repo = make_repo({"pyproject.toml": "[project]\nname = 'd'\nversion = '0'\n"})
     empty_path = tmp_path / "empty-bin"
     empty_path.mkdir()
-    git = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
+    git = subprocess.run(
+        ["which", "git"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     (empty_path / "git").symlink_to(git)
     env = {"PATH": str(empty_path), "HOME": str(tmp_path)}
     proc = subprocess.run(
         [sys.executable, "-m", "uvdock", "--repo", str(repo), "--dry-run", "lock"],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("docker run --rm -i") and proc.stdout.rstrip().endswith("megatron-lm:local uv lock")
+    assert proc.stdout.startswith("docker run --rm -i") and proc.stdout.rstrip().endswith(
+        "megatron-lm:local uv lock"
+    )
 
 
-def test_run_without_a_command_is_refused(make_repo: Callable[..., Path], run_cli: Callable[..., object]) -> None:
+def test_run_without_a_command_is_refused(
+    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+) -> None:
     result = run_cli("--repo", make_repo(), "--dry-run", "run", "--")
     assert result.code == 2  # type: ignore[attr-defined]

@@ -11,13 +11,20 @@ from uvdock.errors import InputRefused
 
 def test_defaults_fit_megatron(tmp_path: Path) -> None:
     cfg = config.load(tmp_path, env={})
-    assert (cfg.workdir, cfg.venv, cfg.image, cfg.base_ref) == ("/workspace", "/opt/venv", "megatron-lm:local", "origin/main")
+    assert (cfg.workdir, cfg.venv, cfg.image, cfg.base_ref) == (
+        "/workspace",
+        "/opt/venv",
+        "megatron-lm:local",
+        "origin/main",
+    )
     assert cfg.container_uv_cache == "/root/.cache/uv"
     assert cfg.dockerfile == "docker/Dockerfile.ci.dev"
 
 
 def test_pyproject_table_then_env(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.uvdock]\nimage = "x:1"\nengine-args = ["--network", "host"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.uvdock]\nimage = "x:1"\nengine-args = ["--network", "host"]\n'
+    )
     cfg = config.load(tmp_path, env={"UVDOCK_IMAGE": "y:2"})
     assert cfg.image == "y:2"
     assert cfg.engine_args == ("--network", "host")
@@ -32,7 +39,9 @@ def test_uvdock_toml_wins_over_pyproject(tmp_path: Path) -> None:
 
 
 def test_env_lists_and_ints(tmp_path: Path) -> None:
-    cfg = config.load(tmp_path, env={"UVDOCK_ENGINE_ARGS": "--network host", "UVDOCK_SLURM_NODES": "2"})
+    cfg = config.load(
+        tmp_path, env={"UVDOCK_ENGINE_ARGS": "--network host", "UVDOCK_SLURM_NODES": "2"}
+    )
     assert cfg.engine_args == ("--network", "host")
     assert cfg.slurm_nodes == 2
 
@@ -47,15 +56,21 @@ def test_env_lists_and_ints(tmp_path: Path) -> None:
         ("", {"UVDOCK_SLURM_NODES": "many"}, "must be an integer"),
     ],
 )
-def test_bad_configuration_is_refused(tmp_path: Path, text: str, env: dict[str, str], fragment: str) -> None:
+def test_bad_configuration_is_refused(
+    tmp_path: Path, text: str, env: dict[str, str], fragment: str
+) -> None:
     (tmp_path / "pyproject.toml").write_text(text)
     with pytest.raises(InputRefused, match=fragment) as info:
         config.load(tmp_path, env=env)
     assert info.value.exit_code == 2
 
 
-def test_unknown_key_lists_valid_keys_on_the_cli(make_repo: Callable[..., Path], run_cli: Callable[..., object]) -> None:
-    repo = make_repo({"uvdock.toml": "contianer = 'x'\n", "pyproject.toml": "[project]\nname='d'\nversion='0'\n"})
+def test_unknown_key_lists_valid_keys_on_the_cli(
+    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+) -> None:
+    repo = make_repo(
+        {"uvdock.toml": "contianer = 'x'\n", "pyproject.toml": "[project]\nname='d'\nversion='0'\n"}
+    )
     result = run_cli("--repo", repo, "--dry-run", "lock")
     assert result.code == 2  # type: ignore[attr-defined]
     assert "unknown key `contianer`" in result.err and "container" in result.err  # type: ignore[attr-defined]

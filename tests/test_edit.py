@@ -36,7 +36,9 @@ def test_unchanged_edit_does_not_touch_the_file(tmp_path: Path) -> None:
     assert path.stat().st_mtime_ns == before
 
 
-def test_failure_midway_restores_files_already_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_midway_restores_files_already_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     first.write_bytes(b"a-old\n")
     second.write_bytes(b"b-old\n")
@@ -50,7 +52,10 @@ def test_failure_midway_restores_files_already_replaced(tmp_path: Path, monkeypa
         real_replace(src, dst)
 
     monkeypatch.setattr(edit.os, "replace", flaky_replace)
-    edits = [edit.FileEdit(first, "a-old\n", "a-new\n"), edit.FileEdit(second, "b-old\n", "b-new\n")]
+    edits = [
+        edit.FileEdit(first, "a-old\n", "a-new\n"),
+        edit.FileEdit(second, "b-old\n", "b-new\n"),
+    ]
     with pytest.raises(OSError, match="disk full"):
         edit.apply(edits)
     monkeypatch.setattr(edit.os, "replace", real_replace)

@@ -13,45 +13,92 @@ MOUNTS = engines.Mounts(Path("/src/repo"), "/workspace", "/home/u/.cache/uv", "/
 
 @pytest.mark.parametrize("engine", ["docker", "podman"])
 def test_run_mode_mounts_repo_and_cache_with_the_v_form(engine: str) -> None:
-    placement = engines.Placement("run", engine, image="megatron-lm:local", extra_args=("--network", "host"))
+    placement = engines.Placement(
+        "run", engine, image="megatron-lm:local", extra_args=("--network", "host")
+    )
     argv = engines.command_argv(placement, ["uv", "lock"], mounts=MOUNTS, tty=False)
     assert argv == [
-        engine, "run", "--rm", "-i",
-        "-v", "/src/repo:/workspace", "-w", "/workspace",
-        "-v", "/home/u/.cache/uv:/root/.cache/uv",
-        "--network", "host", "megatron-lm:local", "uv", "lock",
+        engine,
+        "run",
+        "--rm",
+        "-i",
+        "-v",
+        "/src/repo:/workspace",
+        "-w",
+        "/workspace",
+        "-v",
+        "/home/u/.cache/uv:/root/.cache/uv",
+        "--network",
+        "host",
+        "megatron-lm:local",
+        "uv",
+        "lock",
     ]
     assert "--gpus" not in argv
 
 
 def test_run_mode_with_tty_name_and_gpus() -> None:
     placement = engines.Placement("run", "docker", image="img")
-    argv = engines.run_argv(placement, ["bash"], mounts=MOUNTS, tty=True, name="uvdock-1", gpus=True)
+    argv = engines.run_argv(
+        placement, ["bash"], mounts=MOUNTS, tty=True, name="uvdock-1", gpus=True
+    )
     assert argv[:9] == ["docker", "run", "--rm", "-i", "-t", "--name", "uvdock-1", "--gpus", "all"]
     assert argv[-2:] == ["img", "bash"]
 
 
 def test_run_mode_without_cache() -> None:
     mounts = engines.Mounts(Path("/r"), "/workspace", None, "/root/.cache/uv")
-    argv = engines.run_argv(engines.Placement("run", "podman", image="i"), ["true"], mounts=mounts, tty=False)
-    assert argv == ["podman", "run", "--rm", "-i", "-v", "/r:/workspace", "-w", "/workspace", "i", "true"]
+    argv = engines.run_argv(
+        engines.Placement("run", "podman", image="i"), ["true"], mounts=mounts, tty=False
+    )
+    assert argv == [
+        "podman",
+        "run",
+        "--rm",
+        "-i",
+        "-v",
+        "/r:/workspace",
+        "-w",
+        "/workspace",
+        "i",
+        "true",
+    ]
 
 
 @pytest.mark.parametrize(("tty", "flags"), [(False, ["-i"]), (True, ["-i", "-t"])])
 def test_exec_mode(tty: bool, flags: list[str]) -> None:
     placement = engines.Placement("exec", "docker", container="dev1", env=(("UVDOCK_RUN", "abc"),))
     argv = engines.command_argv(placement, ["uv", "lock", "--check"], mounts=MOUNTS, tty=tty)
-    assert argv == ["docker", "exec", *flags, "-w", "/workspace", "-e", "UVDOCK_RUN=abc", "dev1", "uv", "lock", "--check"]
+    assert argv == [
+        "docker",
+        "exec",
+        *flags,
+        "-w",
+        "/workspace",
+        "-e",
+        "UVDOCK_RUN=abc",
+        "dev1",
+        "uv",
+        "lock",
+        "--check",
+    ]
 
 
 def test_srun_with_pyxis() -> None:
     placement = engines.Placement("srun", "srun", image="megatron-lm:local")
     argv = engines.srun_argv(placement, ["bash"], mounts=MOUNTS, pty=True, nodes=1, gpus_per_node=8)
     assert argv == [
-        "srun", "--nodes=1", "--gpus-per-node=8",
-        "--container-image", "megatron-lm:local",
-        "--container-mounts", "/src/repo:/workspace,/home/u/.cache/uv:/root/.cache/uv",
-        "--container-workdir", "/workspace", "--pty", "bash",
+        "srun",
+        "--nodes=1",
+        "--gpus-per-node=8",
+        "--container-image",
+        "megatron-lm:local",
+        "--container-mounts",
+        "/src/repo:/workspace,/home/u/.cache/uv:/root/.cache/uv",
+        "--container-workdir",
+        "/workspace",
+        "--pty",
+        "bash",
     ]
 
 
@@ -62,7 +109,9 @@ def test_srun_uv_has_no_pty() -> None:
 
 
 def test_local_is_the_command_itself() -> None:
-    assert engines.command_argv(engines.Placement("local"), ["uv", "lock"], mounts=MOUNTS, tty=True) == ["uv", "lock"]
+    assert engines.command_argv(
+        engines.Placement("local"), ["uv", "lock"], mounts=MOUNTS, tty=True
+    ) == ["uv", "lock"]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +120,10 @@ def test_local_is_the_command_itself() -> None:
         ([{"Source": "/home/u/repo", "Destination": "/workspace"}], "/home/u/repo"),
         ([{"Source": "/home/u", "Destination": "/"}], "/home/u/workspace"),
         ([{"Source": "/home/u", "Destination": "/work"}], None),
-        ([{"Source": "/a", "Destination": "/"}, {"Source": "/b", "Destination": "/workspace/"}], "/b"),
+        (
+            [{"Source": "/a", "Destination": "/"}, {"Source": "/b", "Destination": "/workspace/"}],
+            "/b",
+        ),
         ([], None),
     ],
 )

@@ -17,10 +17,13 @@ def _record_line(name: str, data: bytes) -> str:
 def make_wheel(folder: Path, name: str, version: str, requires: Sequence[str] = ()) -> Path:
     module = name.replace("-", "_")
     dist_info = f"{module}-{version}.dist-info"
-    metadata = "\n".join(
-        ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
-        + [f"Requires-Dist: {r}" for r in requires]
-    ) + "\n"
+    metadata = (
+        "\n".join(
+            ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+            + [f"Requires-Dist: {r}" for r in requires]
+        )
+        + "\n"
+    )
     files = {
         f"{module}/__init__.py": f"VERSION = {version!r}\n".encode(),
         f"{dist_info}/METADATA": metadata.encode(),
@@ -51,8 +54,12 @@ def build_wheelhouse(folder: Path) -> Path:
     return folder
 
 
-def project_pyproject(dependencies: Sequence[str] = (), *, extras: dict[str, list[str]] | None = None,
-                      groups: dict[str, list[str]] | None = None) -> str:
+def project_pyproject(
+    dependencies: Sequence[str] = (),
+    *,
+    extras: dict[str, list[str]] | None = None,
+    groups: dict[str, list[str]] | None = None,
+) -> str:
     """A pyproject.toml resolving only from ./wheels (inside the repo, so a container sees it)."""
     deps = ", ".join(f'"{d}"' for d in dependencies)
     lines = [

@@ -27,28 +27,48 @@ class CommandSpec(NamedTuple):
 # (group, name) -> spec. A group's "" entry is what runs when no subcommand is named.
 COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("run", ""): CommandSpec("run", "run any command in the CI container"),
-    ("shell", ""): CommandSpec("shell", "interactive shell in the container (docker/podman or srun + pyxis)"),
-    ("add", ""): CommandSpec("add", "uv add in the container; prints the lock diff and the commit to make"),
+    ("shell", ""): CommandSpec(
+        "shell", "interactive shell in the container (docker/podman or srun + pyxis)"
+    ),
+    ("add", ""): CommandSpec(
+        "add", "uv add in the container; prints the lock diff and the commit to make"
+    ),
     ("remove", ""): CommandSpec("remove", "uv remove in the container"),
-    ("lock", ""): CommandSpec("lock", "uv lock in the container (--check, --upgrade, --upgrade-package)"),
-    ("lock", "resolve"): CommandSpec("lock_resolve", "resolve a uv.lock conflict: take REF's lock, relock, stage"),
-    ("lock", "diff"): CommandSpec("lock_diff", "packages added / removed / changed between two locks"),
-    ("sync", ""): CommandSpec("sync", "uv sync --locked in the container (profiles dev, lint, lts)"),
+    ("lock", ""): CommandSpec(
+        "lock", "uv lock in the container (--check, --upgrade, --upgrade-package)"
+    ),
+    ("lock", "resolve"): CommandSpec(
+        "lock_resolve", "resolve a uv.lock conflict: take REF's lock, relock, stage"
+    ),
+    ("lock", "diff"): CommandSpec(
+        "lock_diff", "packages added / removed / changed between two locks"
+    ),
+    ("sync", ""): CommandSpec(
+        "sync", "uv sync --locked in the container (profiles dev, lint, lts)"
+    ),
     ("lts", "show"): CommandSpec("lts_show", "the LTS pin set as a table"),
     ("lts", "check"): CommandSpec("lts_check", "every LTS line is an exact pin, no duplicates"),
     ("lts", "drift"): CommandSpec("lts_drift", "how far the LTS pins lag behind uv.lock"),
     ("lts", "pin"): CommandSpec("lts_pin", "change LTS pins (requires --lts)"),
     ("image", "show"): CommandSpec("image_show", "every base-image pin in the repository"),
     ("image", "check"): CommandSpec("image_check", "do the managed base-image pins agree?"),
-    ("image", "bump"): CommandSpec("image_bump", "move the dev (or, with --lts, LTS) pins to a new tag"),
+    ("image", "bump"): CommandSpec(
+        "image_bump", "move the dev (or, with --lts, LTS) pins to a new tag"
+    ),
     ("image", "build"): CommandSpec("image_build", "build the CI image (--target main)"),
     ("image", "pull"): CommandSpec("image_pull", "pull the CI image from the GitLab registry"),
     ("image", "enroot"): CommandSpec("image_enroot", "import the CI image for enroot / pyxis"),
     ("recipe", "show"): CommandSpec("recipe_show", "every place a test case runs"),
-    ("recipe", "mark-broken"): CommandSpec("recipe_mark_broken", "move a test case's scopes to -broken"),
+    ("recipe", "mark-broken"): CommandSpec(
+        "recipe_mark_broken", "move a test case's scopes to -broken"
+    ),
     ("recipe", "unmark"): CommandSpec("recipe_unmark", "undo a mark-broken made by uvdock"),
-    ("doctor", ""): CommandSpec("doctor", "check the setup, or read a failure log and name the fix"),
-    ("merge-driver", "install"): CommandSpec("merge_driver", "register a git merge driver for uv.lock"),
+    ("doctor", ""): CommandSpec(
+        "doctor", "check the setup, or read a failure log and name the fix"
+    ),
+    ("merge-driver", "install"): CommandSpec(
+        "merge_driver", "register a git merge driver for uv.lock"
+    ),
 }
 
 ENGINE_CHOICES = ("auto", "docker", "podman", "srun", "local")
@@ -65,14 +85,37 @@ def add_global_options(parser: argparse.ArgumentParser, *, after_command: bool) 
     # After the command the same options are accepted but must not reset what was given before.
     default = argparse.SUPPRESS if after_command else None
     flag_default = argparse.SUPPRESS if after_command else False
-    parser.add_argument("--repo", metavar="PATH", default=default, help="repository (default: git top level of cwd)")
-    parser.add_argument("--dry-run", action="store_true", default=flag_default, help="show what would run or change; change nothing")
-    parser.add_argument("--json", action="store_true", default=flag_default, help="machine-readable output")
-    parser.add_argument("-v", "--verbose", action="store_true", default=flag_default, help="show commands as they run")
-    parser.add_argument("-q", "--quiet", action="store_true", default=flag_default, help="only errors")
-    parser.add_argument("--engine", choices=ENGINE_CHOICES, default=default, help="where uv runs (default: auto)")
-    parser.add_argument("--container", metavar="NAME", default=default, help="exec into this running container")
-    parser.add_argument("--image", metavar="REF", default=default, help="run an ephemeral container of this image")
+    parser.add_argument(
+        "--repo", metavar="PATH", default=default, help="repository (default: git top level of cwd)"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        default=flag_default,
+        help="show what would run or change; change nothing",
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=flag_default, help="machine-readable output"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=flag_default,
+        help="show commands as they run",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=flag_default, help="only errors"
+    )
+    parser.add_argument(
+        "--engine", choices=ENGINE_CHOICES, default=default, help="where uv runs (default: auto)"
+    )
+    parser.add_argument(
+        "--container", metavar="NAME", default=default, help="exec into this running container"
+    )
+    parser.add_argument(
+        "--image", metavar="REF", default=default, help="run an ephemeral container of this image"
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,7 +132,9 @@ def _top_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="uvdock",
         description="uv inside the CI container, and honest pins, for Megatron-LM-style repositories.",
-        epilog="commands:\n" + "\n".join(lines) + "\n\nexit codes: 0 done, 1 check failed or command failed, "
+        epilog="commands:\n"
+        + "\n".join(lines)
+        + "\n\nexit codes: 0 done, 1 check failed or command failed, "
         "2 input refused, 3 environment unusable, 4 internal error, 130 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -100,7 +145,9 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_command(parser: argparse.ArgumentParser, command: str | None, rest: list[str]) -> tuple[tuple[str, str], list[str]]:
+def _split_command(
+    parser: argparse.ArgumentParser, command: str | None, rest: list[str]
+) -> tuple[tuple[str, str], list[str]]:
     groups = _groups()
     if command is None:
         parser.print_help()
@@ -185,7 +232,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.error(exc.message)
         if exc.hint:
             out.hint(exc.hint)
-        if isinstance(exc, CommandFailed) and exc.stderr.strip() and not getattr(exc, "shown", False):
+        if (
+            isinstance(exc, CommandFailed)
+            and exc.stderr.strip()
+            and not getattr(exc, "shown", False)
+        ):
             tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
             Output(stdout=sys.stderr).info(tail)
         return exc.exit_code

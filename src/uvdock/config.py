@@ -162,7 +162,9 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 # Variables of uvdock's own that are not configuration keys.
-_ENV_NOT_CONFIG = frozenset({"UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE", "UVDOCK_TEST_UV_VERSION"})
+_ENV_NOT_CONFIG = frozenset(
+    {"UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE", "UVDOCK_TEST_UV_VERSION"}
+)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -40,9 +40,15 @@ def _target_args(ctx: Context, group: str | None, optional: str | None) -> list[
     assert name is not None
     kind = deps.classify(name)
     if group is not None and kind == "extra":
-        raise InputRefused(f"`{name}` is an extra of this project, not a dependency group", hint=f"use --optional {name}")
+        raise InputRefused(
+            f"`{name}` is an extra of this project, not a dependency group",
+            hint=f"use --optional {name}",
+        )
     if optional is not None and kind == "group":
-        raise InputRefused(f"`{name}` is a dependency group of this project, not an extra", hint=f"use --group {name}")
+        raise InputRefused(
+            f"`{name}` is a dependency group of this project, not an extra",
+            hint=f"use --group {name}",
+        )
     return ["--group", name] if kind == "group" else ["--optional", name]
 
 
@@ -61,11 +67,20 @@ def change_dependencies(
     if ctx.dry_run:
         return 0
     if code != 0:
-        raise CommandFailed(["uv", *uv_args], code, message=f"uv {action} failed (exit {code}); uv's output is above")
+        raise CommandFailed(
+            ["uv", *uv_args],
+            code,
+            message=f"uv {action} failed (exit {code}); uv's output is above",
+        )
     uvwork.show_lock_change(ctx, before)
     verb = "add" if action == "add" else "remove"
     if not ctx.options.json:
         ctx.out.info("next: commit the change")
         ctx.out.info("  git add pyproject.toml uv.lock")
-        ctx.out.info("  " + shlex.join(["git", "commit", "-s", "-m", f"build: {verb} {', '.join(names)} dependency"]))
+        ctx.out.info(
+            "  "
+            + shlex.join(
+                ["git", "commit", "-s", "-m", f"build: {verb} {', '.join(names)} dependency"]
+            )
+        )
     return 0

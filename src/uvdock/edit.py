@@ -51,7 +51,9 @@ class FileEdit:
 
 
 def plan_diff(edits: Iterable[FileEdit]) -> str:
-    return "".join(e.diff() if e.diff().endswith("\n") else e.diff() + "\n" for e in edits if e.changed)
+    return "".join(
+        e.diff() if e.diff().endswith("\n") else e.diff() + "\n" for e in edits if e.changed
+    )
 
 
 def _write_temp(path: Path, text: str) -> Path:

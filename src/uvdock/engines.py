@@ -164,7 +164,7 @@ def mounted_at(mounts: Sequence[Mapping[str, object]], workdir: str) -> str | No
         source = str(mount.get("Source", ""))
         dest = str(mount.get("Destination", "")).rstrip("/") or "/"
         if target == dest or dest == "/" or target.startswith(dest + "/"):
-            rest = target[len(dest):].lstrip("/")
+            rest = target[len(dest) :].lstrip("/")
             candidate = os.path.join(source, rest) if rest else source
             if best is None or len(dest) > best[0]:
                 best = (len(dest), candidate)

@@ -29,7 +29,9 @@ def toplevel(start: Path) -> Path:
     # Walking up for .git costs microseconds; `git rev-parse` costs a process start on
     # every command, which the exec start-up budget cannot afford.
     dot_git = _dot_git(start)
-    if dot_git is not None and (dot_git.is_dir() or dot_git.read_text(errors="replace").startswith("gitdir:")):
+    if dot_git is not None and (
+        dot_git.is_dir() or dot_git.read_text(errors="replace").startswith("gitdir:")
+    ):
         return dot_git.parent
     try:
         out = proc.run(["git", "-C", str(start), "rev-parse", "--show-toplevel"])

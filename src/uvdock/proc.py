@@ -99,7 +99,9 @@ def run_foreground(
     we wait up to `grace_seconds` and raise Interrupted.
     """
     argv = list(argv)
-    child = subprocess.Popen(_resolve(argv, env), cwd=cwd, env=dict(env) if env is not None else None)
+    child = subprocess.Popen(
+        _resolve(argv, env), cwd=cwd, env=dict(env) if env is not None else None
+    )
     try:
         return child.wait()
     except KeyboardInterrupt:

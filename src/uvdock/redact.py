@@ -7,7 +7,9 @@ import re
 from collections.abc import Mapping
 
 # user:password@ or token@ inside a URL authority (https://, ssh://, git+https://, ...).
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s:]+(?::[^/@\s]*)?)@")
+_URL_USERINFO = re.compile(
+    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s:]+(?::[^/@\s]*)?)@"
+)
 # KEY=value where KEY looks like it holds a secret (GH_TOKEN=..., --build-arg PASSWORD=...).
 _SECRET_ASSIGNMENT = re.compile(
     r"(?P<key>\b[A-Za-z_][A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|CREDENTIALS?|AUTH)[A-Za-z0-9_]*)=(?P<value>[^\s'\"]+)",

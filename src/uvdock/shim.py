@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -23,7 +22,7 @@ RUN_MARKER = "UVDOCK_RUN"
 # Kills every process whose environment carries UVDOCK_RUN=<id>: `docker exec` has no
 # signal proxy, so without this a Ctrl-C would leave uv running in the container.
 _KILL_TAGGED = (
-    'for d in /proc/[0-9]*; do '
+    "for d in /proc/[0-9]*; do "
     'if tr "\\0" "\\n" < "$d/environ" 2>/dev/null | grep -qx "$0=$1"; then '
     'kill -INT "${d#/proc/}" 2>/dev/null; fi; done'
 )
@@ -35,7 +34,9 @@ def pick_engine(ctx: Context) -> str:
     asked = ctx.config.engine
     if asked in engines.CONTAINER_ENGINES:
         if proc.which(asked, ctx.env) is None and not ctx.dry_run:
-            raise EnvironmentUnusable(f"--engine {asked}: `{asked}` is not installed or not on PATH")
+            raise EnvironmentUnusable(
+                f"--engine {asked}: `{asked}` is not installed or not on PATH"
+            )
         return asked
     has_docker = proc.which("docker", ctx.env) is not None
     has_podman = proc.which("podman", ctx.env) is not None
@@ -64,7 +65,9 @@ class Shim:
     def placement(self) -> engines.Placement:
         cfg = self.ctx.config
         mode = cfg.engine
-        if mode == "local" or (mode == "auto" and engines.inside_ci_container(self.ctx.env, cfg.venv)):
+        if mode == "local" or (
+            mode == "auto" and engines.inside_ci_container(self.ctx.env, cfg.venv)
+        ):
             return engines.Placement("local")
         if mode == "srun":
             return engines.Placement("srun", "srun", image=cfg.image, extra_args=cfg.engine_args)
@@ -88,7 +91,9 @@ class Shim:
             try:
                 Path(cache).mkdir(parents=True, exist_ok=True)
             except OSError:
-                self.ctx.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
+                self.ctx.out.warn(
+                    f"uv cache {cache} cannot be created; running without a cache mount"
+                )
                 cache = None
         return engines.Mounts(self.ctx.repo, cfg.workdir, cache, cfg.container_uv_cache)
 
@@ -164,7 +169,9 @@ class Shim:
                 hint="start one with the repository mounted, or use --image to run a fresh container",
             )
         if not info["running"]:
-            raise EnvironmentUnusable(f"container {placement.container} is not running (start it first)")
+            raise EnvironmentUnusable(
+                f"container {placement.container} is not running (start it first)"
+            )
         workdir = self.ctx.config.workdir
         mounts = info["mounts"]
         source = engines.mounted_at(mounts if isinstance(mounts, list) else [], workdir)
@@ -190,21 +197,33 @@ class Shim:
         """Exit 3 unless the command could run: engine, image or container, mounts."""
         placement = self.placement
         if self.ctx.dry_run or placement.mode == "local":
-            if placement.mode == "local" and proc.which("uv", self.ctx.env) is None and not self.ctx.dry_run:
+            if (
+                placement.mode == "local"
+                and proc.which("uv", self.ctx.env) is None
+                and not self.ctx.dry_run
+            ):
                 raise EnvironmentUnusable("uv is not on PATH in this container")
             return
         if placement.mode == "srun":
             if proc.which("srun", self.ctx.env) is None:
-                raise EnvironmentUnusable("--engine srun: `srun` is not on PATH (not on a Slurm login node?)")
+                raise EnvironmentUnusable(
+                    "--engine srun: `srun` is not on PATH (not on a Slurm login node?)"
+                )
             return
         if placement.mode == "exec":
             self.verify_container(placement)
             return
-        probe = proc.run([placement.engine, "image", "inspect", "--format", "{{.Id}}", placement.image], env=self.ctx.env, check=False)
+        probe = proc.run(
+            [placement.engine, "image", "inspect", "--format", "{{.Id}}", placement.image],
+            env=self.ctx.env,
+            check=False,
+        )
         if not probe.ok:
             unreachable = "Cannot connect" in probe.stderr or "connect:" in probe.stderr
             if unreachable:
-                raise EnvironmentUnusable(f"{placement.engine} is installed but its daemon is not reachable: {probe.stderr.strip().splitlines()[-1]}")
+                raise EnvironmentUnusable(
+                    f"{placement.engine} is installed but its daemon is not reachable: {probe.stderr.strip().splitlines()[-1]}"
+                )
             raise EnvironmentUnusable(
                 f"image {placement.image} is not present in {placement.engine}",
                 hint="build it with `uvdock image build`, pull it with `uvdock image pull`, or name another with --image",
@@ -212,7 +231,9 @@ class Shim:
 
     # -- running -------------------------------------------------------------------------
 
-    def run(self, command: Sequence[str], *, tty: bool | None = None, writes: Sequence[str] = ()) -> int:
+    def run(
+        self, command: Sequence[str], *, tty: bool | None = None, writes: Sequence[str] = ()
+    ) -> int:
         """Run in the container with the terminal attached; return the command's exit code."""
         if not command:
             raise InputRefused("no command given")
@@ -234,7 +255,9 @@ class Shim:
             self._give_back(writes)
         return code
 
-    def run_uv(self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None) -> int:
+    def run_uv(
+        self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None
+    ) -> int:
         code = self.run(["uv", *args], tty=tty, writes=writes)
         if code in (126, 127) and self.placement.mode != "local":
             raise EnvironmentUnusable(
@@ -246,7 +269,9 @@ class Shim:
     def capture(self, command: Sequence[str]) -> proc.Completed:
         if self.placement.mode == "run":
             self.check_usable()
-        return proc.run(self.argv(command, tty=False), cwd=self.ctx.repo, env=self.ctx.env, check=False)
+        return proc.run(
+            self.argv(command, tty=False), cwd=self.ctx.repo, env=self.ctx.env, check=False
+        )
 
     def _recheck_after_failure(self) -> None:
         placement = self.placement
@@ -262,22 +287,44 @@ class Shim:
         placement = self.target
         if placement.mode == "exec":
             proc.run(
-                [placement.engine, "exec", placement.container, "sh", "-c", _KILL_TAGGED, RUN_MARKER, self.run_id],
-                env=self.ctx.env, check=False, timeout=20,
+                [
+                    placement.engine,
+                    "exec",
+                    placement.container,
+                    "sh",
+                    "-c",
+                    _KILL_TAGGED,
+                    RUN_MARKER,
+                    self.run_id,
+                ],
+                env=self.ctx.env,
+                check=False,
+                timeout=20,
             )
         elif placement.mode == "run":
             name = f"uvdock-{self.run_id}"
-            proc.run([placement.engine, "kill", "--signal", "INT", name], env=self.ctx.env, check=False, timeout=20)
+            proc.run(
+                [placement.engine, "kill", "--signal", "INT", name],
+                env=self.ctx.env,
+                check=False,
+                timeout=20,
+            )
 
     def _give_back(self, writes: Sequence[str]) -> None:
         """Files a root container wrote into the repo go back to the invoking user."""
         if self.placement.mode == "local" or os.getuid() == 0:
             return
         uid, gid = os.getuid(), os.getgid()
-        foreign = [w for w in writes if (self.ctx.repo / w).exists() and (self.ctx.repo / w).stat().st_uid != uid]
+        foreign = [
+            w
+            for w in writes
+            if (self.ctx.repo / w).exists() and (self.ctx.repo / w).stat().st_uid != uid
+        ]
         if not foreign:
             return
         targets = [f"{self.ctx.config.workdir}/{w}" for w in foreign]
         argv = self.argv(["chown", f"{uid}:{gid}", "--", *targets])
         if proc.run(argv, env=self.ctx.env, check=False).returncode != 0:
-            self.ctx.out.warn(f"could not give {', '.join(foreign)} back to uid {uid}; fix with sudo chown")
+            self.ctx.out.warn(
+                f"could not give {', '.join(foreign)} back to uid {uid}; fix with sudo chown"
+            )

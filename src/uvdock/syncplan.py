@@ -39,7 +39,9 @@ def build(
     notes: list[str] = []
     if profile == "lint":
         if groups or extras:
-            raise InputRefused("--profile lint installs only the linting group; drop --group/--extra")
+            raise InputRefused(
+                "--profile lint installs only the linting group; drop --group/--extra"
+            )
         return SyncPlan(["sync", "--locked", "--only-group", "linting"], notes)
 
     wanted: list[tuple[str, str]] = [(name, "") for name in PROFILES[profile]]
@@ -51,7 +53,9 @@ def build(
     for name, asked in wanted:
         kind = deps.classify(name)
         if asked and asked != kind:
-            notes.append(f"`{name}` is an {kind} in pyproject.toml: using --{kind} {name}, not --{asked}")
+            notes.append(
+                f"`{name}` is an {kind} in pyproject.toml: using --{kind} {name}, not --{asked}"
+            )
         flag = f"--{kind}"
         if (flag, name) not in seen:
             seen.add((flag, name))

@@ -21,8 +21,20 @@ def container(engine_image: str, uv_project: Callable[..., Path]) -> Iterator[tu
     repo = uv_project(("alpha",), extras={"dev": ["delta"]}, groups={"test": ["gamma"]})
     name = f"uvdock-test-{os.getpid()}-{time.monotonic_ns()}"
     subprocess.run(
-        ["podman", "run", "-d", "--name", name, "-v", f"{repo}:/workspace", engine_image, "sleep", "infinity"],
-        check=True, capture_output=True,
+        [
+            "podman",
+            "run",
+            "-d",
+            "--name",
+            name,
+            "-v",
+            f"{repo}:/workspace",
+            engine_image,
+            "sleep",
+            "infinity",
+        ],
+        check=True,
+        capture_output=True,
     )
     yield name, repo
     subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=False)
@@ -32,7 +44,9 @@ def _podman(engine_image: str) -> list[str]:
     return ["--engine", "podman", "--image", engine_image]
 
 
-def test_lock_then_check_fresh_and_stale(engine_image: str, uv_project: Callable[..., Path], run_cli: Callable[..., object]) -> None:
+def test_lock_then_check_fresh_and_stale(
+    engine_image: str, uv_project: Callable[..., Path], run_cli: Callable[..., object]
+) -> None:
     repo = uv_project(("beta",))
     result = run_cli("--repo", repo, *_podman(engine_image), "lock")
     assert result.code == 0, result.err  # type: ignore[attr-defined]
@@ -41,14 +55,18 @@ def test_lock_then_check_fresh_and_stale(engine_image: str, uv_project: Callable
     assert run_cli("--repo", repo, *_podman(engine_image), "lock", "--check").code == 0  # type: ignore[attr-defined]
 
     pyproject = repo / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('dependencies = ["beta"]', 'dependencies = ["beta", "gamma"]'))
+    pyproject.write_text(
+        pyproject.read_text().replace('dependencies = ["beta"]', 'dependencies = ["beta", "gamma"]')
+    )
     stale = run_cli("--repo", repo, *_podman(engine_image), "lock", "--check")
     assert stale.code == 1  # type: ignore[attr-defined]
     assert "out of date" in stale.err  # type: ignore[attr-defined]
     assert (repo / "uv.lock").read_text() == lock
 
 
-def test_add_and_remove_show_lock_diff_and_commit(engine_image: str, uv_project: Callable[..., Path], run_cli: Callable[..., object]) -> None:
+def test_add_and_remove_show_lock_diff_and_commit(
+    engine_image: str, uv_project: Callable[..., Path], run_cli: Callable[..., object]
+) -> None:
     repo = uv_project(("alpha",))
     assert run_cli("--repo", repo, *_podman(engine_image), "lock").code == 0  # type: ignore[attr-defined]
     added = run_cli("--repo", repo, *_podman(engine_image), "add", "gamma")
@@ -75,14 +93,25 @@ def test_add_to_an_extra_named_as_group_is_refused_before_anything_runs(
     assert (repo / "pyproject.toml").read_bytes() == before
 
 
-def test_sync_into_the_container_venv_by_exec(container: tuple[str, Path], run_cli: Callable[..., object]) -> None:
+def test_sync_into_the_container_venv_by_exec(
+    container: tuple[str, Path], run_cli: Callable[..., object]
+) -> None:
     name, repo = container
     assert run_cli("--repo", repo, "--engine", "podman", "--container", name, "lock").code == 0  # type: ignore[attr-defined]
     result = run_cli("--repo", repo, "--engine", "podman", "--container", name, "sync")
     assert result.code == 0, result.err  # type: ignore[attr-defined]
     probe = subprocess.run(
-        ["podman", "exec", name, "/opt/venv/bin/python", "-c", "import alpha, delta, gamma; print(alpha.VERSION)"],
-        capture_output=True, text=True, check=False,
+        [
+            "podman",
+            "exec",
+            name,
+            "/opt/venv/bin/python",
+            "-c",
+            "import alpha, delta, gamma; print(alpha.VERSION)",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == "1.1.0"
@@ -99,39 +128,69 @@ def test_exec_refuses_a_container_that_mounts_another_checkout(
     assert not (other / "uv.lock").exists()
 
 
-def test_exec_into_a_missing_container_is_exit_3(uv_project: Callable[..., Path], engine_image: str, run_cli: Callable[..., object]) -> None:
-    result = run_cli("--repo", uv_project(), "--engine", "podman", "--container", "no-such-uvdock-ctr", "lock")
+def test_exec_into_a_missing_container_is_exit_3(
+    uv_project: Callable[..., Path], engine_image: str, run_cli: Callable[..., object]
+) -> None:
+    result = run_cli(
+        "--repo", uv_project(), "--engine", "podman", "--container", "no-such-uvdock-ctr", "lock"
+    )
     assert result.code == 3  # type: ignore[attr-defined]
     assert "no container named no-such-uvdock-ctr" in result.err  # type: ignore[attr-defined]
 
 
-def test_missing_image_says_how_to_get_one(uv_project: Callable[..., Path], engine_image: str, run_cli: Callable[..., object]) -> None:
-    result = run_cli("--repo", uv_project(), "--engine", "podman", "--image", "localhost/absent:none", "lock")
+def test_missing_image_says_how_to_get_one(
+    uv_project: Callable[..., Path], engine_image: str, run_cli: Callable[..., object]
+) -> None:
+    result = run_cli(
+        "--repo", uv_project(), "--engine", "podman", "--image", "localhost/absent:none", "lock"
+    )
     assert result.code == 3  # type: ignore[attr-defined]
     assert "uvdock image build" in result.err and "uvdock image pull" in result.err  # type: ignore[attr-defined]
 
 
-def test_run_returns_the_command_exit_code(container: tuple[str, Path], run_cli: Callable[..., object]) -> None:
+def test_run_returns_the_command_exit_code(
+    container: tuple[str, Path], run_cli: Callable[..., object]
+) -> None:
     name, repo = container
-    result = run_cli("--repo", repo, "--engine", "podman", "--container", name, "run", "--", "sh", "-c", "exit 7")
+    result = run_cli(
+        "--repo", repo, "--engine", "podman", "--container", name, "run", "--", "sh", "-c", "exit 7"
+    )
     assert result.code == 7  # type: ignore[attr-defined]
 
 
 def test_lock_with_the_docker_cli_against_podman(
-    docker_host: str, engine_image: str, uv_project: Callable[..., Path], run_cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+    docker_host: str,
+    engine_image: str,
+    uv_project: Callable[..., Path],
+    run_cli: Callable[..., object],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", docker_host)
     repo = uv_project(("beta",))
     result = run_cli("--repo", repo, "--engine", "docker", "--image", engine_image, "lock")
     assert result.code == 0, result.err  # type: ignore[attr-defined]
     assert 'name = "beta"' in (repo / "uv.lock").read_text()
-    assert run_cli("--repo", repo, "--engine", "docker", "--image", engine_image, "lock", "--check").code == 0  # type: ignore[attr-defined]
+    assert (
+        run_cli(
+            "--repo", repo, "--engine", "docker", "--image", engine_image, "lock", "--check"
+        ).code
+        == 0
+    )  # type: ignore[attr-defined]
 
 
 def _tagged_processes(name: str) -> str:
     probe = subprocess.run(
-        ["podman", "exec", name, "sh", "-c", "grep -l UVDOCK_RUN= /proc/[0-9]*/environ 2>/dev/null || true"],
-        capture_output=True, text=True, check=False,
+        [
+            "podman",
+            "exec",
+            name,
+            "sh",
+            "-c",
+            "grep -l UVDOCK_RUN= /proc/[0-9]*/environ 2>/dev/null || true",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return probe.stdout.strip()
 
@@ -139,8 +198,24 @@ def _tagged_processes(name: str) -> str:
 def test_ctrl_c_stops_the_command_inside_the_container(container: tuple[str, Path]) -> None:
     name, repo = container
     child = subprocess.Popen(
-        [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "podman", "--container", name, "run", "--", "sleep", "120"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "uvdock",
+            "--repo",
+            str(repo),
+            "--engine",
+            "podman",
+            "--container",
+            name,
+            "run",
+            "--",
+            "sleep",
+            "120",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 30
     while not _tagged_processes(name):

@@ -14,10 +14,16 @@ class Command(BaseCommand):
     help: ClassVar[str] = "uv add in the container; prints the lock diff and the commit to make"
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("packages", nargs="+", metavar="PKG", help="requirement, e.g. 'einops~=0.8'")
+        parser.add_argument(
+            "packages", nargs="+", metavar="PKG", help="requirement, e.g. 'einops~=0.8'"
+        )
         where = parser.add_mutually_exclusive_group()
         where.add_argument("--group", metavar="G", help="add to dependency group G")
-        where.add_argument("--optional", metavar="X", help="add to extra X ([project.optional-dependencies])")
+        where.add_argument(
+            "--optional", metavar="X", help="add to extra X ([project.optional-dependencies])"
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        return change_dependencies(ctx, "add", args.packages, group=args.group, optional=args.optional)
+        return change_dependencies(
+            ctx, "add", args.packages, group=args.group, optional=args.optional
+        )

@@ -14,9 +14,13 @@ class Command(BaseCommand):
     help: ClassVar[str] = "uv lock in the container (--check, --upgrade, --upgrade-package)"
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--check", action="store_true", help="fail (exit 1) when uv.lock is out of date")
+        parser.add_argument(
+            "--check", action="store_true", help="fail (exit 1) when uv.lock is out of date"
+        )
         parser.add_argument("--upgrade", action="store_true", help="allow every package to move")
-        parser.add_argument("--upgrade-package", action="append", default=[], metavar="P", help="allow P to move")
+        parser.add_argument(
+            "--upgrade-package", action="append", default=[], metavar="P", help="allow P to move"
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock import uvwork
@@ -37,10 +41,17 @@ class Command(BaseCommand):
             return 0
         if args.check:
             if code != 0:
-                raise CheckFailed("uv.lock is out of date with pyproject.toml", hint="run `uvdock lock` and commit uv.lock")
+                raise CheckFailed(
+                    "uv.lock is out of date with pyproject.toml",
+                    hint="run `uvdock lock` and commit uv.lock",
+                )
             ctx.out.info("uv.lock is up to date")
             return 0
         if code != 0:
-            raise CommandFailed(["uv", *uv_args], code, message=f"uv lock failed (exit {code}); uv's output is above")
+            raise CommandFailed(
+                ["uv", *uv_args],
+                code,
+                message=f"uv lock failed (exit {code}); uv's output is above",
+            )
         uvwork.show_lock_change(ctx, before)
         return 0

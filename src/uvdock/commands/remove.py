@@ -20,4 +20,6 @@ class Command(BaseCommand):
         where.add_argument("--optional", metavar="X", help="remove from extra X")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        return change_dependencies(ctx, "remove", args.packages, group=args.group, optional=args.optional)
+        return change_dependencies(
+            ctx, "remove", args.packages, group=args.group, optional=args.optional
+        )

@@ -16,8 +16,12 @@ class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
         parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
-        parser.add_argument("--nodes", type=int, default=None, help="srun --nodes (default: config)")
-        parser.add_argument("--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)")
+        parser.add_argument(
+            "--nodes", type=int, default=None, help="srun --nodes (default: config)"
+        )
+        parser.add_argument(
+            "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
+        )
         parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
@@ -44,8 +48,12 @@ class Command(BaseCommand):
             return shim.run(command, tty=tty)
         else:
             engine = pick_engine(ctx)
-            placement = engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
-            argv = engines.run_argv(placement, command, mounts=shim.mounts, tty=True, gpus=args.gpus)
+            placement = engines.Placement(
+                "run", engine, image=cfg.image, extra_args=cfg.engine_args
+            )
+            argv = engines.run_argv(
+                placement, command, mounts=shim.mounts, tty=True, gpus=args.gpus
+            )
             if not ctx.dry_run:
                 shim.check_usable()
         if ctx.dry_run:

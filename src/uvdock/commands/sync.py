@@ -14,10 +14,21 @@ class Command(BaseCommand):
     help: ClassVar[str] = "uv sync --locked in the container (profiles dev, lint, lts)"
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--profile", default="dev", choices=("dev", "lint", "lts"), help="what to install (default: dev)")
-        parser.add_argument("--group", action="append", default=[], metavar="G", help="also this dependency group")
-        parser.add_argument("--extra", action="append", default=[], metavar="X", help="also this extra")
-        parser.add_argument("--lts", action="store_true", help="explicit opt-in required by --profile lts")
+        parser.add_argument(
+            "--profile",
+            default="dev",
+            choices=("dev", "lint", "lts"),
+            help="what to install (default: dev)",
+        )
+        parser.add_argument(
+            "--group", action="append", default=[], metavar="G", help="also this dependency group"
+        )
+        parser.add_argument(
+            "--extra", action="append", default=[], metavar="X", help="also this extra"
+        )
+        parser.add_argument(
+            "--lts", action="store_true", help="explicit opt-in required by --profile lts"
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock import pyproject, syncplan, uvwork
@@ -26,10 +37,16 @@ class Command(BaseCommand):
         if args.profile == "lts":
             from uvdock import optin
 
-            optin.require_lts(args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts"))
+            optin.require_lts(
+                args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts")
+            )
         deps = pyproject.read(ctx.repo)
-        protected = pyproject.protected_packages(ctx.repo / ctx.config.dockerfile, ctx.config.protected_packages)
-        plan = syncplan.build(args.profile, deps, groups=args.group, extras=args.extra, protected=protected)
+        protected = pyproject.protected_packages(
+            ctx.repo / ctx.config.dockerfile, ctx.config.protected_packages
+        )
+        plan = syncplan.build(
+            args.profile, deps, groups=args.group, extras=args.extra, protected=protected
+        )
         for note in plan.notes:
             ctx.out.warn(note)
         shim = Shim(ctx)
@@ -41,7 +58,10 @@ class Command(BaseCommand):
         if ctx.dry_run:
             return 0
         if code != 0:
-            raise CommandFailed(["uv", *plan.uv_args], code, message=f"uv sync failed (exit {code}); uv's output is above",
-                                )
+            raise CommandFailed(
+                ["uv", *plan.uv_args],
+                code,
+                message=f"uv sync failed (exit {code}); uv's output is above",
+            )
         ctx.out.info(f"environment synced ({args.profile} profile) {shim.placement.describe()}")
         return 0
