@@ -8,14 +8,12 @@ command-line options, applied by the command layer with `Config.replace`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from uvdock.errors import InputRefused
 
@@ -46,8 +44,10 @@ def _default_uv_cache() -> str:
     return os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
+    """Frozen settings. A NamedTuple rather than a dataclass: `dataclasses` imports
+    `inspect`, a cost every command would pay at start-up."""
+
     # Where uv runs.
     engine: str = "auto"
     container: str = ""
@@ -55,7 +55,7 @@ class Config:
     lts_image: str = "megatron-lm:local-lts"
     workdir: str = "/workspace"
     venv: str = "/opt/venv"
-    uv_cache: str = field(default_factory=_default_uv_cache)
+    uv_cache: str = _default_uv_cache()  # load() re-reads UV_CACHE_DIR from its env
     container_uv_cache: str = "/root/.cache/uv"
     engine_args: tuple[str, ...] = ()
     # Git.
@@ -85,14 +85,19 @@ class Config:
     broken_suffix: str = "-broken"
 
     def replace(self, **changes: Any) -> Config:
-        return dataclasses.replace(self, **changes)
+        return self._replace(**changes)
 
 
 def _key(name: str) -> str:
     return name.replace("_", "-")
 
 
-FIELDS: dict[str, dataclasses.Field[Any]] = {_key(f.name): f for f in dataclasses.fields(Config)}
+# kebab-case key -> (attribute name, annotation as written)
+FIELDS: dict[str, tuple[str, str]] = {
+    # NamedTuple keeps postponed annotations as ForwardRefs; the text is what is compared.
+    _key(name): (name, str(getattr(kind, "__forward_arg__", kind)))
+    for name, kind in Config.__annotations__.items()
+}
 
 
 def valid_keys() -> list[str]:
@@ -100,7 +105,7 @@ def valid_keys() -> list[str]:
 
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
-    kind = FIELDS[key].type
+    kind = FIELDS[key][1]
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputRefused(f"{origin}: `{key}` must be an integer, got {value!r}")
@@ -124,12 +129,12 @@ def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             raise InputRefused(
                 f"{origin}: unknown key `{raw_key}`; valid keys: {', '.join(valid_keys())}"
             )
-        values[FIELDS[key].name] = _coerce(key, value, origin)
+        values[FIELDS[key][0]] = _coerce(key, value, origin)
     return values
 
 
 def _env_value(key: str, text: str) -> Any:
-    kind = FIELDS[key].type
+    kind = FIELDS[key][1]
     if kind == "int":
         try:
             return int(text)
@@ -148,7 +153,7 @@ def _env_value(key: str, text: str) -> Any:
 
 def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    known = {"UVDOCK_" + f.name.upper(): _key(f.name) for f in dataclasses.fields(Config)}
+    known = {"UVDOCK_" + name.upper(): key for key, (name, _) in FIELDS.items()}
     for name, text in env.items():
         if not name.startswith("UVDOCK_") or name in _ENV_NOT_CONFIG:
             continue
@@ -157,7 +162,7 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
                 f"environment: unknown variable `{name}`; valid: {', '.join(sorted(known))}"
             )
         key = known[name]
-        values[FIELDS[key].name] = _coerce(key, _env_value(key, text), f"environment {name}")
+        values[FIELDS[key][0]] = _coerce(key, _env_value(key, text), f"environment {name}")
     return values
 
 
@@ -196,9 +201,10 @@ def file_table(repo: Path) -> tuple[dict[str, Any], str]:
 
 
 def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
-    values: dict[str, Any] = {}
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {"uv_cache": env.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")}
     if repo is not None:
         table, origin = file_table(repo)
         values.update(_from_table(table, origin))
-    values.update(_from_env(os.environ if env is None else env))
+    values.update(_from_env(env))
     return Config(**values)

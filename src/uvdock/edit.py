@@ -14,8 +14,8 @@ import os
 import signal
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
 def read_text(path: Path) -> str:
@@ -23,8 +23,7 @@ def read_text(path: Path) -> str:
         return fh.read()
 
 
-@dataclass(frozen=True)
-class FileEdit:
+class FileEdit(NamedTuple):
     path: Path
     old: str
     new: str

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 CONTAINER_ENGINES = ("docker", "podman")
 
 
-@dataclass(frozen=True)
-class Mounts:
+class Mounts(NamedTuple):
     repo: Path
     workdir: str
     cache: str | None  # host uv cache, or None to not mount one
@@ -34,8 +33,7 @@ class Mounts:
         return ",".join(mounts)
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """Where to run: mode is 'exec', 'run', 'srun' or 'local'."""
 
     mode: str
@@ -43,7 +41,7 @@ class Placement:
     container: str = ""
     image: str = ""
     extra_args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = field(default=())
+    env: tuple[tuple[str, str], ...] = ()
 
     def describe(self) -> str:
         if self.mode == "local":

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from uvdock import proc
 from uvdock.errors import CommandFailed, EnvironmentUnusable
@@ -104,8 +104,7 @@ def fetch(repo: Path, remote: str, branch: str | None = None) -> proc.Completed:
     return _git(repo, *args, check=False)
 
 
-@dataclass(frozen=True)
-class IndexEntry:
+class IndexEntry(NamedTuple):
     mode: str
     sha: str
     stage: int

@@ -11,14 +11,13 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
 
 
-@dataclass(frozen=True)
-class Completed:
+class Completed(NamedTuple):
     argv: list[str]
     returncode: int
     stdout: str

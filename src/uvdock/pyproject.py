@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 
@@ -20,8 +20,7 @@ def normalize(name: str) -> str:
     return _NORMALIZE.sub("-", name).lower()
 
 
-@dataclass(frozen=True)
-class ProjectDeps:
+class ProjectDeps(NamedTuple):
     extras: tuple[str, ...]
     groups: tuple[str, ...]
     default_groups: tuple[str, ...]

@@ -8,7 +8,7 @@ image provides are never reinstalled (`--no-install-package`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.pyproject import ProjectDeps
@@ -20,8 +20,7 @@ PROFILES: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class SyncPlan:
+class SyncPlan(NamedTuple):
     uv_args: list[str]
     notes: list[str]
 
