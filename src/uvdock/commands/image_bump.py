@@ -50,9 +50,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "tag", metavar="TAG", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
         )
-        parser.add_argument(
-            "--lts", action="store_true", help="bump the LTS lane instead of dev (the opt-in)"
-        )
+        from uvdock import optin
+
+        optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
         parser.add_argument(
             "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
         )
