@@ -141,3 +141,34 @@ def test_a_custom_table() -> None:
         "fix bang",
         "uvdock bang",
     )
+
+
+def test_carriage_return_redraws_keep_line_numbers() -> None:
+    log = "Resolved 3 packages\n 10%\r 50%\r Downloading torch (846.2MiB)\nerror: x\n"
+    finding = doctor.diagnose(log).findings[0]
+    assert (finding.line_number, finding.line) == (2, "Downloading torch (846.2MiB)")
+
+
+def test_patterns_never_match_across_lines() -> None:
+    # `+` on one line and the package on the next is not a reinstall line.
+    assert doctor.diagnose(" +\n torch==2.7.1\nGroup `a\nb` is not defined\n").findings == []
+
+
+@pytest.mark.parametrize(
+    ("line", "package"),
+    [
+        ("Collecting torch==2.7.1", "torch"),
+        ("  Downloading torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl (821.0 MB)", "torch"),
+        (" ~ triton==3.3.1", "triton"),
+        (" Downloading torchvision (7.1MiB)", "torchvision"),
+    ],
+)
+def test_protected_package_forms(line: str, package: str) -> None:
+    finding = doctor.diagnose(line + "\n").findings[0]
+    assert finding.signature == "protected-package-reinstalled"
+    assert f"{package} is being downloaded" in finding.cause
+
+
+def test_git_conflict_in_uv_lock() -> None:
+    log = "Auto-merging uv.lock\nCONFLICT (content): Merge conflict in uv.lock\n"
+    assert [f.command for f in doctor.diagnose(log).findings] == ["uvdock lock resolve"]

@@ -61,7 +61,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="lock-conflict-markers",
         patterns=(r"Failed to parse:? `uv\.lock`",),
-        requires=(r"^[\s|0-9]*(?:<{7}|>{7})",),
+        requires=(r"^[ \t|0-9]*(?:<{7}|>{7})",),
         cause="uv.lock still holds git conflict markers (<<<<<<< ... >>>>>>>) "
         "from a merge or rebase",
         fix="never resolve uv.lock by hand: take the base branch's uv.lock "
@@ -70,7 +70,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         name="lock-merge-conflict",
-        patterns=(r"CONFLICT \([^)]*\): Merge conflict in uv\.lock", r"^uv\.lock: needs merge"),
+        patterns=(r"CONFLICT \([^)\n]*\): Merge conflict in uv\.lock", r"uv\.lock: needs merge"),
         cause="uv.lock conflicted in a merge or rebase",
         fix="take the base branch's uv.lock, relock in the container and stage it",
         command="uvdock lock resolve",
@@ -78,7 +78,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="group-is-an-extra",
         patterns=(
-            r"Group `(?P<group>[^`]+)` is not defined in the project's `dependency-groups` table",
+            r"Group `(?P<group>[^`\n]+)` is not defined in the project's `dependency-groups` table",
         ),
         cause="`{group}` is not a dependency group; in Megatron-LM `dev` and `lts` are extras "
         "([project.optional-dependencies]), so `--group {group}` fails",
@@ -88,10 +88,10 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         name="protected-package-reinstalled",
+        # uv: ` Downloading torch (846.2MiB)`, ` + torch==2.7.1`; pip: `Collecting torch==2.7.1`.
         patterns=(
-            rf"^\s*(?:Downloading|Downloaded|Building) (?P<package>{_PROTECTED})\b",
-            rf"^\s*[+~] (?P<package>{_PROTECTED})==",
-            rf"^\s*(?:Collecting|Downloading) (?P<package>{_PROTECTED})(?:[-=<>!~ ]|$)",
+            r"^[ \t]*(?:Downloading|Downloaded|Building|Collecting|[+~]) "
+            rf"(?P<package>{_PROTECTED})(?=[ (=<>!~]|-\d|$)",
         ),
         cause="{package} is being downloaded / reinstalled over the base image's build "
         "(a sync without the Dockerfile's --no-install-package list)",
@@ -102,7 +102,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="uv-not-found",
         patterns=(
-            r"\buv: (?:command )?not found",
+            r"uv(?<![\w-]uv): (?:command )?not found",
             r"executable file [`\"']?uv[`\"']? not found",
             r"\"uv\": executable file not found",
         ),
@@ -112,7 +112,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         name="module-not-found",
-        patterns=(r"ModuleNotFoundError: No module named '(?P<module>[^'.]+)[^']*'",),
+        patterns=(r"ModuleNotFoundError: No module named '(?P<module>[^'.\n]+)[^'\n]*'",),
         cause="`{module}` is not installed in the uv-managed venv (/opt/venv): "
         "a bare `pip install` puts it elsewhere "
         "and the next `uv sync` removes what uv.lock does not list",
@@ -133,7 +133,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="build-secret-missing",
         patterns=(
             r"/run/secrets/(?P<secret>[A-Za-z0-9_]+): No such file or directory",
-            r"secret (?P<secret>[A-Za-z0-9_]+)[: ]+not found",
+            r"secret (?P<secret>[A-Za-z0-9_]+):? not found",
         ),
         cause="the build reached the `jet` stage of Dockerfile.ci.dev, which needs the internal "
         "secret {secret}",
@@ -142,14 +142,17 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         name="registry-access-forbidden",
-        patterns=(r"\baccess forbidden\b",),
+        patterns=(r"access(?<!\waccess) forbidden\b",),
         cause="the registry address has an explicit port (e.g. :5005), or you are not logged in",
         fix="use the registry host without a port (and `docker login HOST`)",
         command="uvdock image pull",
     ),
     Signature(
         name="copy-pr-bot-deploy",
-        patterns=(r"had a problem deploying to\s+test\b", r"copy-pr-bot.*had a problem deploying"),
+        patterns=(
+            r"had a problem deploying to[ \t]+test\b",
+            r"copy-pr-bot.*had a problem deploying",
+        ),
         cause="copy-pr-bot failed to deploy the PR to the test environment "
         "(a transient CI failure)",
         fix="push another commit to trigger it again (an empty one is fine)",
@@ -159,9 +162,12 @@ SIGNATURES: tuple[Signature, ...] = (
 
 # Lines worth showing when no signature matched.
 ERROR_LINE = re.compile(r"[Ee]rror:|Error\b|ERROR|Traceback|FAILED|fatal:")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n]*\x07")
 # CI log prefixes: GitHub Actions `2024-05-01T10:00:00.1234567Z `, GitLab `[12:00:00] `.
-_TIMESTAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT[\d:.]+Z\s|\[\d\d:\d\d:\d\d\]\s)")
+_TIMESTAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT[\d:.]+Z[ \t]|\[\d\d:\d\d:\d\d\][ \t])", re.MULTILINE)
+# What a terminal shows of a line redrawn with carriage returns: the text after the last one.
+_REDRAWN = re.compile(r"^[^\n]*\r(?=[^\n])", re.MULTILINE)
+_TIMESTAMP_PROBE = 64 * 1024
 MAX_ERROR_LINES = 40
 
 
@@ -173,16 +179,21 @@ class Diagnosis:
 
 @cache
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    # Whole-log search, one C-level scan per pattern: `^` anchors at every line start.
+    return re.compile(pattern, re.MULTILINE)
 
 
-def clean_lines(text: str) -> list[str]:
-    """The log's lines without colour codes, CI timestamps or carriage-return progress."""
-    lines = []
-    for raw in text.splitlines():
-        line = _ANSI.sub("", raw).rsplit("\r", 1)[-1]
-        lines.append(_TIMESTAMP.sub("", line))
-    return lines
+def clean_text(text: str) -> str:
+    """The log without colour codes, CI timestamps or carriage-return redraws; "\n" lines."""
+    # Each pass costs a scan of the whole log, so it runs only when its mark is there.
+    if "\r" in text:
+        text = _REDRAWN.sub("", text.replace("\r\n", "\n"))
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    # CI runners stamp every line: looking at the head of the log is enough to know.
+    if _TIMESTAMP.search(text, 0, _TIMESTAMP_PROBE):
+        text = _TIMESTAMP.sub("", text)
+    return text
 
 
 def _fill(template: str, values: dict[str, str]) -> str:
@@ -194,32 +205,39 @@ class _Defaults(dict[str, str]):
         return f"<{key}>"
 
 
-def _first_hit(signature: Signature, lines: list[str]) -> tuple[int, dict[str, str]] | None:
-    for number, line in enumerate(lines, 1):
-        for pattern in signature.patterns:
-            match = _compiled(pattern).search(line)
-            if match:
-                groups = {k: v for k, v in match.groupdict().items() if v is not None}
-                return number, groups
-    return None
+class _Log:
+    def __init__(self, text: str) -> None:
+        self.text = clean_text(text)
+
+    def line_number(self, offset: int) -> int:
+        return self.text.count("\n", 0, offset) + 1
+
+    def line_at(self, offset: int) -> str:
+        start = self.text.rfind("\n", 0, offset) + 1
+        end = self.text.find("\n", offset)
+        return self.text[start : end if end >= 0 else len(self.text)]
+
+
+def _first_hit(signature: Signature, log: _Log) -> re.Match[str] | None:
+    hits = [m for p in signature.patterns if (m := _compiled(p).search(log.text))]
+    return min(hits, key=lambda m: m.start()) if hits else None
 
 
 def diagnose(text: str, signatures: tuple[Signature, ...] = SIGNATURES) -> Diagnosis:
     """Every signature found in the log (first hit of each, in log order)."""
-    lines = clean_lines(text)
+    log = _Log(text)
     findings: list[Finding] = []
     for signature in signatures:
-        if not all(any(_compiled(p).search(line) for line in lines) for p in signature.requires):
+        match = _first_hit(signature, log)
+        if match is None or not all(_compiled(p).search(log.text) for p in signature.requires):
             continue
-        hit = _first_hit(signature, lines)
-        if hit is None:
-            continue
-        number, groups = hit
+        groups = {k: v for k, v in match.groupdict().items() if v is not None}
+        number = log.line_number(match.start())
         findings.append(
             Finding(
                 signature=signature.name,
                 line_number=number,
-                line=lines[number - 1].strip(),
+                line=log.line_at(match.start()).strip(),
                 cause=_fill(signature.cause, groups),
                 fix=_fill(signature.fix, groups),
                 command=_fill(signature.command, groups),
@@ -228,9 +246,11 @@ def diagnose(text: str, signatures: tuple[Signature, ...] = SIGNATURES) -> Diagn
     findings.sort(key=lambda f: f.line_number)
     diagnosis = Diagnosis(findings)
     if not findings:
-        diagnosis.error_lines = [
-            (number, line.strip())
-            for number, line in enumerate(lines, 1)
-            if ERROR_LINE.search(line)
-        ][:MAX_ERROR_LINES]
+        for match in ERROR_LINE.finditer(log.text):
+            number = log.line_number(match.start())
+            if diagnosis.error_lines and diagnosis.error_lines[-1][0] == number:
+                continue
+            diagnosis.error_lines.append((number, log.line_at(match.start()).strip()))
+            if len(diagnosis.error_lines) == MAX_ERROR_LINES:
+                break
     return diagnosis

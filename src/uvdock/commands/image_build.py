@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import time
 from typing import TYPE_CHECKING, ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
@@ -47,22 +47,28 @@ class Command(BaseCommand):
         ctx.out.info(f"building {spec.tag}, {lane}: {spec.dockerfile} --target {spec.target}")
         ctx.out.info(f"base image {spec.base_image} (from {spec.pin_file})")
         ctx.out.detail("+ " + " ".join(argv))
-        code = _run_with_status(ctx, argv, f"{engine} build {spec.tag}")
+        started = time.monotonic()
+        code = _run_streaming(ctx, argv)
+        elapsed = _duration(time.monotonic() - started)
         if code != 0:
             failure = CommandFailed(argv, code, message=f"{engine} build exited with status {code}")
             failure.hint = "save the output and run `uvdock doctor LOGFILE` to name the cause"
             raise failure
-        ctx.out.info(f"built {spec.tag}")
+        ctx.out.info(f"built {spec.tag} in {elapsed}")
         return 0
 
 
-def _run_with_status(ctx: Context, argv: list[str], label: str) -> int:
-    """Stream the build; on a terminal, keep a spinner line going below it."""
+def _run_streaming(ctx: Context, argv: list[str]) -> int:
+    """Stream the engine's own progress display (BuildKit / buildah) straight to the terminal.
+
+    No spinner of ours on top: the child writes to the terminal directly, and a redrawn
+    status line would garble its output. The elapsed time is reported at the end instead.
+    """
     from uvdock import proc
 
-    if not sys.stdout.isatty() or ctx.options.quiet or ctx.options.json:
-        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
-    from rich.console import Console
+    return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
 
-    with Console(stderr=True).status(label):
-        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
