@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from uvdock import config as config_module
 from uvdock.output import Output
 
 
-@dataclass(frozen=True)
-class GlobalOptions:
+class GlobalOptions(NamedTuple):
     repo: str | None = None
     dry_run: bool = False
     json: bool = False
@@ -23,12 +22,23 @@ class GlobalOptions:
     image: str | None = None
 
 
-@dataclass
 class Context:
-    options: GlobalOptions
-    out: Output
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
-    cwd: Path = field(default_factory=Path.cwd)
+    # A plain class: `dataclasses` would import `inspect` on every command's start-up.
+    def __init__(
+        self,
+        options: GlobalOptions,
+        out: Output,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.options = options
+        self.out = out
+        self.env = dict(os.environ) if env is None else env
+        self.cwd = Path.cwd() if cwd is None else cwd
+
+    def with_options(self, **changes: Any) -> Context:
+        """The same context with some global options changed (repo and config re-read)."""
+        return Context(self.options._replace(**changes), self.out, self.env, self.cwd)
 
     @cached_property
     def repo(self) -> Path:

@@ -6,7 +6,6 @@ same reason twice. Processes start only through proc and the shim; nothing is ch
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 from collections.abc import Callable
@@ -283,7 +282,7 @@ _PLAN: tuple[tuple[str, Callable[[_Checks], tuple[str, str, str]], tuple[str, ..
 def run_checks(ctx: Context) -> list[CheckResult]:
     """Every check in order; doctor only reads, so --dry-run does not stop the probes."""
     if ctx.dry_run:
-        ctx = dataclasses.replace(ctx, options=dataclasses.replace(ctx.options, dry_run=False))
+        ctx = ctx.with_options(dry_run=False)
     checks = _Checks(ctx)
     results: dict[str, CheckResult] = {}
     for name, method, needs in _PLAN:

@@ -6,10 +6,10 @@ import os
 import re
 from collections.abc import Mapping
 
-# user:password@ or token@ inside a URL authority (https://, ssh://, git+https://, ...).
-_URL_USERINFO = re.compile(
-    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s:]+(?::[^/@\s]*)?)@"
-)
+# user:password@ or token@ inside a URL authority (https://, ssh://, git+https://, ...). The
+# userinfo runs to the LAST @ before the path, so a password holding an unencoded @ is masked
+# whole, and an empty user name (https://:token@host) still counts.
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s]*)@")
 # KEY=value where KEY looks like it holds a secret (GH_TOKEN=..., --build-arg PASSWORD=...).
 _SECRET_ASSIGNMENT = re.compile(
     r"(?P<key>\b[A-Za-z_][A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|CREDENTIALS?|AUTH)[A-Za-z0-9_]*)=(?P<value>[^\s'\"]+)",
