@@ -6,13 +6,10 @@ diff is drawn, so commands that print a line or two stay fast.
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
-
-from uvdock.redact import redact
 
 
 class Output:
@@ -34,6 +31,8 @@ class Output:
         self._env = env
 
     def _clean(self, text: str) -> str:
+        from uvdock.redact import redact
+
         return redact(text, self._env)
 
     def _write(self, stream: TextIO, text: str) -> None:
@@ -63,6 +62,8 @@ class Output:
         self._write(self.stderr if self.json_mode else self.stdout, prefix + shlex.join(argv))
 
     def json(self, payload: Any) -> None:
+        import json
+
         self.stdout.write(self._clean(json.dumps(payload, indent=2, sort_keys=False)) + "\n")
         self.stdout.flush()
 

@@ -7,7 +7,6 @@ PATH between calls.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -29,8 +28,12 @@ class Completed(NamedTuple):
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
-    path = (env or os.environ).get("PATH")
-    return shutil.which(program, path=path)
+    # shutil.which would do, but importing shutil (bz2, lzma, fnmatch) costs more than this.
+    for folder in (env or os.environ).get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", program)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def _resolve(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
