@@ -68,3 +68,14 @@ def test_diff_names_the_display_path(tmp_path: Path) -> None:
     change = edit.FileEdit(tmp_path / "x", "one\n", "two\n", display="docker/x")
     assert change.diff().splitlines()[:2] == ["--- a/docker/x", "+++ b/docker/x"]
     assert "-one" in change.diff() and "+two" in change.diff()
+
+
+def test_a_new_file_gets_the_umask_mode_not_mkstemps_0600(tmp_path: Path) -> None:
+    target = tmp_path / "new.txt"
+    old_umask = os.umask(0o022)
+    try:
+        edit.atomic_write(target, "x\n")
+    finally:
+        os.umask(old_umask)
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert target.read_bytes() == b"x\n"

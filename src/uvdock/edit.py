@@ -55,15 +55,24 @@ def plan_diff(edits: Iterable[FileEdit]) -> str:
     )
 
 
-def _write_temp(path: Path, text: str) -> Path:
+def _new_file_mode() -> int:
+    # mkstemp creates 0600; a new file should get what open() would give it.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
+    """A synced temporary file beside `path` holding `data`, with `path`'s mode (or `mode`)."""
+    if mode is None:
+        mode = path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".uvdock", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.chmod(tmp, mode)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -71,8 +80,13 @@ def _write_temp(path: Path, text: str) -> Path:
     return Path(tmp)
 
 
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace `path` with exactly `data` in one step, keeping its mode unless `mode` is given."""
+    os.replace(_write_temp(path, data, mode), path)
+
+
 def atomic_write(path: Path, text: str) -> None:
-    os.replace(_write_temp(path, text), path)
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 @contextlib.contextmanager
@@ -98,7 +112,7 @@ def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
     temps: list[tuple[FileEdit, Path]] = []
     try:
         for edit in changed:
-            temps.append((edit, _write_temp(edit.path, edit.new)))
+            temps.append((edit, _write_temp(edit.path, edit.new.encode("utf-8"))))
         done: list[FileEdit] = []
         with _sigint_deferred():
             try:

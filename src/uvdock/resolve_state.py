@@ -15,13 +15,13 @@ import json
 import os
 import shutil
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from uvdock import git
+from uvdock.edit import atomic_write_bytes
 
 STATE_FILE = "state.json"
 WORKTREE_FILE = "worktree"
@@ -115,18 +115,7 @@ def _write_synced(path: Path, data: bytes) -> None:
 
 
 def _replace_file(target: Path, source: Path, mode: int) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".uvdock", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(source.read_bytes())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write_bytes(target, source.read_bytes(), mode=mode)
 
 
 @contextlib.contextmanager

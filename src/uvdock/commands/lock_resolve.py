@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -21,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from uvdock import git, lockfile, resolve_state
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
+from uvdock.edit import atomic_write_bytes
 from uvdock.errors import CheckFailed, InputRefused, Interrupted
 from uvdock.lockdiff_view import show_lock_diff
 
@@ -43,23 +42,6 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Atomic write that keeps the file's mode."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".uvdock", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -187,7 +169,7 @@ class Command(BaseCommand):
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
         try:
             with _sigterm_as_ctrl_c():
-                _write_bytes(repo / LOCK, ref_lock)
+                atomic_write_bytes(repo / LOCK, ref_lock)
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
                 code = shim.run_uv(["lock"], writes=(LOCK,))
                 if code != 0:
