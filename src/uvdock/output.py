@@ -80,7 +80,9 @@ class Output:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*(self._clean(str(cell)) for cell in row))
-        Console(file=self.stdout, soft_wrap=False).print(table)
+        # Piped output is read by grep and CI logs, not a terminal: do not fold at 80 columns.
+        width = None if self.stdout.isatty() else 200
+        Console(file=self.stdout, soft_wrap=False, width=width).print(table)
 
     def diff(self, text: str) -> None:
         if not text or self.quiet:
