@@ -244,13 +244,12 @@ class Shim:
             return 0
         if self.placement.mode == "run":
             self.check_usable()
-        argv = self.argv(command, tty=tty)
-        self.ctx.out.detail("+ " + " ".join(argv))
-        code = proc.run_foreground(
-            argv, cwd=self.ctx.repo, env=self.ctx.env, on_interrupt=self._stop
-        )
-        if code != 0 and self.placement.mode == "exec":
-            self._recheck_after_failure()
+        code = self._foreground(self.argv(command, tty=tty))
+        if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
+            # The id we exec'd no longer exists, so nothing ran. A container recreated under
+            # the same name is checked like a new one, then the command runs once.
+            del self.__dict__["target"]
+            code = self._foreground(self.argv(command, tty=tty))
         if writes:
             self._give_back(writes)
         return code
@@ -273,15 +272,22 @@ class Shim:
             self.argv(command, tty=False), cwd=self.ctx.repo, env=self.ctx.env, check=False
         )
 
-    def _recheck_after_failure(self) -> None:
+    def _foreground(self, argv: list[str]) -> int:
+        if self.ctx.out.verbose:
+            import shlex
+
+            self.ctx.out.detail("+ " + shlex.join(argv))
+        return proc.run_foreground(
+            argv, cwd=self.ctx.repo, env=self.ctx.env, on_interrupt=self._stop
+        )
+
+    def _verified_container_gone(self) -> bool:
         placement = self.placement
         cached = self._verified_id(placement)
         if cached and self._inspect(placement.engine, cached) is None:
             self._remember(placement, None)
-            raise EnvironmentUnusable(
-                f"container {placement.container} is gone (it was recreated or removed); nothing ran",
-                hint="run the command again to check the new container",
-            )
+            return True
+        return False
 
     def _stop(self) -> None:
         placement = self.target

@@ -227,3 +227,64 @@ def test_ctrl_c_stops_the_command_inside_the_container(container: tuple[str, Pat
     assert child.returncode == 130, err
     assert "Traceback" not in err
     assert _tagged_processes(name) == ""
+
+
+def test_a_container_recreated_under_the_same_name_is_checked_again(
+    container: tuple[str, Path],
+    engine_image: str,
+    uv_project: Callable[..., Path],
+    run_cli: Callable[..., object],
+) -> None:
+    name, repo = container
+    assert (
+        run_cli("--repo", repo, "--engine", "podman", "--container", name, "run", "--", "true").code
+        == 0
+    )  # type: ignore[attr-defined]
+    other = uv_project(("alpha",))
+    subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=True)
+    subprocess.run(
+        [
+            "podman",
+            "run",
+            "-d",
+            "--name",
+            name,
+            "-v",
+            f"{other}:/workspace",
+            engine_image,
+            "sleep",
+            "infinity",
+        ],
+        capture_output=True,
+        check=True,
+    )
+    # Same name, another checkout mounted: the remembered check must not carry over.
+    result = run_cli(
+        "--repo", repo, "--engine", "podman", "--container", name, "run", "--", "touch", "ran"
+    )
+    assert result.code == 3  # type: ignore[attr-defined]
+    assert "not this repository" in result.err  # type: ignore[attr-defined]
+    assert not (other / "ran").exists() and not (repo / "ran").exists()
+
+    subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=True)
+    subprocess.run(
+        [
+            "podman",
+            "run",
+            "-d",
+            "--name",
+            name,
+            "-v",
+            f"{repo}:/workspace",
+            engine_image,
+            "sleep",
+            "infinity",
+        ],
+        capture_output=True,
+        check=True,
+    )
+    again = run_cli(
+        "--repo", repo, "--engine", "podman", "--container", name, "run", "--", "touch", "ran"
+    )
+    assert again.code == 0, again.err  # type: ignore[attr-defined]
+    assert (repo / "ran").exists()
