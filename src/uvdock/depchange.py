@@ -61,7 +61,7 @@ def change_dependencies(
     names = _validate(action, packages)
     uv_args = [action, *_target_args(ctx, group, optional), *packages]
     shim = Shim(ctx)
-    uvwork.warn_uv_mismatch(ctx, shim)
+    uvwork.report_uv(ctx, shim)
     before = uvwork.lock_bytes(ctx)
     code = shim.run_uv(uv_args, writes=("pyproject.toml", "uv.lock"))
     if ctx.dry_run:

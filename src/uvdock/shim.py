@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -52,6 +52,19 @@ def pick_engine(ctx: Context) -> str:
     raise EnvironmentUnusable(
         "no container engine found: install docker or podman, or use --engine srun / --engine local",
     )
+
+
+def invoking_user(env: Mapping[str, str]) -> tuple[int, int] | None:
+    """Who should own files written for this run: the user, or under sudo the sudoer.
+
+    None when that is root itself (nothing to give back).
+    """
+    uid, gid = os.getuid(), os.getgid()
+    if uid == 0 and env.get("SUDO_UID", "").isdigit():
+        sudo_uid = int(env["SUDO_UID"])
+        sudo_gid = env.get("SUDO_GID", "")
+        return sudo_uid, int(sudo_gid) if sudo_gid.isdigit() else sudo_uid
+    return None if uid == 0 else (uid, gid)
 
 
 class Shim:
@@ -318,9 +331,10 @@ class Shim:
 
     def _give_back(self, writes: Sequence[str]) -> None:
         """Files a root container wrote into the repo go back to the invoking user."""
-        if self.placement.mode == "local" or os.getuid() == 0:
+        user = invoking_user(self.ctx.env)
+        if self.placement.mode == "local" or user is None:
             return
-        uid, gid = os.getuid(), os.getgid()
+        uid, gid = user
         foreign = [
             w
             for w in writes

@@ -6,8 +6,8 @@ from uvdock.context import Context
 from uvdock.shim import Shim
 
 
-def warn_uv_mismatch(ctx: Context, shim: Shim) -> None:
-    """Report the container's uv and warn when it differs from what is expected."""
+def report_uv(ctx: Context, shim: Shim) -> None:
+    """Say which uv runs, and warn when it differs from what is expected."""
     if ctx.dry_run:
         return
     from uvdock import pyproject, uvversion
@@ -23,7 +23,7 @@ def warn_uv_mismatch(ctx: Context, shim: Shim) -> None:
                 hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
             )
         return
-    ctx.out.detail(f"uv {container} {shim.placement.describe()}")
+    ctx.out.info(f"uv {container}, {shim.placement.describe()}")
     try:
         required = pyproject.read(ctx.repo).required_uv
     except Exception:  # a broken pyproject is uv's to report, with its own words

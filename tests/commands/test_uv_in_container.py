@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,6 +53,8 @@ def test_lock_then_check_fresh_and_stale(
     assert result.code == 0, result.err  # type: ignore[attr-defined]
     lock = (repo / "uv.lock").read_text()
     assert 'name = "beta"' in lock and 'name = "alpha"' in lock
+    # The container's uv is the one used, and it is named.
+    assert re.search(r"^uv \d+\.\d+\.\d+, in a fresh podman container of ", result.out, re.M)  # type: ignore[attr-defined]
     assert run_cli("--repo", repo, *_podman(engine_image), "lock", "--check").code == 0  # type: ignore[attr-defined]
 
     pyproject = repo / "pyproject.toml"
@@ -288,3 +291,29 @@ def test_a_container_recreated_under_the_same_name_is_checked_again(
     )
     assert again.code == 0, again.err  # type: ignore[attr-defined]
     assert (repo / "ran").exists()
+
+
+def test_files_the_container_writes_go_back_to_the_invoking_user(
+    engine_image: str,
+    uv_project: Callable[..., Path],
+    run_cli: Callable[..., object],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The container runs as root; under `sudo uvdock ...` the files belong to the sudoer.
+    monkeypatch.setenv("SUDO_UID", "4321")
+    monkeypatch.setenv("SUDO_GID", "4322")
+    repo = uv_project(("alpha",))
+    result = run_cli("--repo", repo, "--engine", "podman", "--image", engine_image, "lock")
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    stat = (repo / "uv.lock").stat()
+    assert (stat.st_uid, stat.st_gid) == (4321, 4322)
+
+
+def test_invoking_user() -> None:
+    from uvdock.shim import invoking_user
+
+    if os.getuid() == 0:
+        assert invoking_user({}) is None
+        assert invoking_user({"SUDO_UID": "1000", "SUDO_GID": "1001"}) == (1000, 1001)
+    else:
+        assert invoking_user({"SUDO_UID": "1000"}) == (os.getuid(), os.getgid())

@@ -34,7 +34,7 @@ class Command(BaseCommand):
             uv_args.append("--upgrade")
         for package in args.upgrade_package:
             uv_args += ["--upgrade-package", package]
-        uvwork.warn_uv_mismatch(ctx, shim)
+        uvwork.report_uv(ctx, shim)
         before = uvwork.lock_bytes(ctx)
         code = shim.run_uv(uv_args, writes=() if args.check else ("uv.lock",))
         if ctx.dry_run:

@@ -50,7 +50,7 @@ class Command(BaseCommand):
         for note in plan.notes:
             ctx.out.warn(note)
         shim = Shim(ctx)
-        uvwork.warn_uv_mismatch(ctx, shim)
+        uvwork.report_uv(ctx, shim)
         code = shim.run_uv(plan.uv_args)
         if code == 0 and args.profile == "lts":
             requirements = ctx.config.lts_requirements
