@@ -197,7 +197,19 @@ def run(argv: Sequence[str] | None = None) -> int:
     module = importlib.import_module(f"uvdock.commands.{spec.module}")
     command = module.Command()
     prog = "uvdock " + " ".join(p for p in key if p)
-    sub = _Parser(prog=prog, description=spec.help)
+    siblings = [n for g, n in COMMANDS if g == key[0] and n] if not key[1] else []
+    epilog = (
+        "subcommands:\n"
+        + "\n".join(f"  {key[0]} {n:<12} {COMMANDS[(key[0], n)].help}" for n in siblings)
+        if siblings
+        else None
+    )
+    sub = _Parser(
+        prog=prog,
+        description=spec.help,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_global_options(sub, after_command=True)
     command.configure(sub)
     args = sub.parse_args(rest)

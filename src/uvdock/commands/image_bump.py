@@ -84,6 +84,8 @@ class Command(BaseCommand):
                 ctx.out.info(
                     f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
                 )
+                # The hand-off is part of the plan: show what comes after the write.
+                _print_handoff(ctx, tag)
             return 0
         try:
             edit.apply(plan.edits)
