@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-import signal
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
+
+from uvdock import signals
 
 
 def read_text(path: Path) -> str:
@@ -89,23 +90,6 @@ def atomic_write(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-@contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold Ctrl-C while files are swapped so the swap is never half done."""
-    pending: list[int] = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
-    except ValueError:  # not in the main thread: nothing to defer
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if pending:
-            raise KeyboardInterrupt
-
-
 def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
     """Write every changed file, or none. Returns the edits that were written."""
     changed = [e for e in edits if e.changed]
@@ -114,7 +98,7 @@ def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
         for edit in changed:
             temps.append((edit, _write_temp(edit.path, edit.new.encode("utf-8"))))
         done: list[FileEdit] = []
-        with _sigint_deferred():
+        with signals.held():
             try:
                 for edit, tmp in temps:
                     os.replace(tmp, edit.path)

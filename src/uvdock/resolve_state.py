@@ -14,13 +14,11 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from uvdock import git
+from uvdock import git, signals
 from uvdock.edit import atomic_write_bytes
 
 STATE_FILE = "state.json"
@@ -118,28 +116,9 @@ def _replace_file(target: Path, source: Path, mode: int) -> None:
     atomic_write_bytes(target, source.read_bytes(), mode=mode)
 
 
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait until the restore is complete (a half restore loses work)."""
-    pending: list[int] = []
-    previous: dict[signal.Signals, object] = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
-    except ValueError:  # not the main thread: nothing to hold
-        pass
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
-        if pending:
-            raise KeyboardInterrupt
-
-
 def restore(repo: Path, state: SavedState) -> None:
     """Put the lock's bytes and index entries back exactly as saved."""
-    with _signals_held():
+    with signals.held():
         for entry in state.entries:
             if not git.object_exists(repo, entry.sha):
                 git.hash_object_file(repo, state.blob_file(entry.stage))

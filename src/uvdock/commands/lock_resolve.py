@@ -9,14 +9,10 @@ or SIGTERM puts them back exactly, and `--abort` does the same after a hard kill
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from uvdock import git, lockfile, resolve_state
+from uvdock import git, lockfile, resolve_state, signals
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
@@ -42,24 +38,6 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
-
-
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[None]:
-    """A `kill` (SIGTERM) takes the same restoring path as Ctrl-C."""
-    try:
-        previous: Any = signal.signal(signal.SIGTERM, _raise_interrupt)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def check_pyproject(ctx: Context) -> None:
@@ -168,7 +146,7 @@ class Command(BaseCommand):
         state = resolve_state.save(repo, LOCK, ref=ref, operation=operation)
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
         try:
-            with _sigterm_as_ctrl_c():
+            with signals.sigterm_as_interrupt():
                 atomic_write_bytes(repo / LOCK, ref_lock)
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
                 code = shim.run_uv(["lock"], writes=(LOCK,))
