@@ -30,8 +30,12 @@ def derive(text: str) -> str:
     start = text.index('\n[[package]]\nname = "accelerate"\n')
     end = text.index("\n[[package]]\n", start + 1)
     text = text[:start] + text[end:]
-    text = re.sub(r"(TransformerEngine\.git\?rev=)[0-9a-f]{40}#[0-9a-f]{40}",
-                  lambda m: m.group(1) + "c" * 40 + "#" + "c" * 40, text, count=1)
+    text = re.sub(
+        r"(TransformerEngine\.git\?rev=)[0-9a-f]{40}#[0-9a-f]{40}",
+        lambda m: m.group(1) + "c" * 40 + "#" + "c" * 40,
+        text,
+        count=1,
+    )
     added = 'name = "brand-new"\nversion = "0.1.0"\nsource = { registry = "https://x.invalid" }'
     return text + f"\n[[package]]\n{added}\n"
 
@@ -57,9 +61,12 @@ def main() -> int:
         a, b = work / "a.lock", work / "b.lock"
         a.write_bytes(REAL_LOCK.read_bytes())
         b.write_text(derive(REAL_LOCK.read_text()))
-        baseline = [sys.executable, "-c",
-                    f"import tomllib; tomllib.load(open({str(a)!r}, 'rb')); "
-                    f"tomllib.load(open({str(b)!r}, 'rb'))"]
+        baseline = [
+            sys.executable,
+            "-c",
+            f"import tomllib; tomllib.load(open({str(a)!r}, 'rb')); "
+            f"tomllib.load(open({str(b)!r}, 'rb'))",
+        ]
         command = [sys.executable, "-m", "uvdock", "lock", "diff", str(a), str(b)]
         timed(command, work)  # warm the bytecode cache
         base_times, tool_times = [], []

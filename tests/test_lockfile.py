@@ -63,13 +63,9 @@ def test_scanner_reads_name_version_source() -> None:
     packages = lockfile.read_packages(SMALL)
     assert packages == {
         "alpha-pkg": frozenset({("1.0.0", "registry+https://pypi.org/simple")}),
-        "beta": frozenset(
-            {("2.0.0", "git+https://github.com/o/beta.git?rev=v2#" + "1" * 40)}
-        ),
+        "beta": frozenset({("2.0.0", "git+https://github.com/o/beta.git?rev=v2#" + "1" * 40)}),
         "demo": frozenset({("", "editable+.")}),
-        "numpy": frozenset(
-            {("1.26.4", "registry+" + PYPI), ("2.1.0", "registry+" + PYPI)}
-        ),
+        "numpy": frozenset({("1.26.4", "registry+" + PYPI), ("2.1.0", "registry+" + PYPI)}),
     }
     assert packages == lockfile.read_packages_tomllib(SMALL)
 
@@ -136,8 +132,9 @@ def test_diff_added_removed_changed_and_json() -> None:
 def test_git_commit_change_with_same_version_is_a_change() -> None:
     git_a = '{ git = "https://github.com/o/te.git?rev=main#' + "a" * 40 + '" }'
     git_b = '{ git = "https://github.com/o/te.git?rev=main#' + "b" * 40 + '" }'
-    diff = lockfile.diff_locks("version = 1\n" + _block("te", "2.0", git_a),
-                               "version = 1\n" + _block("te", "2.0", git_b))
+    diff = lockfile.diff_locks(
+        "version = 1\n" + _block("te", "2.0", git_a), "version = 1\n" + _block("te", "2.0", git_b)
+    )
     assert [c.name for c in diff.changed] == ["te"]
     assert diff.changed[0].before == ("2.0 (git https://github.com/o/te.git@aaaaaaaaaaaa)",)
     assert diff.changed[0].after == ("2.0 (git https://github.com/o/te.git@bbbbbbbbbbbb)",)
@@ -145,8 +142,9 @@ def test_git_commit_change_with_same_version_is_a_change() -> None:
 
 def test_registry_only_change_names_the_registries() -> None:
     other = '{ registry = "https://download.pytorch.org/whl/cu128" }'
-    diff = lockfile.diff_locks("version = 1\n" + _block("torch", "2.5"),
-                               "version = 1\n" + _block("torch", "2.5", other))
+    diff = lockfile.diff_locks(
+        "version = 1\n" + _block("torch", "2.5"), "version = 1\n" + _block("torch", "2.5", other)
+    )
     change = diff.changed[0]
     assert change.before != change.after
     assert "download.pytorch.org" in change.after[0]
@@ -184,7 +182,7 @@ def derive(real: bytes) -> bytes:
         text,
     )
     assert te is not None
-    text = text[: te.start()] + te.group(1) + "c" * 40 + "#" + "c" * 40 + text[te.end():]
+    text = text[: te.start()] + te.group(1) + "c" * 40 + "#" + "c" * 40 + text[te.end() :]
     return text.encode()
 
 

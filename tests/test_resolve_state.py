@@ -63,8 +63,9 @@ def test_restore_rewrites_pruned_blobs(make_repo: Callable[..., Path]) -> None:
         (repo / "uv.lock").write_text(f"version = 1\nstage {stage} only\n")
         blobs[stage] = git(repo, "hash-object", "-w", "uv.lock").strip()
     lines = "".join(f"100644 {sha} {stage}\tuv.lock\n" for stage, sha in blobs.items())
-    subprocess.run(["git", "-C", str(repo), "update-index", "--index-info"],
-                   input=lines, text=True, check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "update-index", "--index-info"], input=lines, text=True, check=True
+    )
     before = state_of(repo)
     assert before[1].count("\n") == 3
     state = resolve_state.save(repo, "uv.lock", ref="main", operation=None)

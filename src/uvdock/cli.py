@@ -6,13 +6,13 @@ imported, which keeps start-up within budget (bench/startup.py).
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    import argparse
     from pathlib import Path
 
 from uvdock import __version__
@@ -81,76 +81,61 @@ def _groups() -> dict[str, list[str]]:
     return groups
 
 
-def add_global_options(parser: argparse.ArgumentParser, *, after_command: bool) -> None:
-    # After the command the same options are accepted but must not reset what was given before.
-    default = argparse.SUPPRESS if after_command else None
-    flag_default = argparse.SUPPRESS if after_command else False
-    parser.add_argument(
-        "--repo", metavar="PATH", default=default, help="repository (default: git top level of cwd)"
-    )
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        default=flag_default,
-        help="show what would run or change; change nothing",
-    )
-    parser.add_argument(
-        "--json", action="store_true", default=flag_default, help="machine-readable output"
-    )
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        default=flag_default,
-        help="show commands as they run",
-    )
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", default=flag_default, help="only errors"
-    )
-    parser.add_argument(
-        "--engine", choices=ENGINE_CHOICES, default=default, help="where uv runs (default: auto)"
-    )
-    parser.add_argument(
-        "--container", metavar="NAME", default=default, help="exec into this running container"
-    )
-    parser.add_argument(
-        "--image", metavar="REF", default=default, help="run an ephemeral container of this image"
-    )
+GLOBAL_VALUES = {
+    "--repo": "repo",
+    "--engine": "engine",
+    "--container": "container",
+    "--image": "image",
+}
+GLOBAL_FLAGS = {
+    "--dry-run": "dry_run",
+    "--json": "json",
+    "-v": "verbose",
+    "--verbose": "verbose",
+    "-q": "quiet",
+    "--quiet": "quiet",
+    "--version": "version",
+}
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so the root handler owns exit codes."""
+def scan_global_options(words: Sequence[str]) -> tuple[dict[str, Any], list[str]] | None:
+    """The global options at the front of `words`, and the words after them.
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise InputRefused(f"{self.prog}: {message}")
+    Building argparse parsers costs more than `uvdock run` may spend in total, so the
+    common case is read by hand. Anything unusual (help, an unknown option, a missing
+    value, an invalid engine) returns None: argparse then decides, with its own messages.
+    """
+    found: dict[str, Any] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word == "--" or word == "-" or not word.startswith("-"):
+            return found, list(words[index:])
+        if word in GLOBAL_FLAGS:
+            found[GLOBAL_FLAGS[word]] = True
+            index += 1
+            continue
+        name, has_value, value = word.partition("=")
+        if name not in GLOBAL_VALUES:
+            return None
+        if not has_value:
+            if index + 1 >= len(words):
+                return None
+            value = words[index + 1]
+            index += 1
+        if name == "--engine" and value not in ENGINE_CHOICES:
+            return None
+        found[GLOBAL_VALUES[name]] = value
+        index += 1
+    return found, []
 
 
-def _top_parser() -> argparse.ArgumentParser:
-    lines = []
-    for (group, name), spec in COMMANDS.items():
-        lines.append(f"  {(group + ' ' + name).strip():<22} {spec.help}")
-    parser = _Parser(
-        prog="uvdock",
-        description="uv inside the CI container, and honest pins, for Megatron-LM-style repositories.",
-        epilog="commands:\n"
-        + "\n".join(lines)
-        + "\n\nexit codes: 0 done, 1 check failed or command failed, "
-        "2 input refused, 3 environment unusable, 4 internal error, 130 interrupted",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"uvdock {__version__}")
-    add_global_options(parser, after_command=False)
-    parser.add_argument("command", nargs="?", help=argparse.SUPPRESS)
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    return parser
-
-
-def _split_command(
-    parser: argparse.ArgumentParser, command: str | None, rest: list[str]
-) -> tuple[tuple[str, str], list[str]]:
+def _split_command(command: str | None, rest: list[str]) -> tuple[tuple[str, str], list[str]]:
     groups = _groups()
     if command is None:
-        parser.print_help()
+        from uvdock.cliparse import top_parser
+
+        top_parser().print_help()
         raise SystemExit(2)
     if command not in groups:
         import difflib
@@ -188,50 +173,42 @@ def _crash_log(exc: BaseException) -> Path:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    top = _top_parser()
-    top_args = top.parse_args(args_list)
-    key, rest = _split_command(top, top_args.command, top_args.rest)
+    words = list(sys.argv[1:] if argv is None else argv)
+    scanned = scan_global_options(words)
+    if scanned is not None and scanned[0].pop("version", False):
+        print(f"uvdock {__version__}")
+        return 0
+    if scanned is None or not scanned[1]:
+        from uvdock.cliparse import top_parser
+
+        top = top_parser()
+        top_args = top.parse_args(words)
+        given = {k: v for k, v in vars(top_args).items() if k not in ("command", "rest")}
+        key, rest = _split_command(top_args.command, top_args.rest)
+    else:
+        given, remaining = scanned
+        key, rest = _split_command(remaining[0], remaining[1:])
 
     spec = COMMANDS[key]
     module = importlib.import_module(f"uvdock.commands.{spec.module}")
     command = module.Command()
-    prog = "uvdock " + " ".join(p for p in key if p)
-    siblings = [n for g, n in COMMANDS if g == key[0] and n] if not key[1] else []
-    epilog = (
-        "subcommands:\n"
-        + "\n".join(f"  {key[0]} {n:<12} {COMMANDS[(key[0], n)].help}" for n in siblings)
-        if siblings
-        else None
-    )
-    sub = _Parser(
-        prog=prog,
-        description=spec.help,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_global_options(sub, after_command=True)
-    command.configure(sub)
-    args = sub.parse_args(rest)
+    args = command.parse(rest, lambda: _command_parser(key, spec))
 
     from uvdock.context import Context, GlobalOptions
     from uvdock.output import Output
 
-    merged = {**vars(top_args), **{k: v for k, v in vars(args).items() if k in vars(top_args)}}
-    options = GlobalOptions(
-        repo=merged["repo"],
-        dry_run=merged["dry_run"],
-        json=merged["json"],
-        verbose=merged["verbose"],
-        quiet=merged["quiet"],
-        engine=merged["engine"],
-        container=merged["container"],
-        image=merged["image"],
-    )
+    after = {name: getattr(args, name) for name in GlobalOptions._fields if hasattr(args, name)}
+    options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
     out = Output(json_mode=options.json, quiet=options.quiet, verbose=options.verbose)
     ctx = Context(options=options, out=out)
     result: int = command.run(ctx, args)
     return result
+
+
+def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.ArgumentParser:
+    from uvdock.cliparse import command_parser
+
+    return command_parser(key, spec)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,9 +8,7 @@ command-line options, applied by the command layer with `Config.replace`.
 
 from __future__ import annotations
 
-import json
 import os
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -143,10 +141,14 @@ def _env_value(key: str, text: str) -> Any:
     if kind.startswith("tuple"):
         stripped = text.strip()
         if stripped.startswith("["):
+            import json
+
             try:
                 return json.loads(stripped)
             except json.JSONDecodeError:
                 return text
+        import shlex
+
         return shlex.split(text)
     return text
 
@@ -202,7 +204,9 @@ def file_table(repo: Path) -> tuple[dict[str, Any], str]:
 
 def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
     env = os.environ if env is None else env
-    values: dict[str, Any] = {"uv_cache": env.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")}
+    values: dict[str, Any] = {
+        "uv_cache": env.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
+    }
     if repo is not None:
         table, origin = file_table(repo)
         values.update(_from_table(table, origin))

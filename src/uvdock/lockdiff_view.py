@@ -11,9 +11,7 @@ def _join(versions: tuple[str, ...]) -> str:
 
 
 def summary(diff: LockDiff) -> str:
-    return (
-        f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"
-    )
+    return f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"
 
 
 def show_lock_diff(out: Output, diff: LockDiff, *, title: str | None = None) -> None:

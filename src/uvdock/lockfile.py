@@ -25,7 +25,7 @@ Entry = tuple[str, Source]
 _MARKER_RE = re.compile(r"^(?:<{7}(?: |$)|>{7}(?: |$)|={7}$|\|{7}(?: |$))", re.MULTILINE)
 _MARKER_RUNS = ("<" * 7, "=" * 7, ">" * 7, "|" * 7)
 _PACKAGE_HEADER = "\n[[package]]\n"
-_KEY_RE = re.compile(r'^(name|version|source) = (.*)$', re.MULTILINE)
+_KEY_RE = re.compile(r"^(name|version|source) = (.*)$", re.MULTILINE)
 _SIMPLE_STRING_RE = re.compile(r'"([^"\\]*)"')
 _SIMPLE_INLINE_RE = re.compile(r'\{ ([a-z-]+) = "([^"\\]*)" \}')
 _NORMALIZE_RE = re.compile(r"[-_.]+")
@@ -197,9 +197,7 @@ class LockDiff:
         }
 
 
-def diff_packages(
-    base: dict[str, frozenset[Entry]], head: dict[str, frozenset[Entry]]
-) -> LockDiff:
+def diff_packages(base: dict[str, frozenset[Entry]], head: dict[str, frozenset[Entry]]) -> LockDiff:
     added = [Added(n, tuple(describe_entries(head[n]))) for n in sorted(head.keys() - base.keys())]
     removed = [
         Added(n, tuple(describe_entries(base[n]))) for n in sorted(base.keys() - head.keys())

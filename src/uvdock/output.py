@@ -6,7 +6,6 @@ diff is drawn, so commands that print a line or two stay fast.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -59,6 +58,8 @@ class Output:
 
     def command(self, argv: Sequence[str], *, prefix: str = "") -> None:
         """A command as one copy-pasteable shell line (what --dry-run and -v show)."""
+        import shlex
+
         self._write(self.stderr if self.json_mode else self.stdout, prefix + shlex.join(argv))
 
     def json(self, payload: Any) -> None:

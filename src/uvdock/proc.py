@@ -7,8 +7,7 @@ PATH between calls.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -55,6 +54,8 @@ def run(
     timeout: float | None = None,
 ) -> Completed:
     """Run to completion, capturing stdout and stderr as text."""
+    import subprocess
+
     argv = list(argv)
     resolved = _resolve(argv, env)
     try:
@@ -79,6 +80,8 @@ def run(
 
 def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
     """Run to completion and return raw stdout (file contents from git, exact bytes)."""
+    import subprocess
+
     argv = list(argv)
     proc = subprocess.run(_resolve(argv, None), cwd=cwd, capture_output=True, check=False)
     if proc.returncode != 0:
@@ -101,21 +104,56 @@ def run_foreground(
     we wait up to `grace_seconds` and raise Interrupted.
     """
     argv = list(argv)
-    child = subprocess.Popen(
-        _resolve(argv, env), cwd=cwd, env=dict(env) if env is not None else None
-    )
+    pid = _spawn(_resolve(argv, env), cwd, env)
     try:
-        return child.wait()
+        return _wait(pid)
     except KeyboardInterrupt:
+        import signal
+
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             if on_interrupt is not None:
                 on_interrupt()
-            try:
-                child.wait(timeout=grace_seconds)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
+            if _wait_for(pid, grace_seconds) is None:
+                os.kill(pid, signal.SIGKILL)
+                _wait(pid)
         finally:
             signal.signal(signal.SIGINT, previous)
         raise Interrupted("interrupted") from None
+
+
+# The foreground path is what `uvdock run` pays on every call. Importing `subprocess`
+# (signal, selectors, threading, locale) costs more here than the whole budget for it, so
+# this path forks and execs by hand; captured runs above still use subprocess.
+def _spawn(argv: list[str], cwd: Path | str | None, env: Mapping[str, str] | None) -> int:
+    environment = dict(os.environ if env is None else env)
+    pid = os.fork()
+    if pid == 0:  # the child: become the program, or exit 127 as a shell would
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            os.execve(argv[0], argv, environment)
+        finally:
+            os._exit(127)
+    return pid
+
+
+def _exit_code(status: int) -> int:
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code  # killed by signal N: 128+N, as shells say
+
+
+def _wait(pid: int) -> int:
+    return _exit_code(os.waitpid(pid, 0)[1])
+
+
+def _wait_for(pid: int, timeout: float) -> int | None:
+    """The child's exit code, or None when it is still running after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return _exit_code(status)
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.05)

@@ -7,7 +7,6 @@ process on Ctrl-C, and giving written files back to the invoking user.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -26,7 +25,7 @@ _KILL_TAGGED = (
     'if tr "\\0" "\\n" < "$d/environ" 2>/dev/null | grep -qx "$0=$1"; then '
     'kill -INT "${d#/proc/}" 2>/dev/null; fi; done'
 )
-_CACHE_FILE = "verified-containers.json"
+_CACHE_FILE = "verified-containers"
 
 
 def pick_engine(ctx: Context) -> str:
@@ -130,6 +129,8 @@ class Shim:
         out = proc.run([engine, "container", "inspect", target], env=self.ctx.env, check=False)
         if not out.ok:
             return None
+        import json
+
         try:
             info = json.loads(out.stdout)[0]
         except (ValueError, IndexError, KeyError):
@@ -149,20 +150,21 @@ class Shim:
         # Mounts never change after creation, so a verified id stays valid for this repo path.
         return f"{placement.engine}:{placement.container}:{self.ctx.config.workdir}:{self.ctx.repo}"
 
-    def _verified_id(self, placement: engines.Placement) -> str | None:
+    def _read_cache(self) -> dict[str, str]:
+        # Tab-separated lines rather than JSON: this is read on every exec, and importing
+        # json is a measurable share of that path's start-up budget.
         try:
-            data = json.loads(self._cache_path().read_text())
-        except (OSError, ValueError):
-            return None
-        value = data.get(self._cache_key(placement))
-        return value if isinstance(value, str) else None
+            text = self._cache_path().read_text()
+        except OSError:
+            return {}
+        pairs = (line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+        return {key: value for key, value in pairs}
+
+    def _verified_id(self, placement: engines.Placement) -> str | None:
+        return self._read_cache().get(self._cache_key(placement)) or None
 
     def _remember(self, placement: engines.Placement, container_id: str | None) -> None:
-        path = self._cache_path()
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            data = {}
+        data = self._read_cache()
         key = self._cache_key(placement)
         if container_id is None:
             data.pop(key, None)
@@ -170,8 +172,9 @@ class Shim:
             data[key] = container_id
         from uvdock.edit import atomic_write
 
+        path = self._cache_path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(data, indent=1) + "\n")
+        atomic_write(path, "".join(f"{k}\t{v}\n" for k, v in sorted(data.items())))
 
     def verify_container(self, placement: engines.Placement) -> str:
         """The container's id, after checking it runs and mounts this repo at the workdir."""

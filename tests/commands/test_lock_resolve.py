@@ -83,7 +83,9 @@ def test_default_ref_is_fetched_origin_main(
     assert payload["ref"] == "origin/main" and payload["operation"] == "merge"
     assert payload["next_step"] == "git commit"
     assert payload["diff"] == {
-        "added": [{"name": "beta", "versions": ["2.0.0"]}], "removed": [], "changed": [],
+        "added": [{"name": "beta", "versions": ["2.0.0"]}],
+        "removed": [],
+        "changed": [],
     }
     assert git(conflict.repo, "rev-parse", "origin/main") == git(conflict.repo, "rev-parse", "main")
     assert_resolved(conflict)

@@ -21,14 +21,26 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("operation", ["merge", "rebase"])
 def test_resolves_in_container(
-    operation: str, engine_image: str, wheelhouse: Path, tmp_path: Path,
+    operation: str,
+    engine_image: str,
+    wheelhouse: Path,
+    tmp_path: Path,
     run_cli: Callable[..., object],
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, operation)
     others = status_without_lock(conflict.repo)
     result = run_cli(
-        "--repo", conflict.repo, "--engine", "podman", "--image", engine_image,
-        "lock", "resolve", "--onto", "main", "--no-fetch",
+        "--repo",
+        conflict.repo,
+        "--engine",
+        "podman",
+        "--image",
+        engine_image,
+        "lock",
+        "resolve",
+        "--onto",
+        "main",
+        "--no-fetch",
     )
     assert result.code == 0, result.err  # type: ignore[attr-defined]
     data = conflict.lock.read_bytes()
@@ -49,8 +61,17 @@ def test_unsatisfiable_in_container_restores(
     )
     before = snapshot(conflict.repo)
     result = run_cli(
-        "--repo", conflict.repo, "--engine", "podman", "--image", engine_image,
-        "lock", "resolve", "--onto", "main", "--no-fetch",
+        "--repo",
+        conflict.repo,
+        "--engine",
+        "podman",
+        "--image",
+        engine_image,
+        "lock",
+        "resolve",
+        "--onto",
+        "main",
+        "--no-fetch",
     )
     assert result.code == 1
     assert snapshot(conflict.repo) == before
@@ -62,8 +83,17 @@ def test_missing_image_is_exit_3_and_changes_nothing(
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     before = snapshot(conflict.repo)
     result = run_cli(
-        "--repo", conflict.repo, "--engine", "podman", "--image", "localhost/uvdock-no-such:image",
-        "lock", "resolve", "--onto", "main", "--no-fetch",
+        "--repo",
+        conflict.repo,
+        "--engine",
+        "podman",
+        "--image",
+        "localhost/uvdock-no-such:image",
+        "lock",
+        "resolve",
+        "--onto",
+        "main",
+        "--no-fetch",
     )
     assert result.code == 3
     assert snapshot(conflict.repo) == before

@@ -43,8 +43,21 @@ def start_resolve(repo: Path, tmp_path: Path, *args: str) -> tuple[subprocess.Po
     env = dict(os.environ)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     env["FAKE_UV_STARTED"] = str(started)
-    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "local", "lock",
-            "resolve", "--onto", "main", "--no-fetch", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "uvdock",
+        "--repo",
+        str(repo),
+        "--engine",
+        "local",
+        "lock",
+        "resolve",
+        "--onto",
+        "main",
+        "--no-fetch",
+        *args,
+    ]
     child = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )

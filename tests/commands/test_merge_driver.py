@@ -10,7 +10,7 @@ from conftest import commit_all, git
 
 from uvdock import lockfile
 
-LOCK = "version = 1\n\n[[package]]\nname = \"a\"\nversion = \"{}\"\n"
+LOCK = 'version = 1\n\n[[package]]\nname = "a"\nversion = "{}"\n'
 
 
 def diverged(make_repo: Callable[..., Path]) -> Path:
@@ -79,6 +79,7 @@ def test_dry_run_changes_nothing(
     assert "merge.uvdock-lock.driver" in result.out  # type: ignore[attr-defined]
     assert "+uv.lock merge=uvdock-lock" in result.out  # type: ignore[attr-defined]
     assert (repo / ".git" / "config").read_bytes() == config_before
-    assert not (repo / ".git" / "info" / "attributes").exists() or "uvdock" not in (
-        repo / ".git" / "info" / "attributes"
-    ).read_text()
+    assert (
+        not (repo / ".git" / "info" / "attributes").exists()
+        or "uvdock" not in (repo / ".git" / "info" / "attributes").read_text()
+    )

@@ -26,14 +26,26 @@ def test_lts_profile_needs_the_opt_in(megatron_repo: Path, run_cli: Callable[...
     refused = run_cli("--repo", megatron_repo, "--dry-run", "sync", "--profile", "lts")
     assert refused.code == 2  # type: ignore[attr-defined]
     assert "--lts" in refused.err and "explicitly" in refused.err  # type: ignore[attr-defined]
-    allowed = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "podman", "sync", "--profile", "lts", "--lts")
+    allowed = run_cli(
+        "--repo",
+        megatron_repo,
+        "--dry-run",
+        "--engine",
+        "podman",
+        "sync",
+        "--profile",
+        "lts",
+        "--lts",
+    )
     assert allowed.code == 0, allowed.err  # type: ignore[attr-defined]
     lines = allowed.out.strip().splitlines()  # type: ignore[attr-defined]
     assert "uv sync --locked --extra lts --group test" in lines[0]
     assert lines[1].endswith("uv pip install -r docker/lts/requirements.txt")
 
 
-def test_unknown_group_is_refused_with_the_list(megatron_repo: Path, run_cli: Callable[..., object]) -> None:
+def test_unknown_group_is_refused_with_the_list(
+    megatron_repo: Path, run_cli: Callable[..., object]
+) -> None:
     result = run_cli("--repo", megatron_repo, "--dry-run", "sync", "--group", "nope")
     assert result.code == 2  # type: ignore[attr-defined]
     assert "neither an extra nor a dependency group" in result.err  # type: ignore[attr-defined]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
+    import argparse
+
     from uvdock.context import Context
 
 
@@ -15,6 +17,15 @@ class Command:
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own arguments."""
+
+    def parse(
+        self, words: list[str], make_parser: Callable[[], argparse.ArgumentParser]
+    ) -> argparse.Namespace:
+        """The command's arguments. `make_parser` gives a parser that already knows the
+        global options; a command with nothing to parse may skip building it."""
+        parser = make_parser()
+        self.configure(parser)
+        return parser.parse_args(words)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         raise NotImplementedError

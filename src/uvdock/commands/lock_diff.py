@@ -70,11 +70,15 @@ class Command(BaseCommand):
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "base", nargs="?", metavar="BASE",
+            "base",
+            nargs="?",
+            metavar="BASE",
             help="git revision or uv.lock path (default: the configured base ref, origin/main)",
         )
         parser.add_argument(
-            "head", nargs="?", metavar="HEAD",
+            "head",
+            nargs="?",
+            metavar="HEAD",
             help="git revision or uv.lock path (default: the working tree's uv.lock)",
         )
 

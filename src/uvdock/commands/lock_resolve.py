@@ -76,14 +76,16 @@ class Command(BaseCommand):
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "--onto", metavar="REF",
+            "--onto",
+            metavar="REF",
             help="take this revision's uv.lock (default: the configured base ref, origin/main)",
         )
         parser.add_argument(
             "--no-fetch", action="store_true", help="do not fetch REF's remote first"
         )
         parser.add_argument(
-            "--abort", action="store_true",
+            "--abort",
+            action="store_true",
             help="put uv.lock and its index entries back from the state an interrupted run saved",
         )
 

@@ -2,19 +2,39 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import ClassVar
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.context import Context
 from uvdock.errors import InputRefused
+
+if TYPE_CHECKING:
+    import argparse
+
+    from uvdock.context import Context
 
 
 class Command(BaseCommand):
     help: ClassVar[str] = "run any command in the CI container"
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
+        import argparse
+
         parser.add_argument("cmd", nargs=argparse.REMAINDER, help="the command and its arguments")
+
+    def parse(
+        self, words: list[str], make_parser: Callable[[], argparse.ArgumentParser]
+    ) -> argparse.Namespace:
+        # Everything after the global options belongs to the command, so argparse (whose
+        # import and set-up would double uvdock's own start-up) is needed only for --help.
+        from uvdock.cli import scan_global_options
+
+        scanned = None if words[:1] in (["-h"], ["--help"]) else scan_global_options(words)
+        if scanned is None or scanned[0].get("version"):
+            return super().parse(words, make_parser)
+        found, command = scanned
+        return cast("argparse.Namespace", SimpleNamespace(cmd=command, **found))
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.shim import Shim
