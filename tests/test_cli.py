@@ -86,3 +86,60 @@ def test_run_without_a_command_is_refused(
 ) -> None:
     result = run_cli("--repo", make_repo(), "--dry-run", "run", "--")
     assert result.code == 2  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["lock"],
+        ["--repo", "/r", "--dry-run", "lock", "--check"],
+        ["--repo=/r", "-v", "-q", "--json", "image", "show"],
+        ["--engine", "podman", "--container", "c1", "run", "--", "ls", "--json"],
+        ["--image=img:1", "--engine=srun", "sync"],
+    ],
+)
+def test_hand_read_global_options_agree_with_argparse(words: list[str]) -> None:
+    from uvdock.cliparse import top_parser
+
+    scanned = cli.scan_global_options(words)
+    assert scanned is not None
+    found, rest = scanned
+    parsed = vars(top_parser().parse_args(words))
+    # argparse's REMAINDER swallows a `--` that the command itself would drop anyway.
+    assert [parsed["command"], *parsed["rest"]] == [w for w in rest if w != "--"]
+    for name, value in found.items():
+        assert parsed[name] == value
+    for name in ("repo", "engine", "container", "image", "dry_run", "json", "verbose", "quiet"):
+        if name not in found:
+            assert not parsed[name]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["--help"], ["-vq", "lock"], ["--engine", "lxc", "lock"], ["--repo"], ["--bogus", "lock"]],
+)
+def test_unusual_global_options_are_left_to_argparse(words: list[str]) -> None:
+    assert cli.scan_global_options(words) is None
+
+
+def test_run_takes_global_options_after_the_command(
+    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+) -> None:
+    repo = make_repo()
+    result = run_cli(
+        "run",
+        "--repo",
+        repo,
+        "--dry-run",
+        "--engine",
+        "podman",
+        "--image",
+        "i:1",
+        "--",
+        "ls",
+        "--json",
+    )
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.out.rstrip().endswith("i:1 ls --json")  # type: ignore[attr-defined]
+    help_result = run_cli("run", "--help")
+    assert help_result.code == 0 and "uvdock run" in help_result.out  # type: ignore[attr-defined]
