@@ -145,6 +145,31 @@ def engine_image() -> str:
     return TEST_IMAGE
 
 
+def start_container(image: str, mount: Path, name: str) -> str:
+    """A detached container of `image` with `mount` at /workspace, as developers keep one."""
+    subprocess.run(
+        [
+            "podman",
+            "run",
+            "-d",
+            "--name",
+            name,
+            "-v",
+            f"{mount}:/workspace",
+            image,
+            "sleep",
+            "infinity",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return name
+
+
+def remove_container(name: str) -> None:
+    subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=False)
+
+
 @pytest.fixture(scope="session")
 def docker_host(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """DOCKER_HOST for the real docker CLI, served by `podman system service`."""

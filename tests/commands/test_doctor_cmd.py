@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import remove_container, start_container
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "doctor"
 
@@ -178,24 +179,9 @@ def foreign_container(engine_image: str, tmp_path: Path) -> Iterator[str]:
     other = tmp_path / "other-checkout"
     other.mkdir()
     name = f"uvdock-doctor-{uuid.uuid4().hex[:8]}"
-    subprocess.run(
-        [
-            "podman",
-            "run",
-            "-d",
-            "--name",
-            name,
-            "-v",
-            f"{other}:/workspace",
-            engine_image,
-            "sleep",
-            "300",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    start_container(engine_image, other, name)
     yield name
-    subprocess.run(["podman", "rm", "-f", "-t", "0", name], check=False, capture_output=True)
+    remove_container(name)
 
 
 @pytest.mark.engine

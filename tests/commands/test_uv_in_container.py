@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import remove_container, start_container
 
 pytestmark = pytest.mark.engine
 
@@ -21,24 +22,9 @@ def container(engine_image: str, uv_project: Callable[..., Path]) -> Iterator[tu
     """A running container that mounts a fresh project at /workspace, as developers keep one."""
     repo = uv_project(("alpha",), extras={"dev": ["delta"]}, groups={"test": ["gamma"]})
     name = f"uvdock-test-{os.getpid()}-{time.monotonic_ns()}"
-    subprocess.run(
-        [
-            "podman",
-            "run",
-            "-d",
-            "--name",
-            name,
-            "-v",
-            f"{repo}:/workspace",
-            engine_image,
-            "sleep",
-            "infinity",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    start_container(engine_image, repo, name)
     yield name, repo
-    subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=False)
+    remove_container(name)
 
 
 def _podman(engine_image: str) -> list[str]:
@@ -244,23 +230,8 @@ def test_a_container_recreated_under_the_same_name_is_checked_again(
         == 0
     )  # type: ignore[attr-defined]
     other = uv_project(("alpha",))
-    subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=True)
-    subprocess.run(
-        [
-            "podman",
-            "run",
-            "-d",
-            "--name",
-            name,
-            "-v",
-            f"{other}:/workspace",
-            engine_image,
-            "sleep",
-            "infinity",
-        ],
-        capture_output=True,
-        check=True,
-    )
+    remove_container(name)
+    start_container(engine_image, other, name)
     # Same name, another checkout mounted: the remembered check must not carry over.
     result = run_cli(
         "--repo", repo, "--engine", "podman", "--container", name, "run", "--", "touch", "ran"
@@ -269,23 +240,8 @@ def test_a_container_recreated_under_the_same_name_is_checked_again(
     assert "not this repository" in result.err  # type: ignore[attr-defined]
     assert not (other / "ran").exists() and not (repo / "ran").exists()
 
-    subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=True)
-    subprocess.run(
-        [
-            "podman",
-            "run",
-            "-d",
-            "--name",
-            name,
-            "-v",
-            f"{repo}:/workspace",
-            engine_image,
-            "sleep",
-            "infinity",
-        ],
-        capture_output=True,
-        check=True,
-    )
+    remove_container(name)
+    start_container(engine_image, repo, name)
     again = run_cli(
         "--repo", repo, "--engine", "podman", "--container", name, "run", "--", "touch", "ran"
     )
