@@ -79,3 +79,12 @@ def test_a_new_file_gets_the_umask_mode_not_mkstemps_0600(tmp_path: Path) -> Non
         os.umask(old_umask)
     assert target.stat().st_mode & 0o777 == 0o644
     assert target.read_bytes() == b"x\n"
+
+
+def test_a_file_that_is_not_utf8_is_refused_not_a_crash(tmp_path: Path) -> None:
+    from uvdock.errors import InputRefused
+
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"caf\xe9\n")
+    with pytest.raises(InputRefused, match="not UTF-8"):
+        edit.read_text(path)

@@ -20,8 +20,15 @@ from uvdock import signals
 
 
 def read_text(path: Path) -> str:
-    with path.open(encoding="utf-8", newline="") as fh:
-        return fh.read()
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except UnicodeDecodeError as exc:
+        from uvdock.errors import InputRefused
+
+        raise InputRefused(
+            f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed"
+        ) from None
 
 
 class FileEdit(NamedTuple):
@@ -51,9 +58,8 @@ class FileEdit(NamedTuple):
 
 
 def plan_diff(edits: Iterable[FileEdit]) -> str:
-    return "".join(
-        e.diff() if e.diff().endswith("\n") else e.diff() + "\n" for e in edits if e.changed
-    )
+    diffs = (e.diff() for e in edits if e.changed)
+    return "".join(d if d.endswith("\n") else d + "\n" for d in diffs)
 
 
 def _new_file_mode() -> int:

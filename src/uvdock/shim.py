@@ -70,6 +70,7 @@ class Shim:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.run_id = os.urandom(6).hex()
+        self._usable = False
 
     # -- where ---------------------------------------------------------------------------
 
@@ -210,7 +211,16 @@ class Shim:
         return engines.Placement(placement.mode, placement.engine, container_id, env=placement.env)
 
     def check_usable(self) -> None:
-        """Exit 3 unless the command could run: engine, image or container, mounts."""
+        """Exit 3 unless the command could run: engine, image or container, mounts.
+
+        Probed once per Shim: `add` asks through `capture` and again through `run`.
+        """
+        if self._usable:
+            return
+        self._check_usable()
+        self._usable = True
+
+    def _check_usable(self) -> None:
         placement = self.placement
         if self.ctx.dry_run or placement.mode == "local":
             if (
@@ -275,11 +285,15 @@ class Shim:
     ) -> int:
         code = self.run(["uv", *args], tty=tty, writes=writes)
         if code in (126, 127) and self.placement.mode != "local":
-            raise EnvironmentUnusable(
-                "uv was not found in the container: is this the CI image?",
-                hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
-            )
+            raise self.uv_missing()
         return code
+
+    @staticmethod
+    def uv_missing() -> EnvironmentUnusable:
+        return EnvironmentUnusable(
+            "uv was not found in the container: is this the CI image?",
+            hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
+        )
 
     def capture(self, command: Sequence[str]) -> proc.Completed:
         if self.placement.mode == "run":

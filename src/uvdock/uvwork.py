@@ -16,12 +16,7 @@ def report_uv(ctx: Context, shim: Shim) -> None:
     container = uvversion.parse(out.stdout) if out.ok else None
     if container is None:
         if out.returncode in (126, 127):
-            from uvdock.errors import EnvironmentUnusable
-
-            raise EnvironmentUnusable(
-                "uv was not found in the container: is this the CI image?",
-                hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
-            )
+            raise shim.uv_missing()
         return
     ctx.out.info(f"uv {container}, {shim.placement.describe()}")
     try:
@@ -48,6 +43,5 @@ def show_lock_change(ctx: Context, before: bytes | None) -> None:
         return
     from uvdock import lockdiff_view, lockfile
 
-    # No lock before: everything is added (an empty lock is `version = 1` and nothing else).
-    diff = lockfile.diff_locks(before or b"version = 1\n", after)
+    diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
     lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes")
