@@ -44,7 +44,7 @@ class Context:
     def repo(self) -> Path:
         """--repo PATH as given (it may be a project inside a larger checkout), else the
         git top level of the working directory. Either way it must be in a git work tree."""
-        from uvdock import git
+        from uvdock.run import git
 
         if self.options.repo:
             path = Path(self.options.repo)

@@ -17,7 +17,7 @@ from lockconflict import (
     uv_lock,
 )
 
-from uvdock import lockfile, resolve_state
+from uvdock.lock import lockfile, resolve_state
 
 LOCAL = ("--engine", "local")
 ONTO_MAIN = (*LOCAL, "lock", "resolve", "--onto", "main", "--no-fetch")

@@ -9,7 +9,7 @@ import pytest
 from conftest import git
 from lockconflict import build_wheels, make_conflict, snapshot, status_without_lock, uv_lock
 
-from uvdock import lockfile, resolve_state
+from uvdock.lock import lockfile, resolve_state
 
 pytestmark = pytest.mark.engine
 

@@ -18,7 +18,7 @@ import pytest
 from conftest import git
 from lockconflict import build_wheels, make_conflict, snapshot
 
-from uvdock import resolve_state
+from uvdock.lock import resolve_state
 
 FAKE_UV = """#!/bin/sh
 if [ "$1" = "--version" ]; then echo "uv 0.13.9"; exit 0; fi

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import commit_all, git
 
-from uvdock import lockfile
+from uvdock.lock import lockfile
 
 LOCK = 'version = 1\n\n[[package]]\nname = "a"\nversion = "{}"\n'
 

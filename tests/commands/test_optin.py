@@ -1,4 +1,4 @@
-"""The one LTS opt-in rule (uvdock.optin)."""
+"""The one LTS opt-in rule (uvdock.commands.optin)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from uvdock import optin
+from uvdock.commands import optin
 from uvdock.context import Context, GlobalOptions
 from uvdock.errors import InputRefused
 from uvdock.output import Output

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import CliResult, git
-from test_recipes_samples import MODEL, OTHER, RECIPES, crlf, runs, unbroken
+from test_samples import MODEL, OTHER, RECIPES, crlf, runs, unbroken
 
 Run = Callable[..., CliResult]
 MODEL_PATH = f"{RECIPES}/a/model.yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CliResult
-from test_recipes_samples import MODEL, OTHER, RECIPES
+from test_samples import MODEL, OTHER, RECIPES
 
 Run = Callable[..., CliResult]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import CliResult, git
-from test_recipes_samples import MODEL, OTHER, RECIPES, crlf
+from test_samples import MODEL, OTHER, RECIPES, crlf
 
 Run = Callable[..., CliResult]
 

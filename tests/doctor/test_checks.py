@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import commit_all
 
-from uvdock import doctor_checks
 from uvdock.context import Context, GlobalOptions
+from uvdock.doctor import checks as doctor_checks
 from uvdock.output import Output
 
 PYPROJECT = """\

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import doctor
+from uvdock.doctor import signatures as doctor
 
-CORPUS = Path(__file__).parent / "data" / "doctor"
+CORPUS = Path(__file__).parents[1] / "data" / "doctor"
 
 # log file -> (signature, the uvdock command that fixes it, a word the cause must name)
 EXPECTED = {

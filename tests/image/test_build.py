@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import imagebuild
 from uvdock.config import Config
 from uvdock.errors import EnvironmentUnusable
+from uvdock.image import build as imagebuild
 
 DEV_PIN = "nvcr.io/nvidia/pytorch:26.06-py3"
 LTS_PIN = "nvcr.io/nvidia/pytorch:25.09-py3"

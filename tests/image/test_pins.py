@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import pins
 from uvdock.config import Config
 from uvdock.errors import InputRefused
-from uvdock.pins_gitlab import sequence_items
-from uvdock.pins_tags import parse_tag_argument, tag_key
+from uvdock.image import pins
+from uvdock.image.gitlab import sequence_items
+from uvdock.image.tags import parse_tag_argument, tag_key
 
 DEV = "nvcr.io/nvidia/pytorch:26.06-py3"
 LTS = "nvcr.io/nvidia/pytorch:25.09-py3"

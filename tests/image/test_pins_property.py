@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_pins import DEV, LTS, build_yml, dev_row, lts_row, pin_files, utility_row
 
-from uvdock import pins
 from uvdock.config import Config
-from uvdock.pins_bump import plan_bump
+from uvdock.image import pins
+from uvdock.image.bump import plan_bump
 
 OLD = {"dev": DEV, "lts": LTS}
 

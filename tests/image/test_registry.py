@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from uvdock.image.registry import registry_host, registry_image
 from uvdock.redact import redact, strip_credentials
-from uvdock.registry import registry_host, registry_image
 
 HOST = "gitlab-master.example.com"
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from conftest import SHARED_MEGATRON
 
-from uvdock import lockfile
+from uvdock.lock import lockfile
 
 REAL_LOCK = SHARED_MEGATRON / "uv.lock"
 PYPI = "https://pypi.org/simple"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import commit_all, git
 
-from uvdock import resolve_state
+from uvdock.lock import resolve_state
 
 
 def conflicted(make_repo: Callable[..., Path], *, delete_theirs: bool = False) -> Path:

@@ -1,4 +1,4 @@
-"""LTS pins against uv.lock (uvdock.lts_drift)."""
+"""LTS pins against uv.lock (uvdock.lts.drift)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git
 
-from uvdock import lts, lts_drift
 from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.lts import drift as lts_drift
+from uvdock.lts import requirements as lts
 
 LOCK = """version = 1
 revision = 2

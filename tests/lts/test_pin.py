@@ -1,4 +1,4 @@
-"""Changing LTS pins (uvdock.lts_edit): SPEC validation and byte-exact edits."""
+"""Changing LTS pins (uvdock.lts.pin): SPEC validation and byte-exact edits."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from conftest import SHARED_MEGATRON
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvdock import lts, lts_edit
 from uvdock.errors import InputRefused
+from uvdock.lts import pin as lts_edit
+from uvdock.lts import requirements as lts
 
 REAL = SHARED_MEGATRON / "docker" / "lts" / "requirements.txt"
 

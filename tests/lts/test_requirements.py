@@ -1,4 +1,4 @@
-"""Parsing and checking the LTS pin set (uvdock.lts)."""
+"""Parsing and checking the LTS pin set (uvdock.lts.requirements)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from conftest import SHARED_MEGATRON
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvdock import lts
 from uvdock.errors import EnvironmentUnusable
+from uvdock.lts import requirements as lts
 
 REAL = SHARED_MEGATRON / "docker" / "lts" / "requirements.txt"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import pyproject, syncplan
 from uvdock.errors import InputRefused
+from uvdock.project import pyproject, syncplan
 
 
 def test_megatron_dev_profile_uses_extra_dev_and_group_test(megatron_repo: Path) -> None:

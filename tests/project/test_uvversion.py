@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from uvdock import uvversion
+from uvdock.project import uvversion
 
 
 def test_parse() -> None:

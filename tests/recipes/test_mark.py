@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_recipes_samples import MODEL, OTHER, crlf, runs, unbroken, without_scopes
+from test_samples import MODEL, OTHER, crlf, runs, unbroken, without_scopes
 
-from uvdock import recipes, recipes_edit, recipes_unmark
 from uvdock.errors import InputRefused
-from uvdock.recipes_edit import MarkRequest
+from uvdock.recipes import mark as recipes_edit
+from uvdock.recipes import parse as recipes
+from uvdock.recipes import unmark as recipes_unmark
+from uvdock.recipes.mark import MarkRequest
 
 
 def _recipes(*texts: str) -> list[recipes.Recipe]:

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_recipes_samples import MODEL, OTHER, RECIPES, crlf
+from test_samples import MODEL, OTHER, RECIPES, crlf
 
-from uvdock import recipes
 from uvdock.errors import InputRefused
+from uvdock.recipes import parse as recipes
 
 
 def _parse(text: str) -> recipes.Recipe:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import engines
+from uvdock.run import engines
 
 MOUNTS = engines.Mounts(Path("/src/repo"), "/workspace", "/home/u/.cache/uv", "/root/.cache/uv")
 

@@ -6,8 +6,8 @@ import argparse
 from typing import ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.depchange import change_dependencies
 from uvdock.context import Context
-from uvdock.depchange import change_dependencies
 
 
 class Command(BaseCommand):

@@ -31,7 +31,7 @@ def _validate(action: str, packages: Sequence[str]) -> list[str]:
 
 
 def _target_args(ctx: Context, group: str | None, optional: str | None) -> list[str]:
-    from uvdock import pyproject
+    from uvdock.project import pyproject
 
     if group is None and optional is None:
         return []
@@ -55,8 +55,8 @@ def _target_args(ctx: Context, group: str | None, optional: str | None) -> list[
 def change_dependencies(
     ctx: Context, action: str, packages: Sequence[str], *, group: str | None, optional: str | None
 ) -> int:
-    from uvdock import uvwork
-    from uvdock.shim import Shim
+    from uvdock.commands import uvwork
+    from uvdock.run.shim import Shim
 
     names = _validate(action, packages)
     uv_args = [action, *_target_args(ctx, group, optional), *packages]

@@ -12,8 +12,8 @@ from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.doctor import Diagnosis
-    from uvdock.doctor_checks import CheckResult
+    from uvdock.doctor.checks import CheckResult
+    from uvdock.doctor.signatures import Diagnosis
 
 _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
 
@@ -54,7 +54,7 @@ def _read_log(source: str) -> str:
 
 
 def _diagnose_log(ctx: Context, source: str) -> int:
-    from uvdock.doctor import diagnose
+    from uvdock.doctor.signatures import diagnose
 
     diagnosis = diagnose(_read_log(source))
     if ctx.options.json:
@@ -87,7 +87,7 @@ def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
 
 
 def _check_setup(ctx: Context) -> int:
-    from uvdock.doctor_checks import run_checks
+    from uvdock.doctor.checks import run_checks
 
     results = run_checks(ctx)
     if ctx.options.json:

@@ -17,7 +17,7 @@ class Command(BaseCommand):
     help: ClassVar[str] = "build the CI image (--target main)"
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock import optin
+        from uvdock.commands import optin
 
         parser.description = (
             "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
@@ -34,8 +34,8 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import imagebuild
-        from uvdock.shim import pick_engine
+        from uvdock.image import build as imagebuild
+        from uvdock.run.shim import pick_engine
 
         spec = imagebuild.build_spec(ctx.repo, ctx.config, lts=args.lts, tag=args.tag)
         engine = pick_engine(ctx)
@@ -64,7 +64,7 @@ def _run_streaming(ctx: Context, argv: list[str]) -> int:
     No spinner of ours on top: the child writes to the terminal directly, and a redrawn
     status line would garble its output. The elapsed time is reported at the end instead.
     """
-    from uvdock import proc
+    from uvdock.run import proc
 
     return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
 

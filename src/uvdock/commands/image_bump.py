@@ -13,7 +13,7 @@ from uvdock.commands.base import Command as BaseCommand
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.pins_bump import BumpPlan
+    from uvdock.image.bump import BumpPlan
 
 
 def handoff(tag: str) -> dict[str, Any]:
@@ -50,7 +50,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "tag", metavar="TAG", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
         )
-        from uvdock import optin
+        from uvdock.commands import optin
 
         optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
         parser.add_argument(
@@ -58,9 +58,9 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import pins
-        from uvdock.pins_bump import plan_bump
-        from uvdock.pins_tags import parse_tag_argument
+        from uvdock.image import pins
+        from uvdock.image.bump import plan_bump
+        from uvdock.image.tags import parse_tag_argument
 
         tag = parse_tag_argument(args.tag)
         lane = "lts" if args.lts else "dev"

@@ -18,7 +18,7 @@ class Command(BaseCommand):
     help: ClassVar[str] = "do the managed base-image pins agree?"
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import pins
+        from uvdock.image import pins
 
         scan = pins.scan_managed(ctx.repo, ctx.config)
         findings = pins.check(scan)

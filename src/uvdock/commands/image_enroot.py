@@ -21,7 +21,8 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import imagebuild, proc
+        from uvdock.image import build as imagebuild
+        from uvdock.run import proc
 
         cfg = ctx.config
         engine = cfg.engine if cfg.engine in ("docker", "podman") else "docker"

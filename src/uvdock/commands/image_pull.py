@@ -16,7 +16,7 @@ class Command(BaseCommand):
     help: ClassVar[str] = "pull the CI image from the GitLab registry"
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock import optin
+        from uvdock.commands import optin
 
         parser.description = (
             "Pull <host>/<registry-image> where host comes from the git remote named by "
@@ -26,9 +26,10 @@ class Command(BaseCommand):
         optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import git, imagebuild
-        from uvdock.registry import registry_host, registry_image
-        from uvdock.shim import pick_engine
+        from uvdock.image import build as imagebuild
+        from uvdock.image.registry import registry_host, registry_image
+        from uvdock.run import git
+        from uvdock.run.shim import pick_engine
 
         cfg = ctx.config
         name = cfg.gitlab_remote
@@ -57,7 +58,7 @@ class Command(BaseCommand):
 
 
 def _run_step(ctx: Context, argv: list[str]) -> None:
-    from uvdock import proc
+    from uvdock.run import proc
 
     ctx.out.detail("+ " + " ".join(argv))
     code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)

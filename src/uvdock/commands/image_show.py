@@ -15,7 +15,7 @@ class Command(BaseCommand):
     help: ClassVar[str] = "every base-image pin in the repository"
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import pins
+        from uvdock.image import pins
 
         _, found = pins.all_pins(ctx.repo, ctx.config)
         if ctx.options.json:

@@ -23,8 +23,8 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import uvwork
-        from uvdock.shim import Shim
+        from uvdock.commands import uvwork
+        from uvdock.run.shim import Shim
 
         shim = Shim(ctx)
         uv_args = ["lock"]

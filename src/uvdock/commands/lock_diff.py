@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 from typing import ClassVar
 
-from uvdock import lockfile
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.lockdiff_view import show_lock_diff
 from uvdock.context import Context
 from uvdock.errors import InputRefused
-from uvdock.lockdiff_view import show_lock_diff
+from uvdock.lock import lockfile
 
 LOCK = "uv.lock"
 
@@ -25,7 +25,7 @@ def _read_path(path: Path) -> bytes | None:
 
 def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> tuple[str, bytes]:
     """A lock given as a path or a git revision (None: the working tree, or `default_rev`)."""
-    from uvdock import git
+    from uvdock.run import git
 
     if spec is None and default_rev is None:
         data = _read_path(ctx.repo / LOCK)

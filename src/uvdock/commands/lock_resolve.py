@@ -12,15 +12,17 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from uvdock import git, lockfile, resolve_state, signals
+from uvdock import signals
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.lockdiff_view import show_lock_diff
 from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
 from uvdock.errors import CheckFailed, InputRefused, Interrupted
-from uvdock.lockdiff_view import show_lock_diff
+from uvdock.lock import lockfile, resolve_state
+from uvdock.run import git
 
 if TYPE_CHECKING:
-    from uvdock.shim import Shim
+    from uvdock.run.shim import Shim
 
 LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
@@ -112,7 +114,7 @@ class Command(BaseCommand):
         if not args.no_fetch:
             fetch_ref(ctx, ref)
         ref_lock = self._ref_lock(ctx, ref)
-        from uvdock.shim import Shim
+        from uvdock.run.shim import Shim
 
         shim = Shim(ctx)
         shim.check_usable()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from uvdock.lockfile import LockDiff
+from uvdock.lock.lockfile import LockDiff
 from uvdock.output import Output
 
 

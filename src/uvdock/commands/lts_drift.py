@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from uvdock import lts
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", help="list pins that match the lock too")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import lts_drift
+        from uvdock.lts import drift as lts_drift
 
         path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
         display = ctx.rel(path)

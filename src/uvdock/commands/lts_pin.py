@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, ClassVar
 
-from uvdock import edit, lts, optin
+from uvdock import edit
+from uvdock.commands import optin
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import InputRefused
+from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -39,7 +41,7 @@ class Command(BaseCommand):
         optin.add_lts_flag(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import lts_edit
+        from uvdock.lts import pin as lts_edit
 
         words = ["lts", "pin", *args.specs, *(["--add"] if args.add else [])]
         optin.require_lts(args.lts, "lts pin", optin.command_line(ctx, *words))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, ClassVar
 
-from uvdock import lts
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
     from uvdock.context import Context

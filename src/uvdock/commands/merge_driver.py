@@ -19,10 +19,10 @@ import argparse
 from pathlib import Path
 from typing import ClassVar
 
-from uvdock import git
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
 from uvdock.edit import FileEdit, apply, plan_diff, read_text
+from uvdock.run import git
 
 DRIVER = "uvdock-lock"
 DRIVER_NAME = "uv.lock: keep one side unmerged, finish with `uvdock lock resolve`"

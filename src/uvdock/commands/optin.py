@@ -7,7 +7,7 @@ policy and the user's own command with `--lts` added, ready to copy.
 
 Usage in a command module::
 
-    from uvdock import optin
+    from uvdock.commands import optin
 
     def configure(self, parser):
         optin.add_lts_flag(parser)

@@ -36,7 +36,9 @@ class Command(base.Command):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import edit, recipes, recipes_edit
+        from uvdock import edit
+        from uvdock.recipes import mark as recipes_edit
+        from uvdock.recipes import parse as recipes
 
         recipes_edit.validate(args.issue, args.reason)
         found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)

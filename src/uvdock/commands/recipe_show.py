@@ -20,7 +20,7 @@ class Command(base.Command):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import recipes
+        from uvdock.recipes import parse as recipes
 
         found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)
         places = recipes.placements(found, args.case)

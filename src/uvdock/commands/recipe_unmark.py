@@ -18,7 +18,9 @@ class Command(base.Command):
         parser.add_argument("case", metavar="CASE", help="test case name")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import edit, recipes, recipes_unmark
+        from uvdock import edit
+        from uvdock.recipes import parse as recipes
+        from uvdock.recipes import unmark as recipes_unmark
 
         found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)
         plan = recipes_unmark.plan_unmark(found, args.case, ctx.config.broken_suffix)

@@ -37,7 +37,7 @@ class Command(BaseCommand):
         return cast("argparse.Namespace", SimpleNamespace(cmd=command, **found))
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.shim import Shim
+        from uvdock.run.shim import Shim
 
         command = list(args.cmd)
         if command[:1] == ["--"]:

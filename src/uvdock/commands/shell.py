@@ -25,8 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import engines, proc
-        from uvdock.shim import Shim, pick_engine
+        from uvdock.run import engines, proc
+        from uvdock.run.shim import Shim, pick_engine
 
         cfg = ctx.config
         shim = Shim(ctx)

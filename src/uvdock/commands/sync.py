@@ -31,11 +31,12 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import pyproject, syncplan, uvwork
-        from uvdock.shim import Shim
+        from uvdock.commands import uvwork
+        from uvdock.project import pyproject, syncplan
+        from uvdock.run.shim import Shim
 
         if args.profile == "lts":
-            from uvdock import optin
+            from uvdock.commands import optin
 
             optin.require_lts(
                 args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from uvdock.context import Context
-from uvdock.shim import Shim
+from uvdock.run.shim import Shim
 
 
 def report_uv(ctx: Context, shim: Shim) -> None:
     """Say which uv runs, and warn when it differs from what is expected."""
     if ctx.dry_run:
         return
-    from uvdock import pyproject, uvversion
+    from uvdock.project import pyproject, uvversion
 
     out = shim.capture(["uv", "--version"])
     container = uvversion.parse(out.stdout) if out.ok else None
@@ -41,7 +41,8 @@ def show_lock_change(ctx: Context, before: bytes | None) -> None:
         if not ctx.options.json:
             ctx.out.info("uv.lock unchanged")
         return
-    from uvdock import lockdiff_view, lockfile
+    from uvdock.commands import lockdiff_view
+    from uvdock.lock import lockfile
 
     diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
     lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes")

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock import proc
 from uvdock.errors import UvdockError
+from uvdock.run import proc
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.shim import Shim
+    from uvdock.run.shim import Shim
 
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
 _UV_VERSION = re.compile(r"\buv (?P<version>\d+\.\d+(?:\.\d+)*\S*)")
@@ -63,7 +63,7 @@ class _Checks:
     @property
     def shim(self) -> Shim:
         if self._shim is None:
-            from uvdock.shim import Shim
+            from uvdock.run.shim import Shim
 
             self._shim = Shim(self.ctx)
         return self._shim
@@ -119,7 +119,7 @@ class _Checks:
                     f"{placement.engine} start {placement.container}",
                 )
             return _passed(f"container {placement.container} is running")
-        from uvdock.imagebuild import image_inspect_argv
+        from uvdock.image.build import image_inspect_argv
 
         probe = proc.run(
             image_inspect_argv(placement.engine, placement.image),
@@ -179,7 +179,7 @@ class _Checks:
         return _passed(f"{venv}/bin/python present")
 
     def pins(self) -> tuple[str, str, str]:
-        from uvdock import pins
+        from uvdock.image import pins
 
         findings = pins.check(pins.scan_managed(self.ctx.repo, self.ctx.config))
         if findings:
@@ -192,7 +192,7 @@ class _Checks:
         return _passed("the managed base-image pins agree")
 
     def lock(self) -> tuple[str, str, str]:
-        from uvdock.doctor import diagnose
+        from uvdock.doctor.signatures import diagnose
 
         found = self.shim.capture(["uv", "lock", "--check"])
         if found.ok:
@@ -219,7 +219,7 @@ class _Checks:
         return _passed(detail)
 
     def lts(self) -> tuple[str, str, str]:
-        from uvdock import lts
+        from uvdock.lts import requirements as lts
 
         configured = self.ctx.config.lts_requirements
         path = self.ctx.repo / configured

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.pins_tags import PREFIX, is_tag
+from uvdock.image.tags import PREFIX, is_tag
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -193,7 +193,7 @@ def _pin_file_pin(path: str, text: str, lane: str) -> Pin:
 
 
 def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
-    from uvdock.pins_gitlab import parse_scalar, split_lines
+    from uvdock.image.gitlab import parse_scalar, split_lines
 
     pins = []
     for line in split_lines(text):
@@ -208,7 +208,7 @@ def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
 
 def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, Pin]]]:
     """Each lane's matrix rows: (line of the row, pin of its BASE_IMAGE). Adds findings to scan."""
-    from uvdock.pins_gitlab import sequence_items
+    from uvdock.image.gitlab import sequence_items
 
     rows: dict[str, list[tuple[int, Pin]]] = {rule.lane: [] for rule in scan.lanes}
     for item in sequence_items(text):
@@ -339,7 +339,7 @@ def scan_managed(repo: Path, config: Config) -> Scan:
 
 def find_mentions(repo: Path, managed: Iterable[Pin]) -> list[Pin]:
     """Every other `nvcr.io/nvidia/pytorch:<tag>` in a tracked file (one `git grep`)."""
-    from uvdock import git
+    from uvdock.run import git
 
     taken = {(pin.path, pin.line) for pin in managed}
     mentions = []

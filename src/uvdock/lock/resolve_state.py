@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from uvdock import git, signals
+from uvdock import signals
 from uvdock.edit import atomic_write_bytes
+from uvdock.run import git
 
 STATE_FILE = "state.json"
 WORKTREE_FILE = "worktree"

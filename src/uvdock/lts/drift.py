@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from uvdock import git
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.lts import Pin
+from uvdock.lts.requirements import Pin
+from uvdock.run import git
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def _git_source(source: str) -> tuple[str | None, str | None]:
 
 def locked_packages(lock_text: str, origin: str) -> dict[str, list[LockedPackage]]:
     """Normalized name -> its locked versions (the shared lockfile scanner; tomllib-exact)."""
-    from uvdock import lockfile
+    from uvdock.lock import lockfile
 
     try:
         entries = lockfile.read_packages(lock_text)

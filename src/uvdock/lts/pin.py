@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from uvdock.errors import InputRefused
-from uvdock.lts import LtsFile, Pin, cut_line, join_lines, normalize, parse, read_requirement
+from uvdock.lts.requirements import (
+    LtsFile,
+    Pin,
+    cut_line,
+    join_lines,
+    normalize,
+    parse,
+    read_requirement,
+)
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _SPEC = re.compile(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.pyproject import ProjectDeps
+from uvdock.project.pyproject import ProjectDeps
 
 PROFILES: dict[str, tuple[str, ...]] = {
     "dev": ("dev", "test"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from uvdock import proc
+from uvdock.run import proc
 
 _VERSION = re.compile(r"\buv (\d+\.\d+\.\d+\S*)")
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
-from uvdock.recipes import (
+from uvdock.recipes.parse import (
     ADDED,
     KEPT_MARKER,
     SPLIT_MARKER,

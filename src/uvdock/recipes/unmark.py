@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
-from uvdock.recipes import (
+from uvdock.recipes.mark import Change, Plan, replace_span, run_steps
+from uvdock.recipes.parse import (
     ADDED,
     BROKEN_COMMENT,
     WAS_SUFFIX,
@@ -26,7 +27,6 @@ from uvdock.recipes import (
     placements,
     split_marker,
 )
-from uvdock.recipes_edit import Change, Plan, replace_span, run_steps
 
 
 def _restore_line(lines: list[str], index: int, original: str) -> None:

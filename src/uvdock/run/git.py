@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from uvdock import proc
 from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.run import proc
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
-from uvdock import engines, proc
 from uvdock.context import Context
 from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.run import engines, proc
 
 RUN_MARKER = "UVDOCK_RUN"
 # Kills every process whose environment carries UVDOCK_RUN=<id>: `docker exec` has no
@@ -143,7 +143,7 @@ class Shim:
         }
 
     def _cache_path(self) -> Path:
-        from uvdock import git
+        from uvdock.run import git
 
         return git.git_dir(self.ctx.repo) / "uvdock" / _CACHE_FILE
 
