@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import cli
+from uvdock import cli, cli_spec
 
 
 def test_version(run_cli: Callable[..., object]) -> None:
@@ -101,7 +101,7 @@ def test_run_without_a_command_is_refused(
 def test_hand_read_global_options_agree_with_argparse(words: list[str]) -> None:
     from uvdock.cliparse import top_parser
 
-    scanned = cli.scan_global_options(words)
+    scanned = cli_spec.scan_global_options(words)
     assert scanned is not None
     found, rest = scanned
     parsed = vars(top_parser().parse_args(words))
@@ -119,7 +119,7 @@ def test_hand_read_global_options_agree_with_argparse(words: list[str]) -> None:
     [["--help"], ["-vq", "lock"], ["--engine", "lxc", "lock"], ["--repo"], ["--bogus", "lock"]],
 )
 def test_unusual_global_options_are_left_to_argparse(words: list[str]) -> None:
-    assert cli.scan_global_options(words) is None
+    assert cli_spec.scan_global_options(words) is None
 
 
 def test_run_takes_global_options_after_the_command(

@@ -1,7 +1,7 @@
 """argparse parsers for uvdock: the top level (help, errors) and each command's own.
 
 Imported only when a parser is needed: the common paths are read by
-`uvdock.cli.scan_global_options`, which costs nothing to import.
+`uvdock.cli_spec.scan_global_options`, which costs nothing to import.
 """
 
 from __future__ import annotations
@@ -9,45 +9,30 @@ from __future__ import annotations
 import argparse
 
 from uvdock import __version__
-from uvdock.cli import COMMANDS, ENGINE_CHOICES, CommandSpec
+from uvdock.cli_spec import COMMANDS, GLOBAL_OPTIONS, CommandSpec
 from uvdock.errors import InputRefused
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, after_command: bool) -> None:
     # After the command the same options are accepted but must not reset what was given before.
-    default = argparse.SUPPRESS if after_command else None
-    flag_default = argparse.SUPPRESS if after_command else False
-    parser.add_argument(
-        "--repo", metavar="PATH", default=default, help="repository (default: git top level of cwd)"
-    )
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        default=flag_default,
-        help="show what would run or change; change nothing",
-    )
-    parser.add_argument(
-        "--json", action="store_true", default=flag_default, help="machine-readable output"
-    )
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        default=flag_default,
-        help="show commands as they run",
-    )
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", default=flag_default, help="only errors"
-    )
-    parser.add_argument(
-        "--engine", choices=ENGINE_CHOICES, default=default, help="where uv runs (default: auto)"
-    )
-    parser.add_argument(
-        "--container", metavar="NAME", default=default, help="exec into this running container"
-    )
-    parser.add_argument(
-        "--image", metavar="REF", default=default, help="run an ephemeral container of this image"
-    )
+    for option in GLOBAL_OPTIONS:
+        if option.metavar:
+            parser.add_argument(
+                *option.flags,
+                dest=option.dest,
+                metavar=None if option.choices else option.metavar,
+                choices=option.choices,
+                default=argparse.SUPPRESS if after_command else None,
+                help=option.help,
+            )
+        else:
+            parser.add_argument(
+                *option.flags,
+                dest=option.dest,
+                action="store_true",
+                default=argparse.SUPPRESS if after_command else False,
+                help=option.help,
+            )
 
 
 class Parser(argparse.ArgumentParser):

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from uvdock.cli_spec import ENGINE_CHOICES
 from uvdock.errors import InputRefused
 
-ENGINES = ("auto", "docker", "podman", "srun", "local")
+ENGINES = ENGINE_CHOICES
 
 # The list in Megatron-LM's Dockerfile.ci.dev: the base image provides these.
 DEFAULT_PROTECTED_PACKAGES = (

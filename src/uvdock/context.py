@@ -5,21 +5,11 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from uvdock import config as config_module
+from uvdock.cli_spec import GlobalOptions
 from uvdock.output import Output
-
-
-class GlobalOptions(NamedTuple):
-    repo: str | None = None
-    dry_run: bool = False
-    json: bool = False
-    verbose: bool = False
-    quiet: bool = False
-    engine: str | None = None
-    container: str | None = None
-    image: str | None = None
 
 
 class Context:

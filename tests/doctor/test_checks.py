@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import commit_all
 
-from uvdock.context import Context, GlobalOptions
+from uvdock.cli_spec import GlobalOptions
+from uvdock.context import Context
 from uvdock.doctor import checks as doctor_checks
 from uvdock.output import Output
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
@@ -12,8 +12,7 @@ if TYPE_CHECKING:
 
 
 class Command:
-    #: One line for `uvdock --help`; the table in cli.py repeats it so help stays lazy.
-    help: ClassVar[str] = ""
+    """A command's one-line help lives in cli_spec.COMMANDS, so `uvdock --help` imports no command."""
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own arguments."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import InputRefused
@@ -19,8 +19,6 @@ _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "check the setup, or read a failure log and name the fix"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
             "Without LOG: check the setup (git, engine, image, mounts, uv and its "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import CommandFailed
@@ -14,8 +14,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "build the CI image (--target main)"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         from uvdock.commands import optin
 

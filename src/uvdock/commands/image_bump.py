@@ -7,7 +7,7 @@ then only the LTS lane changes. Every managed pin of the lane is written, or non
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from uvdock.commands.base import Command as BaseCommand
 
@@ -44,8 +44,6 @@ def _print_handoff(ctx: Context, tag: str) -> None:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "move the dev (or, with --lts, LTS) pins to a new tag"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "tag", metavar="TAG", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"

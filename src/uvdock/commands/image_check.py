@@ -6,7 +6,7 @@ The success path stays small: no rich, no git grep, only the managed files are r
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 
@@ -15,8 +15,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "do the managed base-image pins agree?"
-
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins
 

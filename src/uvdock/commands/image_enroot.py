@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import CommandFailed, EnvironmentUnusable
@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "import the CI image for enroot / pyxis"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--output", metavar="FILE", help="the .sqsh to write (default: enroot-output)"

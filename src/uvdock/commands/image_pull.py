@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import CommandFailed, EnvironmentUnusable
@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "pull the CI image from the GitLab registry"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         from uvdock.commands import optin
 

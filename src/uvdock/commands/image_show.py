@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 
@@ -12,8 +12,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "every base-image pin in the repository"
-
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins
 

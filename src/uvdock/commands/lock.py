@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
@@ -11,8 +10,6 @@ from uvdock.errors import CheckFailed, CommandFailed
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "uv lock in the container (--check, --upgrade, --upgrade-package)"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--check", action="store_true", help="fail (exit 1) when uv.lock is out of date"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.lockdiff_view import show_lock_diff
@@ -66,8 +65,6 @@ def parse(label: str, data: bytes) -> dict[str, frozenset[lockfile.Entry]]:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "packages added / removed / changed between two locks"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "base",

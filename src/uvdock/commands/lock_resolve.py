@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock import signals
 from uvdock.commands.base import Command as BaseCommand
@@ -74,8 +74,6 @@ def fetch_ref(ctx: Context, ref: str) -> None:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "resolve a uv.lock conflict: take REF's lock, relock, stage"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--onto",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import CheckFailed
@@ -14,8 +14,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "every LTS line is an exact pin, no duplicates"
-
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
         display = ctx.rel(path)

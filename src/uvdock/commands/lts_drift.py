@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.lts import requirements as lts
@@ -14,8 +14,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "how far the LTS pins lag behind uv.lock"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         source = parser.add_mutually_exclusive_group()
         source.add_argument(

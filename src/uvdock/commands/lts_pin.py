@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock import edit
 from uvdock.commands import optin
@@ -29,8 +29,6 @@ def next_steps(config: Config) -> list[str]:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "change LTS pins (requires --lts)"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "specs", nargs="+", metavar="SPEC", help="name==VERSION or 'name @ URL'"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.lts import requirements as lts
@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "the LTS pin set as a table"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.epilog = "LTS pins change only on explicit request: see `uvdock lts pin --help`."
 

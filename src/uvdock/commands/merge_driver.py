@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
@@ -43,8 +42,6 @@ def attributes_edit(path: Path, display: str) -> FileEdit:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "register a git merge driver for uv.lock"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
             "Register, in this clone only, a merge driver that stops on uv.lock conflicts "

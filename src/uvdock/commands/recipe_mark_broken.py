@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands import base
 
@@ -12,8 +12,6 @@ if TYPE_CHECKING:
 
 
 class Command(base.Command):
-    help: ClassVar[str] = "move a test case's scopes to -broken"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("case", metavar="CASE", help="test case name")
         parser.add_argument("--issue", type=int, required=True, metavar="N", help="tracking issue")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands import base
 
@@ -12,8 +12,6 @@ if TYPE_CHECKING:
 
 
 class Command(base.Command):
-    help: ClassVar[str] = "every place a test case runs"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "case", metavar="CASE", help="test case name, e.g. gpt3_mcore_te_tp2_pp2"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from uvdock.commands import base
 
@@ -12,8 +12,6 @@ if TYPE_CHECKING:
 
 
 class Command(base.Command):
-    help: ClassVar[str] = "undo a mark-broken made by uvdock"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("case", metavar="CASE", help="test case name")
 

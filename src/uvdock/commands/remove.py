@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.depchange import change_dependencies
@@ -11,8 +10,6 @@ from uvdock.context import Context
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "uv remove in the container"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("packages", nargs="+", metavar="PKG", help="package name")
         where = parser.add_mutually_exclusive_group()

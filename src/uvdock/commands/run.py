@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, cast
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import InputRefused
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "run any command in the CI container"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         import argparse
 
@@ -28,7 +26,7 @@ class Command(BaseCommand):
     ) -> argparse.Namespace:
         # Everything after the global options belongs to the command, so argparse (whose
         # import and set-up would double uvdock's own start-up) is needed only for --help.
-        from uvdock.cli import scan_global_options
+        from uvdock.cli_spec import scan_global_options
 
         scanned = None if words[:1] in (["-h"], ["--help"]) else scan_global_options(words)
         if scanned is None or scanned[0].get("version"):

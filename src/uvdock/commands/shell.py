@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "interactive shell in the container (docker/podman, or srun + pyxis)"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
         parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")

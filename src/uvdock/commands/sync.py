@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import ClassVar
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
@@ -11,8 +10,6 @@ from uvdock.errors import CommandFailed
 
 
 class Command(BaseCommand):
-    help: ClassVar[str] = "uv sync --locked in the container (profiles dev, lint, lts)"
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--profile",

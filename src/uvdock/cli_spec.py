@@ -1,0 +1,148 @@
+"""The command table and the global options, as data.
+
+A leaf module: it imports nothing of uvdock's, so the hand scanner in cli.py, the argparse
+parsers in cliparse.py, the completion scripts and commands that re-read global options all
+build from this one description without import circles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+
+class CommandSpec(NamedTuple):
+    module: str
+    help: str
+
+
+# (group, name) -> spec. A group's "" entry is what runs when no subcommand is named.
+COMMANDS: dict[tuple[str, str], CommandSpec] = {
+    ("run", ""): CommandSpec("run", "run any command in the CI container"),
+    ("shell", ""): CommandSpec(
+        "shell", "interactive shell in the container (docker/podman or srun + pyxis)"
+    ),
+    ("add", ""): CommandSpec(
+        "add", "uv add in the container; prints the lock diff and the commit to make"
+    ),
+    ("remove", ""): CommandSpec("remove", "uv remove in the container"),
+    ("lock", ""): CommandSpec(
+        "lock", "uv lock in the container (--check, --upgrade, --upgrade-package)"
+    ),
+    ("lock", "resolve"): CommandSpec(
+        "lock_resolve", "resolve a uv.lock conflict: take REF's lock, relock, stage"
+    ),
+    ("lock", "diff"): CommandSpec(
+        "lock_diff", "packages added / removed / changed between two locks"
+    ),
+    ("sync", ""): CommandSpec(
+        "sync", "uv sync --locked in the container (profiles dev, lint, lts)"
+    ),
+    ("lts", "show"): CommandSpec("lts_show", "the LTS pin set as a table"),
+    ("lts", "check"): CommandSpec("lts_check", "every LTS line is an exact pin, no duplicates"),
+    ("lts", "drift"): CommandSpec("lts_drift", "how far the LTS pins lag behind uv.lock"),
+    ("lts", "pin"): CommandSpec("lts_pin", "change LTS pins (requires --lts)"),
+    ("image", "show"): CommandSpec("image_show", "every base-image pin in the repository"),
+    ("image", "check"): CommandSpec("image_check", "do the managed base-image pins agree?"),
+    ("image", "bump"): CommandSpec(
+        "image_bump", "move the dev (or, with --lts, LTS) pins to a new tag"
+    ),
+    ("image", "build"): CommandSpec("image_build", "build the CI image (--target main)"),
+    ("image", "pull"): CommandSpec("image_pull", "pull the CI image from the GitLab registry"),
+    ("image", "enroot"): CommandSpec("image_enroot", "import the CI image for enroot / pyxis"),
+    ("recipe", "show"): CommandSpec("recipe_show", "every place a test case runs"),
+    ("recipe", "mark-broken"): CommandSpec(
+        "recipe_mark_broken", "move a test case's scopes to -broken"
+    ),
+    ("recipe", "unmark"): CommandSpec("recipe_unmark", "undo a mark-broken made by uvdock"),
+    ("doctor", ""): CommandSpec(
+        "doctor", "check the setup, or read a failure log and name the fix"
+    ),
+    ("merge-driver", "install"): CommandSpec(
+        "merge_driver", "register a git merge driver for uv.lock"
+    ),
+}
+
+ENGINE_CHOICES = ("auto", "docker", "podman", "srun", "local")
+
+
+class GlobalOptionSpec(NamedTuple):
+    dest: str
+    flags: tuple[str, ...]
+    metavar: str | None  # None: a flag that takes no value
+    help: str
+    choices: tuple[str, ...] | None = None
+
+
+GLOBAL_OPTIONS: tuple[GlobalOptionSpec, ...] = (
+    GlobalOptionSpec("repo", ("--repo",), "PATH", "repository (default: git top level of cwd)"),
+    GlobalOptionSpec(
+        "dry_run", ("--dry-run",), None, "show what would run or change; change nothing"
+    ),
+    GlobalOptionSpec("json", ("--json",), None, "machine-readable output"),
+    GlobalOptionSpec("verbose", ("-v", "--verbose"), None, "show commands as they run"),
+    GlobalOptionSpec("quiet", ("-q", "--quiet"), None, "only errors"),
+    GlobalOptionSpec(
+        "engine", ("--engine",), "NAME", "where uv runs (default: auto)", ENGINE_CHOICES
+    ),
+    GlobalOptionSpec("container", ("--container",), "NAME", "exec into this running container"),
+    GlobalOptionSpec("image", ("--image",), "REF", "run an ephemeral container of this image"),
+)
+
+
+class GlobalOptions(NamedTuple):
+    """The values of GLOBAL_OPTIONS (a test keeps the two in step)."""
+
+    repo: str | None = None
+    dry_run: bool = False
+    json: bool = False
+    verbose: bool = False
+    quiet: bool = False
+    engine: str | None = None
+    container: str | None = None
+    image: str | None = None
+
+
+def command_groups() -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for group, name in COMMANDS:
+        groups.setdefault(group, []).append(name)
+    return groups
+
+
+_VALUES = {flag: o for o in GLOBAL_OPTIONS if o.metavar for flag in o.flags}
+_FLAGS = {flag: o.dest for o in GLOBAL_OPTIONS if not o.metavar for flag in o.flags}
+_FLAGS["--version"] = "version"
+
+
+def scan_global_options(words: Sequence[str]) -> tuple[dict[str, Any], list[str]] | None:
+    """The global options at the front of `words`, and the words after them.
+
+    Building argparse parsers costs more than `uvdock run` may spend in total, so the
+    common case is read by hand. Anything unusual (help, an unknown option, a missing
+    value, an invalid choice) returns None: argparse then decides, with its own messages.
+    """
+    found: dict[str, Any] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word == "--" or word == "-" or not word.startswith("-"):
+            return found, list(words[index:])
+        if word in _FLAGS:
+            found[_FLAGS[word]] = True
+            index += 1
+            continue
+        name, has_value, value = word.partition("=")
+        option = _VALUES.get(name)
+        if option is None:
+            return None
+        if not has_value:
+            if index + 1 >= len(words):
+                return None
+            value = words[index + 1]
+            index += 1
+        if option.choices and value not in option.choices:
+            return None
+        found[option.dest] = value
+        index += 1
+    return found, []
