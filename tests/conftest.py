@@ -13,8 +13,12 @@ import pytest
 
 from uvdock import cli
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-SHARED_MEGATRON = SHARED / "megatron-lm"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Real Megatron-LM files kept in this repository (Apache-2.0, see their NOTICE.md files), so a
+# user's clone runs every test that reads them.
+MEGATRON_LM = REPO_ROOT / "examples" / "megatron-lm"
+MEGATRON_LM_HISTORY = REPO_ROOT / "tests" / "data" / "megatron-lm-history"
+SHARED_MEGATRON = MEGATRON_LM  # the name older test modules import
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "uvdock tests",
@@ -83,11 +87,9 @@ def make_repo(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def megatron_repo(tmp_path: Path) -> Path:
-    """A committed git copy of ../shared/megatron-lm (skips when shared/ is absent)."""
-    if not SHARED_MEGATRON.is_dir():
-        pytest.skip("../shared/megatron-lm is not available (a user's clone has none)")
+    """A committed git copy of the real Megatron-LM files in examples/megatron-lm."""
     repo = tmp_path / "megatron-lm"
-    shutil.copytree(SHARED_MEGATRON, repo)
+    shutil.copytree(MEGATRON_LM, repo, ignore=shutil.ignore_patterns("NOTICE.md"))
     for path in repo.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     init_repo(repo)
