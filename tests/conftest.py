@@ -8,8 +8,10 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
+from samples.wheels import build_wheelhouse, project_pyproject
 
 from uvdock import cli
 
@@ -104,8 +106,14 @@ class CliResult:
     err: str
 
 
+class RunCli(Protocol):
+    """The `run_cli` fixture: `run_cli("lock", "--check")` runs `uvdock lock --check`."""
+
+    def __call__(self, *args: str | Path) -> CliResult: ...
+
+
 @pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., CliResult]]:
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[RunCli]:
     """Run `uvdock ARGS...` in-process; returns exit code, stdout and stderr."""
 
     def invoke(*args: str | Path) -> CliResult:
@@ -204,15 +212,13 @@ def docker_host(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from wheels import build_wheelhouse
-
+    """The test wheels (tests/samples/wheels.py), built once per session."""
     return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
 
 
 @pytest.fixture
 def uv_project(make_repo: Callable[..., Path], wheelhouse: Path) -> Callable[..., Path]:
     """A committed repo with a pyproject resolving from ./wheels (copied from the wheelhouse)."""
-    from wheels import project_pyproject
 
     def make(dependencies: tuple[str, ...] = ("alpha",), **kwargs: dict[str, list[str]]) -> Path:
         files: dict[str, str | bytes] = {

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import RunCli
+from samples.engines import fake_engine
 
 DEV_PIN = "nvcr.io/nvidia/pytorch:26.06-py3"
 LTS_PIN = "nvcr.io/nvidia/pytorch:25.09-py3"
@@ -19,25 +21,13 @@ FILES: dict[str, str | bytes] = {
 }
 
 
-def fake_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, rc: int = 0) -> Path:
-    """An executable `name` on PATH that records its argv (one shlex line per call)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    log = tmp_path / f"{name}.calls"
-    script = bin_dir / name
-    script.write_text(f'#!/bin/sh\necho "$PWD $*" >> {log}\nexit {rc}\n')
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    return log
-
-
 @pytest.fixture
 def repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo(FILES)
 
 
 @pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_dev_dry_run_prints_the_build_line(run_cli, repo: Path, engine: str) -> None:
+def test_dev_dry_run_prints_the_build_line(run_cli: RunCli, repo: Path, engine: str) -> None:
     result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build")
     assert result.code == 0, result.err
     assert shlex.split(result.out) == [
@@ -58,7 +48,7 @@ def test_dev_dry_run_prints_the_build_line(run_cli, repo: Path, engine: str) -> 
 
 
 @pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_lts_dry_run(run_cli, repo: Path, engine: str) -> None:
+def test_lts_dry_run(run_cli: RunCli, repo: Path, engine: str) -> None:
     result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build", "--lts")
     assert result.code == 0, result.err
     assert shlex.split(result.out) == [
@@ -76,20 +66,22 @@ def test_lts_dry_run(run_cli, repo: Path, engine: str) -> None:
     ]
 
 
-def test_without_lts_never_builds_lts(run_cli, repo: Path) -> None:
+def test_without_lts_never_builds_lts(run_cli: RunCli, repo: Path) -> None:
     result = run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "build")
     assert "lts" not in result.out.lower()
 
 
 @pytest.mark.parametrize("flags", [["--tag", "mine:1"], ["--lts", "--tag", "mine:1"]])
-def test_tag_option(run_cli, repo: Path, flags: list[str]) -> None:
+def test_tag_option(run_cli: RunCli, repo: Path, flags: list[str]) -> None:
     result = run_cli("--repo", repo, "--engine", "podman", "--dry-run", "image", "build", *flags)
     argv = shlex.split(result.out)
     assert argv[-3:] == ["-t", "mine:1", "."]
     assert argv[argv.index("--target") + 1] == "main"
 
 
-def test_target_comes_from_config_and_is_never_jet(run_cli, make_repo: Callable[..., Path]) -> None:
+def test_target_comes_from_config_and_is_never_jet(
+    run_cli: RunCli, make_repo: Callable[..., Path]
+) -> None:
     repo = make_repo({**FILES, "uvdock.toml": 'build-target = "public"\n'})
     argv = shlex.split(
         run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "build").out
@@ -98,7 +90,9 @@ def test_target_comes_from_config_and_is_never_jet(run_cli, make_repo: Callable[
     assert "jet" not in argv
 
 
-def test_runs_the_engine_in_the_repo(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_runs_the_engine_in_the_repo(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = fake_engine(tmp_path, monkeypatch, "docker")
     result = run_cli("--repo", repo, "--engine", "docker", "image", "build")
     assert result.code == 0, result.err
@@ -109,7 +103,7 @@ def test_runs_the_engine_in_the_repo(run_cli, repo: Path, tmp_path: Path, monkey
 
 
 def test_engine_failure_exits_1_with_a_doctor_hint(
-    run_cli, repo: Path, tmp_path: Path, monkeypatch
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_engine(tmp_path, monkeypatch, "podman", rc=7)
     result = run_cli("--repo", repo, "--engine", "podman", "image", "build")
@@ -118,14 +112,16 @@ def test_engine_failure_exits_1_with_a_doctor_hint(
     assert "uvdock doctor" in result.err
 
 
-def test_missing_pin_file_exits_3(run_cli, make_repo: Callable[..., Path]) -> None:
+def test_missing_pin_file_exits_3(run_cli: RunCli, make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"docker/Dockerfile.ci.dev": "FROM x AS main\n"})
     result = run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "build")
     assert result.code == 3
     assert "docker/.ngc_version.dev" in result.err
 
 
-def test_no_engine_exits_3(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_no_engine_exits_3(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     only_git = tmp_path / "only-git"
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_image_build import fake_engine
+from conftest import RunCli
+from samples.engines import fake_engine
 
 
 @pytest.fixture
@@ -16,7 +17,7 @@ def repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo({"README": "x\n"})
 
 
-def test_dry_run_default(run_cli, repo: Path) -> None:
+def test_dry_run_default(run_cli: RunCli, repo: Path) -> None:
     result = run_cli("--repo", repo, "--dry-run", "image", "enroot")
     assert result.code == 0, result.err
     assert shlex.split(result.out) == [
@@ -28,7 +29,7 @@ def test_dry_run_default(run_cli, repo: Path) -> None:
     ]
 
 
-def test_output_option_and_podman_store(run_cli, repo: Path) -> None:
+def test_output_option_and_podman_store(run_cli: RunCli, repo: Path) -> None:
     result = run_cli(
         "--repo", repo, "--engine", "podman", "--dry-run", "image", "enroot", "--output", "x.sqsh"
     )
@@ -41,7 +42,9 @@ def test_output_option_and_podman_store(run_cli, repo: Path) -> None:
     ]
 
 
-def test_missing_enroot_exits_3(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_missing_enroot_exits_3(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     only_git = tmp_path / "only-git"
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
@@ -51,7 +54,9 @@ def test_missing_enroot_exits_3(run_cli, repo: Path, tmp_path: Path, monkeypatch
     assert "enroot is not installed" in result.err
 
 
-def test_runs_enroot(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_runs_enroot(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = fake_engine(tmp_path, monkeypatch, "enroot")
     result = run_cli("--repo", repo, "image", "enroot", "--output", "out.sqsh")
     assert result.code == 0, result.err
