@@ -10,60 +10,21 @@ from pathlib import Path
 import pytest
 from conftest import RunCli
 from samples.engines import fake_engine
-
-DEV_PIN = "nvcr.io/nvidia/pytorch:26.06-py3"
-LTS_PIN = "nvcr.io/nvidia/pytorch:25.09-py3"
-FILES: dict[str, str | bytes] = {
-    "docker/.ngc_version.dev": DEV_PIN + "\n",
-    "docker/.ngc_version.lts": LTS_PIN,
-    "docker/Dockerfile.ci.dev": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
-    "docker/Dockerfile.ci.lts": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
-}
+from samples.image_build import BUILD_FILES, expected_build_argv
 
 
 @pytest.fixture
 def repo(make_repo: Callable[..., Path]) -> Path:
-    return make_repo(FILES)
+    return make_repo(BUILD_FILES)
 
 
+@pytest.mark.parametrize("lts", [False, True], ids=["dev", "lts"])
 @pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_dev_dry_run_prints_the_build_line(run_cli: RunCli, repo: Path, engine: str) -> None:
-    result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build")
+def test_dry_run_prints_the_build_line(run_cli: RunCli, repo: Path, engine: str, lts: bool) -> None:
+    lane = ["--lts"] if lts else []
+    result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build", *lane)
     assert result.code == 0, result.err
-    assert shlex.split(result.out) == [
-        engine,
-        "build",
-        "--target",
-        "main",
-        "--build-arg",
-        f"FROM_IMAGE_NAME={DEV_PIN}",
-        "--build-arg",
-        "IMAGE_TYPE=dev",
-        "-f",
-        "docker/Dockerfile.ci.dev",
-        "-t",
-        "megatron-lm:local",
-        ".",
-    ]
-
-
-@pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_lts_dry_run(run_cli: RunCli, repo: Path, engine: str) -> None:
-    result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build", "--lts")
-    assert result.code == 0, result.err
-    assert shlex.split(result.out) == [
-        engine,
-        "build",
-        "--target",
-        "main",
-        "--build-arg",
-        f"FROM_IMAGE_NAME={LTS_PIN}",
-        "-f",
-        "docker/Dockerfile.ci.lts",
-        "-t",
-        "megatron-lm:local-lts",
-        ".",
-    ]
+    assert shlex.split(result.out) == expected_build_argv(engine, lts=lts)
 
 
 def test_without_lts_never_builds_lts(run_cli: RunCli, repo: Path) -> None:
@@ -82,7 +43,7 @@ def test_tag_option(run_cli: RunCli, repo: Path, flags: list[str]) -> None:
 def test_target_comes_from_config_and_is_never_jet(
     run_cli: RunCli, make_repo: Callable[..., Path]
 ) -> None:
-    repo = make_repo({**FILES, "uvdock.toml": 'build-target = "public"\n'})
+    repo = make_repo({**BUILD_FILES, "uvdock.toml": 'build-target = "public"\n'})
     argv = shlex.split(
         run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "build").out
     )
