@@ -20,7 +20,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # user's clone runs every test that reads them.
 MEGATRON_LM = REPO_ROOT / "examples" / "megatron-lm"
 MEGATRON_LM_HISTORY = REPO_ROOT / "tests" / "data" / "megatron-lm-history"
-SHARED_MEGATRON = MEGATRON_LM  # the name older test modules import
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "uvdock tests",
