@@ -17,29 +17,23 @@ def repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo({"README": "x\n"})
 
 
-def test_dry_run_default(run_cli: RunCli, repo: Path) -> None:
-    result = run_cli("--repo", repo, "--dry-run", "image", "enroot")
+@pytest.mark.parametrize(
+    ("engine", "options", "expected"),
+    [
+        ([], [], ["-o", "megatron-lm.sqsh", "dockerd://megatron-lm:local"]),
+        (
+            ["--engine", "podman"],
+            ["--output", "x.sqsh"],
+            ["-o", "x.sqsh", "podman://megatron-lm:local"],
+        ),
+    ],
+)
+def test_dry_run_prints_the_import_line(
+    run_cli: RunCli, repo: Path, engine: list[str], options: list[str], expected: list[str]
+) -> None:
+    result = run_cli("--repo", repo, *engine, "--dry-run", "image", "enroot", *options)
     assert result.code == 0, result.err
-    assert shlex.split(result.out) == [
-        "enroot",
-        "import",
-        "-o",
-        "megatron-lm.sqsh",
-        "dockerd://megatron-lm:local",
-    ]
-
-
-def test_output_option_and_podman_store(run_cli: RunCli, repo: Path) -> None:
-    result = run_cli(
-        "--repo", repo, "--engine", "podman", "--dry-run", "image", "enroot", "--output", "x.sqsh"
-    )
-    assert shlex.split(result.out) == [
-        "enroot",
-        "import",
-        "-o",
-        "x.sqsh",
-        "podman://megatron-lm:local",
-    ]
+    assert shlex.split(result.out) == ["enroot", "import", *expected]
 
 
 def test_missing_enroot_exits_3(
