@@ -8,13 +8,18 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
+from samples.wheels import build_wheelhouse, project_pyproject
 
 from uvdock import cli
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-SHARED_MEGATRON = SHARED / "megatron-lm"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Real Megatron-LM files kept in this repository (Apache-2.0, see their NOTICE.md files), so a
+# user's clone runs every test that reads them.
+MEGATRON_LM = REPO_ROOT / "examples" / "megatron-lm"
+MEGATRON_LM_HISTORY = REPO_ROOT / "tests" / "data" / "megatron-lm-history"
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "uvdock tests",
@@ -83,11 +88,9 @@ def make_repo(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def megatron_repo(tmp_path: Path) -> Path:
-    """A committed git copy of ../shared/megatron-lm (skips when shared/ is absent)."""
-    if not SHARED_MEGATRON.is_dir():
-        pytest.skip("../shared/megatron-lm is not available (a user's clone has none)")
+    """A committed git copy of the real Megatron-LM files in examples/megatron-lm."""
     repo = tmp_path / "megatron-lm"
-    shutil.copytree(SHARED_MEGATRON, repo)
+    shutil.copytree(MEGATRON_LM, repo, ignore=shutil.ignore_patterns("NOTICE.md"))
     for path in repo.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     init_repo(repo)
@@ -102,8 +105,14 @@ class CliResult:
     err: str
 
 
+class RunCli(Protocol):
+    """The `run_cli` fixture: `run_cli("lock", "--check")` runs `uvdock lock --check`."""
+
+    def __call__(self, *args: str | Path) -> CliResult: ...
+
+
 @pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., CliResult]]:
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[RunCli]:
     """Run `uvdock ARGS...` in-process; returns exit code, stdout and stderr."""
 
     def invoke(*args: str | Path) -> CliResult:
@@ -202,15 +211,13 @@ def docker_host(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from wheels import build_wheelhouse
-
+    """The test wheels (tests/samples/wheels.py), built once per session."""
     return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
 
 
 @pytest.fixture
 def uv_project(make_repo: Callable[..., Path], wheelhouse: Path) -> Callable[..., Path]:
     """A committed repo with a pyproject resolving from ./wheels (copied from the wheelhouse)."""
-    from wheels import project_pyproject
 
     def make(dependencies: tuple[str, ...] = ("alpha",), **kwargs: dict[str, list[str]]) -> Path:
         files: dict[str, str | bytes] = {

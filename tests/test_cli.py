@@ -8,31 +8,32 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import RunCli
 
 from uvdock import cli, cli_spec
 
 
-def test_version(run_cli: Callable[..., object]) -> None:
+def test_version(run_cli: RunCli) -> None:
     result = run_cli("--version")
-    assert result.code == 0 and result.out.startswith("uvdock ")  # type: ignore[attr-defined]
+    assert result.code == 0 and result.out.startswith("uvdock ")
 
 
-def test_unknown_command_suggests_close_names(run_cli: Callable[..., object]) -> None:
+def test_unknown_command_suggests_close_names(run_cli: RunCli) -> None:
     result = run_cli("syncc")
-    assert result.code == 2  # type: ignore[attr-defined]
-    assert "did you mean sync" in result.err  # type: ignore[attr-defined]
+    assert result.code == 2
+    assert "did you mean sync" in result.err
 
 
-def test_bad_option_is_exit_2_in_one_line(run_cli: Callable[..., object]) -> None:
+def test_bad_option_is_exit_2_in_one_line(run_cli: RunCli) -> None:
     result = run_cli("lock", "--frobnicate")
-    assert result.code == 2  # type: ignore[attr-defined]
-    assert result.err.count("\n") == 1 and "unrecognized arguments" in result.err  # type: ignore[attr-defined]
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and "unrecognized arguments" in result.err
 
 
-def test_not_a_git_repository_is_exit_3(tmp_path: Path, run_cli: Callable[..., object]) -> None:
+def test_not_a_git_repository_is_exit_3(tmp_path: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", tmp_path, "--dry-run", "lock")
-    assert result.code == 3  # type: ignore[attr-defined]
-    assert "not inside a git repository" in result.err  # type: ignore[attr-defined]
+    assert result.code == 3
+    assert "not inside a git repository" in result.err
 
 
 def test_internal_error_is_one_line_and_a_log(
@@ -51,12 +52,12 @@ def test_internal_error_is_one_line_and_a_log(
 
 
 def test_global_options_are_accepted_after_the_command(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo({"pyproject.toml": "[project]\nname = 'd'\nversion = '0'\n"})
     result = run_cli("lock", "--repo", repo, "--dry-run", "--engine", "podman", "--image", "img:1")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    assert result.out.startswith("podman run --rm -i") and "img:1 uv lock" in result.out  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    assert result.out.startswith("podman run --rm -i") and "img:1 uv lock" in result.out
 
 
 def test_dry_run_needs_no_engine(make_repo: Callable[..., Path], tmp_path: Path) -> None:
@@ -81,11 +82,9 @@ def test_dry_run_needs_no_engine(make_repo: Callable[..., Path], tmp_path: Path)
     )
 
 
-def test_run_without_a_command_is_refused(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
-) -> None:
+def test_run_without_a_command_is_refused(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     result = run_cli("--repo", make_repo(), "--dry-run", "run", "--")
-    assert result.code == 2  # type: ignore[attr-defined]
+    assert result.code == 2
 
 
 @pytest.mark.parametrize(
@@ -123,7 +122,7 @@ def test_unusual_global_options_are_left_to_argparse(words: list[str]) -> None:
 
 
 def test_run_takes_global_options_after_the_command(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo()
     result = run_cli(
@@ -139,7 +138,7 @@ def test_run_takes_global_options_after_the_command(
         "ls",
         "--json",
     )
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    assert result.out.rstrip().endswith("i:1 ls --json")  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    assert result.out.rstrip().endswith("i:1 ls --json")
     help_result = run_cli("run", "--help")
-    assert help_result.code == 0 and "uvdock run" in help_result.out  # type: ignore[attr-defined]
+    assert help_result.code == 0 and "uvdock run" in help_result.out

@@ -4,6 +4,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import RunCli
 
 from uvdock import config
 from uvdock.errors import InputRefused
@@ -66,12 +67,12 @@ def test_bad_configuration_is_refused(
 
 
 def test_unknown_key_lists_valid_keys_on_the_cli(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo(
         {"uvdock.toml": "contianer = 'x'\n", "pyproject.toml": "[project]\nname='d'\nversion='0'\n"}
     )
     result = run_cli("--repo", repo, "--dry-run", "lock")
-    assert result.code == 2  # type: ignore[attr-defined]
-    assert "unknown key `contianer`" in result.err and "container" in result.err  # type: ignore[attr-defined]
-    assert "Traceback" not in result.err  # type: ignore[attr-defined]
+    assert result.code == 2
+    assert "unknown key `contianer`" in result.err and "container" in result.err
+    assert "Traceback" not in result.err

@@ -51,14 +51,14 @@ def test_failure_midway_restores_files_already_replaced(
             raise OSError("disk full")
         real_replace(src, dst)
 
-    monkeypatch.setattr(edit.os, "replace", flaky_replace)
+    monkeypatch.setattr("uvdock.edit.os.replace", flaky_replace)
     edits = [
         edit.FileEdit(first, "a-old\n", "a-new\n"),
         edit.FileEdit(second, "b-old\n", "b-new\n"),
     ]
     with pytest.raises(OSError, match="disk full"):
         edit.apply(edits)
-    monkeypatch.setattr(edit.os, "replace", real_replace)
+    monkeypatch.setattr("uvdock.edit.os.replace", real_replace)
     assert first.read_bytes() == b"a-old\n"
     assert second.read_bytes() == b"b-old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]

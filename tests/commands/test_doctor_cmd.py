@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import remove_container, start_container
+from conftest import RunCli, remove_container, start_container
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "doctor"
 
@@ -26,7 +26,7 @@ required-version = ">=0.13"
 """
 
 
-def test_log_file_names_cause_fix_and_command(run_cli) -> None:
+def test_log_file_names_cause_fix_and_command(run_cli: RunCli) -> None:
     result = run_cli("doctor", CORPUS / "group-not-defined.log")
     assert result.code == 0, result.err
     assert result.out.splitlines() == [
@@ -38,7 +38,7 @@ def test_log_file_names_cause_fix_and_command(run_cli) -> None:
     ]
 
 
-def test_stdin_and_json(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stdin_and_json(run_cli: RunCli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO((CORPUS / "stale-lock.log").read_text()))
     result = run_cli("--json", "doctor", "-")
     assert result.code == 0
@@ -58,7 +58,7 @@ def test_stdin_and_json(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     assert payload["error_lines"] == []
 
 
-def test_unknown_log_exits_1_with_error_lines(run_cli) -> None:
+def test_unknown_log_exits_1_with_error_lines(run_cli: RunCli) -> None:
     result = run_cli("doctor", CORPUS / "unknown.log")
     assert result.code == 1
     assert "no known failure signature" in result.err
@@ -71,7 +71,7 @@ def test_unknown_log_exits_1_with_error_lines(run_cli) -> None:
     assert [e["line_number"] for e in payload["error_lines"]] == [9, 12, 14, 15]
 
 
-def test_log_output_is_redacted(run_cli, tmp_path: Path) -> None:
+def test_log_output_is_redacted(run_cli: RunCli, tmp_path: Path) -> None:
     log = tmp_path / "pull.log"
     log.write_text(
         "fatal: unable to access 'https://oauth2:glpat-abcdefghijklmnopqrstu@gitlab.example.com/a.git/'\n"
@@ -87,19 +87,21 @@ def test_log_output_is_redacted(run_cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("make", [lambda p: p / "missing.log", lambda p: p])
-def test_unreadable_log_is_refused(run_cli, tmp_path: Path, make: Callable[[Path], Path]) -> None:
+def test_unreadable_log_is_refused(
+    run_cli: RunCli, tmp_path: Path, make: Callable[[Path], Path]
+) -> None:
     result = run_cli("doctor", make(tmp_path))
     assert result.code == 2
     assert result.err.startswith("uvdock: error: ")
 
 
-def test_help_documents_the_exit_codes(run_cli) -> None:
+def test_help_documents_the_exit_codes(run_cli: RunCli) -> None:
     result = run_cli("doctor", "--help")
     assert result.code == 0
     assert "exit 0 when a cause was named" in " ".join(result.out.split())
 
 
-def test_not_a_repository(run_cli, tmp_path: Path) -> None:
+def test_not_a_repository(run_cli: RunCli, tmp_path: Path) -> None:
     result = run_cli("--repo", tmp_path, "--json", "doctor")
     assert result.code == 1
     checks = json.loads(result.out)["checks"]
@@ -133,7 +135,11 @@ def engine_repo(make_repo: Callable[..., Path], engine_image: str) -> Path:
 
 @pytest.mark.engine
 def test_all_checks_pass_with_the_test_image(
-    run_cli, engine_repo: Path, engine_image: str, tmp_path: Path, monkeypatch
+    run_cli: RunCli,
+    engine_repo: Path,
+    engine_image: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("UVDOCK_UV_CACHE", str(tmp_path / "uv-cache"))
     result = run_cli(
@@ -150,7 +156,7 @@ def test_all_checks_pass_with_the_test_image(
 
 @pytest.mark.engine
 def test_missing_image_fails_and_skips_the_container_checks(
-    run_cli, engine_repo: Path, engine_image: str
+    run_cli: RunCli, engine_repo: Path, engine_image: str
 ) -> None:
     result = run_cli(
         "--repo",
@@ -186,7 +192,7 @@ def foreign_container(engine_image: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.mark.engine
 def test_container_mounting_another_checkout_fails(
-    run_cli, engine_repo: Path, foreign_container: str
+    run_cli: RunCli, engine_repo: Path, foreign_container: str
 ) -> None:
     result = run_cli(
         "--repo",

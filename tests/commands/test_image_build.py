@@ -8,89 +8,42 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-DEV_PIN = "nvcr.io/nvidia/pytorch:26.06-py3"
-LTS_PIN = "nvcr.io/nvidia/pytorch:25.09-py3"
-FILES: dict[str, str | bytes] = {
-    "docker/.ngc_version.dev": DEV_PIN + "\n",
-    "docker/.ngc_version.lts": LTS_PIN,
-    "docker/Dockerfile.ci.dev": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
-    "docker/Dockerfile.ci.lts": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
-}
-
-
-def fake_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, rc: int = 0) -> Path:
-    """An executable `name` on PATH that records its argv (one shlex line per call)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    log = tmp_path / f"{name}.calls"
-    script = bin_dir / name
-    script.write_text(f'#!/bin/sh\necho "$PWD $*" >> {log}\nexit {rc}\n')
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    return log
+from conftest import RunCli
+from samples.engines import fake_engine
+from samples.image_build import BUILD_FILES, expected_build_argv
 
 
 @pytest.fixture
 def repo(make_repo: Callable[..., Path]) -> Path:
-    return make_repo(FILES)
+    return make_repo(BUILD_FILES)
 
 
+@pytest.mark.parametrize("lts", [False, True], ids=["dev", "lts"])
 @pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_dev_dry_run_prints_the_build_line(run_cli, repo: Path, engine: str) -> None:
-    result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build")
+def test_dry_run_prints_the_build_line(run_cli: RunCli, repo: Path, engine: str, lts: bool) -> None:
+    lane = ["--lts"] if lts else []
+    result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build", *lane)
     assert result.code == 0, result.err
-    assert shlex.split(result.out) == [
-        engine,
-        "build",
-        "--target",
-        "main",
-        "--build-arg",
-        f"FROM_IMAGE_NAME={DEV_PIN}",
-        "--build-arg",
-        "IMAGE_TYPE=dev",
-        "-f",
-        "docker/Dockerfile.ci.dev",
-        "-t",
-        "megatron-lm:local",
-        ".",
-    ]
+    assert shlex.split(result.out) == expected_build_argv(engine, lts=lts)
 
 
-@pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_lts_dry_run(run_cli, repo: Path, engine: str) -> None:
-    result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "image", "build", "--lts")
-    assert result.code == 0, result.err
-    assert shlex.split(result.out) == [
-        engine,
-        "build",
-        "--target",
-        "main",
-        "--build-arg",
-        f"FROM_IMAGE_NAME={LTS_PIN}",
-        "-f",
-        "docker/Dockerfile.ci.lts",
-        "-t",
-        "megatron-lm:local-lts",
-        ".",
-    ]
-
-
-def test_without_lts_never_builds_lts(run_cli, repo: Path) -> None:
+def test_without_lts_never_builds_lts(run_cli: RunCli, repo: Path) -> None:
     result = run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "build")
     assert "lts" not in result.out.lower()
 
 
 @pytest.mark.parametrize("flags", [["--tag", "mine:1"], ["--lts", "--tag", "mine:1"]])
-def test_tag_option(run_cli, repo: Path, flags: list[str]) -> None:
+def test_tag_option(run_cli: RunCli, repo: Path, flags: list[str]) -> None:
     result = run_cli("--repo", repo, "--engine", "podman", "--dry-run", "image", "build", *flags)
     argv = shlex.split(result.out)
     assert argv[-3:] == ["-t", "mine:1", "."]
     assert argv[argv.index("--target") + 1] == "main"
 
 
-def test_target_comes_from_config_and_is_never_jet(run_cli, make_repo: Callable[..., Path]) -> None:
-    repo = make_repo({**FILES, "uvdock.toml": 'build-target = "public"\n'})
+def test_target_comes_from_config_and_is_never_jet(
+    run_cli: RunCli, make_repo: Callable[..., Path]
+) -> None:
+    repo = make_repo({**BUILD_FILES, "uvdock.toml": 'build-target = "public"\n'})
     argv = shlex.split(
         run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "build").out
     )
@@ -98,7 +51,9 @@ def test_target_comes_from_config_and_is_never_jet(run_cli, make_repo: Callable[
     assert "jet" not in argv
 
 
-def test_runs_the_engine_in_the_repo(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_runs_the_engine_in_the_repo(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = fake_engine(tmp_path, monkeypatch, "docker")
     result = run_cli("--repo", repo, "--engine", "docker", "image", "build")
     assert result.code == 0, result.err
@@ -109,7 +64,7 @@ def test_runs_the_engine_in_the_repo(run_cli, repo: Path, tmp_path: Path, monkey
 
 
 def test_engine_failure_exits_1_with_a_doctor_hint(
-    run_cli, repo: Path, tmp_path: Path, monkeypatch
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_engine(tmp_path, monkeypatch, "podman", rc=7)
     result = run_cli("--repo", repo, "--engine", "podman", "image", "build")
@@ -118,14 +73,16 @@ def test_engine_failure_exits_1_with_a_doctor_hint(
     assert "uvdock doctor" in result.err
 
 
-def test_missing_pin_file_exits_3(run_cli, make_repo: Callable[..., Path]) -> None:
+def test_missing_pin_file_exits_3(run_cli: RunCli, make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"docker/Dockerfile.ci.dev": "FROM x AS main\n"})
     result = run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "build")
     assert result.code == 3
     assert "docker/.ngc_version.dev" in result.err
 
 
-def test_no_engine_exits_3(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_no_engine_exits_3(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     only_git = tmp_path / "only-git"
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")

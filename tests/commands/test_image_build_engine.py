@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import RunCli
 
 pytestmark = pytest.mark.engine
 
@@ -55,7 +56,7 @@ def _marker(cli: list[str], tag: str) -> str:
     return out.stdout.strip()
 
 
-def test_podman_build_stops_at_main(run_cli, build_repo: Path, tag: str) -> None:
+def test_podman_build_stops_at_main(run_cli: RunCli, build_repo: Path, tag: str) -> None:
     result = run_cli("--repo", build_repo, "--engine", "podman", "image", "build", "--tag", tag)
     assert result.code == 0, result.err
     assert f"built {tag}" in result.out
@@ -71,7 +72,9 @@ def test_podman_build_stops_at_main(run_cli, build_repo: Path, tag: str) -> None
     assert probe.stdout.startswith("uv ")
 
 
-def test_podman_lts_build_uses_the_lts_dockerfile(run_cli, build_repo: Path, tag: str) -> None:
+def test_podman_lts_build_uses_the_lts_dockerfile(
+    run_cli: RunCli, build_repo: Path, tag: str
+) -> None:
     result = run_cli(
         "--repo", build_repo, "--engine", "podman", "image", "build", "--lts", "--tag", tag
     )
@@ -80,7 +83,7 @@ def test_podman_lts_build_uses_the_lts_dockerfile(run_cli, build_repo: Path, tag
 
 
 def test_docker_cli_on_podman_socket(
-    run_cli, build_repo: Path, tag: str, docker_host: str, monkeypatch: pytest.MonkeyPatch
+    run_cli: RunCli, build_repo: Path, tag: str, docker_host: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", docker_host)
     result = run_cli("--repo", build_repo, "--engine", "docker", "image", "build", "--tag", tag)

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_image_build import fake_engine
+from conftest import RunCli
+from samples.engines import fake_engine
 
 
 @pytest.fixture
@@ -16,32 +17,28 @@ def repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo({"README": "x\n"})
 
 
-def test_dry_run_default(run_cli, repo: Path) -> None:
-    result = run_cli("--repo", repo, "--dry-run", "image", "enroot")
+@pytest.mark.parametrize(
+    ("engine", "options", "expected"),
+    [
+        ([], [], ["-o", "megatron-lm.sqsh", "dockerd://megatron-lm:local"]),
+        (
+            ["--engine", "podman"],
+            ["--output", "x.sqsh"],
+            ["-o", "x.sqsh", "podman://megatron-lm:local"],
+        ),
+    ],
+)
+def test_dry_run_prints_the_import_line(
+    run_cli: RunCli, repo: Path, engine: list[str], options: list[str], expected: list[str]
+) -> None:
+    result = run_cli("--repo", repo, *engine, "--dry-run", "image", "enroot", *options)
     assert result.code == 0, result.err
-    assert shlex.split(result.out) == [
-        "enroot",
-        "import",
-        "-o",
-        "megatron-lm.sqsh",
-        "dockerd://megatron-lm:local",
-    ]
+    assert shlex.split(result.out) == ["enroot", "import", *expected]
 
 
-def test_output_option_and_podman_store(run_cli, repo: Path) -> None:
-    result = run_cli(
-        "--repo", repo, "--engine", "podman", "--dry-run", "image", "enroot", "--output", "x.sqsh"
-    )
-    assert shlex.split(result.out) == [
-        "enroot",
-        "import",
-        "-o",
-        "x.sqsh",
-        "podman://megatron-lm:local",
-    ]
-
-
-def test_missing_enroot_exits_3(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_missing_enroot_exits_3(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     only_git = tmp_path / "only-git"
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
@@ -51,7 +48,9 @@ def test_missing_enroot_exits_3(run_cli, repo: Path, tmp_path: Path, monkeypatch
     assert "enroot is not installed" in result.err
 
 
-def test_runs_enroot(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_runs_enroot(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = fake_engine(tmp_path, monkeypatch, "enroot")
     result = run_cli("--repo", repo, "image", "enroot", "--output", "out.sqsh")
     assert result.code == 0, result.err

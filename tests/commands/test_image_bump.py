@@ -8,12 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CliResult, git
-from test_pins import DEV, LTS, build_yml, pin_files, standard_rows
+from conftest import RunCli, git
+from samples.pins import DEV, LTS, build_yml, pin_files, standard_rows
 
-from uvdock import edit
-
-Run = Callable[..., CliResult]
 NEW = "nvcr.io/nvidia/pytorch:26.09-py3"
 MANAGED = (
     "docker/.ngc_version.dev",
@@ -38,7 +35,7 @@ def replace_on_lines(data: bytes, lines: set[int], old: str, new: str) -> bytes:
 
 
 def test_dev_bump_on_real_megatron_changes_exactly_the_four_dev_pins(
-    megatron_repo: Path, run_cli: Run
+    megatron_repo: Path, run_cli: RunCli
 ) -> None:
     before = snapshot(megatron_repo)
     result = run_cli("--repo", megatron_repo, "image", "bump", "26.09-py3")
@@ -62,7 +59,7 @@ def test_dev_bump_on_real_megatron_changes_exactly_the_four_dev_pins(
     assert run_cli("--repo", megatron_repo, "image", "check").code == 0
 
 
-def test_bump_prints_the_pull_request_handoff(megatron_repo: Path, run_cli: Run) -> None:
+def test_bump_prints_the_pull_request_handoff(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", megatron_repo, "image", "bump", NEW)
     assert result.code == 0, result.err
     out = result.out
@@ -76,7 +73,7 @@ def test_bump_prints_the_pull_request_handoff(megatron_repo: Path, run_cli: Run)
 
 
 def test_lts_bump_touches_only_lts_and_keeps_missing_final_newline(
-    megatron_repo: Path, run_cli: Run
+    megatron_repo: Path, run_cli: RunCli
 ) -> None:
     before = snapshot(megatron_repo)
     result = run_cli("--repo", megatron_repo, "image", "bump", "--lts", "26.03-py3")
@@ -92,7 +89,7 @@ def test_lts_bump_touches_only_lts_and_keeps_missing_final_newline(
     )
 
 
-def test_same_tag_is_a_noop(megatron_repo: Path, run_cli: Run) -> None:
+def test_same_tag_is_a_noop(megatron_repo: Path, run_cli: RunCli) -> None:
     before = snapshot(megatron_repo)
     result = run_cli("--repo", megatron_repo, "image", "bump", "26.06-py3")
     assert (result.code, result.out) == (
@@ -102,7 +99,7 @@ def test_same_tag_is_a_noop(megatron_repo: Path, run_cli: Run) -> None:
     assert snapshot(megatron_repo) == before
 
 
-def test_same_tag_repairs_drift(megatron_repo: Path, run_cli: Run) -> None:
+def test_same_tag_repairs_drift(megatron_repo: Path, run_cli: RunCli) -> None:
     dockerfile = megatron_repo / "docker/Dockerfile.ci.dev"
     original = dockerfile.read_bytes()
     dockerfile.write_bytes(original.replace(b"26.06-py3", b"25.11-py3"))
@@ -120,7 +117,7 @@ def test_same_tag_repairs_drift(megatron_repo: Path, run_cli: Run) -> None:
     ],
 )
 def test_invalid_tags_are_refused_and_nothing_changes(
-    megatron_repo: Path, run_cli: Run, tag: str, hint: str
+    megatron_repo: Path, run_cli: RunCli, tag: str, hint: str
 ) -> None:
     before = snapshot(megatron_repo)
     result = run_cli("--repo", megatron_repo, "image", "bump", tag)
@@ -130,7 +127,7 @@ def test_invalid_tags_are_refused_and_nothing_changes(
     assert snapshot(megatron_repo) == before
 
 
-def test_downgrade_needs_allow_downgrade(megatron_repo: Path, run_cli: Run) -> None:
+def test_downgrade_needs_allow_downgrade(megatron_repo: Path, run_cli: RunCli) -> None:
     before = snapshot(megatron_repo)
     refused = run_cli("--repo", megatron_repo, "image", "bump", "26.05-py3")
     assert refused.code == 2
@@ -144,7 +141,7 @@ def test_downgrade_needs_allow_downgrade(megatron_repo: Path, run_cli: Run) -> N
     )
 
 
-def test_dry_run_shows_the_diff_and_writes_nothing(megatron_repo: Path, run_cli: Run) -> None:
+def test_dry_run_shows_the_diff_and_writes_nothing(megatron_repo: Path, run_cli: RunCli) -> None:
     before = snapshot(megatron_repo)
     result = run_cli("--repo", megatron_repo, "--dry-run", "image", "bump", "26.09-py3")
     assert result.code == 0, result.err
@@ -155,7 +152,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing(megatron_repo: Path, run_cli:
     assert snapshot(megatron_repo) == before
 
 
-def test_json_payload(megatron_repo: Path, run_cli: Run) -> None:
+def test_json_payload(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", megatron_repo, "--json", "image", "bump", "26.09-py3")
     assert result.code == 0, result.err
     payload = json.loads(result.out)
@@ -172,7 +169,7 @@ def test_json_payload(megatron_repo: Path, run_cli: Run) -> None:
 
 
 def test_crlf_quotes_comments_variant_byte_level(
-    make_repo: Callable[..., Path], run_cli: Run
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     yml = build_yml(
         [list(reversed(r)) for r in standard_rows()],
@@ -200,7 +197,7 @@ def test_crlf_quotes_comments_variant_byte_level(
 
 
 def test_missing_arm64_row_is_warned_and_the_rest_is_bumped(
-    make_repo: Callable[..., Path], run_cli: Run
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     rows = [
         r for r in standard_rows() if ("IMAGE_TYPE", "dev") not in r or ("PLATFORM", "amd64") in r
@@ -215,7 +212,7 @@ def test_missing_arm64_row_is_warned_and_the_rest_is_bumped(
 
 
 def test_all_files_or_none(
-    megatron_repo: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch
+    megatron_repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = snapshot(megatron_repo)
     real_replace = os.replace
@@ -227,9 +224,9 @@ def test_all_files_or_none(
             raise OSError("disk full")
         real_replace(src, dst)
 
-    monkeypatch.setattr(edit.os, "replace", failing_replace)
+    monkeypatch.setattr("uvdock.edit.os.replace", failing_replace)
     result = run_cli("--repo", megatron_repo, "image", "bump", "26.09-py3")
-    monkeypatch.setattr(edit.os, "replace", real_replace)
+    monkeypatch.setattr("uvdock.edit.os.replace", real_replace)
     assert result.code == 3
     assert "could not write the pins (disk full); nothing was changed" in result.err
     assert len(calls) >= 3

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import git
-from test_image_build import fake_engine
+from conftest import RunCli, git
+from samples.engines import fake_engine
 
 HOST = "gitlab-master.example.com"
 TOKEN = "glpat-abcdefghijklmnopqrstu"
@@ -39,7 +39,7 @@ def _lines(out: str) -> list[list[str]]:
     ],
 )
 @pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_dry_run_pull_and_tag(run_cli, repo: Path, url: str, engine: str) -> None:
+def test_dry_run_pull_and_tag(run_cli: RunCli, repo: Path, url: str, engine: str) -> None:
     _with_remote(repo, url)
     result = run_cli("--repo", repo, "--engine", engine, "--dry-run", "-v", "image", "pull")
     assert result.code == 0, result.err
@@ -48,7 +48,7 @@ def test_dry_run_pull_and_tag(run_cli, repo: Path, url: str, engine: str) -> Non
     assert ":5005" not in result.out and ":12051" not in result.out
 
 
-def test_lts_pulls_the_lts_image(run_cli, repo: Path) -> None:
+def test_lts_pulls_the_lts_image(run_cli: RunCli, repo: Path) -> None:
     _with_remote(repo, f"git@{HOST}:adlr/megatron-lm.git")
     result = run_cli("--repo", repo, "--engine", "docker", "--dry-run", "image", "pull", "--lts")
     assert _lines(result.out) == [
@@ -57,7 +57,7 @@ def test_lts_pulls_the_lts_image(run_cli, repo: Path) -> None:
     ]
 
 
-def test_configured_remote_and_images(run_cli, make_repo: Callable[..., Path]) -> None:
+def test_configured_remote_and_images(run_cli: RunCli, make_repo: Callable[..., Path]) -> None:
     repo = make_repo(
         {
             "uvdock.toml": 'gitlab-remote = "internal"\n'
@@ -72,21 +72,23 @@ def test_configured_remote_and_images(run_cli, make_repo: Callable[..., Path]) -
     ]
 
 
-def test_no_remote_exits_3_saying_how_to_add_it(run_cli, repo: Path) -> None:
+def test_no_remote_exits_3_saying_how_to_add_it(run_cli: RunCli, repo: Path) -> None:
     result = run_cli("--repo", repo, "--engine", "docker", "image", "pull")
     assert result.code == 3
     assert "no git remote named `gitlab`" in result.err
     assert "git remote add gitlab" in result.err
 
 
-def test_local_path_remote_exits_3(run_cli, repo: Path, tmp_path: Path) -> None:
+def test_local_path_remote_exits_3(run_cli: RunCli, repo: Path, tmp_path: Path) -> None:
     _with_remote(repo, str(tmp_path / "elsewhere.git"))
     result = run_cli("--repo", repo, "--engine", "docker", "image", "pull")
     assert result.code == 3
     assert "names no host" in result.err
 
 
-def test_pull_then_tag_and_say_so(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_pull_then_tag_and_say_so(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _with_remote(repo, f"https://oauth2:{TOKEN}@{HOST}:5005/adlr/megatron-lm.git")
     calls = fake_engine(tmp_path, monkeypatch, "docker")
     result = run_cli("--repo", repo, "--engine", "docker", "-v", "image", "pull")
@@ -99,7 +101,9 @@ def test_pull_then_tag_and_say_so(run_cli, repo: Path, tmp_path: Path, monkeypat
     assert TOKEN not in result.out + result.err
 
 
-def test_failed_pull_stops_before_tag(run_cli, repo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_failed_pull_stops_before_tag(
+    run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _with_remote(repo, f"git@{HOST}:adlr/megatron-lm.git")
     calls = fake_engine(tmp_path, monkeypatch, "podman", rc=125)
     result = run_cli("--repo", repo, "--engine", "podman", "image", "pull")

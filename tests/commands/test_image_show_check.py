@@ -7,10 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
-from conftest import CliResult
-from test_pins import DEV, build_yml, dev_row, lts_row, pin_files, standard_rows
+from conftest import RunCli
+from samples.pins import DEV, build_yml, dev_row, lts_row, pin_files, standard_rows
 
-Run = Callable[..., CliResult]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -24,7 +23,7 @@ def with_mentions(files: dict[str, str | bytes]) -> dict[str, str | bytes]:
 
 
 def test_show_json_lists_managed_then_informational(
-    make_repo: Callable[..., Path], run_cli: Run
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo(with_mentions(pin_files()))
     result = run_cli("--repo", repo, "--json", "image", "show")
@@ -49,7 +48,7 @@ def test_show_json_lists_managed_then_informational(
     assert set(payload["pins"][0]) == {"path", "line", "lane", "tag", "managed"}
 
 
-def test_show_table_on_real_megatron(megatron_repo: Path, run_cli: Run) -> None:
+def test_show_table_on_real_megatron(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", megatron_repo, "image", "show")
     assert result.code == 0, result.err
     for location in (
@@ -62,7 +61,7 @@ def test_show_table_on_real_megatron(megatron_repo: Path, run_cli: Run) -> None:
     assert "managed" in result.out
 
 
-def test_project_inside_a_larger_checkout(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_project_inside_a_larger_checkout(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     files = {f"proj/{rel}": text for rel, text in with_mentions(pin_files()).items()}
     files["other/Dockerfile"] = "FROM nvcr.io/nvidia/pytorch:23.01-py3\n"
     repo = make_repo(files)
@@ -76,13 +75,13 @@ def test_project_inside_a_larger_checkout(make_repo: Callable[..., Path], run_cl
     ]
 
 
-def test_check_passes_on_real_megatron(megatron_repo: Path, run_cli: Run) -> None:
+def test_check_passes_on_real_megatron(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", megatron_repo, "image", "check")
     assert result.code == 0, result.err
     assert result.out == "base-image pins agree: dev 26.06-py3 (4 pins), lts 25.09-py3 (3 pins)\n"
 
 
-def test_check_names_each_drifting_pin(megatron_repo: Path, run_cli: Run) -> None:
+def test_check_names_each_drifting_pin(megatron_repo: Path, run_cli: RunCli) -> None:
     # The real failure: a bump that forgot the Dockerfile default (PR #5632).
     pin = megatron_repo / "docker/.ngc_version.dev"
     pin.write_bytes(b"nvcr.io/nvidia/pytorch:26.08-py3\n")
@@ -98,7 +97,7 @@ def test_check_names_each_drifting_pin(megatron_repo: Path, run_cli: Run) -> Non
     assert "uvdock image bump 26.08-py3" in result.err
 
 
-def test_check_json_findings(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_check_json_findings(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     rows = [lts_row("amd64"), lts_row("arm64"), dev_row("amd64", DEV.replace("06", "05"))]
     repo = make_repo(pin_files(build_yml(rows, eol="\r\n", quotes=("'",))))
     result = run_cli("--repo", repo, "--json", "image", "check")
@@ -114,7 +113,7 @@ def test_check_json_findings(make_repo: Callable[..., Path], run_cli: Run) -> No
     ]  # fmt: skip
 
 
-def test_check_reports_malformed_pin_file(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_check_reports_malformed_pin_file(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = make_repo(pin_files(dev_pin="nvcr.io/nvidia/pytorch:26.6-py3\n"))
     result = run_cli("--repo", repo, "image", "check")
     assert result.code == 1
@@ -123,19 +122,21 @@ def test_check_reports_malformed_pin_file(make_repo: Callable[..., Path], run_cl
     )
 
 
-def test_check_with_only_pin_files_and_no_ci(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_check_with_only_pin_files_and_no_ci(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
     repo = make_repo({"docker/.ngc_version.dev": DEV})
     result = run_cli("--repo", repo, "image", "check")
     assert (result.code, result.out) == (0, "base-image pins agree: dev 26.06-py3 (1 pins)\n")
 
 
-def test_check_outside_a_repository_is_exit_3(tmp_path: Path, run_cli: Run) -> None:
+def test_check_outside_a_repository_is_exit_3(tmp_path: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", tmp_path, "image", "check")
     assert result.code == 3
 
 
 def test_variant_with_every_layout_quirk_passes(
-    make_repo: Callable[..., Path], run_cli: Run
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     yml = build_yml(
         [list(reversed(r)) for r in standard_rows()],

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git
+from conftest import RunCli, commit_all, git
 
 
 def block(name: str, version: str) -> str:
@@ -29,34 +29,32 @@ def repo(make_repo: Callable[..., Path]) -> Path:
     return repo
 
 
-def test_revision_vs_working_tree_json(repo: Path, run_cli: Callable[..., object]) -> None:
+def test_revision_vs_working_tree_json(repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", repo, "--json", "lock", "diff", "base")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    assert json.loads(result.out) == {  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == {
         "added": [{"name": "gamma", "versions": ["0.3"]}],
         "removed": [{"name": "beta", "versions": ["2.0"]}],
         "changed": [{"name": "alpha", "from": ["1.0"], "to": ["1.1"]}],
     }
 
 
-def test_default_base_is_origin_main(repo: Path, run_cli: Callable[..., object]) -> None:
+def test_default_base_is_origin_main(repo: Path, run_cli: RunCli) -> None:
     git(repo, "update-ref", "refs/remotes/origin/main", "base")
     result = run_cli("--repo", repo, "lock", "diff")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    out = result.out  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    out = result.out
     assert "origin/main -> working tree: 1 added, 1 removed, 1 changed" in out
     assert "alpha" in out and "1.0" in out and "1.1" in out and "gamma" in out and "beta" in out
 
 
-def test_missing_default_base_is_refused(repo: Path, run_cli: Callable[..., object]) -> None:
+def test_missing_default_base_is_refused(repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", repo, "lock", "diff")
     assert result.code == 2
-    assert "origin/main" in result.err  # type: ignore[attr-defined]
+    assert "origin/main" in result.err
 
 
-def test_two_revisions_and_two_paths(
-    repo: Path, tmp_path: Path, run_cli: Callable[..., object]
-) -> None:
+def test_two_revisions_and_two_paths(repo: Path, tmp_path: Path, run_cli: RunCli) -> None:
     commit_all(repo, "head")
     by_rev = run_cli("--repo", repo, "--json", "lock", "diff", "base", "HEAD")
     (tmp_path / "a.lock").write_text(BASE)
@@ -64,30 +62,28 @@ def test_two_revisions_and_two_paths(
     folder.mkdir()
     (folder / "uv.lock").write_text(HEAD)
     by_path = run_cli("--repo", repo, "--json", "lock", "diff", tmp_path / "a.lock", folder)
-    assert by_rev.code == by_path.code == 0  # type: ignore[attr-defined]
-    assert json.loads(by_rev.out) == json.loads(by_path.out)  # type: ignore[attr-defined]
+    assert by_rev.code == by_path.code == 0
+    assert json.loads(by_rev.out) == json.loads(by_path.out)
     same = run_cli("--repo", repo, "lock", "diff", "HEAD", "HEAD")
-    assert same.code == 0 and "0 added, 0 removed, 0 changed" in same.out  # type: ignore[attr-defined]
+    assert same.code == 0 and "0 added, 0 removed, 0 changed" in same.out
 
 
-def test_bad_arguments_are_refused(repo: Path, run_cli: Callable[..., object]) -> None:
+def test_bad_arguments_are_refused(repo: Path, run_cli: RunCli) -> None:
     nothing = run_cli("--repo", repo, "lock", "diff", "no-such-thing")
-    assert nothing.code == 2 and "neither a file nor a git revision" in nothing.err  # type: ignore[attr-defined]
+    assert nothing.code == 2 and "neither a file nor a git revision" in nothing.err
     not_lock = run_cli("--repo", repo, "lock", "diff", repo / "pyproject.toml")
-    assert not_lock.code == 2 and "not a uv.lock" in not_lock.err  # type: ignore[attr-defined]
+    assert not_lock.code == 2 and "not a uv.lock" in not_lock.err
 
 
-def test_conflict_markers_point_at_resolve(repo: Path, run_cli: Callable[..., object]) -> None:
+def test_conflict_markers_point_at_resolve(repo: Path, run_cli: RunCli) -> None:
     markers = "<<<<<<< HEAD\n" + block("x", "1") + "=======\n>>>>>>> main\n"
     (repo / "uv.lock").write_text(BASE + markers)
     result = run_cli("--repo", repo, "lock", "diff", "base")
     assert result.code == 2
-    assert "conflict markers" in result.err and "uvdock lock resolve" in result.err  # type: ignore[attr-defined]
+    assert "conflict markers" in result.err and "uvdock lock resolve" in result.err
 
 
-def test_real_megatron_lock_against_derived(
-    megatron_repo: Path, run_cli: Callable[..., object]
-) -> None:
+def test_real_megatron_lock_against_derived(megatron_repo: Path, run_cli: RunCli) -> None:
     lock = megatron_repo / "uv.lock"
     text = lock.read_text()
     assert 'name = "absl-py"\nversion = "2.5.0"' in text
@@ -96,8 +92,8 @@ def test_real_megatron_lock_against_derived(
         + block("brand-new", "0.1")
     )
     result = run_cli("--repo", megatron_repo, "--json", "lock", "diff", "HEAD")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    assert json.loads(result.out) == {  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == {
         "added": [{"name": "brand-new", "versions": ["0.1"]}],
         "removed": [],
         "changed": [{"name": "absl-py", "from": ["2.5.0"], "to": ["9.9.9"]}],

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import git
-from lockconflict import (
+from conftest import RunCli, git
+from samples.lock_conflicts import (
     Conflict,
-    build_wheels,
     make_conflict,
     snapshot,
     status_without_lock,
@@ -21,11 +19,6 @@ from uvdock.lock import lockfile, resolve_state
 
 LOCAL = ("--engine", "local")
 ONTO_MAIN = (*LOCAL, "lock", "resolve", "--onto", "main", "--no-fetch")
-
-
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheels(tmp_path_factory.mktemp("wheels"))
 
 
 def assert_resolved(conflict: Conflict) -> None:
@@ -50,17 +43,17 @@ def assert_resolved(conflict: Conflict) -> None:
     ],
 )
 def test_resolves_and_stages(
-    operation: str, next_step: str, wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    operation: str, next_step: str, wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, operation)
     before = snapshot(conflict.repo)
     others_before = status_without_lock(conflict.repo)
     result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
     assert_resolved(conflict)
     assert status_without_lock(conflict.repo) == others_before
     assert (conflict.repo / "pyproject.toml").read_bytes() == before.pyproject
-    out = result.out  # type: ignore[attr-defined]
+    out = result.out
     assert f"next: {next_step}" in out
     # The diff against main names what this branch adds on top of it.
     assert "1 added, 0 removed, 0 changed" in out and conflict.feature_pkg in out
@@ -73,13 +66,13 @@ def test_resolves_and_stages(
 
 
 def test_default_ref_is_fetched_origin_main(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     # The local origin/main is one commit behind: only the fetch brings main's lock.
     conflict = make_conflict(tmp_path, wheelhouse, "merge", with_origin=True)
     result = run_cli("--repo", conflict.repo, *LOCAL, "--json", "lock", "resolve")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    payload = json.loads(result.out)  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
     assert payload["ref"] == "origin/main" and payload["operation"] == "merge"
     assert payload["next_step"] == "git commit"
     assert payload["diff"] == {
@@ -92,48 +85,48 @@ def test_default_ref_is_fetched_origin_main(
 
 
 def test_failed_fetch_warns_and_uses_local_ref(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     git(conflict.repo, "remote", "add", "origin", str(tmp_path / "missing.git"))
     git(conflict.repo, "update-ref", "refs/remotes/origin/main", "main")
     result = run_cli("--repo", conflict.repo, *LOCAL, "lock", "resolve")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    assert "could not fetch origin main" in result.err  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    assert "could not fetch origin main" in result.err
     assert_resolved(conflict)
 
 
 def test_markers_without_unmerged_entries(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     git(conflict.repo, "add", "uv.lock")  # staged with the markers in it
     assert lockfile.has_conflict_markers(conflict.lock.read_bytes())
     result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
     assert_resolved(conflict)
 
 
 def test_pyproject_conflict_is_refused_and_nothing_changes(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "merge", feature_in_dependencies=True)
     assert git(conflict.repo, "ls-files", "-u", "pyproject.toml")
     before = snapshot(conflict.repo)
     result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
     assert result.code == 2
-    assert "pyproject.toml" in result.err  # type: ignore[attr-defined]
+    assert "pyproject.toml" in result.err
     assert snapshot(conflict.repo) == before
     # Markers left in a staged pyproject.toml are refused as well.
     git(conflict.repo, "add", "pyproject.toml")
     before = snapshot(conflict.repo)
     again = run_cli("--repo", conflict.repo, *ONTO_MAIN)
-    assert again.code == 2 and "pyproject.toml holds conflict markers" in again.err  # type: ignore[attr-defined]
+    assert again.code == 2 and "pyproject.toml holds conflict markers" in again.err
     assert snapshot(conflict.repo) == before
 
 
 def test_unsatisfiable_merge_restores_exact_prior_state(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(
         tmp_path, wheelhouse, "merge", main_pkg="lowpin", feature_pkg="highpin"
@@ -142,54 +135,52 @@ def test_unsatisfiable_merge_restores_exact_prior_state(
     assert before.unmerged.count("\n") == 3
     result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
     assert result.code == 1
-    assert "back as they were" in result.err  # type: ignore[attr-defined]
+    assert "back as they were" in result.err
     assert snapshot(conflict.repo) == before
     assert not resolve_state.state_dir(conflict.repo).exists()
 
 
-def test_no_conflict_changes_nothing(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
-) -> None:
+def test_no_conflict_changes_nothing(wheelhouse: Path, tmp_path: Path, run_cli: RunCli) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     git(conflict.repo, "merge", "--abort")
     before = snapshot(conflict.repo)
     result = run_cli("--repo", conflict.repo, *LOCAL, "lock", "resolve", "--onto", "nonexistent")
     assert result.code == 0
-    assert "no conflict" in result.out  # type: ignore[attr-defined]
+    assert "no conflict" in result.out
     assert snapshot(conflict.repo) == before
 
 
 def test_dry_run_shows_plan_and_changes_nothing(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "rebase")
     before = snapshot(conflict.repo)
     result = run_cli("--repo", conflict.repo, "--dry-run", *ONTO_MAIN)
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    out = result.out  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    out = result.out
     assert "uv lock" in out and "git add -- uv.lock" in out and "main:uv.lock" in out
     assert snapshot(conflict.repo) == before
     assert not resolve_state.state_dir(conflict.repo).exists()
 
 
 def test_missing_ref_or_ref_without_lock_is_refused(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     before = snapshot(conflict.repo)
     resolve = (*LOCAL, "lock", "resolve", "--no-fetch", "--onto")
     missing = run_cli("--repo", conflict.repo, *resolve, "nope")
-    assert missing.code == 2 and "nope does not exist" in missing.err  # type: ignore[attr-defined]
+    assert missing.code == 2 and "nope does not exist" in missing.err
     empty_tree = git(conflict.repo, "hash-object", "-t", "tree", "/dev/null").strip()
     commit = git(conflict.repo, "commit-tree", empty_tree, "-m", "x").strip()
     git(conflict.repo, "tag", "bare", commit)
     no_lock = run_cli("--repo", conflict.repo, *resolve, "bare")
-    assert no_lock.code == 2 and "bare has no uv.lock" in no_lock.err  # type: ignore[attr-defined]
+    assert no_lock.code == 2 and "bare has no uv.lock" in no_lock.err
     assert snapshot(conflict.repo) == before
 
 
 def test_abort_restores_after_a_crash_and_blocks_a_new_run(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "rebase")
     before = snapshot(conflict.repo)
@@ -198,24 +189,24 @@ def test_abort_restores_after_a_crash_and_blocks_a_new_run(
     conflict.lock.write_bytes(b"half written\n")
     git(conflict.repo, "add", "uv.lock")
     blocked = run_cli("--repo", conflict.repo, *ONTO_MAIN)
-    assert blocked.code == 2 and "--abort" in blocked.err  # type: ignore[attr-defined]
+    assert blocked.code == 2 and "--abort" in blocked.err
     aborted = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
-    assert aborted.code == 0, aborted.err  # type: ignore[attr-defined]
+    assert aborted.code == 0, aborted.err
     assert snapshot(conflict.repo) == before
     assert not resolve_state.state_dir(conflict.repo).exists()
     nothing = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
-    assert nothing.code == 2 and "nothing to abort" in nothing.err  # type: ignore[attr-defined]
+    assert nothing.code == 2 and "nothing to abort" in nothing.err
 
 
 def test_after_merge_driver_the_unmerged_clean_lock_is_resolved(
-    wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     git(conflict.repo, "merge", "--abort")
-    assert run_cli("--repo", conflict.repo, "merge-driver", "install").code == 0  # type: ignore[attr-defined]
+    assert run_cli("--repo", conflict.repo, "merge-driver", "install").code == 0
     git(conflict.repo, "merge", "--no-edit", "main", check=False)
     assert git(conflict.repo, "ls-files", "-u", "uv.lock")
     assert not lockfile.has_conflict_markers(conflict.lock.read_bytes())
     result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
     assert_resolved(conflict)

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import git
-from lockconflict import build_wheels, make_conflict, snapshot, status_without_lock, uv_lock
+from conftest import RunCli, git
+from samples.lock_conflicts import make_conflict, snapshot, status_without_lock, uv_lock
 
 from uvdock.lock import lockfile, resolve_state
 
 pytestmark = pytest.mark.engine
-
-
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheels(tmp_path_factory.mktemp("wheels"))
 
 
 @pytest.mark.parametrize("operation", ["merge", "rebase"])
@@ -25,7 +19,7 @@ def test_resolves_in_container(
     engine_image: str,
     wheelhouse: Path,
     tmp_path: Path,
-    run_cli: Callable[..., object],
+    run_cli: RunCli,
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, operation)
     others = status_without_lock(conflict.repo)
@@ -42,7 +36,7 @@ def test_resolves_in_container(
         "main",
         "--no-fetch",
     )
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
     data = conflict.lock.read_bytes()
     assert not lockfile.has_conflict_markers(data)
     assert git(conflict.repo, "ls-files", "-u", "uv.lock") == ""
@@ -54,7 +48,7 @@ def test_resolves_in_container(
 
 
 def test_unsatisfiable_in_container_restores(
-    engine_image: str, wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    engine_image: str, wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(
         tmp_path, wheelhouse, "merge", main_pkg="lowpin", feature_pkg="highpin"
@@ -78,7 +72,7 @@ def test_unsatisfiable_in_container_restores(
 
 
 def test_missing_image_is_exit_3_and_changes_nothing(
-    engine_image: str, wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+    engine_image: str, wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     before = snapshot(conflict.repo)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from lockconflict import build_wheels, make_conflict, snapshot
+from samples.lock_conflicts import make_conflict, snapshot
 
 from uvdock.lock import resolve_state
 
@@ -26,11 +26,6 @@ printf 'half written by a slow uv\\n' > uv.lock
 : > "$FAKE_UV_STARTED"
 exec sleep 120
 """
-
-
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheels(tmp_path_factory.mktemp("wheels"))
 
 
 def start_resolve(repo: Path, tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:

@@ -6,10 +6,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import CliResult, git
+from conftest import RunCli, git
 
 REQ = "docker/lts/requirements.txt"
-RunCli = Callable[..., CliResult]
 LOCK = (
     'version = 1\n\n[[package]]\nname = "a"\nversion = "{}"\n\n'
     '[[package]]\nname = "b"\nversion = "1.0"\n'

@@ -7,10 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CliResult, git
+from conftest import RunCli, git
 
 REQ = "docker/lts/requirements.txt"
-RunCli = Callable[..., CliResult]
 
 
 def test_without_lts_it_is_refused_with_the_same_command(

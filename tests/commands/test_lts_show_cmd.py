@@ -6,10 +6,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import CliResult
+from conftest import RunCli
 
 REQ = "docker/lts/requirements.txt"
-RunCli = Callable[..., CliResult]
 
 
 def test_show_real_file_table(megatron_repo: Path, run_cli: RunCli) -> None:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import commit_all, git
+from conftest import RunCli, commit_all, git
 
 from uvdock.lock import lockfile
 
@@ -25,11 +25,11 @@ def diverged(make_repo: Callable[..., Path]) -> Path:
 
 
 def test_install_then_merge_keeps_a_clean_side(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = diverged(make_repo)
     result = run_cli("--repo", repo, "merge-driver", "install")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
     attributes = (repo / ".git" / "info" / "attributes").read_text()
     assert attributes.splitlines().count("uv.lock merge=uvdock-lock") == 1
     assert git(repo, "config", "--local", "merge.uvdock-lock.driver").strip()
@@ -43,11 +43,9 @@ def test_install_then_merge_keeps_a_clean_side(
     assert stages == ["1", "2", "3"]  # git still stops: `uvdock lock resolve` finishes
 
 
-def test_rebase_also_stops_without_markers(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
-) -> None:
+def test_rebase_also_stops_without_markers(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = diverged(make_repo)
-    assert run_cli("--repo", repo, "merge-driver", "install").code == 0  # type: ignore[attr-defined]
+    assert run_cli("--repo", repo, "merge-driver", "install").code == 0
     git(repo, "checkout", "-q", "feature")
     git(repo, "rebase", "main", check=False)
     assert not lockfile.has_conflict_markers((repo / "uv.lock").read_bytes())
@@ -55,29 +53,27 @@ def test_rebase_also_stops_without_markers(
 
 
 def test_install_is_idempotent_and_keeps_existing_attributes(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo({"uv.lock": LOCK.format("1.0")})
     attributes = repo / ".git" / "info" / "attributes"
     attributes.parent.mkdir(parents=True, exist_ok=True)
     attributes.write_text("*.bin binary")  # no final newline
-    assert run_cli("--repo", repo, "merge-driver", "install").code == 0  # type: ignore[attr-defined]
+    assert run_cli("--repo", repo, "merge-driver", "install").code == 0
     first = attributes.read_text()
     assert first == "*.bin binary\nuv.lock merge=uvdock-lock\n"
     again = run_cli("--repo", repo, "--json", "merge-driver", "install")
-    assert json.loads(again.out)["changed"] is False  # type: ignore[attr-defined]
+    assert json.loads(again.out)["changed"] is False
     assert attributes.read_text() == first
 
 
-def test_dry_run_changes_nothing(
-    make_repo: Callable[..., Path], run_cli: Callable[..., object]
-) -> None:
+def test_dry_run_changes_nothing(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = make_repo({"uv.lock": LOCK.format("1.0")})
     config_before = (repo / ".git" / "config").read_bytes()
     result = run_cli("--repo", repo, "--dry-run", "merge-driver", "install")
     assert result.code == 0
-    assert "merge.uvdock-lock.driver" in result.out  # type: ignore[attr-defined]
-    assert "+uv.lock merge=uvdock-lock" in result.out  # type: ignore[attr-defined]
+    assert "merge.uvdock-lock.driver" in result.out
+    assert "+uv.lock merge=uvdock-lock" in result.out
     assert (repo / ".git" / "config").read_bytes() == config_before
     assert (
         not (repo / ".git" / "info" / "attributes").exists()

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CliResult, git
-from test_samples import MODEL, OTHER, RECIPES, crlf, runs, unbroken
+from conftest import RunCli, git
+from samples.recipes import MODEL, OTHER, RECIPES, crlf, runs, unbroken
 
-Run = Callable[..., CliResult]
 MODEL_PATH = f"{RECIPES}/a/model.yaml"
 OTHER_PATH = f"{RECIPES}/b/other.yaml"
 
@@ -25,7 +24,7 @@ def _bytes(repo: Path) -> tuple[bytes, bytes]:
     return (repo / MODEL_PATH).read_bytes(), (repo / OTHER_PATH).read_bytes()
 
 
-def test_dry_run_shows_the_diff_and_writes_nothing(repo: Path, run_cli: Run) -> None:
+def test_dry_run_shows_the_diff_and_writes_nothing(repo: Path, run_cli: RunCli) -> None:
     before = _bytes(repo)
     result = run_cli(
         "--repo",
@@ -47,7 +46,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing(repo: Path, run_cli: Run) -> 
     assert "would change 2 file(s)" in result.out
 
 
-def test_apply_marks_every_file_and_keeps_crlf(repo: Path, run_cli: Run) -> None:
+def test_apply_marks_every_file_and_keeps_crlf(repo: Path, run_cli: RunCli) -> None:
     result = run_cli(
         "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", "hangs"
     )
@@ -63,7 +62,7 @@ def test_apply_marks_every_file_and_keeps_crlf(repo: Path, run_cli: Run) -> None
     assert git(repo, "status", "--porcelain").split() == ["M", MODEL_PATH, "M", OTHER_PATH]
 
 
-def test_platform_split_in_one_file_only(repo: Path, run_cli: Run) -> None:
+def test_platform_split_in_one_file_only(repo: Path, run_cli: RunCli) -> None:
     result = run_cli(
         "--repo", repo, "--json", "recipe", "mark-broken", "alpha",
         "--issue", "5", "--reason", "nccl timeout",
@@ -84,7 +83,7 @@ def test_platform_split_in_one_file_only(repo: Path, run_cli: Run) -> None:
     yaml.safe_load(model)
 
 
-def test_already_broken_exits_0_unchanged(megatron_repo: Path, run_cli: Run) -> None:
+def test_already_broken_exits_0_unchanged(megatron_repo: Path, run_cli: RunCli) -> None:
     path = megatron_repo / RECIPES / "h100/ckpt_converter.yaml"
     before = path.read_bytes()
     result = run_cli(
@@ -118,7 +117,7 @@ def test_already_broken_exits_0_unchanged(megatron_repo: Path, run_cli: Run) -> 
     ],
 )
 def test_bad_input_exits_2_and_changes_nothing(
-    repo: Path, run_cli: Run, args: list[str], message: str
+    repo: Path, run_cli: RunCli, args: list[str], message: str
 ) -> None:
     before = _bytes(repo)
     result = run_cli("--repo", repo, "recipe", "mark-broken", "alpha", *args)
@@ -128,7 +127,7 @@ def test_bad_input_exits_2_and_changes_nothing(
     assert _bytes(repo) == before
 
 
-def test_unknown_case_exits_2(repo: Path, run_cli: Run) -> None:
+def test_unknown_case_exits_2(repo: Path, run_cli: RunCli) -> None:
     result = run_cli(
         "--repo", repo, "recipe", "mark-broken", "zetta", "--issue", "1", "--reason", "x"
     )
@@ -136,7 +135,7 @@ def test_unknown_case_exits_2(repo: Path, run_cli: Run) -> None:
     assert "closest: zeta" in result.err
 
 
-def test_shared_recipe_exact_bytes(megatron_repo: Path, run_cli: Run) -> None:
+def test_shared_recipe_exact_bytes(megatron_repo: Path, run_cli: RunCli) -> None:
     path = megatron_repo / RECIPES / "gb200/gpt-perf.yaml"
     before = path.read_text()
     result = run_cli(

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CliResult
-from test_samples import MODEL, OTHER, RECIPES
-
-Run = Callable[..., CliResult]
+from conftest import RunCli
+from samples.recipes import MODEL, OTHER, RECIPES
 
 
-def test_show_json_lists_rows_of_both_files(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_show_json_lists_rows_of_both_files(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
     repo = make_repo({f"{RECIPES}/a/model.yaml": MODEL, f"{RECIPES}/b/other.yaml": OTHER})
     result = run_cli("--repo", repo, "--json", "recipe", "show", "alpha")
     assert result.code == 0, result.err
@@ -31,7 +31,7 @@ def test_show_json_lists_rows_of_both_files(make_repo: Callable[..., Path], run_
 
 
 def test_show_table_names_path_line_and_marks_inherited(
-    make_repo: Callable[..., Path], run_cli: Run, monkeypatch: pytest.MonkeyPatch
+    make_repo: Callable[..., Path], run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     repo = make_repo({f"{RECIPES}/model.yaml": MODEL})
@@ -42,7 +42,7 @@ def test_show_table_names_path_line_and_marks_inherited(
     assert cells == [f"{RECIPES}/model.yaml:39", "dev", "weekly, mr-broken", "dgx_a100 (spec)"]
 
 
-def test_show_issue_of_a_uvdock_mark(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_show_issue_of_a_uvdock_mark(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = make_repo({f"{RECIPES}/model.yaml": MODEL})
     assert (
         run_cli(
@@ -55,7 +55,7 @@ def test_show_issue_of_a_uvdock_mark(make_repo: Callable[..., Path], run_cli: Ru
 
 
 def test_show_unknown_case_exits_2_with_closest(
-    make_repo: Callable[..., Path], run_cli: Run
+    make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo({f"{RECIPES}/model.yaml": MODEL})
     result = run_cli("--repo", repo, "recipe", "show", "alpah")
@@ -65,7 +65,7 @@ def test_show_unknown_case_exits_2_with_closest(
     assert result.out == ""
 
 
-def test_show_on_the_shared_recipes(megatron_repo: Path, run_cli: Run) -> None:
+def test_show_on_the_shared_recipes(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", megatron_repo, "--json", "recipe", "show", "gpt_16b_perf")
     assert result.code == 0, result.err
     (row,) = json.loads(result.out)["runs"]

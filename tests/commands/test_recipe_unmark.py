@@ -6,20 +6,18 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import CliResult, git
-from test_samples import MODEL, OTHER, RECIPES, crlf
-
-Run = Callable[..., CliResult]
+from conftest import RunCli, git
+from samples.recipes import MODEL, OTHER, RECIPES, crlf
 
 
-def _mark(run_cli: Run, repo: Path, case: str, *extra: str) -> None:
+def _mark(run_cli: RunCli, repo: Path, case: str, *extra: str) -> None:
     result = run_cli(
         "--repo", repo, "recipe", "mark-broken", case, "--issue", "77", "--reason", "oom", *extra
     )
     assert result.code == 0, result.err
 
 
-def test_round_trip_every_shared_case(megatron_repo: Path, run_cli: Run) -> None:
+def test_round_trip_every_shared_case(megatron_repo: Path, run_cli: RunCli) -> None:
     _mark(run_cli, megatron_repo, "gpt_16b_perf")
     _mark(run_cli, megatron_repo, "gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_validation")
     assert (
@@ -35,7 +33,9 @@ def test_round_trip_every_shared_case(megatron_repo: Path, run_cli: Run) -> None
     assert git(megatron_repo, "status", "--porcelain") == ""
 
 
-def test_round_trip_splits_crlf_and_two_files(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_round_trip_splits_crlf_and_two_files(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
     repo = make_repo({f"{RECIPES}/a.yaml": crlf(MODEL), f"{RECIPES}/sub/b.yaml": OTHER})
     _mark(run_cli, repo, "alpha", "--platform", "dgx_h100")
     _mark(run_cli, repo, "delta", "--environment", "lts")
@@ -49,7 +49,7 @@ def test_round_trip_splits_crlf_and_two_files(make_repo: Callable[..., Path], ru
     assert (repo / RECIPES / "a.yaml").read_bytes() == crlf(MODEL).encode()
 
 
-def test_dry_run_and_json(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_dry_run_and_json(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = make_repo({f"{RECIPES}/a.yaml": MODEL})
     _mark(run_cli, repo, "gamma")
     marked = (repo / RECIPES / "a.yaml").read_bytes()
@@ -64,7 +64,7 @@ def test_dry_run_and_json(make_repo: Callable[..., Path], run_cli: Run) -> None:
     assert (repo / RECIPES / "a.yaml").read_bytes() == marked
 
 
-def test_nothing_to_unmark_exits_0(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_nothing_to_unmark_exits_0(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = make_repo({f"{RECIPES}/a.yaml": MODEL})
     result = run_cli("--repo", repo, "recipe", "unmark", "epsilon")
     assert result.code == 0
@@ -73,7 +73,7 @@ def test_nothing_to_unmark_exits_0(make_repo: Callable[..., Path], run_cli: Run)
     assert git(repo, "status", "--porcelain") == ""
 
 
-def test_out_of_order_unmark_is_refused(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_out_of_order_unmark_is_refused(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = make_repo({f"{RECIPES}/a.yaml": MODEL})
     _mark(run_cli, repo, "beta")
     _mark(run_cli, repo, "gamma")
@@ -84,7 +84,7 @@ def test_out_of_order_unmark_is_refused(make_repo: Callable[..., Path], run_cli:
     assert (repo / RECIPES / "a.yaml").read_bytes() == marked
 
 
-def test_unknown_case_exits_2(make_repo: Callable[..., Path], run_cli: Run) -> None:
+def test_unknown_case_exits_2(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     repo = make_repo({f"{RECIPES}/a.yaml": MODEL})
     result = run_cli("--repo", repo, "recipe", "unmark", "omega")
     assert result.code == 2

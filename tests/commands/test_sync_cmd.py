@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
 from pathlib import Path
+
+from conftest import RunCli
 
 
 def test_dry_run_sync_uses_extra_dev_and_protects_base_image_packages(
-    megatron_repo: Path, run_cli: Callable[..., object]
+    megatron_repo: Path, run_cli: RunCli
 ) -> None:
     result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "sync")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    argv = shlex.split(result.out.strip())  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    argv = shlex.split(result.out.strip())
     uv = argv[argv.index("uv") :]
     assert uv[:7] == ["uv", "sync", "--locked", "--extra", "dev", "--group", "test"]
     protected = {uv[i + 1] for i, word in enumerate(uv) if word == "--no-install-package"}
@@ -22,10 +23,10 @@ def test_dry_run_sync_uses_extra_dev_and_protects_base_image_packages(
     assert f"{megatron_repo}:/workspace" in argv
 
 
-def test_lts_profile_needs_the_opt_in(megatron_repo: Path, run_cli: Callable[..., object]) -> None:
+def test_lts_profile_needs_the_opt_in(megatron_repo: Path, run_cli: RunCli) -> None:
     refused = run_cli("--repo", megatron_repo, "--dry-run", "sync", "--profile", "lts")
-    assert refused.code == 2  # type: ignore[attr-defined]
-    assert "--lts" in refused.err and "explicitly" in refused.err  # type: ignore[attr-defined]
+    assert refused.code == 2
+    assert "--lts" in refused.err and "explicitly" in refused.err
     allowed = run_cli(
         "--repo",
         megatron_repo,
@@ -37,16 +38,14 @@ def test_lts_profile_needs_the_opt_in(megatron_repo: Path, run_cli: Callable[...
         "lts",
         "--lts",
     )
-    assert allowed.code == 0, allowed.err  # type: ignore[attr-defined]
-    lines = allowed.out.strip().splitlines()  # type: ignore[attr-defined]
+    assert allowed.code == 0, allowed.err
+    lines = allowed.out.strip().splitlines()
     assert "uv sync --locked --extra lts --group test" in lines[0]
     assert lines[1].endswith("uv pip install -r docker/lts/requirements.txt")
 
 
-def test_unknown_group_is_refused_with_the_list(
-    megatron_repo: Path, run_cli: Callable[..., object]
-) -> None:
+def test_unknown_group_is_refused_with_the_list(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", megatron_repo, "--dry-run", "sync", "--group", "nope")
-    assert result.code == 2  # type: ignore[attr-defined]
-    assert "neither an extra nor a dependency group" in result.err  # type: ignore[attr-defined]
-    assert "linting" in result.err  # type: ignore[attr-defined]
+    assert result.code == 2
+    assert "neither an extra nor a dependency group" in result.err
+    assert "linting" in result.err

@@ -89,7 +89,7 @@ def local_repo(
         repo = make_repo({**files, "pyproject.toml": PYPROJECT.format(required=">=0.5")})
         # The host uv enforces required-version too: lock first, then set it.
         subprocess.run(["uv", "lock", "--offline", "-q"], cwd=repo, check=True, capture_output=True)
-        (repo / "pyproject.toml").write_text(files["pyproject.toml"])  # type: ignore[arg-type]
+        (repo / "pyproject.toml").write_text(PYPROJECT.format(required=required))
         commit_all(repo, "lock")
         return repo
 
@@ -101,7 +101,7 @@ def _run(repo: Path) -> dict[str, doctor_checks.CheckResult]:
     return {r.name: r for r in doctor_checks.run_checks(ctx)}
 
 
-def test_all_pass_locally(local_repo) -> None:
+def test_all_pass_locally(local_repo: Callable[..., Path]) -> None:
     results = _run(local_repo())
     assert {name: r.status for name, r in results.items()} == {
         "git repository": "pass",
@@ -119,7 +119,9 @@ def test_all_pass_locally(local_repo) -> None:
     assert "GB free at" in results["uv cache disk space"].detail
 
 
-def test_uv_version_mismatch_fails_and_skips_the_lock_check(local_repo) -> None:
+def test_uv_version_mismatch_fails_and_skips_the_lock_check(
+    local_repo: Callable[..., Path],
+) -> None:
     results = _run(local_repo(required="==0.1.0"))
     assert results["uv in the container"].status == "fail"
     assert "does not satisfy required-version ==0.1.0" in results["uv in the container"].detail
@@ -127,7 +129,7 @@ def test_uv_version_mismatch_fails_and_skips_the_lock_check(local_repo) -> None:
     assert results["uv.lock current"].detail == "skipped: uv in the container failed"
 
 
-def test_stale_lock_names_uvdock_lock(local_repo) -> None:
+def test_stale_lock_names_uvdock_lock(local_repo: Callable[..., Path]) -> None:
     repo = local_repo()
     text = (
         (repo / "pyproject.toml").read_text().replace("dependencies = []", 'dependencies = ["six"]')
@@ -138,7 +140,7 @@ def test_stale_lock_names_uvdock_lock(local_repo) -> None:
     assert result.fix == "uvdock lock"
 
 
-def test_conflicted_lock_names_lock_resolve(local_repo) -> None:
+def test_conflicted_lock_names_lock_resolve(local_repo: Callable[..., Path]) -> None:
     repo = local_repo()
     lock = (repo / "uv.lock").read_text()
     (repo / "uv.lock").write_text("<<<<<<< HEAD\n" + lock + "=======\n" + lock + ">>>>>>> theirs\n")
@@ -146,7 +148,7 @@ def test_conflicted_lock_names_lock_resolve(local_repo) -> None:
 
 
 def test_missing_venv_and_broken_lts_file(
-    local_repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    local_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     repo = local_repo(lts="tqdm==4.67.3\nnot a requirement ===\n")
     monkeypatch.setenv("UVDOCK_VENV", str(tmp_path / "no-venv"))
@@ -156,7 +158,7 @@ def test_missing_venv_and_broken_lts_file(
     assert results["LTS requirements"].detail.startswith("docker/lts/requirements.txt:2:")
 
 
-def test_pin_drift_fails(local_repo) -> None:
+def test_pin_drift_fails(local_repo: Callable[..., Path]) -> None:
     repo = local_repo()
     (repo / "docker" / "Dockerfile.ci.dev").write_text(
         "ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.01-py3\nFROM ${FROM_IMAGE_NAME} AS main\n"
@@ -166,7 +168,7 @@ def test_pin_drift_fails(local_repo) -> None:
     assert "25.01-py3" in result.detail
 
 
-def test_low_disk_warns(local_repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_low_disk_warns(local_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
     repo = local_repo()
     monkeypatch.setattr(doctor_checks, "LOW_DISK_BYTES", 10**18)
     result = _run(repo)["uv cache disk space"]

@@ -6,63 +6,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from samples.image_build import BUILD_FILES, expected_build_argv
+from samples.pins import LTS
 
 from uvdock.config import Config
 from uvdock.errors import EnvironmentUnusable
 from uvdock.image import build as imagebuild
 
-DEV_PIN = "nvcr.io/nvidia/pytorch:26.06-py3"
-LTS_PIN = "nvcr.io/nvidia/pytorch:25.09-py3"
-FILES: dict[str, str | bytes] = {
-    "docker/.ngc_version.dev": DEV_PIN + "\n",
-    "docker/.ngc_version.lts": LTS_PIN,  # no final newline, as in Megatron-LM
-    "docker/Dockerfile.ci.dev": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
-    "docker/Dockerfile.ci.lts": "ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME} AS main\n",
-}
-
 
 @pytest.fixture
 def repo(make_repo: Callable[..., Path]) -> Path:
-    return make_repo(FILES)
+    return make_repo(BUILD_FILES)
 
 
+@pytest.mark.parametrize("lts", [False, True], ids=["dev", "lts"])
 @pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_dev_build_argv(repo: Path, engine: str) -> None:
-    spec = imagebuild.build_spec(repo, Config(), lts=False)
-    assert imagebuild.build_argv(engine, spec) == [
-        engine,
-        "build",
-        "--target",
-        "main",
-        "--build-arg",
-        f"FROM_IMAGE_NAME={DEV_PIN}",
-        "--build-arg",
-        "IMAGE_TYPE=dev",
-        "-f",
-        "docker/Dockerfile.ci.dev",
-        "-t",
-        "megatron-lm:local",
-        ".",
-    ]
-
-
-@pytest.mark.parametrize("engine", ["docker", "podman"])
-def test_lts_build_argv_has_no_image_type(repo: Path, engine: str) -> None:
-    spec = imagebuild.build_spec(repo, Config(), lts=True)
-    assert spec.lane == "lts"
-    assert imagebuild.build_argv(engine, spec) == [
-        engine,
-        "build",
-        "--target",
-        "main",
-        "--build-arg",
-        f"FROM_IMAGE_NAME={LTS_PIN}",
-        "-f",
-        "docker/Dockerfile.ci.lts",
-        "-t",
-        "megatron-lm:local-lts",
-        ".",
-    ]
+def test_build_argv(repo: Path, engine: str, lts: bool) -> None:
+    spec = imagebuild.build_spec(repo, Config(), lts=lts)
+    assert spec.lane == ("lts" if lts else "dev")
+    assert imagebuild.build_argv(engine, spec) == expected_build_argv(engine, lts=lts)
 
 
 def test_tag_and_config_override(repo: Path) -> None:
@@ -82,13 +44,13 @@ def test_missing_pin_file_is_environment_unusable(make_repo: Callable[..., Path]
 
 @pytest.mark.parametrize("content", ["", "\n", "a b\n"])
 def test_pin_file_must_hold_one_reference(make_repo: Callable[..., Path], content: str) -> None:
-    repo = make_repo({**FILES, "docker/.ngc_version.dev": content})
+    repo = make_repo({**BUILD_FILES, "docker/.ngc_version.dev": content})
     with pytest.raises(EnvironmentUnusable, match="one image reference"):
         imagebuild.build_spec(repo, Config(), lts=False)
 
 
 def test_missing_dockerfile(make_repo: Callable[..., Path]) -> None:
-    repo = make_repo({"docker/.ngc_version.lts": LTS_PIN})
+    repo = make_repo({"docker/.ngc_version.lts": LTS})
     with pytest.raises(EnvironmentUnusable, match=r"docker/Dockerfile\.ci\.lts"):
         imagebuild.build_spec(repo, Config(), lts=True)
 

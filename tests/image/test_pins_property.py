@@ -7,11 +7,12 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_pins import DEV, LTS, build_yml, dev_row, lts_row, pin_files, utility_row
+from samples.pins import DEV, LTS, build_yml, dev_row, lts_row, pin_files, utility_row
 
 from uvdock.config import Config
 from uvdock.image import pins
 from uvdock.image.bump import plan_bump
+from uvdock.image.tags import PREFIX
 
 OLD = {"dev": DEV, "lts": LTS}
 
@@ -62,7 +63,7 @@ def test_bump_changes_exactly_the_managed_lines(
         managed = {(p.path, p.line) for p in scan.lane_pins(lane)}
         plan = plan_bump(root, scan, lane, tag, allow_downgrade=True)
 
-    new_value = pins.PREFIX + tag
+    new_value = PREFIX + tag
     changed_lines: set[tuple[str, int]] = set()
     touched = {edit.name: edit for edit in plan.edits}
     for path, content in files.items():

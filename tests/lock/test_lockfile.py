@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import SHARED_MEGATRON
+from conftest import MEGATRON_LM
 
 from uvdock.lock import lockfile
 
-REAL_LOCK = SHARED_MEGATRON / "uv.lock"
+REAL_LOCK = MEGATRON_LM / "uv.lock"
 PYPI = "https://pypi.org/simple"
 
 SMALL = """version = 1
@@ -162,8 +162,6 @@ def test_forked_lock_compares_sets() -> None:
 
 @pytest.fixture
 def real_lock() -> bytes:
-    if not REAL_LOCK.is_file():
-        pytest.skip("../shared/megatron-lm/uv.lock is not available")
     return REAL_LOCK.read_bytes()
 
 

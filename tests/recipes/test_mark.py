@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_samples import MODEL, OTHER, crlf, runs, unbroken, without_scopes
+from samples.recipes import MODEL, OTHER, crlf, runs, unbroken, without_scopes
 
 from uvdock.errors import InputRefused
 from uvdock.recipes import mark as recipes_edit
@@ -20,8 +20,14 @@ def _recipes(*texts: str) -> list[recipes.Recipe]:
     return [recipes.parse(Path(f"f{i}.yaml"), f"f{i}.yaml", t) for i, t in enumerate(texts)]
 
 
-def _mark(texts: list[str], case: str, **filters: tuple[str, ...]) -> list[str]:
-    request = MarkRequest(case, 42, "hangs on iter 3", **filters)
+def _mark(
+    texts: list[str],
+    case: str,
+    *,
+    environments: tuple[str, ...] = (),
+    platforms: tuple[str, ...] = (),
+) -> list[str]:
+    request = MarkRequest(case, 42, "hangs on iter 3", environments, platforms)
     plan = recipes_edit.plan_mark(_recipes(*texts), request)
     return [e.new for e in plan.edits]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_samples import MODEL, OTHER, RECIPES, crlf
+from samples.recipes import MODEL, OTHER, RECIPES, crlf
 
 from uvdock.errors import InputRefused
 from uvdock.recipes import parse as recipes

@@ -1,7 +1,7 @@
 """Real uv.lock conflicts for the `lock resolve` tests.
 
-Each side of the conflict is locked by the host's real `uv lock` from a wheel folder
-inside the repository (`wheels/`, so a container sees it at /workspace/wheels); then a
+Each side of the conflict is locked by the host's real `uv lock` from the test wheelhouse
+(tests/samples/wheels.py) copied inside the repository (`wheels/`, so a container sees it at /workspace/wheels); then a
 real `git merge`, `git rebase` or `git cherry-pick` stops on uv.lock.
 """
 
@@ -13,23 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import commit_all, git, init_repo
-from wheels import make_wheel
-
-WHEELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("alpha", "1.0.0", ()),
-    ("beta", "2.0.0", ()),
-    ("delta", "4.0.0", ()),
-    ("gamma", "1.0.0", ()),
-    ("gamma", "2.0.0", ()),
-    ("lowpin", "1.0.0", ("gamma<2",)),
-    ("highpin", "1.0.0", ("gamma>=2",)),
-)
-
-
-def build_wheels(folder: Path) -> Path:
-    for name, version, requires in WHEELS:
-        make_wheel(folder, name, version, requires)
-    return folder
 
 
 def pyproject(main_deps: tuple[str, ...] = (), group_deps: tuple[str, ...] = ()) -> str:

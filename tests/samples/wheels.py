@@ -1,4 +1,8 @@
-"""Tiny, valid wheels written by hand, so resolution tests run offline in milliseconds."""
+"""Tiny, valid wheels written by hand, so resolution tests run offline in milliseconds.
+
+One wheel set serves every test: the `wheelhouse` fixture (tests/conftest.py) builds it once
+per session; uv projects and the uv.lock conflicts copy it into their repository.
+"""
 
 from __future__ import annotations
 
@@ -39,17 +43,22 @@ def make_wheel(folder: Path, name: str, version: str, requires: Sequence[str] = 
     return path
 
 
-DEFAULT_WHEELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+WHEELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("alpha", "1.0.0", ()),
     ("alpha", "1.1.0", ()),
     ("beta", "2.0.0", ("alpha>=1.0",)),
     ("gamma", "0.3.0", ()),
+    ("gamma", "1.0.0", ()),
+    ("gamma", "2.0.0", ()),
     ("delta", "4.0.0", ()),
+    # Two packages that cannot be locked together: a conflict uv reports, not a merge one.
+    ("lowpin", "1.0.0", ("gamma<2",)),
+    ("highpin", "1.0.0", ("gamma>=2",)),
 )
 
 
 def build_wheelhouse(folder: Path) -> Path:
-    for name, version, requires in DEFAULT_WHEELS:
+    for name, version, requires in WHEELS:
         make_wheel(folder, name, version, requires)
     return folder
 

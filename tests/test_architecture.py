@@ -1,0 +1,511 @@
+"""The shape of src/uvdock, read from the source with `ast` (design.md "Shape").
+
+Data flows one way: commands -> domain packages -> shared leaves. Domain code (image/, lts/,
+recipes/, lock/, project/, doctor/signatures.py) never prints, never starts a process and
+never imports run/ or output; only commands/, doctor/checks.py and run/ itself import run/.
+Imports inside functions and TYPE_CHECKING blocks count: they are dependencies all the same.
+`importlib.import_module(f"uvdock.commands.{...}")` counts as an import of every module the
+f-string's constant prefix names.
+
+Each checker takes {module name: source text}, so the self-tests at the bottom prove every rule
+fires on a small synthetic tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from uvdock import cli_spec
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "uvdock"
+
+DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "project")
+DOMAIN_MODULES = ("doctor.signatures",)
+# Modules that may import uvdock.run (besides run/ itself).
+RUN_IMPORTERS_PACKAGES = ("commands", "run")
+RUN_IMPORTERS_MODULES = ("doctor.checks",)
+# `python -m uvdock` is the one place that may import the CLI.
+ENTRY_POINTS = ("uvdock.__main__",)
+
+PROCESS_MODULES = ("subprocess", "plumbum", "multiprocessing", "pty")
+PROCESS_OS_PREFIXES = ("system", "exec", "fork", "spawn", "popen", "posix_spawn")
+
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+MAX_COMPLEXITY = 15
+
+Sources = Mapping[str, str]
+
+
+# -- reading the tree ----------------------------------------------------------------------
+
+
+def read_sources(root: Path = SRC) -> dict[str, str]:
+    """{dotted module name: source} for every .py file under root/uvdock."""
+    sources = {}
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        sources[".".join(parts)] = path.read_text(encoding="utf-8")
+    return sources
+
+
+def _is_package(name: str, sources: Sources) -> bool:
+    return any(other.startswith(name + ".") for other in sources)
+
+
+def _absolute(module: str, node: ast.ImportFrom, sources: Sources) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    if not _is_package(module, sources):
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imported_names(module: str, sources: Sources) -> set[str]:
+    """Every dotted name `module` imports, stdlib and third party included."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(sources[module])):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            target = _absolute(module, node, sources)
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and _is_import_module(node):
+            names.update(_import_module_targets(node, sources))
+    return names
+
+
+def _is_import_module(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in ("import_module", "__import__") and bool(call.args)
+
+
+def _import_module_targets(call: ast.Call, sources: Sources) -> set[str]:
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return {arg.value}
+    prefix = ""
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        first = arg.values[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            prefix = first.value
+    # A computed name: it may be any module its constant prefix allows.
+    return {name for name in sources if name.startswith(prefix)} if prefix else set(sources)
+
+
+def internal_imports(module: str, sources: Sources) -> set[str]:
+    """The uvdock modules `module` imports (`from pkg import mod` counts as importing pkg.mod)."""
+    found = set()
+    for name in imported_names(module, sources):
+        while name and name not in sources:
+            name = name.rpartition(".")[0]
+        if name and name != module:
+            found.add(name)
+    return found
+
+
+def import_graph(sources: Sources) -> dict[str, set[str]]:
+    return {module: internal_imports(module, sources) for module in sources}
+
+
+def _in(module: str, packages: tuple[str, ...], modules: tuple[str, ...] = ()) -> bool:
+    inside = module.removeprefix(PACKAGE + ".")
+    return inside in modules or any(
+        inside == pkg or inside.startswith(pkg + ".") for pkg in packages
+    )
+
+
+def _imports_from(targets: set[str], package: str) -> list[str]:
+    full = f"{PACKAGE}.{package}"
+    return sorted(t for t in targets if t == full or t.startswith(full + "."))
+
+
+# -- rules ---------------------------------------------------------------------------------
+
+
+def import_cycles(sources: Sources) -> list[list[str]]:
+    """One cycle path (first module repeated at the end) per strongly connected component."""
+    graph = import_graph(sources)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return [_cycle_path(graph, component) for component in components]
+
+
+def _cycle_path(graph: Mapping[str, set[str]], component: set[str]) -> list[str]:
+    start = min(component)
+    # Breadth-first from start back to start, staying inside the component: a shortest cycle.
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for nxt in sorted(graph[node] & component):
+                if nxt == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return [start, *reversed(path[:-1]), start] if node != start else [start]
+                if nxt not in previous:
+                    previous[nxt] = node
+                    following.append(nxt)
+        frontier = following
+    raise AssertionError(f"no cycle in component {sorted(component)}")
+
+
+def cli_importers(sources: Sources) -> list[str]:
+    cli = f"{PACKAGE}.cli"
+    return [
+        module
+        for module, targets in import_graph(sources).items()
+        if cli in targets and module not in ENTRY_POINTS
+    ]
+
+
+def layer_violations(sources: Sources) -> list[str]:
+    """Domain modules importing run/ or output; run/ imported from outside its allowed users."""
+    problems = []
+    for module, targets in import_graph(sources).items():
+        if _in(module, DOMAIN_PACKAGES, DOMAIN_MODULES):
+            for banned in ("run", "output"):
+                problems += [f"{module} imports {t}" for t in _imports_from(targets, banned)]
+        elif not _in(module, RUN_IMPORTERS_PACKAGES, RUN_IMPORTERS_MODULES):
+            problems += [f"{module} imports {t}" for t in _imports_from(targets, "run")]
+    return problems
+
+
+def side_effects(module: str, source: str) -> list[str]:
+    """print() calls, writes to sys.stdout/sys.stderr and ways of starting a process."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+            found.append(f"{module}:{line} calls print()")
+        elif isinstance(node, ast.Attribute) and _is_std_stream(node):
+            found.append(f"{module}:{line} uses sys.{node.attr}")
+        elif isinstance(node, ast.Attribute) and _is_os_process(node):
+            found.append(f"{module}:{line} uses os.{node.attr}")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found += [f"{module}:{line} imports {name}" for name in _process_imports(node)]
+    return found
+
+
+def _is_std_stream(node: ast.Attribute) -> bool:
+    return node.attr in ("stdout", "stderr") and getattr(node.value, "id", None) == "sys"
+
+
+def _is_os_process(node: ast.Attribute) -> bool:
+    return getattr(node.value, "id", None) == "os" and node.attr.startswith(PROCESS_OS_PREFIXES)
+
+
+def _process_imports(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif node.module == "os":
+        names = [f"os.{a.name}" for a in node.names if a.name.startswith(PROCESS_OS_PREFIXES)]
+    elif node.module == "sys":
+        names = [f"sys.{a.name}" for a in node.names if a.name in ("stdout", "stderr")]
+    else:
+        names = [node.module or ""]
+    return [n for n in names if n.split(".")[0] in PROCESS_MODULES or n.startswith(("os.", "sys."))]
+
+
+def domain_side_effects(sources: Sources) -> list[str]:
+    return [
+        problem
+        for module, source in sources.items()
+        if _in(module, DOMAIN_PACKAGES, DOMAIN_MODULES)
+        for problem in side_effects(module, source)
+    ]
+
+
+def leaf_violations(sources: Sources, leaf: str = f"{PACKAGE}.cli_spec") -> list[str]:
+    return sorted(
+        name
+        for name in imported_names(leaf, sources)
+        if name == PACKAGE or name.startswith(PACKAGE + ".")
+    )
+
+
+# -- size and complexity -------------------------------------------------------------------
+
+
+def complexity(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """McCabe complexity counted as ruff's C901 counts it (statements only)."""
+    return 1 + _branches(function.body)
+
+
+def _branches(body: list[ast.stmt]) -> int:
+    count = 0
+    for stmt in body:
+        count += _stmt_branches(stmt)
+    return count
+
+
+def _stmt_branches(stmt: ast.stmt) -> int:
+    if isinstance(stmt, ast.If):
+        return 1 + _branches(stmt.body) + _branches(stmt.orelse)
+    if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+        return 1 + _branches(stmt.body) + _branches(stmt.orelse)
+    if isinstance(stmt, ast.With | ast.AsyncWith | ast.ClassDef):
+        return _branches(stmt.body)
+    if isinstance(stmt, ast.Try | ast.TryStar):
+        handlers = sum(1 + _branches(h.body) for h in stmt.handlers)
+        orelse = (1 if stmt.orelse else 0) + _branches(stmt.orelse)
+        return _branches(stmt.body) + handlers + orelse + _branches(stmt.finalbody)
+    if isinstance(stmt, ast.Match):
+        cases = sum(1 + _branches(case.body) for case in stmt.cases)
+        return cases - (1 if stmt.cases and _irrefutable(stmt.cases[-1]) else 0)
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        return 1 + _branches(stmt.body)
+    return 0
+
+
+def _irrefutable(case: ast.match_case) -> bool:
+    pattern = case.pattern
+    while isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        pattern = pattern.pattern
+    return case.guard is None and isinstance(pattern, ast.MatchAs) and pattern.pattern is None
+
+
+@dataclass(frozen=True)
+class FunctionSize:
+    module: str
+    name: str
+    line: int
+    lines: int
+    complexity: int
+
+
+def functions(module: str, source: str) -> Iterator[FunctionSize]:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            end = node.end_lineno or node.lineno
+            yield FunctionSize(
+                module, node.name, node.lineno, end - node.lineno + 1, complexity(node)
+            )
+
+
+def size_violations(sources: Sources) -> list[str]:
+    problems = []
+    for module, source in sources.items():
+        lines = len(source.splitlines())
+        if lines > MAX_MODULE_LINES:
+            problems.append(f"{module}: {lines} lines > {MAX_MODULE_LINES}")
+        for fn in functions(module, source):
+            where = f"{module}:{fn.line} {fn.name}()"
+            if fn.lines > MAX_FUNCTION_LINES:
+                problems.append(f"{where}: {fn.lines} lines > {MAX_FUNCTION_LINES}")
+            if fn.complexity > MAX_COMPLEXITY:
+                problems.append(f"{where}: complexity {fn.complexity} > {MAX_COMPLEXITY}")
+    return problems
+
+
+# -- the rules on the real tree ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sources() -> dict[str, str]:
+    return read_sources()
+
+
+def _report(problems: list[str]) -> str:
+    return "\n".join(problems)
+
+
+def test_no_import_cycles(sources: dict[str, str]) -> None:
+    cycles = import_cycles(sources)
+    assert not cycles, _report([" -> ".join(cycle) for cycle in cycles])
+
+
+def test_nothing_imports_the_cli(sources: dict[str, str]) -> None:
+    assert not cli_importers(sources)
+
+
+def test_domain_code_neither_runs_nor_prints(sources: dict[str, str]) -> None:
+    problems = layer_violations(sources) + domain_side_effects(sources)
+    assert not problems, _report(problems)
+
+
+def test_cli_spec_is_a_leaf(sources: dict[str, str]) -> None:
+    assert not leaf_violations(sources)
+
+
+def test_modules_and_functions_stay_small(sources: dict[str, str]) -> None:
+    problems = size_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_every_command_module_exists(sources: dict[str, str]) -> None:
+    missing = [
+        f"{group} {name}: {PACKAGE}.commands.{spec.module}"
+        for (group, name), spec in cli_spec.COMMANDS.items()
+        if f"{PACKAGE}.commands.{spec.module}" not in sources
+    ]
+    assert not missing, _report(missing)
+
+
+def test_the_cli_depends_on_every_command_module(sources: dict[str, str]) -> None:
+    """The importlib dispatch is seen, so a command importing the CLI would show as a circle."""
+    commands = {m for m in sources if m.startswith(f"{PACKAGE}.commands.")}
+    assert commands <= internal_imports(f"{PACKAGE}.cli", sources)
+
+
+# -- each rule fires on a synthetic tree ---------------------------------------------------
+
+
+def _tree(**modules: str) -> dict[str, str]:
+    return {name.replace("__", "."): source for name, source in modules.items()}
+
+
+def test_a_circle_is_reported_with_its_path() -> None:
+    tree = _tree(
+        uvdock="",
+        uvdock__a="from uvdock import b\n",
+        uvdock__b="def f() -> None:\n    from uvdock.c import x\n",
+        uvdock__c="import uvdock.a\nx = 1\n",
+        uvdock__d="from uvdock import a\n",
+    )
+    assert import_cycles(tree) == [["uvdock.a", "uvdock.b", "uvdock.c", "uvdock.a"]]
+
+
+def test_a_relative_import_and_importlib_make_a_circle() -> None:
+    tree = _tree(
+        uvdock="",
+        uvdock__cli=(
+            "import importlib\n"
+            "def run(name: str) -> None:\n"
+            "    importlib.import_module(f'uvdock.commands.{name}')\n"
+        ),
+        uvdock__commands="",
+        uvdock__commands__run="from .. import cli\n",
+    )
+    assert import_cycles(tree) == [["uvdock.cli", "uvdock.commands.run", "uvdock.cli"]]
+    assert cli_importers(tree) == ["uvdock.commands.run"]
+
+
+def test_importing_the_cli_is_reported_except_from_main() -> None:
+    tree = _tree(uvdock="", uvdock__cli="")
+    tree["uvdock.__main__"] = "from uvdock.cli import main\n"
+    assert cli_importers(tree) == []
+    tree["uvdock.config"] = "def f() -> None:\n    from uvdock import cli\n"
+    assert cli_importers(tree) == ["uvdock.config"]
+
+
+def test_domain_code_importing_run_or_output_is_reported() -> None:
+    tree = _tree(
+        uvdock="",
+        uvdock__output="",
+        uvdock__run="",
+        uvdock__run__proc="",
+        uvdock__image="",
+        uvdock__image__pins="from uvdock.run.proc import x\nfrom uvdock import output\n",
+        uvdock__doctor="",
+        uvdock__doctor__checks="from uvdock.run import proc\n",
+        uvdock__doctor__signatures="from ..run import proc\n",
+        uvdock__config="from uvdock.run import proc\n",
+    )
+    assert sorted(layer_violations(tree)) == [
+        "uvdock.config imports uvdock.run.proc",
+        "uvdock.doctor.signatures imports uvdock.run.proc",
+        "uvdock.image.pins imports uvdock.output",
+        "uvdock.image.pins imports uvdock.run.proc",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("def f() -> None:\n    print('hi')\n", "uvdock.lts.pin:2 calls print()"),
+        ("import sys\nsys.stderr.write('x')\n", "uvdock.lts.pin:2 uses sys.stderr"),
+        ("import subprocess\n", "uvdock.lts.pin:1 imports subprocess"),
+        ("def f() -> None:\n    from plumbum import local\n", "uvdock.lts.pin:2 imports plumbum"),
+        ("import os\nos.execvp('x', ['x'])\n", "uvdock.lts.pin:2 uses os.execvp"),
+        ("import os\nos.system('x')\n", "uvdock.lts.pin:2 uses os.system"),
+        ("from os import fork\n", "uvdock.lts.pin:1 imports os.fork"),
+    ],
+)
+def test_a_printing_or_spawning_domain_module_is_reported(source: str, problem: str) -> None:
+    tree = _tree(uvdock="", uvdock__lts="", uvdock__lts__pin=source)
+    assert domain_side_effects(tree) == [problem]
+    tree["uvdock.commands.x"] = tree.pop("uvdock.lts.pin")
+    assert domain_side_effects(tree) == []
+
+
+def test_a_leaf_importing_uvdock_is_reported() -> None:
+    tree = _tree(uvdock="", uvdock__errors="", uvdock__cli_spec="from uvdock import errors\n")
+    assert leaf_violations(tree) == ["uvdock.errors"]
+
+
+def test_long_modules_and_functions_are_reported() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(59))
+    fits = "def fits() -> None:\n" + body
+    too_long = "def too_long() -> None:\n" + body + "    x = 0\n"
+    assert size_violations({"uvdock.m": fits}) == []
+    assert size_violations({"uvdock.m": too_long}) == ["uvdock.m:1 too_long(): 61 lines > 60"]
+    assert size_violations({"uvdock.m": "x = 1\n" * 401}) == ["uvdock.m: 401 lines > 400"]
+
+
+def test_a_complex_function_is_reported() -> None:
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(15))
+    source = "def branchy(x: int) -> int:\n" + branches + "    return -1\n"
+    assert size_violations({"uvdock.m": source}) == ["uvdock.m:1 branchy(): complexity 16 > 15"]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("pass", 1),
+        ("if a:\n    pass\nelif b:\n    pass\nelse:\n    pass", 3),
+        ("for x in y:\n    pass\nelse:\n    pass", 2),
+        ("while a and b or c:\n    pass", 2),
+        ("try:\n    pass\nexcept A:\n    pass\nexcept B:\n    pass\nelse:\n    pass", 4),
+        ("with a, b:\n    if c:\n        pass", 2),
+        ("match a:\n    case 1:\n        pass\n    case _:\n        pass", 2),
+        ("match a:\n    case 1:\n        pass\n    case 2:\n        pass", 3),
+        ("def inner() -> None:\n    if a:\n        pass", 3),
+        ("return [x for x in y if x]", 1),
+    ],
+)
+def test_complexity_counts_as_ruff_does(body: str, expected: int) -> None:
+    indented = "".join(f"    {line}\n" for line in body.splitlines())
+    [outer, *_] = functions("m", "def f() -> None:\n" + indented)
+    assert outer.complexity == expected
