@@ -14,19 +14,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-# An optional list dash, then `key:` followed by a space or the end of the line.
-_KEY_LINE = re.compile(
-    r"""(?P<indent>[ ]*)(?P<dash>-[ ]+)?"""
-    r"""(?P<key>"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.\-/]*)[ \t]*:(?=[ \t]|$)[ \t]*(?P<rest>.*)"""
-)
+from uvdock.textlines import YAML_KEY_LINE, Line, split_lines, unquote
+
 # Bare scalars starting with these are flow collections, block scalars, anchors, aliases or tags.
 _NOT_A_PLAIN_SCALAR = tuple("{[|>&*!%@`")
-
-
-class Line(NamedTuple):
-    number: int  # 1-based
-    offset: int  # where the line starts in the text
-    content: str  # without the line ending
 
 
 class Scalar(NamedTuple):
@@ -39,23 +30,6 @@ class Scalar(NamedTuple):
 class Item(NamedTuple):
     line: int  # 1-based line of the dash
     fields: dict[str, Scalar]
-
-
-def split_lines(text: str) -> list[Line]:
-    """Lines as `git grep -n` numbers them: split on LF only, a CR before it is not content."""
-    lines: list[Line] = []
-    offset = 0
-    for number, part in enumerate(text.split("\n"), start=1):
-        content = part[:-1] if part.endswith("\r") else part
-        lines.append(Line(number, offset, content))
-        offset += len(part) + 1
-    return lines
-
-
-def _unquote_key(key: str) -> str:
-    if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"":
-        return key[1:-1]
-    return key
 
 
 def parse_scalar(rest: str, start: int) -> tuple[str, int, int] | None:
@@ -93,7 +67,7 @@ def parse_scalar(rest: str, start: int) -> tuple[str, int, int] | None:
 
 
 def _key_value(line: Line, match: re.Match[str]) -> tuple[str, Scalar | None]:
-    key = _unquote_key(match["key"])
+    key = unquote(match["key"])
     parsed = parse_scalar(match["rest"], line.offset + match.start("rest"))
     if parsed is None:
         return key, None
@@ -106,7 +80,7 @@ def sequence_items(text: str) -> list[Item]:
     lines = split_lines(text)
     items: list[Item] = []
     for index, line in enumerate(lines):
-        match = _KEY_LINE.fullmatch(line.content)
+        match = YAML_KEY_LINE.fullmatch(line.content)
         if match is None or not match["dash"]:
             continue
         content_column = len(match["indent"]) + len(match["dash"])
@@ -123,7 +97,7 @@ def sequence_items(text: str) -> list[Item]:
                 break
             if indent > content_column or stripped.startswith("- ") or stripped == "-":
                 continue  # nested under an earlier key (a sequence may sit at the key's column)
-            sibling = _KEY_LINE.fullmatch(following.content)
+            sibling = YAML_KEY_LINE.fullmatch(following.content)
             if sibling is None or sibling["dash"]:
                 break
             key, scalar = _key_value(following, sibling)

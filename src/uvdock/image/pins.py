@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.image.tags import PREFIX, is_tag
+from uvdock.textlines import read_text, split_lines
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -156,10 +157,7 @@ def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
     if path in texts:
         return texts[path]
     try:
-        # As edit.read_text does (newline="" keeps CRLF), without importing edit: check's
-        # start-up time is budgeted.
-        with (repo / path).open(encoding="utf-8", newline="") as fh:
-            text = fh.read()
+        text = read_text(repo / path)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -193,7 +191,7 @@ def _pin_file_pin(path: str, text: str, lane: str) -> Pin:
 
 
 def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
-    from uvdock.image.gitlab import parse_scalar, split_lines
+    from uvdock.image.gitlab import parse_scalar
 
     pins = []
     for line in split_lines(text):

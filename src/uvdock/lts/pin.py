@@ -17,11 +17,11 @@ from uvdock.lts.requirements import (
     LtsFile,
     Pin,
     cut_line,
-    join_lines,
-    normalize,
     parse,
     read_requirement,
 )
+from uvdock.names import normalize_name
+from uvdock.textlines import join_lines
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _SPEC = re.compile(
@@ -141,13 +141,13 @@ def parse_spec(raw: str) -> PinSpec:
         bad = sorted({ch for ch in version if ch in _SHELL_METACHARACTERS})
         what = f"shell metacharacter(s) {_show(bad)}" if bad else f"invalid version {version!r}"
         raise _refuse(raw, what)
-    spec = PinSpec(raw, name, normalize(name), extras, version, url)
+    spec = PinSpec(raw, name, normalize_name(name), extras, version, url)
     # The line we would write must read back as exactly the requirement we mean.
     written = read_requirement(spec.requirement_text())
     if isinstance(written, str):
         why = f"invalid version {version!r} (not PEP 440)" if version else "not a valid requirement"
         raise _refuse(raw, why)
-    if (normalize(written.name), written.version, written.url) != (spec.key, version, url):
+    if (normalize_name(written.name), written.version, written.url) != (spec.key, version, url):
         raise _refuse(raw, "not a valid requirement")
     return spec
 
@@ -209,7 +209,7 @@ def rewrite_requirement(requirement: str, pin: Pin, spec: PinSpec) -> str:
 
 
 def _extras_key(extras: Sequence[str]) -> list[str]:
-    return sorted(normalize(e) for e in extras)
+    return sorted(normalize_name(e) for e in extras)
 
 
 def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
@@ -243,8 +243,6 @@ def _append(text: str, ending: str, line: str) -> str:
 
 def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
     """The new file text for these specs, or InputRefused with nothing planned."""
-    from dataclasses import replace
-
     lts = parse(text)
     lines = list(lts.lines)
     changes: list[PinChange] = []
@@ -279,7 +277,7 @@ def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
                 hint="regenerate the file (e.g. uv pip compile --generate-hashes) instead",
             )
         old, new, content = _edit_line(lts, pin, spec)
-        lines[pin.line - 1] = replace(lines[pin.line - 1], content=content)
+        lines[pin.line - 1] = lines[pin.line - 1]._replace(content=content)
         changes.append(PinChange(pin.name, pin.line, old, new))
     new_text = join_lines(lines)
     total_lines = len(lines)

@@ -27,12 +27,12 @@ from uvdock.recipes.parse import (
     Recipe,
     Row,
     body_of,
-    eol_of,
     flow_list,
     indent_of,
     parse,
     placements,
 )
+from uvdock.textlines import ending_of
 
 _MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
 
@@ -92,17 +92,17 @@ def validate(issue: int, reason: str) -> None:
 
 def _file_eol(lines: Sequence[str]) -> str:
     for line in lines:
-        if eol_of(line):
-            return eol_of(line)
+        if ending_of(line):
+            return ending_of(line)
     return "\n"
 
 
 def replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> None:
     """lines[start:end] = new, keeping the file's final newline (or its absence) as it was."""
     at_end = end >= len(lines)
-    final_eol = bool(lines) and bool(eol_of(lines[-1]))
+    final_eol = bool(lines) and bool(ending_of(lines[-1]))
     default = _file_eol(lines)
-    lines[start:end] = [line if eol_of(line) else line + default for line in new]
+    lines[start:end] = [line if ending_of(line) else line + default for line in new]
     if at_end and lines and not final_eol:
         lines[-1] = body_of(lines[-1])
 
@@ -135,7 +135,7 @@ def _split_lines(
     line = recipe.lines[index]
     parsed = _flow(recipe, index)
     original = body_of(line)[indent_of(line) :]
-    eol = eol_of(line)
+    eol = ending_of(line)
     return (
         _rebuilt(parsed, keep, KEPT_MARKER, original) + eol,
         _rebuilt(parsed, selected, SPLIT_MARKER, original) + eol,
@@ -202,7 +202,7 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     )
     comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
     scope = f"{parsed.with_raw(new_raw)}  # was: [{parsed.raw}]"
-    replace_span(lines, index, index + 1, [comment + eol_of(line), scope + eol_of(line)])
+    replace_span(lines, index, index + 1, [comment + ending_of(line), scope + ending_of(line)])
     return Change(recipe.display, index + 2, f"scope [{parsed.raw}] -> [{new_raw}]")
 
 

@@ -20,13 +20,13 @@ from uvdock.recipes.parse import (
     Recipe,
     Row,
     body_of,
-    eol_of,
     flow_list,
     indent_of,
     parse,
     placements,
     split_marker,
 )
+from uvdock.textlines import ending_of
 
 
 def _restore_line(lines: list[str], index: int, original: str) -> None:
@@ -34,7 +34,7 @@ def _restore_line(lines: list[str], index: int, original: str) -> None:
     if original == ADDED:
         replace_span(lines, index, index + 1, [])
     else:
-        lines[index] = " " * indent_of(line) + original + eol_of(line)
+        lines[index] = " " * indent_of(line) + original + ending_of(line)
 
 
 def _kept_partner(recipe: Recipe, index: int, original: str) -> bool:
@@ -92,7 +92,7 @@ def _unmark_row(recipe: Recipe, lines: list[str], row: Row) -> Change | None:
     if parsed is None:
         return None
     restored = parsed.with_raw(was["old"])
-    replace_span(lines, index - 1, index + 1, [restored + eol_of(line)])
+    replace_span(lines, index - 1, index + 1, [restored + ending_of(line)])
     return Change(recipe.display, index, f"scope [{parsed.raw}] -> [{was['old']}]")
 
 
