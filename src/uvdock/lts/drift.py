@@ -3,19 +3,19 @@
 uv.lock is read with tomllib (tomlkit is ten times slower on a real lock). A package may
 appear several times in a lock with forked resolutions; the newest locked version counts.
 Git sources are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in
-the lock); a ref that reads as a version (`v0.2.0`) is also compared as one.
+the lock); a ref that reads as a version (`v0.2.0`) is also compared as one. Which lock
+to compare with (a file, the working tree, base-ref's through git) is the command's choice:
+this module gets its text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.errors import EnvironmentUnusable
 from uvdock.lts.requirements import Pin
-from uvdock.run import git
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,6 @@ class LockedPackage:
     version: str | None
     git_ref: str | None  # rev / tag / branch of a git source
     git_commit: str | None
-
-
-@dataclass(frozen=True)
-class LockSource:
-    text: str
-    description: str  # e.g. "origin/main:uv.lock" or "uv.lock (working tree)"
 
 
 @dataclass(frozen=True)
@@ -57,25 +51,6 @@ class Drift:
             "level": self.level,
             "distance": self.distance,
         }
-
-
-def read_lock_source(
-    repo: Path, base_ref: str, *, lock_path: Path | None = None, working_tree: bool = False
-) -> LockSource:
-    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default)."""
-    if lock_path is not None:
-        if not lock_path.is_file():
-            raise InputRefused(f"--lock {lock_path}: no such file")
-        return LockSource(lock_path.read_text(encoding="utf-8"), str(lock_path))
-    if not working_tree and git.rev_exists(repo, base_ref):
-        data = git.show_file(repo, base_ref, "uv.lock")
-        if data is not None:
-            return LockSource(data.decode("utf-8", errors="replace"), f"{base_ref}:uv.lock")
-    local = repo / "uv.lock"
-    if local.is_file():
-        return LockSource(local.read_text(encoding="utf-8"), "uv.lock (working tree)")
-    where = "the working tree" if working_tree else f"{base_ref} or the working tree"
-    raise EnvironmentUnusable(f"no uv.lock in {where}")
 
 
 def _git_source(source: str) -> tuple[str | None, str | None]:
