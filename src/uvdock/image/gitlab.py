@@ -75,6 +75,25 @@ def _key_value(line: Line, match: re.Match[str]) -> tuple[str, Scalar | None]:
     return key, Scalar(value, line.number, start, end)
 
 
+def _sibling_keys(following: list[Line], column: int) -> list[tuple[Line, re.Match[str]]]:
+    """The key lines after an item's first one at its key column, until the item ends."""
+    siblings = []
+    for line in following:
+        stripped = line.content.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue  # blank lines and comments never end an item
+        indent = len(line.content) - len(stripped)
+        if indent < column:
+            break
+        if indent > column or stripped.startswith("- ") or stripped == "-":
+            continue  # nested under an earlier key (a sequence may sit at the key's column)
+        sibling = YAML_KEY_LINE.fullmatch(line.content)
+        if sibling is None or sibling["dash"]:
+            break
+        siblings.append((line, sibling))
+    return siblings
+
+
 def sequence_items(text: str) -> list[Item]:
     """Every mapping item of every block sequence in the text, in file order."""
     lines = split_lines(text)
@@ -85,22 +104,11 @@ def sequence_items(text: str) -> list[Item]:
             continue
         content_column = len(match["indent"]) + len(match["dash"])
         fields: dict[str, Scalar] = {}
-        key, scalar = _key_value(line, match)
-        if scalar is not None:
-            fields[key] = scalar
-        for following in lines[index + 1 :]:
-            stripped = following.content.lstrip(" ")
-            if not stripped or stripped.startswith("#"):
-                continue  # blank lines and comments never end an item
-            indent = len(following.content) - len(stripped)
-            if indent < content_column:
-                break
-            if indent > content_column or stripped.startswith("- ") or stripped == "-":
-                continue  # nested under an earlier key (a sequence may sit at the key's column)
-            sibling = YAML_KEY_LINE.fullmatch(following.content)
-            if sibling is None or sibling["dash"]:
-                break
-            key, scalar = _key_value(following, sibling)
+        for key_line, key_match in [
+            (line, match),
+            *_sibling_keys(lines[index + 1 :], content_column),
+        ]:
+            key, scalar = _key_value(key_line, key_match)
             if scalar is not None and key not in fields:
                 fields[key] = scalar
         items.append(Item(line.number, fields))
