@@ -1,4 +1,4 @@
-"""`recipe unmark`: undo the marks of recipes_edit, restoring the original bytes.
+"""`recipe unmark`: undo the marks of recipes/mark.py, restoring the original bytes.
 
 Top to bottom, one step at a time: a case split out of an entry is joined back first (its
 rows go with it), then split rows are joined back, then scopes are restored from `# was:`.
@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
-from uvdock.recipes.mark import Change, Plan, replace_span, run_steps
 from uvdock.recipes.parse import (
     ADDED,
     BROKEN_COMMENT,
@@ -26,6 +25,7 @@ from uvdock.recipes.parse import (
     placements,
     split_marker,
 )
+from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.textlines import ending_of
 
 
