@@ -184,8 +184,30 @@ def _list_value(lines: Sequence[str], index: int | None) -> tuple[str, ...]:
     if parsed is not None:
         return parsed.items
     match = YAML_KEY_LINE.fullmatch(body)
-    value = _COMMENT.split(match["rest"] if match else "", maxsplit=1)[0].strip()
-    return (unquote(value),) if value else ()
+    if match is None:
+        return ()
+    value = _COMMENT.split(match["rest"], maxsplit=1)[0].strip()
+    if value:
+        return (unquote(value),)
+    return _block_list(lines, index + 1, len(match["indent"]) + len(match["dash"] or ""))
+
+
+def _block_list(lines: Sequence[str], start: int, key_column: int) -> tuple[str, ...]:
+    """The `- item` lines under a key (YAML lets them sit at the key's own column)."""
+    items: list[str] = []
+    item_column = -1
+    for line in lines[start:]:
+        if not is_content(line):
+            continue
+        stripped = body_of(line).lstrip(" ")
+        column = indent_of(line)
+        if column < key_column or (items and column != item_column):
+            break
+        if not stripped.startswith("- "):
+            break
+        item_column = column
+        items.append(unquote(_COMMENT.split(stripped[2:], maxsplit=1)[0]))
+    return tuple(items)
 
 
 def _top_level(lines: Sequence[str], key: str) -> int | None:
