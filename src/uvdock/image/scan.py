@@ -19,6 +19,7 @@ from uvdock.image.pins import (
     BASE_IMAGE_KEY,
     PLATFORM_KEY,
     Finding,
+    LaneRules,
     Pin,
     Scan,
     lane_rules,
@@ -29,6 +30,7 @@ from uvdock.textlines import read_text, split_lines
 
 if TYPE_CHECKING:
     from uvdock.config import Config
+    from uvdock.image.gitlab import Item
 
 _DOCKERFILE_ARG = re.compile(
     r"""(?P<head>[ \t]*ARG[ \t]+FROM_IMAGE_NAME[ \t]*=[ \t]*)(?P<rest>\S.*)?""", re.IGNORECASE
@@ -86,20 +88,25 @@ def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
     return pins
 
 
+def _lanes_of(item: Item, rules: Sequence[LaneRules]) -> list[str]:
+    """The lanes whose matrix-match rules select this row (any one KEY=VALUE pair selects)."""
+    return [
+        rule.lane
+        for rule in rules
+        if any(
+            item.fields.get(key) is not None and item.fields[key].value == value
+            for key, value in rule.matrix_match
+        )
+    ]
+
+
 def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, Pin]]]:
     """Each lane's matrix rows: (line of the row, pin of its BASE_IMAGE). Adds findings to scan."""
     from uvdock.image.gitlab import sequence_items
 
     rows: dict[str, list[tuple[int, Pin]]] = {rule.lane: [] for rule in scan.lanes}
     for item in sequence_items(text):
-        lanes = [
-            rule.lane
-            for rule in scan.lanes
-            if any(
-                item.fields.get(key) is not None and item.fields[key].value == value
-                for key, value in rule.matrix_match
-            )
-        ]
+        lanes = _lanes_of(item, scan.lanes)
         if not lanes:
             continue
         if len(lanes) > 1:
