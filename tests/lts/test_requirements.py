@@ -9,7 +9,6 @@ from conftest import SHARED_MEGATRON
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvdock import textlines
 from uvdock.errors import EnvironmentUnusable
 from uvdock.lts import requirements as lts
 
@@ -44,12 +43,6 @@ def test_real_file_parses_into_fifteen_exact_pins() -> None:
     assert optimizers.name == "emerging_optimizers"
     assert optimizers.url == "git+https://github.com/NVIDIA-NeMo/Emerging-Optimizers.git@v0.2.0"
     assert optimizers.version is None and optimizers.exact
-
-
-def test_split_and_join_keep_every_byte() -> None:
-    for text in (VARIANTS, "a==1", "a==1\n", "", "\n\n", "a==1\r\nb==2\n", "x\r"):
-        lines = textlines.split_lines(text)
-        assert textlines.join_lines(lines) == text
 
 
 def test_line_endings_and_final_newline_are_seen() -> None:
