@@ -16,13 +16,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from uvdock import signals
+from uvdock import signals, textlines
 
 
 def read_text(path: Path) -> str:
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            return fh.read()
+        return textlines.read_text(path)
     except UnicodeDecodeError as exc:
         from uvdock.errors import InputRefused
 

@@ -15,7 +15,9 @@ from uvdock.config import Config
 from uvdock.errors import InputRefused
 from uvdock.image import pins
 from uvdock.image.gitlab import sequence_items
+from uvdock.image.scan import scan_managed
 from uvdock.image.tags import parse_tag_argument, tag_key
+from uvdock.run import git
 
 
 def locations(found: Sequence[pins.Pin], lane: str | None = None) -> list[str]:
@@ -96,7 +98,7 @@ def test_scanner_reads_single_quote_escapes_and_keeps_nested_keys_out() -> None:
 
 
 def test_real_megatron_pins(megatron_repo: Path) -> None:
-    scan = pins.scan_managed(megatron_repo, Config())
+    scan = scan_managed(megatron_repo, Config())
     assert locations(scan.pins, "dev") == [
         ".gitlab/stages/01.build.yml:65",
         ".gitlab/stages/01.build.yml:70",
@@ -126,7 +128,7 @@ VARIANTS: dict[str, Callable[[], str]] = {
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_variants_find_the_same_rows(make_repo: Callable[..., Path], variant: str) -> None:
     repo = make_repo(pin_files(VARIANTS[variant]()))
-    scan = pins.scan_managed(repo, Config())
+    scan = scan_managed(repo, Config())
     gitlab = [p for p in scan.pins if p.source == "gitlab"]
     assert [(p.lane, p.platform, p.tag) for p in gitlab] == [
         ("lts", "amd64", "25.09-py3"),
@@ -148,14 +150,14 @@ def test_image_type_alone_selects_dev_and_file_alone_too(make_repo: Callable[...
         lts_row("amd64"),
         lts_row("arm64"),
     ]
-    scan = pins.scan_managed(make_repo(pin_files(build_yml(rows))), Config())
+    scan = scan_managed(make_repo(pin_files(build_yml(rows))), Config())
     assert [p.platform for p in scan.lane_pins("dev") if p.source == "gitlab"] == ["amd64", "arm64"]
     assert pins.check(scan) == []
 
 
 def test_missing_and_doubled_platform_rows(make_repo: Callable[..., Path]) -> None:
     rows = [lts_row("amd64"), lts_row("amd64"), dev_row("amd64")]
-    scan = pins.scan_managed(make_repo(pin_files(build_yml(rows))), Config())
+    scan = scan_managed(make_repo(pin_files(build_yml(rows))), Config())
     found = {(f.kind, f.lane, f.location) for f in pins.check(scan)}
     assert found == {
         ("platform-doubled", "lts", ".gitlab/stages/01.build.yml:9"),
@@ -166,14 +168,14 @@ def test_missing_and_doubled_platform_rows(make_repo: Callable[..., Path]) -> No
 
 def test_bare_arg_is_no_pin_and_no_error(make_repo: Callable[..., Path]) -> None:
     files = pin_files(dev_dockerfile="ARG FROM_IMAGE_NAME\nFROM ${FROM_IMAGE_NAME}\n")
-    scan = pins.scan_managed(make_repo(files), Config())
+    scan = scan_managed(make_repo(files), Config())
     assert [p for p in scan.pins if p.source == "dockerfile"] == []
     assert pins.check(scan) == []
 
 
 def test_quoted_dockerfile_default_is_a_pin(make_repo: Callable[..., Path]) -> None:
     files = pin_files(dev_dockerfile=f'ARG FROM_IMAGE_NAME="{DEV}"\nFROM ${{FROM_IMAGE_NAME}}\n')
-    scan = pins.scan_managed(make_repo(files), Config())
+    scan = scan_managed(make_repo(files), Config())
     (pin,) = [p for p in scan.pins if p.source == "dockerfile"]
     assert (pin.location, pin.value) == ("docker/Dockerfile.ci.dev:1", DEV)
 
@@ -184,7 +186,7 @@ def test_drift_and_malformed_findings_name_path_line_tag_expected(
     rows = standard_rows()
     rows[3] = dev_row("arm64", "nvcr.io/nvidia/pytorch:26.04-py3")
     rows[0] = lts_row("amd64", "nvcr.io/nvidia/pytorch:25.9-py3")
-    scan = pins.scan_managed(make_repo(pin_files(build_yml(rows))), Config())
+    scan = scan_managed(make_repo(pin_files(build_yml(rows))), Config())
     findings = pins.check(scan)
     assert [(f.kind, f.location, f.tag, f.expected) for f in findings] == [
         ("drift", ".gitlab/stages/01.build.yml:21", "26.04-py3", "26.06-py3"),
@@ -194,7 +196,7 @@ def test_drift_and_malformed_findings_name_path_line_tag_expected(
 
 def test_pin_file_without_final_newline_and_with_blank_lead(make_repo: Callable[..., Path]) -> None:
     files = pin_files(dev_pin="\n" + DEV)
-    scan = pins.scan_managed(make_repo(files), Config())
+    scan = scan_managed(make_repo(files), Config())
     pin = scan.pin_file("dev")
     assert pin is not None and (pin.line, pin.tag) == (2, "26.06-py3")
 
@@ -210,7 +212,7 @@ def test_configured_paths_and_lane_rules(make_repo: Callable[..., Path]) -> None
         gitlab_build_file="ci/build.yml",
         dev_matrix_match=("FLAVOR=nightly",),
     )
-    scan = pins.scan_managed(repo, config)
+    scan = scan_managed(repo, config)
     assert locations(scan.pins, "dev") == ["ci/build.yml:6", "ci/build.yml:9", "ci/pin.txt:1"]
     assert scan.lane_pins("lts") == []
     assert pins.check(scan) == []
@@ -218,7 +220,7 @@ def test_configured_paths_and_lane_rules(make_repo: Callable[..., Path]) -> None
 
 def test_bad_matrix_match_config_is_refused(make_repo: Callable[..., Path]) -> None:
     with pytest.raises(InputRefused, match="KEY=VALUE"):
-        pins.scan_managed(make_repo(pin_files()), Config(dev_matrix_match=("IMAGE_TYPE",)))
+        scan_managed(make_repo(pin_files()), Config(dev_matrix_match=("IMAGE_TYPE",)))
 
 
 # --- informational mentions -------------------------------------------------------------
@@ -236,7 +238,7 @@ def test_mentions_are_tracked_non_managed_pytorch_references(
     files["examples/other.Dockerfile"] = "FROM nvcr.io/nvidian/nemo:nightly\n"
     repo = make_repo(files)
     (repo / "untracked.txt").write_text("nvcr.io/nvidia/pytorch:20.01-py3\n")
-    _, found = pins.all_pins(repo, Config())
+    found = pins.all_pins(scan_managed(repo, Config()).pins, git.grep_files(repo, pins.PREFIX))
     informational = [(p.location, p.tag) for p in found if not p.managed]
     assert informational == [
         (".github/workflows/ci.yml:3", "25.04-py3"),

@@ -12,6 +12,7 @@ from samples.pins import DEV, LTS, build_yml, dev_row, lts_row, pin_files, utili
 from uvdock.config import Config
 from uvdock.image import pins
 from uvdock.image.bump import plan_bump
+from uvdock.image.scan import scan_managed
 from uvdock.image.tags import PREFIX
 
 OLD = {"dev": DEV, "lts": LTS}
@@ -58,7 +59,7 @@ def test_bump_changes_exactly_the_managed_lines(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write(root, files)
-        scan = pins.scan_managed(root, Config())
+        scan = scan_managed(root, Config())
         assert pins.check(scan) == []
         managed = {(p.path, p.line) for p in scan.lane_pins(lane)}
         plan = plan_bump(root, scan, lane, tag, allow_downgrade=True)

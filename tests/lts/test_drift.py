@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git
 
+from uvdock.commands.lts_drift import read_lock_source
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.lts import drift as lts_drift
 from uvdock.lts import requirements as lts
@@ -117,23 +118,23 @@ def test_source_defaults_to_the_base_ref_then_the_working_tree(
 ) -> None:
     repo = make_repo({"uv.lock": LOCK})
     (repo / "uv.lock").write_text(LOCK.replace("4.70.0", "9.9.9"))
-    source = lts_drift.read_lock_source(repo, "origin/main")
+    source = read_lock_source(repo, "origin/main")
     assert source.description == "uv.lock (working tree)"  # no origin/main yet
     assert "9.9.9" in source.text
     git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
-    source = lts_drift.read_lock_source(repo, "origin/main")
+    source = read_lock_source(repo, "origin/main")
     assert source.description == "origin/main:uv.lock"
     assert "4.70.0" in source.text and "9.9.9" not in source.text
-    assert "9.9.9" in lts_drift.read_lock_source(repo, "origin/main", working_tree=True).text
+    assert "9.9.9" in read_lock_source(repo, "origin/main", working_tree=True).text
 
 
 def test_missing_locks(make_repo: Callable[..., Path], tmp_path: Path) -> None:
     repo = make_repo({"README": "x"})
     with pytest.raises(EnvironmentUnusable, match=r"no uv\.lock"):
-        lts_drift.read_lock_source(repo, "origin/main")
+        read_lock_source(repo, "origin/main")
     with pytest.raises(InputRefused, match="no such file"):
-        lts_drift.read_lock_source(repo, "origin/main", lock_path=tmp_path / "nope.lock")
+        read_lock_source(repo, "origin/main", lock_path=tmp_path / "nope.lock")
     (repo / "other.lock").write_text(LOCK)
     commit_all(repo)
-    source = lts_drift.read_lock_source(repo, "origin/main", lock_path=repo / "other.lock")
+    source = read_lock_source(repo, "origin/main", lock_path=repo / "other.lock")
     assert source.description.endswith("other.lock")

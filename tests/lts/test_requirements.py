@@ -43,12 +43,6 @@ def test_real_file_parses_into_fifteen_exact_pins() -> None:
     assert optimizers.version is None and optimizers.exact
 
 
-def test_split_and_join_keep_every_byte() -> None:
-    for text in (VARIANTS, "a==1", "a==1\n", "", "\n\n", "a==1\r\nb==2\n", "x\r"):
-        lines = lts.split_lines(text)
-        assert lts.join_lines(lines) == text
-
-
 def test_line_endings_and_final_newline_are_seen() -> None:
     parsed = lts.parse(VARIANTS)
     assert parsed.line_ending == "\r\n"

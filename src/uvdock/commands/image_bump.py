@@ -56,13 +56,13 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.image import pins
         from uvdock.image.bump import plan_bump
+        from uvdock.image.scan import scan_managed
         from uvdock.image.tags import parse_tag_argument
 
         tag = parse_tag_argument(args.tag)
         lane = "lts" if args.lts else "dev"
-        scan = pins.scan_managed(ctx.repo, ctx.config)
+        scan = scan_managed(ctx.repo, ctx.config)
         plan = plan_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")

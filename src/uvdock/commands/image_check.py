@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins
+        from uvdock.image.scan import scan_managed
 
-        scan = pins.scan_managed(ctx.repo, ctx.config)
+        scan = scan_managed(ctx.repo, ctx.config)
         findings = pins.check(scan)
         lanes = {
             rule.lane: pins.expected_tag(scan, rule.lane)

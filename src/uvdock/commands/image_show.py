@@ -14,8 +14,12 @@ if TYPE_CHECKING:
 class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins
+        from uvdock.image.scan import scan_managed
+        from uvdock.image.tags import PREFIX
+        from uvdock.run import git
 
-        _, found = pins.all_pins(ctx.repo, ctx.config)
+        managed = scan_managed(ctx.repo, ctx.config).pins
+        found = pins.all_pins(managed, git.grep_files(ctx.repo, PREFIX))
         if ctx.options.json:
             ctx.out.json({"pins": [pin.to_json() for pin in found]})
             return 0

@@ -3,14 +3,43 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
     from uvdock.context import Context
+
+
+@dataclass(frozen=True)
+class LockSource:
+    text: str
+    description: str  # e.g. "origin/main:uv.lock" or "uv.lock (working tree)"
+
+
+def read_lock_source(
+    repo: Path, base_ref: str, *, lock_path: Path | None = None, working_tree: bool = False
+) -> LockSource:
+    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default)."""
+    if lock_path is not None:
+        if not lock_path.is_file():
+            raise InputRefused(f"--lock {lock_path}: no such file")
+        return LockSource(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    from uvdock.run import git
+
+    if not working_tree and git.rev_exists(repo, base_ref):
+        data = git.show_file(repo, base_ref, "uv.lock")
+        if data is not None:
+            return LockSource(data.decode("utf-8", errors="replace"), f"{base_ref}:uv.lock")
+    local = repo / "uv.lock"
+    if local.is_file():
+        return LockSource(local.read_text(encoding="utf-8"), "uv.lock (working tree)")
+    where = "the working tree" if working_tree else f"{base_ref} or the working tree"
+    raise EnvironmentUnusable(f"no uv.lock in {where}")
 
 
 class Command(BaseCommand):
@@ -36,7 +65,7 @@ class Command(BaseCommand):
         lock_path = (
             args.lock if args.lock is None or args.lock.is_absolute() else ctx.cwd / args.lock
         )
-        source = lts_drift.read_lock_source(
+        source = read_lock_source(
             ctx.repo,
             args.base or ctx.config.base_ref,
             lock_path=lock_path,

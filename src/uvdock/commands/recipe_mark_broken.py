@@ -34,13 +34,11 @@ class Command(base.Command):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock import edit
-        from uvdock.recipes import mark as recipes_edit
-        from uvdock.recipes import parse as recipes
+        from uvdock.commands.recipe_edit import edit_recipes
+        from uvdock.recipes import mark
 
-        recipes_edit.validate(args.issue, args.reason)
-        found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)
-        request = recipes_edit.MarkRequest(
+        mark.validate(args.issue, args.reason)
+        request = mark.MarkRequest(
             case=args.case,
             issue=args.issue,
             reason=args.reason.strip(),
@@ -48,13 +46,4 @@ class Command(base.Command):
             platforms=tuple(args.platform),
             suffix=ctx.config.broken_suffix,
         )
-        plan = recipes_edit.plan_mark(found, request)
-        if ctx.dry_run:
-            ctx.out.diff(edit.plan_diff(plan.changed_edits))
-        else:
-            edit.apply(plan.changed_edits)
-        if ctx.options.json:
-            ctx.out.json(plan.as_json(args.case, ctx.dry_run))
-        for line in [] if ctx.options.json else plan.report(ctx.dry_run):
-            ctx.out.info(line)
-        return 0
+        return edit_recipes(ctx, args.case, lambda found: mark.plan_mark(found, request))

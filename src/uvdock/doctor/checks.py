@@ -180,8 +180,9 @@ class _Checks:
 
     def pins(self) -> tuple[str, str, str]:
         from uvdock.image import pins
+        from uvdock.image.scan import scan_managed
 
-        findings = pins.check(pins.scan_managed(self.ctx.repo, self.ctx.config))
+        findings = pins.check(scan_managed(self.ctx.repo, self.ctx.config))
         if findings:
             first = findings[0]
             more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""

@@ -14,19 +14,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-# An optional list dash, then `key:` followed by a space or the end of the line.
-_KEY_LINE = re.compile(
-    r"""(?P<indent>[ ]*)(?P<dash>-[ ]+)?"""
-    r"""(?P<key>"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.\-/]*)[ \t]*:(?=[ \t]|$)[ \t]*(?P<rest>.*)"""
-)
+from uvdock.textlines import YAML_KEY_LINE, Line, split_lines, unquote
+
 # Bare scalars starting with these are flow collections, block scalars, anchors, aliases or tags.
 _NOT_A_PLAIN_SCALAR = tuple("{[|>&*!%@`")
-
-
-class Line(NamedTuple):
-    number: int  # 1-based
-    offset: int  # where the line starts in the text
-    content: str  # without the line ending
 
 
 class Scalar(NamedTuple):
@@ -39,23 +30,6 @@ class Scalar(NamedTuple):
 class Item(NamedTuple):
     line: int  # 1-based line of the dash
     fields: dict[str, Scalar]
-
-
-def split_lines(text: str) -> list[Line]:
-    """Lines as `git grep -n` numbers them: split on LF only, a CR before it is not content."""
-    lines: list[Line] = []
-    offset = 0
-    for number, part in enumerate(text.split("\n"), start=1):
-        content = part[:-1] if part.endswith("\r") else part
-        lines.append(Line(number, offset, content))
-        offset += len(part) + 1
-    return lines
-
-
-def _unquote_key(key: str) -> str:
-    if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"":
-        return key[1:-1]
-    return key
 
 
 def parse_scalar(rest: str, start: int) -> tuple[str, int, int] | None:
@@ -93,7 +67,7 @@ def parse_scalar(rest: str, start: int) -> tuple[str, int, int] | None:
 
 
 def _key_value(line: Line, match: re.Match[str]) -> tuple[str, Scalar | None]:
-    key = _unquote_key(match["key"])
+    key = unquote(match["key"])
     parsed = parse_scalar(match["rest"], line.offset + match.start("rest"))
     if parsed is None:
         return key, None
@@ -101,32 +75,40 @@ def _key_value(line: Line, match: re.Match[str]) -> tuple[str, Scalar | None]:
     return key, Scalar(value, line.number, start, end)
 
 
+def _sibling_keys(following: list[Line], column: int) -> list[tuple[Line, re.Match[str]]]:
+    """The key lines after an item's first one at its key column, until the item ends."""
+    siblings = []
+    for line in following:
+        stripped = line.content.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue  # blank lines and comments never end an item
+        indent = len(line.content) - len(stripped)
+        if indent < column:
+            break
+        if indent > column or stripped.startswith("- ") or stripped == "-":
+            continue  # nested under an earlier key (a sequence may sit at the key's column)
+        sibling = YAML_KEY_LINE.fullmatch(line.content)
+        if sibling is None or sibling["dash"]:
+            break
+        siblings.append((line, sibling))
+    return siblings
+
+
 def sequence_items(text: str) -> list[Item]:
     """Every mapping item of every block sequence in the text, in file order."""
     lines = split_lines(text)
     items: list[Item] = []
     for index, line in enumerate(lines):
-        match = _KEY_LINE.fullmatch(line.content)
+        match = YAML_KEY_LINE.fullmatch(line.content)
         if match is None or not match["dash"]:
             continue
         content_column = len(match["indent"]) + len(match["dash"])
         fields: dict[str, Scalar] = {}
-        key, scalar = _key_value(line, match)
-        if scalar is not None:
-            fields[key] = scalar
-        for following in lines[index + 1 :]:
-            stripped = following.content.lstrip(" ")
-            if not stripped or stripped.startswith("#"):
-                continue  # blank lines and comments never end an item
-            indent = len(following.content) - len(stripped)
-            if indent < content_column:
-                break
-            if indent > content_column or stripped.startswith("- ") or stripped == "-":
-                continue  # nested under an earlier key (a sequence may sit at the key's column)
-            sibling = _KEY_LINE.fullmatch(following.content)
-            if sibling is None or sibling["dash"]:
-                break
-            key, scalar = _key_value(following, sibling)
+        for key_line, key_match in [
+            (line, match),
+            *_sibling_keys(lines[index + 1 :], content_column),
+        ]:
+            key, scalar = _key_value(key_line, key_match)
             if scalar is not None and key not in fields:
                 fields[key] = scalar
         items.append(Item(line.number, fields))

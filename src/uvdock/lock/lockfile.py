@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from uvdock.names import normalize_name
+
 # A source as one comparable string: "registry+URL", "git+URL", "editable+.", ...
 Source = str
 # One resolved occurrence of a package: (version, source). Forked locks list a name
@@ -28,16 +30,10 @@ _PACKAGE_HEADER = "\n[[package]]\n"
 _KEY_RE = re.compile(r"^(name|version|source) = (.*)$", re.MULTILINE)
 _SIMPLE_STRING_RE = re.compile(r'"([^"\\]*)"')
 _SIMPLE_INLINE_RE = re.compile(r'\{ ([a-z-]+) = "([^"\\]*)" \}')
-_NORMALIZE_RE = re.compile(r"[-_.]+")
 
 
 class LockfileError(ValueError):
     """The text is not a uv.lock this module can read."""
-
-
-def normalize_name(name: str) -> str:
-    """PEP 503 normalised package name."""
-    return _NORMALIZE_RE.sub("-", name).lower()
 
 
 def _as_text(data: bytes | str) -> str:

@@ -3,19 +3,19 @@
 uv.lock is read with tomllib (tomlkit is ten times slower on a real lock). A package may
 appear several times in a lock with forked resolutions; the newest locked version counts.
 Git sources are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in
-the lock); a ref that reads as a version (`v0.2.0`) is also compared as one.
+the lock); a ref that reads as a version (`v0.2.0`) is also compared as one. Which lock
+to compare with (a file, the working tree, base-ref's through git) is the command's choice:
+this module gets its text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.errors import EnvironmentUnusable
 from uvdock.lts.requirements import Pin
-from uvdock.run import git
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,6 @@ class LockedPackage:
     version: str | None
     git_ref: str | None  # rev / tag / branch of a git source
     git_commit: str | None
-
-
-@dataclass(frozen=True)
-class LockSource:
-    text: str
-    description: str  # e.g. "origin/main:uv.lock" or "uv.lock (working tree)"
 
 
 @dataclass(frozen=True)
@@ -57,25 +51,6 @@ class Drift:
             "level": self.level,
             "distance": self.distance,
         }
-
-
-def read_lock_source(
-    repo: Path, base_ref: str, *, lock_path: Path | None = None, working_tree: bool = False
-) -> LockSource:
-    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default)."""
-    if lock_path is not None:
-        if not lock_path.is_file():
-            raise InputRefused(f"--lock {lock_path}: no such file")
-        return LockSource(lock_path.read_text(encoding="utf-8"), str(lock_path))
-    if not working_tree and git.rev_exists(repo, base_ref):
-        data = git.show_file(repo, base_ref, "uv.lock")
-        if data is not None:
-            return LockSource(data.decode("utf-8", errors="replace"), f"{base_ref}:uv.lock")
-    local = repo / "uv.lock"
-    if local.is_file():
-        return LockSource(local.read_text(encoding="utf-8"), "uv.lock (working tree)")
-    where = "the working tree" if working_tree else f"{base_ref} or the working tree"
-    raise EnvironmentUnusable(f"no uv.lock in {where}")
 
 
 def _git_source(source: str) -> tuple[str | None, str | None]:
@@ -142,31 +117,42 @@ def _newest(candidates: list[LockedPackage]) -> LockedPackage:
     return max(candidates, key=sort_key)
 
 
+def _pinned(pin: Pin) -> str:
+    """What the LTS file pins: the version, the git ref of a URL, or the specifier."""
+    return pin.version or (_url_ref(pin.url) if pin.url else pin.specifier or "*")
+
+
+def _git_ref_matches(lts: str, pkg: LockedPackage) -> bool:
+    return lts in (pkg.git_ref, pkg.git_commit) or (pkg.git_commit or "").startswith(lts)
+
+
+def _by_version(name: str, lts: str, lock: str, lock_text: str | None) -> Drift:
+    """Same, behind or ahead (and by how much) when both sides read as versions."""
+    lts_version = _as_version(lts)
+    lock_version = _as_version(lock_text)
+    if lts_version is None or lock_version is None:
+        return Drift(name, lts, lock, "same" if lts == lock else "different")
+    if lts_version == lock_version:
+        return Drift(name, lts, lock, "same")
+    if lts_version < lock_version:
+        return Drift(name, lts, lock, "behind", *_level(lts_version, lock_version))
+    return Drift(name, lts, lock, "ahead", *_level(lock_version, lts_version))
+
+
+def _drift(pin: Pin, candidates: list[LockedPackage] | None) -> Drift:
+    lts = _pinned(pin)
+    if not candidates:
+        return Drift(pin.name, lts, None, "not in lock")
+    pkg = _newest(candidates)
+    if pkg.git_ref and pin.url:
+        # A git source: compare refs (or commits), else the ref read as a version.
+        lock = f"{pkg.version} ({pkg.git_ref})" if pkg.version else pkg.git_ref
+        if _git_ref_matches(lts, pkg):
+            return Drift(pin.name, lts, lock, "same")
+        return _by_version(pin.name, lts, lock, pkg.git_ref)
+    return _by_version(pin.name, lts, pkg.version or pkg.git_ref or "?", pkg.version)
+
+
 def compare(pins: list[Pin], locked: dict[str, list[LockedPackage]]) -> list[Drift]:
     """One Drift per LTS pin, in file order."""
-    result: list[Drift] = []
-    for pin in pins:
-        lts = pin.version or (_url_ref(pin.url) if pin.url else pin.specifier or "*")
-        candidates = locked.get(pin.key)
-        if not candidates:
-            result.append(Drift(pin.name, lts, None, "not in lock"))
-            continue
-        pkg = _newest(candidates)
-        lock = pkg.version or pkg.git_ref or "?"
-        if pkg.git_ref and pin.url:
-            lock = f"{pkg.version} ({pkg.git_ref})" if pkg.version else pkg.git_ref
-            if lts in (pkg.git_ref, pkg.git_commit) or (pkg.git_commit or "").startswith(lts):
-                result.append(Drift(pin.name, lts, lock, "same"))
-                continue
-        lts_version = _as_version(lts)
-        lock_version = _as_version(pkg.git_ref if pin.url and pkg.git_ref else pkg.version)
-        if lts_version is None or lock_version is None:
-            status = "same" if lts == lock else "different"
-            result.append(Drift(pin.name, lts, lock, status))
-        elif lts_version == lock_version:
-            result.append(Drift(pin.name, lts, lock, "same"))
-        elif lts_version < lock_version:
-            result.append(Drift(pin.name, lts, lock, "behind", *_level(lts_version, lock_version)))
-        else:
-            result.append(Drift(pin.name, lts, lock, "ahead", *_level(lock_version, lts_version)))
-    return result
+    return [_drift(pin, locked.get(pin.key)) for pin in pins]

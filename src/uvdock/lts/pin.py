@@ -17,11 +17,11 @@ from uvdock.lts.requirements import (
     LtsFile,
     Pin,
     cut_line,
-    join_lines,
-    normalize,
     parse,
     read_requirement,
 )
+from uvdock.names import normalize_name
+from uvdock.textlines import join_lines
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _SPEC = re.compile(
@@ -85,8 +85,8 @@ def _refuse(raw: str, why: str) -> InputRefused:
     return InputRefused(f"SPEC {raw!r}: {why}", hint="a SPEC is name==VERSION or 'name @ URL'")
 
 
-def parse_spec(raw: str) -> PinSpec:
-    """Validate one SPEC; raise InputRefused naming what is wrong with it."""
+def _check_text(raw: str) -> None:
+    """Refuse what no SPEC may hold: nothing, control characters, an environment marker."""
     if not raw.strip():
         raise _refuse(raw, "empty")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
@@ -103,52 +103,84 @@ def parse_spec(raw: str) -> PinSpec:
             "markers are not taken from SPEC; the file keeps its own "
             "(edit it by hand to change one)",
         )
+
+
+def _match(raw: str) -> re.Match[str]:
     match = _SPEC.match(raw)
     if match is None:
         bad = sorted({ch for ch in raw if ch in _SHELL_METACHARACTERS})
         if bad:
             raise _refuse(raw, f"shell metacharacter(s) {_show(bad)} are not allowed")
         raise _refuse(raw, "not name==VERSION or 'name @ URL'")
-    name, op, version, url = match["name"], match["op"], match["version"], match["url"]
-    extras = None
-    if match["extras"] is not None:
-        extras = tuple(e.strip() for e in match["extras"].split(",") if e.strip())
-        if not all(re.fullmatch(_NAME, e) for e in extras):
-            raise _refuse(raw, "invalid extra name")
-    if url is not None:
-        if not url:
-            raise _refuse(raw, "empty URL")
-        userinfo = _USERINFO.match(url)
-        if userinfo and userinfo["userinfo"] != "git":
-            raise _refuse(raw, "the URL carries credentials; never write them into the file")
-        if not _URL.match(url):
-            bad = sorted({ch for ch in url if not _URL_CHAR.match(ch)})
-            what = (
-                f"character(s) {_show(bad)} are not allowed in the URL"
-                if bad
-                else "not a valid URL"
-            )
-            raise _refuse(raw, what)
-    elif op is None:
+    return match
+
+
+def _extras(raw: str, text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    extras = tuple(e.strip() for e in text.split(",") if e.strip())
+    if not all(re.fullmatch(_NAME, e) for e in extras):
+        raise _refuse(raw, "invalid extra name")
+    return extras
+
+
+def _check_url(raw: str, url: str) -> None:
+    if not url:
+        raise _refuse(raw, "empty URL")
+    userinfo = _USERINFO.match(url)
+    if userinfo and userinfo["userinfo"] != "git":
+        raise _refuse(raw, "the URL carries credentials; never write them into the file")
+    if not _URL.match(url):
+        bad = sorted({ch for ch in url if not _URL_CHAR.match(ch)})
+        what = f"character(s) {_show(bad)} are not allowed in the URL" if bad else "not a valid URL"
+        raise _refuse(raw, what)
+
+
+def _check_version(raw: str, name: str, op: str | None, version: str | None) -> None:
+    if op is None:
         raise _refuse(raw, f"needs an exact version: {name}==VERSION")
-    elif op != "==":
+    if op != "==":
         raise _refuse(raw, f"`{op}` is not an exact pin; LTS pins are {name}==VERSION")
-    elif not version:
+    if not version:
         raise _refuse(raw, "empty version")
-    elif "*" in version:
+    if "*" in version:
         raise _refuse(raw, "a wildcard version is a range, not an exact pin")
-    elif not _VERSION_CHARS.match(version):
+    if not _VERSION_CHARS.match(version):
         bad = sorted({ch for ch in version if ch in _SHELL_METACHARACTERS})
         what = f"shell metacharacter(s) {_show(bad)}" if bad else f"invalid version {version!r}"
         raise _refuse(raw, what)
-    spec = PinSpec(raw, name, normalize(name), extras, version, url)
-    # The line we would write must read back as exactly the requirement we mean.
+
+
+def _check_reads_back(spec: PinSpec) -> None:
+    """The line we would write must read back as exactly the requirement we mean."""
     written = read_requirement(spec.requirement_text())
     if isinstance(written, str):
-        why = f"invalid version {version!r} (not PEP 440)" if version else "not a valid requirement"
-        raise _refuse(raw, why)
-    if (normalize(written.name), written.version, written.url) != (spec.key, version, url):
-        raise _refuse(raw, "not a valid requirement")
+        why = (
+            f"invalid version {spec.version!r} (not PEP 440)"
+            if spec.version
+            else "not a valid requirement"
+        )
+        raise _refuse(spec.raw, why)
+    if (normalize_name(written.name), written.version, written.url) != (
+        spec.key,
+        spec.version,
+        spec.url,
+    ):
+        raise _refuse(spec.raw, "not a valid requirement")
+
+
+def parse_spec(raw: str) -> PinSpec:
+    """Validate one SPEC; raise InputRefused naming what is wrong with it."""
+    _check_text(raw)
+    match = _match(raw)
+    name, op, version, url = match["name"], match["op"], match["version"], match["url"]
+    extras = _extras(raw, match["extras"])
+    if url is not None:
+        _check_url(raw, url)
+    else:
+        _check_version(raw, name, op, version)
+    spec = PinSpec(raw, name, normalize_name(name), extras, version, url)
+    _check_reads_back(spec)
     return spec
 
 
@@ -209,7 +241,7 @@ def rewrite_requirement(requirement: str, pin: Pin, spec: PinSpec) -> str:
 
 
 def _extras_key(extras: Sequence[str]) -> list[str]:
-    return sorted(normalize(e) for e in extras)
+    return sorted(normalize_name(e) for e in extras)
 
 
 def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
@@ -243,8 +275,6 @@ def _append(text: str, ending: str, line: str) -> str:
 
 def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
     """The new file text for these specs, or InputRefused with nothing planned."""
-    from dataclasses import replace
-
     lts = parse(text)
     lines = list(lts.lines)
     changes: list[PinChange] = []
@@ -279,7 +309,7 @@ def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
                 hint="regenerate the file (e.g. uv pip compile --generate-hashes) instead",
             )
         old, new, content = _edit_line(lts, pin, spec)
-        lines[pin.line - 1] = replace(lines[pin.line - 1], content=content)
+        lines[pin.line - 1] = lines[pin.line - 1]._replace(content=content)
         changes.append(PinChange(pin.name, pin.line, old, new))
     new_text = join_lines(lines)
     total_lines = len(lines)

@@ -2,8 +2,8 @@
 
 The file is a pip requirements file read by `docker/Dockerfile.ci.lts`. Parsing keeps
 every byte's position so edits (see lts_edit) change only the text of a named pin:
-physical lines are split on "\n" with a "\r" kept as part of the ending, so CRLF and a
-missing final newline survive. A requirement line may carry pip options (`--hash=...`),
+physical lines are those of uvdock.textlines (split on LF, a CR kept with the ending), so
+CRLF and a missing final newline survive. A requirement line may carry pip options (`--hash=...`),
 continue on the next line with a trailing backslash, and end in a `# comment`.
 """
 
@@ -14,18 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from uvdock.errors import EnvironmentUnusable
+from uvdock.names import normalize_name
+from uvdock.textlines import Line, read_text, split_lines
 
 # A comment starts at "#" at the start of the text or after whitespace (pip's rule): a
 # "#" inside a URL (`#egg=`, `#subdirectory=`) is not one.
 _COMMENT = re.compile(r"(?:^|(?<=\s))#")
 # pip options on a requirement line (`--hash=...`) follow whitespace.
 _OPTION = re.compile(r"(?<=\s)--?[A-Za-z]")
-
-
-@dataclass(frozen=True)
-class PhysicalLine:
-    content: str  # without the ending
-    ending: str  # "\n", "\r\n" or "" (last line without a final newline)
 
 
 @dataclass(frozen=True)
@@ -88,7 +84,7 @@ class Problem:
 @dataclass(frozen=True)
 class LtsFile:
     text: str
-    lines: list[PhysicalLine]
+    lines: list[Line]
     pins: list[Pin] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)  # lines that are not requirements
 
@@ -99,28 +95,6 @@ class LtsFile:
     def line_ending(self) -> str:
         """The file's line ending: the first one it uses, "\n" when it has none."""
         return next((line.ending for line in self.lines if line.ending), "\n")
-
-
-def split_lines(text: str) -> list[PhysicalLine]:
-    if not text:
-        return []
-    pieces = text.split("\n")
-    lines: list[PhysicalLine] = []
-    for index, piece in enumerate(pieces):
-        last = index == len(pieces) - 1
-        if last and piece == "":
-            break  # the text ended with a newline
-        if last:
-            lines.append(PhysicalLine(piece, ""))
-        elif piece.endswith("\r"):
-            lines.append(PhysicalLine(piece[:-1], "\r\n"))
-        else:
-            lines.append(PhysicalLine(piece, "\n"))
-    return lines
-
-
-def join_lines(lines: list[PhysicalLine]) -> str:
-    return "".join(line.content + line.ending for line in lines)
 
 
 def _continues(content: str) -> bool:
@@ -200,12 +174,6 @@ _FAST = re.compile(
     r"(?:(?:a|b|rc)(?:0|[1-9][0-9]*))?(?:\.post(?:0|[1-9][0-9]*))?(?:\.dev(?:0|[1-9][0-9]*))?)"
     r"| @ (?P<url>(?:https?|git\+https?|git\+ssh)://[A-Za-z0-9.-]+(?:/[A-Za-z0-9._~/@%+-]*)?))"
 )
-_NORMALIZE = re.compile(r"[-_.]+")
-
-
-def normalize(name: str) -> str:
-    """PEP 503 normalized name."""
-    return _NORMALIZE.sub("-", name).lower()
 
 
 def read_requirement(text: str) -> Requirement | str:
@@ -270,7 +238,7 @@ def parse(text: str) -> LtsFile:
                 line=start + 1,
                 last_line=index,
                 name=parsed.name,
-                key=normalize(parsed.name),
+                key=normalize_name(parsed.name),
                 spec=requirement,
                 extras=parsed.extras,
                 specifier=parsed.specifier,
@@ -323,8 +291,7 @@ def load(path: Path, display: str) -> LtsFile:
             hint="set lts-requirements in [tool.uvdock] if the repository keeps it elsewhere",
         )
     try:
-        with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF and the final newline
-            text = fh.read()
+        text = read_text(path)
     except UnicodeDecodeError as exc:
         raise EnvironmentUnusable(f"{display}: not UTF-8 text ({exc.reason})") from exc
     return parse(text)

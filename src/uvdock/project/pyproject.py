@@ -11,13 +11,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
+from uvdock.names import normalize_name
 
-_NORMALIZE = re.compile(r"[-_.]+")
 _NO_INSTALL = re.compile(r"--no-install-package[= ]+([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
-def normalize(name: str) -> str:
-    return _NORMALIZE.sub("-", name).lower()
 
 
 class ProjectDeps(NamedTuple):
@@ -28,10 +24,10 @@ class ProjectDeps(NamedTuple):
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
-        wanted = normalize(name)
-        if wanted in {normalize(e) for e in self.extras}:
+        wanted = normalize_name(name)
+        if wanted in {normalize_name(e) for e in self.extras}:
             return "extra"
-        if wanted in {normalize(g) for g in self.groups}:
+        if wanted in {normalize_name(g) for g in self.groups}:
             return "group"
         raise InputRefused(
             f"`{name}` is neither an extra nor a dependency group of this project",

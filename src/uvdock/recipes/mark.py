@@ -1,4 +1,4 @@
-"""`recipe mark-broken` as an edit plan over the recipe lines (recipes_unmark.py undoes it).
+"""`recipe mark-broken` as an edit plan over the recipe lines (recipes/unmark.py undoes it).
 
 A mark replaces a row's scopes by their broken forms, puts `# Broken: REASON - see issue #N.`
 above the scope line and `  # was: [OLD]` at its end. When only some of a row's platforms
@@ -7,13 +7,12 @@ above the scope line and `  # was: [OLD]` at its end. When only some of a row's 
 `# uvdock-split: ORIGINAL LINE`. An entry that lists several cases is split the same way on
 its `test_case` line. The markers carry the exact original line, so unmark restores the bytes.
 
-Each step re-parses the file and acts on the first thing left to do, top to bottom: the
-files are small and this keeps every line index honest after an insertion.
+The steps run through recipes/plan.py, which unmark shares.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from uvdock.edit import FileEdit
@@ -27,14 +26,12 @@ from uvdock.recipes.parse import (
     Recipe,
     Row,
     body_of,
-    eol_of,
     flow_list,
     indent_of,
-    parse,
     placements,
 )
-
-_MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
+from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
+from uvdock.textlines import ending_of
 
 
 class MarkRequest(NamedTuple):
@@ -46,41 +43,6 @@ class MarkRequest(NamedTuple):
     suffix: str = "-broken"
 
 
-class Change(NamedTuple):
-    path: str
-    line: int  # 1-based, in the new text
-    what: str
-
-
-class Plan(NamedTuple):
-    edits: list[FileEdit]
-    changes: list[Change]
-    notes: list[str]  # rows left alone, and why
-
-    @property
-    def changed_edits(self) -> list[FileEdit]:
-        return [e for e in self.edits if e.changed]
-
-    def as_json(self, case: str, dry_run: bool) -> dict[str, object]:
-        return {
-            "case": case,
-            "dry_run": dry_run,
-            "files": [e.name for e in self.changed_edits],
-            "changes": [{"path": c.path, "line": c.line, "what": c.what} for c in self.changes],
-            "notes": self.notes,
-        }
-
-    def report(self, dry_run: bool) -> list[str]:
-        """What a person reads after the plan was applied (or shown, with --dry-run)."""
-        lines = [f"{c.path}:{c.line}: {c.what}" for c in self.changes] + self.notes
-        count = len(self.changed_edits)
-        if count and dry_run:
-            lines.append(f"would change {count} file(s) (dry run: nothing written)")
-        elif count:
-            lines.append(f"changed {count} file(s)")
-        return lines
-
-
 def validate(issue: int, reason: str) -> None:
     if issue <= 0:
         raise InputRefused(f"--issue {issue}: expected a positive issue number")
@@ -88,23 +50,6 @@ def validate(issue: int, reason: str) -> None:
         raise InputRefused("--reason is empty: say why the test is broken")
     if any(ch in reason for ch in "\r\n\x0b\x0c\x85\u2028\u2029"):
         raise InputRefused("--reason must be one line (it becomes a YAML comment)")
-
-
-def _file_eol(lines: Sequence[str]) -> str:
-    for line in lines:
-        if eol_of(line):
-            return eol_of(line)
-    return "\n"
-
-
-def replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> None:
-    """lines[start:end] = new, keeping the file's final newline (or its absence) as it was."""
-    at_end = end >= len(lines)
-    final_eol = bool(lines) and bool(eol_of(lines[-1]))
-    default = _file_eol(lines)
-    lines[start:end] = [line if eol_of(line) else line + default for line in new]
-    if at_end and lines and not final_eol:
-        lines[-1] = body_of(lines[-1])
 
 
 def _user_tail(tail: str) -> str:
@@ -135,7 +80,7 @@ def _split_lines(
     line = recipe.lines[index]
     parsed = _flow(recipe, index)
     original = body_of(line)[indent_of(line) :]
-    eol = eol_of(line)
+    eol = ending_of(line)
     return (
         _rebuilt(parsed, keep, KEPT_MARKER, original) + eol,
         _rebuilt(parsed, selected, SPLIT_MARKER, original) + eol,
@@ -202,7 +147,7 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     )
     comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
     scope = f"{parsed.with_raw(new_raw)}  # was: [{parsed.raw}]"
-    replace_span(lines, index, index + 1, [comment + eol_of(line), scope + eol_of(line)])
+    replace_span(lines, index, index + 1, [comment + ending_of(line), scope + ending_of(line)])
     return Change(recipe.display, index + 2, f"scope [{parsed.raw}] -> [{new_raw}]")
 
 
@@ -235,22 +180,6 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
                 return _split_row(recipe, lines, row, "environment", row.environments, environments)
             return _mark_row(recipe, lines, row, request)
     return None
-
-
-Step = Callable[[Recipe, list[str]], Change | None]
-
-
-def run_steps(recipe: Recipe, act: Step) -> tuple[FileEdit, list[Change]]:
-    lines = list(recipe.lines)
-    changes: list[Change] = []
-    current = recipe
-    for _ in range(_MAX_STEPS):
-        change = act(current, lines)
-        if change is None:
-            break
-        changes.append(change)
-        current = parse(recipe.path, recipe.display, "".join(lines))
-    return FileEdit(recipe.path, recipe.text, "".join(lines), recipe.display), changes
 
 
 def _filters_text(request: MarkRequest) -> str:

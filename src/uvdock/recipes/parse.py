@@ -3,7 +3,7 @@
 A recipe has a top-level `products:` list of entries (`- test_case: [name, ...]`), each with
 a nested `products:` list of rows (`environment: [...]`, `scope: [...]`, optional
 `platforms: [...]`; a row without platforms inherits the spec's). No YAML library is used:
-the edits in recipes_edit.py must keep every untouched byte, so the scanner works on the
+the edits in recipes/mark.py must keep every untouched byte, so the scanner works on the
 lines themselves and records where each entry, row and key sits.
 """
 
@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
+from uvdock.textlines import YAML_KEY_LINE, ending_of, read_text, split_lines, unquote
 
-# A mapping key on one line: indentation, an optional "- " (first key of a list item), the key
-# and what follows the colon (value and comment).
-_KEY_LINE = re.compile(r"^(?P<indent> *)(?P<dash>-[ ]+)?(?P<key>[A-Za-z_][\w-]*):(?P<rest>.*)$")
 # A one-line flow list: text up to and including "[", the items, "]", then the tail.
 _FLOW_LIST = re.compile(r"^(?P<prefix>[^\[#]*\[)(?P<raw>[^\]#]*)\](?P<tail>.*)$")
+
+# A comment: "#" at the start of a value or after a blank.
+_COMMENT = re.compile(r"(?:^|[ \t])#")
 
 # Markers uvdock writes so that `recipe unmark` can restore the original bytes.
 BROKEN_COMMENT = re.compile(r"^ *# Broken: .* - see issue #(?P<issue>\d+)\.$")
@@ -31,16 +32,8 @@ SPLIT_MARKER = "  # uvdock-split: "
 ADDED = "(added)"  # a split marker's original when the line did not exist before
 
 
-def eol_of(line: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    if line.endswith("\n"):
-        return "\n"
-    return ""
-
-
 def body_of(line: str) -> str:
-    return line[: len(line) - len(eol_of(line))]
+    return line[: len(line) - len(ending_of(line))]
 
 
 def indent_of(line: str) -> int:
@@ -50,13 +43,6 @@ def indent_of(line: str) -> int:
 def is_content(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not stripped.startswith("#")
-
-
-def unquote(item: str) -> str:
-    item = item.strip()
-    if len(item) >= 2 and item[0] == item[-1] and item[0] in "'\"":
-        return item[1:-1]
-    return item
 
 
 class FlowList(NamedTuple):
@@ -169,7 +155,7 @@ def _items(lines: Sequence[str], start: int, stop: int) -> list[tuple[int, int, 
             item_indent = indent
         if indent != item_indent or not stripped.startswith("-"):
             break
-        match = _KEY_LINE.match(body_of(line))
+        match = YAML_KEY_LINE.fullmatch(body_of(line))
         key_column = indent + len(match["dash"]) if match and match["dash"] else indent + 2
         end = max(index + 1, _block_end(lines, index + 1, item_indent))
         end = min(end, stop)
@@ -181,12 +167,12 @@ def _items(lines: Sequence[str], start: int, stop: int) -> list[tuple[int, int, 
 def _keys(lines: Sequence[str], start: int, end: int, key_column: int) -> dict[str, int]:
     keys: dict[str, int] = {}
     for index in range(start, end):
-        match = _KEY_LINE.match(body_of(lines[index]))
+        match = YAML_KEY_LINE.fullmatch(body_of(lines[index]))
         if match is None:
             continue
         column = len(match["indent"]) + len(match["dash"] or "")
         if column == key_column and (index == start or not match["dash"]):
-            keys.setdefault(match["key"], index)
+            keys.setdefault(unquote(match["key"]), index)
     return keys
 
 
@@ -197,9 +183,31 @@ def _list_value(lines: Sequence[str], index: int | None) -> tuple[str, ...]:
     parsed = flow_list(body)
     if parsed is not None:
         return parsed.items
-    match = _KEY_LINE.match(body)
-    value = (match["rest"] if match else "").split(" #")[0].strip()
-    return (unquote(value),) if value else ()
+    match = YAML_KEY_LINE.fullmatch(body)
+    if match is None:
+        return ()
+    value = _COMMENT.split(match["rest"], maxsplit=1)[0].strip()
+    if value:
+        return (unquote(value),)
+    return _block_list(lines, index + 1, len(match["indent"]) + len(match["dash"] or ""))
+
+
+def _block_list(lines: Sequence[str], start: int, key_column: int) -> tuple[str, ...]:
+    """The `- item` lines under a key (YAML lets them sit at the key's own column)."""
+    items: list[str] = []
+    item_column = -1
+    for line in lines[start:]:
+        if not is_content(line):
+            continue
+        stripped = body_of(line).lstrip(" ")
+        column = indent_of(line)
+        if column < key_column or (items and column != item_column):
+            break
+        if not stripped.startswith("- "):
+            break
+        item_column = column
+        items.append(unquote(_COMMENT.split(stripped[2:], maxsplit=1)[0]))
+    return tuple(items)
 
 
 def _top_level(lines: Sequence[str], key: str) -> int | None:
@@ -210,7 +218,7 @@ def _top_level(lines: Sequence[str], key: str) -> int | None:
 
 
 def parse(path: Path, display: str, text: str) -> Recipe:
-    lines = text.splitlines(keepends=True)
+    lines = [line.text for line in split_lines(text)]
     spec_platforms: tuple[str, ...] = ()
     spec = _top_level(lines, "spec")
     if spec is not None:
@@ -283,15 +291,22 @@ def recipe_paths(repo: Path, recipes_dir: str) -> list[Path]:
 
 def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
     """Parse the recipes; with `case`, only those whose text mentions it (a cheap pre-filter)."""
-    from uvdock.edit import read_text
-
     recipes: list[Recipe] = []
     for path in recipe_paths(repo, recipes_dir):
-        text = read_text(path)
+        text = _read(path)
         if case is not None and case not in text:
             continue
         recipes.append(parse(path, path.relative_to(repo).as_posix(), text))
     return recipes
+
+
+def _read(path: Path) -> str:
+    try:
+        return read_text(path)
+    except UnicodeDecodeError as exc:
+        raise InputRefused(
+            f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed"
+        ) from None
 
 
 def all_cases(recipes: Iterable[Recipe]) -> list[str]:

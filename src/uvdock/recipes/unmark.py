@@ -1,4 +1,4 @@
-"""`recipe unmark`: undo the marks of recipes_edit, restoring the original bytes.
+"""`recipe unmark`: undo the marks of recipes/mark.py, restoring the original bytes.
 
 Top to bottom, one step at a time: a case split out of an entry is joined back first (its
 rows go with it), then split rows are joined back, then scopes are restored from `# was:`.
@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
-from uvdock.recipes.mark import Change, Plan, replace_span, run_steps
 from uvdock.recipes.parse import (
     ADDED,
     BROKEN_COMMENT,
@@ -20,13 +19,14 @@ from uvdock.recipes.parse import (
     Recipe,
     Row,
     body_of,
-    eol_of,
     flow_list,
     indent_of,
     parse,
     placements,
     split_marker,
 )
+from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
+from uvdock.textlines import ending_of
 
 
 def _restore_line(lines: list[str], index: int, original: str) -> None:
@@ -34,7 +34,7 @@ def _restore_line(lines: list[str], index: int, original: str) -> None:
     if original == ADDED:
         replace_span(lines, index, index + 1, [])
     else:
-        lines[index] = " " * indent_of(line) + original + eol_of(line)
+        lines[index] = " " * indent_of(line) + original + ending_of(line)
 
 
 def _kept_partner(recipe: Recipe, index: int, original: str) -> bool:
@@ -92,7 +92,7 @@ def _unmark_row(recipe: Recipe, lines: list[str], row: Row) -> Change | None:
     if parsed is None:
         return None
     restored = parsed.with_raw(was["old"])
-    replace_span(lines, index - 1, index + 1, [restored + eol_of(line)])
+    replace_span(lines, index - 1, index + 1, [restored + ending_of(line)])
     return Change(recipe.display, index, f"scope [{parsed.raw}] -> [{was['old']}]")
 
 

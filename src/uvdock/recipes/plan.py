@@ -1,0 +1,85 @@
+"""A recipe edit as a plan: steps over a recipe's lines, the changes they made, the report.
+
+Shared by mark (recipes/mark.py) and unmark (recipes/unmark.py). Each step re-parses the
+file and acts on the first thing left to do, top to bottom: the files are small and this
+keeps every line index honest after an insertion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from uvdock.edit import FileEdit
+from uvdock.recipes.parse import Recipe, body_of, parse
+from uvdock.textlines import ending_of
+
+_MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
+
+
+class Change(NamedTuple):
+    path: str
+    line: int  # 1-based, in the new text
+    what: str
+
+
+class Plan(NamedTuple):
+    edits: list[FileEdit]
+    changes: list[Change]
+    notes: list[str]  # rows left alone, and why
+
+    @property
+    def changed_edits(self) -> list[FileEdit]:
+        return [e for e in self.edits if e.changed]
+
+    def as_json(self, case: str, dry_run: bool) -> dict[str, object]:
+        return {
+            "case": case,
+            "dry_run": dry_run,
+            "files": [e.name for e in self.changed_edits],
+            "changes": [{"path": c.path, "line": c.line, "what": c.what} for c in self.changes],
+            "notes": self.notes,
+        }
+
+    def report(self, dry_run: bool) -> list[str]:
+        """What a person reads after the plan was applied (or shown, with --dry-run)."""
+        lines = [f"{c.path}:{c.line}: {c.what}" for c in self.changes] + self.notes
+        count = len(self.changed_edits)
+        if count and dry_run:
+            lines.append(f"would change {count} file(s) (dry run: nothing written)")
+        elif count:
+            lines.append(f"changed {count} file(s)")
+        return lines
+
+
+def _file_eol(lines: Sequence[str]) -> str:
+    for line in lines:
+        if ending_of(line):
+            return ending_of(line)
+    return "\n"
+
+
+def replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> None:
+    """lines[start:end] = new, keeping the file's final newline (or its absence) as it was."""
+    at_end = end >= len(lines)
+    final_eol = bool(lines) and bool(ending_of(lines[-1]))
+    default = _file_eol(lines)
+    lines[start:end] = [line if ending_of(line) else line + default for line in new]
+    if at_end and lines and not final_eol:
+        lines[-1] = body_of(lines[-1])
+
+
+Step = Callable[[Recipe, list[str]], Change | None]
+
+
+def run_steps(recipe: Recipe, act: Step) -> tuple[FileEdit, list[Change]]:
+    lines = list(recipe.lines)
+    changes: list[Change] = []
+    current = recipe
+    for _ in range(_MAX_STEPS):
+        change = act(current, lines)
+        if change is None:
+            break
+        changes.append(change)
+        current = parse(recipe.path, recipe.display, "".join(lines))
+    return FileEdit(recipe.path, recipe.text, "".join(lines), recipe.display), changes
