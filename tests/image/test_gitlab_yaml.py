@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SHARED
+from conftest import MEGATRON_LM, MEGATRON_LM_HISTORY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,8 +78,7 @@ def scanner_items(text: str) -> dict[int, Fields]:
 
 
 def _yaml_files() -> list[Path]:
-    folders = [ROOT / "examples" / "megatron-lm", SHARED / "megatron-lm"]
-    folders += sorted((SHARED / "megatron-lm-history").glob("*"))
+    folders = [MEGATRON_LM, *sorted(MEGATRON_LM_HISTORY.glob("*"))]
     return sorted(p for folder in folders for p in folder.rglob("*.y*ml") if p.is_file())
 
 
@@ -93,7 +92,7 @@ def test_real_files_agree_with_yaml(path: Path) -> None:
 
 
 def test_the_real_build_file_has_matrix_rows() -> None:
-    text = (ROOT / "examples/megatron-lm/.gitlab/stages/01.build.yml").read_text()
+    text = (MEGATRON_LM / ".gitlab/stages/01.build.yml").read_text()
     rows = [fields for fields in scanner_items(text).values() if "BASE_IMAGE" in fields]
     assert len(rows) == 6  # the comparison above is not vacuous
 

@@ -16,7 +16,7 @@ from uvdock.errors import InputRefused
 from uvdock.image import pins
 from uvdock.image.gitlab import sequence_items
 from uvdock.image.scan import scan_managed
-from uvdock.image.tags import parse_tag_argument, tag_key
+from uvdock.image.tags import PREFIX, parse_tag_argument, tag_key
 from uvdock.run import git
 
 
@@ -238,7 +238,7 @@ def test_mentions_are_tracked_non_managed_pytorch_references(
     files["examples/other.Dockerfile"] = "FROM nvcr.io/nvidian/nemo:nightly\n"
     repo = make_repo(files)
     (repo / "untracked.txt").write_text("nvcr.io/nvidia/pytorch:20.01-py3\n")
-    found = pins.all_pins(scan_managed(repo, Config()).pins, git.grep_files(repo, pins.PREFIX))
+    found = pins.all_pins(scan_managed(repo, Config()).pins, git.grep_files(repo, PREFIX))
     informational = [(p.location, p.tag) for p in found if not p.managed]
     assert informational == [
         (".github/workflows/ci.yml:3", "25.04-py3"),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import SHARED
+from conftest import MEGATRON_LM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +43,8 @@ def _values(node: yaml.Node | None) -> tuple[str, ...]:
     return (node.value,) if node.value else ()
 
 
-def _mapping(node: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+def _mapping(node: yaml.Node | None) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    assert isinstance(node, yaml.MappingNode)
     found: dict[str, tuple[yaml.Node, yaml.Node]] = {}
     for key, value in node.value:
         found.setdefault(key.value, (key, value))
@@ -114,8 +115,7 @@ def scanned_recipe(text: str) -> dict[str, Any]:
 
 
 def _recipe_files() -> list[Path]:
-    folders = [ROOT / "examples" / "megatron-lm", SHARED / "megatron-lm"]
-    return sorted(p for f in folders for p in (f / "tests/test_utils/recipes").rglob("*.yaml"))
+    return sorted((MEGATRON_LM / "tests/test_utils/recipes").rglob("*.yaml"))
 
 
 @pytest.mark.parametrize(
