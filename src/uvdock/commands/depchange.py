@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Sequence
 
 from uvdock.context import Context
-from uvdock.errors import CommandFailed, InputRefused
+from uvdock.errors import InputRefused
 
 _UNSAFE = re.compile(r"[;&|`$<>\\\n\r]")
 
@@ -67,11 +67,7 @@ def change_dependencies(
     if ctx.dry_run:
         return 0
     if code != 0:
-        raise CommandFailed(
-            ["uv", *uv_args],
-            code,
-            message=f"uv {action} failed (exit {code}); uv's output is above",
-        )
+        raise uvwork.uv_failed(uv_args, code)
     uvwork.show_lock_change(ctx, before)
     verb = "add" if action == "add" else "remove"
     if not ctx.options.json:

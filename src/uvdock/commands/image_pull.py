@@ -6,10 +6,13 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.commands.stream import stream
+from uvdock.errors import EnvironmentUnusable
 
 if TYPE_CHECKING:
     from uvdock.context import Context
+
+_LOGIN_HINT = "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
 
 
 class Command(BaseCommand):
@@ -50,21 +53,6 @@ class Command(BaseCommand):
                 ctx.out.command(argv)
             return 0
         for argv in steps:
-            _run_step(ctx, argv)
+            stream(ctx, argv, hint=_LOGIN_HINT)
         ctx.out.info(f"pulled {image} and tagged it {local}, the image uvdock uses")
         return 0
-
-
-def _run_step(ctx: Context, argv: list[str]) -> None:
-    from uvdock.run import proc
-
-    ctx.out.detail("+ " + " ".join(argv))
-    code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
-    if code != 0:
-        failure = CommandFailed(
-            argv, code, message=f"{' '.join(argv[:2])} exited with status {code}"
-        )
-        failure.hint = (
-            "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
-        )
-        raise failure

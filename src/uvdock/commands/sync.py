@@ -6,7 +6,6 @@ import argparse
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
-from uvdock.errors import CommandFailed
 
 
 class Command(BaseCommand):
@@ -56,10 +55,6 @@ class Command(BaseCommand):
         if ctx.dry_run:
             return 0
         if code != 0:
-            raise CommandFailed(
-                ["uv", *plan.uv_args],
-                code,
-                message=f"uv sync failed (exit {code}); uv's output is above",
-            )
+            raise uvwork.uv_failed(plan.uv_args, code)
         ctx.out.info(f"environment synced ({args.profile} profile) {shim.placement.describe()}")
         return 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from uvdock.context import Context
+from uvdock.errors import CommandFailed
 from uvdock.run.shim import Shim
 
 
@@ -46,3 +49,12 @@ def show_lock_change(ctx: Context, before: bytes | None) -> None:
 
     diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
     lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes")
+
+
+def uv_failed(uv_args: Sequence[str], code: int) -> CommandFailed:
+    """`uv X` exited non-zero in the container; uv has already said why on the terminal."""
+    return CommandFailed(
+        ["uv", *uv_args],
+        code,
+        message=f"uv {uv_args[0]} failed (exit {code}); uv's output is above",
+    )
