@@ -6,6 +6,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from uvdock.commands.base import shim_for
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 
@@ -56,11 +57,10 @@ def change_dependencies(
     ctx: Context, action: str, packages: Sequence[str], *, group: str | None, optional: str | None
 ) -> int:
     from uvdock.commands import uvwork
-    from uvdock.run.shim import Shim
 
     names = _validate(action, packages)
     uv_args = [action, *_target_args(ctx, group, optional), *packages]
-    shim = Shim(ctx)
+    shim = shim_for(ctx)
     uvwork.report_uv(ctx, shim)
     before = uvwork.lock_bytes(ctx)
     code = shim.run_uv(uv_args, writes=("pyproject.toml", "uv.lock"))

@@ -32,11 +32,11 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.base import engine_for
         from uvdock.image import build as imagebuild
-        from uvdock.run.shim import pick_engine
 
         spec = imagebuild.build_spec(ctx.repo, ctx.config, lts=args.lts, tag=args.tag)
-        engine = pick_engine(ctx)
+        engine = engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
         if ctx.dry_run:
             ctx.out.command(argv)

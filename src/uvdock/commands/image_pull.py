@@ -27,10 +27,10 @@ class Command(BaseCommand):
         optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.base import engine_for
         from uvdock.image import build as imagebuild
         from uvdock.image.registry import registry_host, registry_image
         from uvdock.run import git
-        from uvdock.run.shim import pick_engine
 
         cfg = ctx.config
         name = cfg.gitlab_remote
@@ -46,7 +46,7 @@ class Command(BaseCommand):
             raise EnvironmentUnusable(f"git remote `{name}` ({url}) names no host")
         image = registry_image(host, cfg.lts_registry_image if args.lts else cfg.registry_image)
         local = cfg.lts_image if args.lts else cfg.image
-        engine = pick_engine(ctx)
+        engine = engine_for(ctx)
         steps = [imagebuild.pull_argv(engine, image), imagebuild.tag_argv(engine, image, local)]
         if ctx.dry_run:
             for argv in steps:

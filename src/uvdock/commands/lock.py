@@ -21,9 +21,9 @@ class Command(BaseCommand):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands import uvwork
-        from uvdock.run.shim import Shim
+        from uvdock.commands.base import shim_for
 
-        shim = Shim(ctx)
+        shim = shim_for(ctx)
         uv_args = ["lock"]
         if args.check:
             uv_args.append("--check")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from uvdock import signals
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import shim_for
 from uvdock.commands.lockdiff_view import show_lock_diff
 from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
@@ -112,9 +113,8 @@ class Command(BaseCommand):
         if not args.no_fetch:
             fetch_ref(ctx, ref)
         ref_lock = self._ref_lock(ctx, ref)
-        from uvdock.run.shim import Shim
 
-        shim = Shim(ctx)
+        shim = shim_for(ctx)
         shim.check_usable()
         operation = git.in_progress_operation(repo)
         if ctx.dry_run:

@@ -28,8 +28,8 @@ class Command(BaseCommand):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands import uvwork
+        from uvdock.commands.base import shim_for
         from uvdock.project import pyproject, syncplan
-        from uvdock.run.shim import Shim
 
         if args.profile == "lts":
             from uvdock.commands import optin
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         )
         for note in plan.notes:
             ctx.out.warn(note)
-        shim = Shim(ctx)
+        shim = shim_for(ctx)
         uvwork.report_uv(ctx, shim)
         code = shim.run_uv(plan.uv_args)
         if code == 0 and args.profile == "lts":

@@ -63,7 +63,10 @@ class _Checks:
         if self._shim is None:
             from uvdock.run.shim import Shim
 
-            self._shim = Shim(self.ctx)
+            ctx = self.ctx
+            self._shim = Shim(
+                ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run
+            )
         return self._shim
 
     @property
@@ -96,36 +99,23 @@ class _Checks:
         placement = self.shim.placement
         if placement.mode in ("local", "srun"):
             return _passed(placement.describe())
+        from uvdock.run import probe
+
         if placement.mode == "exec":
-            argv = [
-                placement.engine,
-                "container",
-                "inspect",
-                "--format",
-                "{{.State.Running}}",
-                placement.container,
-            ]
-            probe = proc.run(argv, env=self.ctx.env, check=False, timeout=60)
-            if not probe.ok:
+            info = probe.container(placement.engine, placement.container, self.ctx.env, timeout=60)
+            if info is None:
                 return _failed(
                     f"no container named {placement.container}",
                     "start it, or drop --container to use an image",
                 )
-            if probe.stdout.strip() != "true":
+            if not info.running:
                 return _failed(
                     f"container {placement.container} is not running",
                     f"{placement.engine} start {placement.container}",
                 )
             return _passed(f"container {placement.container} is running")
-        from uvdock.image.build import image_inspect_argv
-
-        probe = proc.run(
-            image_inspect_argv(placement.engine, placement.image),
-            env=self.ctx.env,
-            check=False,
-            timeout=60,
-        )
-        if not probe.ok:
+        found = probe.image(placement.engine, placement.image, self.ctx.env, timeout=60)
+        if not found.present:
             return _failed(
                 f"image {placement.image} is not present in {placement.engine}",
                 "uvdock image build (or uvdock image pull), or name one with --image",
