@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import engines, probe, proc
+from uvdock.run import engines, proc
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -175,6 +175,8 @@ class Shim:
 
     def verify_container(self, placement: engines.Placement) -> str:
         """The container's id, after checking it runs and mounts this repo at the workdir."""
+        from uvdock.run import probe  # only on the uncached path: the cached exec skips it
+
         info = probe.container(placement.engine, placement.container, self.env)
         if info is None:
             raise EnvironmentUnusable(
@@ -233,6 +235,8 @@ class Shim:
         if placement.mode == "exec":
             self.verify_container(placement)
             return
+        from uvdock.run import probe
+
         found = probe.image(placement.engine, placement.image, self.env)
         if found.unreachable:
             raise EnvironmentUnusable(
@@ -299,6 +303,8 @@ class Shim:
     def _verified_container_gone(self) -> bool:
         placement = self.placement
         cached = self._verified_id(placement)
+        from uvdock.run import probe
+
         if cached and probe.container(placement.engine, cached, self.env) is None:
             self._remember(placement, None)
             return True
