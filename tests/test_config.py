@@ -76,3 +76,19 @@ def test_unknown_key_lists_valid_keys_on_the_cli(
     assert result.code == 2
     assert "unknown key `contianer`" in result.err and "container" in result.err
     assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "~/.cache/uv"),
+        ({"UV_CACHE_DIR": "/big/uv"}, "/big/uv"),
+        ({"UV_CACHE_DIR": ""}, "~/.cache/uv"),
+        ({"UV_CACHE_DIR": "/big/uv", "UVDOCK_UV_CACHE": "/mine"}, "/mine"),
+    ],
+)
+def test_uv_cache_default(tmp_path: Path, env: dict[str, str], expected: str) -> None:
+    expected = str(Path(expected).expanduser())  # HOME is set per test
+    assert config.load(tmp_path, env=env).uv_cache == expected
+    if "UVDOCK_UV_CACHE" not in env:
+        assert config.default_uv_cache(env) == expected

@@ -39,8 +39,9 @@ DEFAULT_PROTECTED_PACKAGES = (
 )
 
 
-def _default_uv_cache() -> str:
-    return os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
+def default_uv_cache(env: Mapping[str, str]) -> str:
+    """Where uv keeps its cache on the host: UV_CACHE_DIR, else uv's own default."""
+    return env.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
 
 
 class Config(NamedTuple):
@@ -54,7 +55,7 @@ class Config(NamedTuple):
     lts_image: str = "megatron-lm:local-lts"
     workdir: str = "/workspace"
     venv: str = "/opt/venv"
-    uv_cache: str = _default_uv_cache()  # load() re-reads UV_CACHE_DIR from its env
+    uv_cache: str = default_uv_cache(os.environ)  # load() re-reads it from its env
     container_uv_cache: str = "/root/.cache/uv"
     engine_args: tuple[str, ...] = ()
     # Git.
@@ -205,9 +206,7 @@ def file_table(repo: Path) -> tuple[dict[str, Any], str]:
 
 def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
     env = os.environ if env is None else env
-    values: dict[str, Any] = {
-        "uv_cache": env.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
-    }
+    values: dict[str, Any] = {"uv_cache": default_uv_cache(env)}
     if repo is not None:
         table, origin = file_table(repo)
         values.update(_from_table(table, origin))

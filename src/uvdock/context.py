@@ -63,6 +63,10 @@ class Context:
     def dry_run(self) -> bool:
         return self.options.dry_run
 
+    def user_path(self, path: str | Path) -> Path:
+        """A path the user typed: relative ones are taken from where uvdock was started."""
+        return self.cwd / path  # an absolute `path` replaces cwd
+
     def rel(self, path: Path) -> str:
         """A path as the user should see it: relative to the repository root when inside it."""
         try:

@@ -57,9 +57,10 @@ class CommandFailed(UvdockError):
         stderr: str = "",
         *,
         message: str | None = None,
+        hint: str | None = None,
     ) -> None:
         self.argv = list(argv)
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
-        super().__init__(message or f"{self.argv[0]} exited with status {returncode}")
+        super().__init__(message or f"{self.argv[0]} exited with status {returncode}", hint=hint)

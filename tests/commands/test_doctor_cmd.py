@@ -210,3 +210,39 @@ def test_container_mounting_another_checkout_fails(
     assert checks["repository mount"]["ok"] is False
     assert "not this repository" in checks["repository mount"]["detail"]
     assert checks["uv in the container"]["status"] == "skip"
+
+
+@pytest.fixture
+def own_container(engine_image: str, engine_repo: Path) -> Iterator[str]:
+    name = f"uvdock-doctor-{uuid.uuid4().hex[:8]}"
+    start_container(engine_image, engine_repo, name)
+    yield name
+    remove_container(name)
+
+
+@pytest.mark.engine
+def test_container_states(run_cli: RunCli, engine_repo: Path, own_container: str) -> None:
+    # Running, stopped and missing all come from the one container inspect the shim uses.
+    def image_check(name: str) -> dict[str, object]:
+        args = ("--repo", engine_repo, "--engine", "podman", "--container", name, "--json")
+        checks = json.loads(run_cli(*args, "doctor").out)["checks"]
+        found: dict[str, object] = {c["name"]: c for c in checks}["image or container"]
+        return found
+
+    running = image_check(own_container)
+    assert (running["status"], running["detail"]) == (
+        "pass",
+        f"container {own_container} is running",
+    )
+    subprocess.run(["podman", "stop", "-t", "0", own_container], check=True, capture_output=True)
+    stopped = image_check(own_container)
+    assert (stopped["status"], stopped["detail"], stopped["fix"]) == (
+        "fail",
+        f"container {own_container} is not running",
+        f"podman start {own_container}",
+    )
+    missing = image_check("uvdock-no-such-ctr")
+    assert (missing["status"], missing["detail"]) == (
+        "fail",
+        "no container named uvdock-no-such-ctr",
+    )

@@ -90,3 +90,39 @@ def test_no_engine_exits_3(
     result = run_cli("--repo", repo, "image", "build")
     assert result.code == 3
     assert "no container engine" in result.err
+
+
+@pytest.mark.parametrize(
+    ("words", "program", "message", "hint"),
+    [
+        (
+            ("image", "build"),
+            "podman",
+            "podman build exited with status 7",
+            "uvdock doctor LOGFILE",
+        ),
+        (("image", "pull"), "podman", "podman pull exited with status 7", "docker login HOST"),
+        (("image", "enroot"), "enroot", "enroot import exited with status 7", None),
+    ],
+)
+def test_a_failed_step_names_itself_and_its_hint(
+    run_cli: RunCli,
+    make_repo: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    words: tuple[str, ...],
+    program: str,
+    message: str,
+    hint: str | None,
+) -> None:
+    # The three image steps stream through one helper; CommandFailed.hint reaches the user.
+    from conftest import git
+
+    repo = make_repo(BUILD_FILES)
+    git(repo, "remote", "add", "gitlab", "git@gitlab.example.com:adlr/megatron-lm.git")
+    fake_engine(tmp_path, monkeypatch, program, rc=7)
+    result = run_cli("--repo", repo, "--engine", "podman", *words)
+    assert result.code == 1
+    lines = result.err.splitlines()
+    assert lines[0] == f"uvdock: error: {message}"
+    assert (hint in lines[1]) if hint else len(lines) == 1

@@ -15,6 +15,7 @@ from samples.lock_conflicts import (
     uv_lock,
 )
 
+from uvdock.commands.lock_resolve import RepoIndex
 from uvdock.lock import lockfile, resolve_state
 
 LOCAL = ("--engine", "local")
@@ -31,7 +32,7 @@ def assert_resolved(conflict: Conflict) -> None:
     check = uv_lock(repo, "--check")
     assert check.returncode == 0, check.stderr
     assert git(repo, "diff", "--name-only", "--", "uv.lock") == ""  # what is staged is the file
-    assert not resolve_state.state_dir(repo).exists()
+    assert not resolve_state.state_dir(repo / ".git").exists()
 
 
 @pytest.mark.parametrize(
@@ -137,7 +138,7 @@ def test_unsatisfiable_merge_restores_exact_prior_state(
     assert result.code == 1
     assert "back as they were" in result.err
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
 
 
 def test_no_conflict_changes_nothing(wheelhouse: Path, tmp_path: Path, run_cli: RunCli) -> None:
@@ -160,7 +161,7 @@ def test_dry_run_shows_plan_and_changes_nothing(
     out = result.out
     assert "uv lock" in out and "git add -- uv.lock" in out and "main:uv.lock" in out
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
 
 
 def test_missing_ref_or_ref_without_lock_is_refused(
@@ -185,7 +186,7 @@ def test_abort_restores_after_a_crash_and_blocks_a_new_run(
     conflict = make_conflict(tmp_path, wheelhouse, "rebase")
     before = snapshot(conflict.repo)
     # What a run killed after its save and mid-relock leaves behind.
-    resolve_state.save(conflict.repo, "uv.lock", ref="main", operation="rebase")
+    resolve_state.save(RepoIndex(conflict.repo), "uv.lock", ref="main", operation="rebase")
     conflict.lock.write_bytes(b"half written\n")
     git(conflict.repo, "add", "uv.lock")
     blocked = run_cli("--repo", conflict.repo, *ONTO_MAIN)
@@ -193,7 +194,7 @@ def test_abort_restores_after_a_crash_and_blocks_a_new_run(
     aborted = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert aborted.code == 0, aborted.err
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
     nothing = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert nothing.code == 2 and "nothing to abort" in nothing.err
 

@@ -44,7 +44,7 @@ def test_resolves_in_container(
     assert {"alpha", "beta", "delta"} <= packages.keys()
     assert uv_lock(conflict.repo, "--check").returncode == 0
     assert status_without_lock(conflict.repo) == others
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
 
 
 def test_unsatisfiable_in_container_restores(

@@ -75,7 +75,7 @@ def test_ctrl_c_during_relock_restores_exact_state(wheelhouse: Path, tmp_path: P
     assert child.returncode == 130, err.decode()
     assert "back as they were" in err.decode()
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
 
 
 def test_kill_then_abort_restores_exact_state(wheelhouse: Path, tmp_path: Path) -> None:
@@ -85,10 +85,10 @@ def test_kill_then_abort_restores_exact_state(wheelhouse: Path, tmp_path: Path) 
     os.killpg(child.pid, signal.SIGKILL)  # no handler can run: only the saved state remains
     child.communicate(timeout=60)
     assert conflict.lock.read_bytes() != before.lock
-    assert resolve_state.state_dir(conflict.repo).is_dir()
+    assert resolve_state.state_dir(conflict.repo / ".git").is_dir()
     abort = [sys.executable, "-m", "uvdock", "--repo", str(conflict.repo), "lock", "resolve"]
     aborted = subprocess.run([*abort, "--abort"], capture_output=True, text=True, check=False)
     assert aborted.returncode == 0, aborted.stderr
     assert snapshot(conflict.repo) == before
     assert git(conflict.repo, "ls-files", "-u", "uv.lock") == before.unmerged
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not resolve_state.state_dir(conflict.repo / ".git").exists()

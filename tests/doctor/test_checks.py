@@ -26,36 +26,6 @@ required-version = "{required}"
 """
 
 
-@pytest.mark.parametrize(
-    ("version", "required", "ok"),
-    [
-        ("0.13.9", ">=0.13", True),
-        ("0.13.9", "==0.7.2", False),
-        ("0.7.2", "0.7.2", True),  # uv takes a bare version as ==
-        ("0.7.3", "0.7.2", False),
-        ("0.8.0rc1", ">=0.7", True),
-        ("0.7.2", "not a spec", False),
-        ("weird", ">=0.1", False),
-    ],
-)
-def test_version_satisfies(version: str, required: str, ok: bool) -> None:
-    assert doctor_checks.version_satisfies(version, required) is ok
-
-
-def test_required_uv_version(make_repo: Callable[..., Path]) -> None:
-    assert (
-        doctor_checks.required_uv_version(
-            make_repo({"pyproject.toml": PYPROJECT.format(required="==0.7.2")})
-        )
-        == "==0.7.2"
-    )
-    assert (
-        doctor_checks.required_uv_version(make_repo({"pyproject.toml": "[project]\nname='x'\n"}))
-        is None
-    )
-    assert doctor_checks.required_uv_version(make_repo({"pyproject.toml": "not [toml"})) is None
-
-
 def test_check_result_json() -> None:
     assert doctor_checks.CheckResult("a", "skip", "d").to_json()["ok"] is None
     assert doctor_checks.CheckResult("a", "warn", "d", "f").to_json()["ok"] is True

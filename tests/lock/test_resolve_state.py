@@ -8,6 +8,7 @@ from pathlib import Path
 
 from conftest import commit_all, git
 
+from uvdock.commands.lock_resolve import RepoIndex
 from uvdock.lock import resolve_state
 
 
@@ -41,7 +42,7 @@ def test_save_then_restore_is_exact(make_repo: Callable[..., Path]) -> None:
     repo = conflicted(make_repo)
     (repo / "uv.lock").chmod(0o600)
     before = state_of(repo)
-    state = resolve_state.save(repo, "uv.lock", ref="main", operation="merge")
+    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation="merge")
     assert [e.stage for e in state.entries] == [1, 2, 3]
     assert state.unmerged_listing == git(repo, "ls-files", "-u", "--", "uv.lock")
     assert state.operation == "merge" and state.ref == "main"
@@ -49,10 +50,10 @@ def test_save_then_restore_is_exact(make_repo: Callable[..., Path]) -> None:
     (repo / "uv.lock").write_bytes(b"version = 1\nrelocked\n")
     git(repo, "add", "uv.lock")
     assert state_of(repo) != before
-    resolve_state.restore(repo, resolve_state.load(repo) or state)
+    resolve_state.restore(RepoIndex(repo), resolve_state.load(repo / ".git") or state)
     assert state_of(repo) == before
-    resolve_state.discard(repo)
-    assert resolve_state.load(repo) is None
+    resolve_state.discard(repo / ".git")
+    assert resolve_state.load(repo / ".git") is None
 
 
 def test_restore_rewrites_pruned_blobs(make_repo: Callable[..., Path]) -> None:
@@ -68,13 +69,13 @@ def test_restore_rewrites_pruned_blobs(make_repo: Callable[..., Path]) -> None:
     )
     before = state_of(repo)
     assert before[1].count("\n") == 3
-    state = resolve_state.save(repo, "uv.lock", ref="main", operation=None)
+    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
     (repo / "uv.lock").write_bytes(b"version = 1\nrelocked\n")
     git(repo, "add", "uv.lock")
     for sha in blobs.values():  # what `git gc --prune=now` does to unreferenced blobs
         (repo / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
         assert subprocess.run(["git", "-C", str(repo), "cat-file", "-e", sha]).returncode != 0
-    resolve_state.restore(repo, state)
+    resolve_state.restore(RepoIndex(repo), state)
     assert state_of(repo) == before
     for stage, sha in blobs.items():
         assert git(repo, "cat-file", "blob", sha) == f"version = 1\nstage {stage} only\n"
@@ -84,19 +85,19 @@ def test_modify_delete_conflict_without_worktree_file(make_repo: Callable[..., P
     repo = conflicted(make_repo, delete_theirs=True)
     (repo / "uv.lock").unlink()  # the user's side may be the deletion
     before = state_of(repo)
-    state = resolve_state.save(repo, "uv.lock", ref="main", operation="merge")
+    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation="merge")
     assert not state.worktree_present
     (repo / "uv.lock").write_text("version = 1\nrelocked\n")
     git(repo, "add", "uv.lock")
-    resolve_state.restore(repo, state)
+    resolve_state.restore(RepoIndex(repo), state)
     assert state_of(repo) == before
 
 
 def test_unfinished_save_counts_as_none(make_repo: Callable[..., Path]) -> None:
     repo = conflicted(make_repo)
-    partial = resolve_state.state_dir(repo).with_name("resolve-state.partial")
+    partial = resolve_state.state_dir(repo / ".git").with_name("resolve-state.partial")
     partial.mkdir(parents=True)
     (partial / "worktree").write_bytes(b"x")
-    assert resolve_state.load(repo) is None
-    state = resolve_state.save(repo, "uv.lock", ref="main", operation=None)
-    assert not partial.exists() and state.folder == resolve_state.state_dir(repo)
+    assert resolve_state.load(repo / ".git") is None
+    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
+    assert not partial.exists() and state.folder == resolve_state.state_dir(repo / ".git")

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     import argparse
 
     from uvdock.context import Context
+    from uvdock.run.shim import Shim
 
 
 class Command:
@@ -28,3 +29,17 @@ class Command:
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         raise NotImplementedError
+
+
+def shim_for(ctx: Context) -> Shim:
+    """The shim for this invocation: its configuration, repository, environment and output."""
+    from uvdock.run.shim import Shim
+
+    return Shim(ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run)
+
+
+def engine_for(ctx: Context) -> str:
+    """docker or podman, as configured or as found (see run.shim.pick_engine)."""
+    from uvdock.run.shim import pick_engine
+
+    return pick_engine(ctx.config.engine, ctx.env, dry_run=ctx.dry_run)

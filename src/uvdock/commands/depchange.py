@@ -6,8 +6,9 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from uvdock.commands.base import shim_for
 from uvdock.context import Context
-from uvdock.errors import CommandFailed, InputRefused
+from uvdock.errors import InputRefused
 
 _UNSAFE = re.compile(r"[;&|`$<>\\\n\r]")
 
@@ -56,22 +57,17 @@ def change_dependencies(
     ctx: Context, action: str, packages: Sequence[str], *, group: str | None, optional: str | None
 ) -> int:
     from uvdock.commands import uvwork
-    from uvdock.run.shim import Shim
 
     names = _validate(action, packages)
     uv_args = [action, *_target_args(ctx, group, optional), *packages]
-    shim = Shim(ctx)
+    shim = shim_for(ctx)
     uvwork.report_uv(ctx, shim)
     before = uvwork.lock_bytes(ctx)
     code = shim.run_uv(uv_args, writes=("pyproject.toml", "uv.lock"))
     if ctx.dry_run:
         return 0
     if code != 0:
-        raise CommandFailed(
-            ["uv", *uv_args],
-            code,
-            message=f"uv {action} failed (exit {code}); uv's output is above",
-        )
+        raise uvwork.uv_failed(uv_args, code)
     uvwork.show_lock_change(ctx, before)
     verb = "add" if action == "add" else "remove"
     if not ctx.options.json:

@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import CommandFailed
+from uvdock.commands.stream import stream
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -32,11 +32,11 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.base import engine_for
         from uvdock.image import build as imagebuild
-        from uvdock.run.shim import pick_engine
 
         spec = imagebuild.build_spec(ctx.repo, ctx.config, lts=args.lts, tag=args.tag)
-        engine = pick_engine(ctx)
+        engine = engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
         if ctx.dry_run:
             ctx.out.command(argv)
@@ -44,27 +44,11 @@ class Command(BaseCommand):
         lane = "the LTS image (--lts)" if spec.lane == "lts" else "the dev image"
         ctx.out.info(f"building {spec.tag}, {lane}: {spec.dockerfile} --target {spec.target}")
         ctx.out.info(f"base image {spec.base_image} (from {spec.pin_file})")
-        ctx.out.detail("+ " + " ".join(argv))
         started = time.monotonic()
-        code = _run_streaming(ctx, argv)
+        stream(ctx, argv, hint="save the output and run `uvdock doctor LOGFILE` to name the cause")
         elapsed = _duration(time.monotonic() - started)
-        if code != 0:
-            failure = CommandFailed(argv, code, message=f"{engine} build exited with status {code}")
-            failure.hint = "save the output and run `uvdock doctor LOGFILE` to name the cause"
-            raise failure
         ctx.out.info(f"built {spec.tag} in {elapsed}")
         return 0
-
-
-def _run_streaming(ctx: Context, argv: list[str]) -> int:
-    """Stream the engine's own progress display (BuildKit / buildah) straight to the terminal.
-
-    No spinner of ours on top: the child writes to the terminal directly, and a redrawn
-    status line would garble its output. The elapsed time is reported at the end instead.
-    """
-    from uvdock.run import proc
-
-    return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
 
 
 def _duration(seconds: float) -> str:

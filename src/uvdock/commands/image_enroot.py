@@ -6,7 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.commands.stream import stream
+from uvdock.errors import EnvironmentUnusable
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -34,9 +35,6 @@ class Command(BaseCommand):
                 hint="run this where enroot is installed (a Slurm login node), "
                 "or give srun --container-image the image directly",
             )
-        ctx.out.detail("+ " + " ".join(argv))
-        code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
-        if code != 0:
-            raise CommandFailed(argv, code, message=f"enroot import exited with status {code}")
+        stream(ctx, argv)
         ctx.out.info(f"wrote {argv[3]}; use it with srun --container-image")
         return 0

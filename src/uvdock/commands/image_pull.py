@@ -6,10 +6,13 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.commands.stream import stream
+from uvdock.errors import EnvironmentUnusable
 
 if TYPE_CHECKING:
     from uvdock.context import Context
+
+_LOGIN_HINT = "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
 
 
 class Command(BaseCommand):
@@ -24,10 +27,10 @@ class Command(BaseCommand):
         optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.base import engine_for
         from uvdock.image import build as imagebuild
         from uvdock.image.registry import registry_host, registry_image
         from uvdock.run import git
-        from uvdock.run.shim import pick_engine
 
         cfg = ctx.config
         name = cfg.gitlab_remote
@@ -43,28 +46,13 @@ class Command(BaseCommand):
             raise EnvironmentUnusable(f"git remote `{name}` ({url}) names no host")
         image = registry_image(host, cfg.lts_registry_image if args.lts else cfg.registry_image)
         local = cfg.lts_image if args.lts else cfg.image
-        engine = pick_engine(ctx)
+        engine = engine_for(ctx)
         steps = [imagebuild.pull_argv(engine, image), imagebuild.tag_argv(engine, image, local)]
         if ctx.dry_run:
             for argv in steps:
                 ctx.out.command(argv)
             return 0
         for argv in steps:
-            _run_step(ctx, argv)
+            stream(ctx, argv, hint=_LOGIN_HINT)
         ctx.out.info(f"pulled {image} and tagged it {local}, the image uvdock uses")
         return 0
-
-
-def _run_step(ctx: Context, argv: list[str]) -> None:
-    from uvdock.run import proc
-
-    ctx.out.detail("+ " + " ".join(argv))
-    code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
-    if code != 0:
-        failure = CommandFailed(
-            argv, code, message=f"{' '.join(argv[:2])} exited with status {code}"
-        )
-        failure.hint = (
-            "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
-        )
-        raise failure

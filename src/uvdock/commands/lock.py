@@ -6,7 +6,7 @@ import argparse
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
-from uvdock.errors import CheckFailed, CommandFailed
+from uvdock.errors import CheckFailed
 
 
 class Command(BaseCommand):
@@ -21,9 +21,9 @@ class Command(BaseCommand):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands import uvwork
-        from uvdock.run.shim import Shim
+        from uvdock.commands.base import shim_for
 
-        shim = Shim(ctx)
+        shim = shim_for(ctx)
         uv_args = ["lock"]
         if args.check:
             uv_args.append("--check")
@@ -45,10 +45,6 @@ class Command(BaseCommand):
             ctx.out.info("uv.lock is up to date")
             return 0
         if code != 0:
-            raise CommandFailed(
-                ["uv", *uv_args],
-                code,
-                message=f"uv lock failed (exit {code}); uv's output is above",
-            )
+            raise uvwork.uv_failed(uv_args, code)
         uvwork.show_lock_change(ctx, before)
         return 0

@@ -32,7 +32,7 @@ def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> tup
             raise InputRefused(f"{ctx.rel(ctx.repo / LOCK)} does not exist")
         return "working tree", data
     if spec is not None:
-        path = Path(spec) if Path(spec).is_absolute() else ctx.cwd / spec
+        path = ctx.user_path(spec)
         if path.exists():
             data = _read_path(path)
             if data is None:

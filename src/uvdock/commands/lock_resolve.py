@@ -9,11 +9,14 @@ or SIGTERM puts them back exactly, and `--abort` does the same after a hard kill
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock import signals
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import shim_for
 from uvdock.commands.lockdiff_view import show_lock_diff
 from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
@@ -40,6 +43,40 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+
+
+class RepoIndex:
+    """resolve_state's view of one repository's index and object store, through run.git."""
+
+    def __init__(self, repo: Path) -> None:
+        self.worktree = repo
+
+    @cached_property
+    def git_dir(self) -> Path:
+        return git.git_dir(self.worktree)
+
+    def stage_entries(self, path: str) -> list[resolve_state.IndexEntry]:
+        return [
+            resolve_state.IndexEntry(e.mode, e.sha, e.stage)
+            for e in git.stage_entries(self.worktree, path)
+        ]
+
+    def blob_bytes(self, sha: str) -> bytes:
+        return git.blob_bytes(self.worktree, sha)
+
+    def unmerged_listing(self, path: str) -> str:
+        return git.ls_files_unmerged_text(self.worktree, path)
+
+    def has_object(self, sha: str) -> bool:
+        return git.object_exists(self.worktree, sha)
+
+    def store_blob(self, file: Path) -> None:
+        git.hash_object_file(self.worktree, file)
+
+    def set_entries(self, path: str, entries: Sequence[resolve_state.IndexEntry]) -> None:
+        git.set_index_entries(
+            self.worktree, path, [git.IndexEntry(e.mode, e.sha, e.stage, path) for e in entries]
+        )
 
 
 def check_pyproject(ctx: Context) -> None:
@@ -93,10 +130,11 @@ class Command(BaseCommand):
         if args.abort:
             return self._abort(ctx)
         repo = ctx.repo
-        if resolve_state.load(repo) is not None:
+        index = RepoIndex(repo)
+        if resolve_state.load(index.git_dir) is not None:
             raise InputRefused(
                 "an earlier `uvdock lock resolve` did not finish (its saved state is in "
-                f"{resolve_state.state_dir(repo)})",
+                f"{resolve_state.state_dir(index.git_dir)})",
                 hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
             )
         current = _read(repo / LOCK)
@@ -112,20 +150,19 @@ class Command(BaseCommand):
         if not args.no_fetch:
             fetch_ref(ctx, ref)
         ref_lock = self._ref_lock(ctx, ref)
-        from uvdock.run.shim import Shim
 
-        shim = Shim(ctx)
+        shim = shim_for(ctx)
         shim.check_usable()
         operation = git.in_progress_operation(repo)
         if ctx.dry_run:
             sha = git.rev_parse(repo, ref)[:12]
-            folder = resolve_state.state_dir(repo)
+            folder = resolve_state.state_dir(index.git_dir)
             ctx.out.info(f"would save {LOCK} and its index entries to {folder}")
             ctx.out.info(f"would write {ref}:{LOCK} ({sha}) to {LOCK}, then run:")
             shim.run_uv(["lock"], writes=(LOCK,))
             ctx.out.command(["git", "add", "--", LOCK])
             return 0
-        result = self._relock(ctx, shim, ref, ref_lock, operation)
+        result = self._relock(ctx, index, shim, ref, ref_lock, operation)
         self._report(ctx, ref, ref_lock, result, operation)
         return 0
 
@@ -142,10 +179,16 @@ class Command(BaseCommand):
         return data
 
     def _relock(
-        self, ctx: Context, shim: Shim, ref: str, ref_lock: bytes, operation: str | None
+        self,
+        ctx: Context,
+        index: RepoIndex,
+        shim: Shim,
+        ref: str,
+        ref_lock: bytes,
+        operation: str | None,
     ) -> bytes:
         repo = ctx.repo
-        state = resolve_state.save(repo, LOCK, ref=ref, operation=operation)
+        state = resolve_state.save(index, LOCK, ref=ref, operation=operation)
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
         try:
             with signals.sigterm_as_interrupt():
@@ -164,25 +207,27 @@ class Command(BaseCommand):
                     raise CheckFailed(f"`uv lock` left no usable {LOCK}; restored the previous one")
                 git.add(repo, LOCK)
         except BaseException as exc:
-            self._restore_after(ctx, state)
+            self._restore_after(ctx, index, state)
             if isinstance(exc, KeyboardInterrupt | Interrupted):
                 raise Interrupted(
                     f"interrupted; {LOCK} and its index entries are back as they were"
                 ) from None
             raise
-        resolve_state.discard(repo)
+        resolve_state.discard(index.git_dir)
         return result
 
-    def _restore_after(self, ctx: Context, state: resolve_state.SavedState) -> None:
+    def _restore_after(
+        self, ctx: Context, index: RepoIndex, state: resolve_state.SavedState
+    ) -> None:
         try:
-            resolve_state.restore(ctx.repo, state)
+            resolve_state.restore(index, state)
         except BaseException:
             ctx.out.error(
                 f"could not restore {LOCK}; the saved state is in {state.folder}: "
                 "run `uvdock lock resolve --abort`"
             )
             raise
-        resolve_state.discard(ctx.repo)
+        resolve_state.discard(index.git_dir)
 
     def _report(
         self, ctx: Context, ref: str, ref_lock: bytes, result: bytes, operation: str | None
@@ -210,8 +255,8 @@ class Command(BaseCommand):
         ctx.out.info(f"next: {step}")
 
     def _abort(self, ctx: Context) -> int:
-        repo = ctx.repo
-        state = resolve_state.load(repo)
+        index = RepoIndex(ctx.repo)
+        state = resolve_state.load(index.git_dir)
         if state is None:
             raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
         if ctx.dry_run:
@@ -220,8 +265,8 @@ class Command(BaseCommand):
                 f"from {state.folder}"
             )
             return 0
-        resolve_state.restore(repo, state)
-        resolve_state.discard(repo)
+        resolve_state.restore(index, state)
+        resolve_state.discard(index.git_dir)
         if ctx.out.json_mode:
             ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
         else:

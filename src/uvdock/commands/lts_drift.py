@@ -62,9 +62,7 @@ class Command(BaseCommand):
         path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
-        lock_path = (
-            args.lock if args.lock is None or args.lock.is_absolute() else ctx.cwd / args.lock
-        )
+        lock_path = None if args.lock is None else ctx.user_path(args.lock)
         source = read_lock_source(
             ctx.repo,
             args.base or ctx.config.base_ref,

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import shim_for
 from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
@@ -35,11 +36,9 @@ class Command(BaseCommand):
         return cast("argparse.Namespace", SimpleNamespace(cmd=command, **found))
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.run.shim import Shim
-
         command = list(args.cmd)
         if command[:1] == ["--"]:
             command = command[1:]
         if not command:
             raise InputRefused("no command given: uvdock run -- CMD [ARGS...]")
-        return Shim(ctx).run(command)
+        return shim_for(ctx).run(command)

@@ -22,11 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.base import engine_for, shim_for
         from uvdock.run import engines, proc
-        from uvdock.run.shim import Shim, pick_engine
 
         cfg = ctx.config
-        shim = Shim(ctx)
+        shim = shim_for(ctx)
         command = [args.shell]
         tty = sys.stdin.isatty()
         if args.slurm or cfg.engine == "srun":
@@ -44,7 +44,7 @@ class Command(BaseCommand):
         elif cfg.container or cfg.engine == "local":
             return shim.run(command, tty=tty)
         else:
-            engine = pick_engine(ctx)
+            engine = engine_for(ctx)
             placement = engines.Placement(
                 "run", engine, image=cfg.image, extra_args=cfg.engine_args
             )

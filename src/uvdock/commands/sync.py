@@ -6,7 +6,6 @@ import argparse
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
-from uvdock.errors import CommandFailed
 
 
 class Command(BaseCommand):
@@ -29,8 +28,8 @@ class Command(BaseCommand):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands import uvwork
+        from uvdock.commands.base import shim_for
         from uvdock.project import pyproject, syncplan
-        from uvdock.run.shim import Shim
 
         if args.profile == "lts":
             from uvdock.commands import optin
@@ -47,7 +46,7 @@ class Command(BaseCommand):
         )
         for note in plan.notes:
             ctx.out.warn(note)
-        shim = Shim(ctx)
+        shim = shim_for(ctx)
         uvwork.report_uv(ctx, shim)
         code = shim.run_uv(plan.uv_args)
         if code == 0 and args.profile == "lts":
@@ -56,10 +55,6 @@ class Command(BaseCommand):
         if ctx.dry_run:
             return 0
         if code != 0:
-            raise CommandFailed(
-                ["uv", *plan.uv_args],
-                code,
-                message=f"uv sync failed (exit {code}); uv's output is above",
-            )
+            raise uvwork.uv_failed(plan.uv_args, code)
         ctx.out.info(f"environment synced ({args.profile} profile) {shim.placement.describe()}")
         return 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from uvdock.context import Context
+from uvdock.errors import CommandFailed
 from uvdock.run.shim import Shim
 
 
@@ -19,12 +22,20 @@ def report_uv(ctx: Context, shim: Shim) -> None:
             raise shim.uv_missing()
         return
     ctx.out.info(f"uv {container}, {shim.placement.describe()}")
-    try:
-        required = pyproject.read(ctx.repo).required_uv
-    except Exception:  # a broken pyproject is uv's to report, with its own words
-        required = None
-    for problem in uvversion.mismatches(container, required, uvversion.host_version(ctx.env)):
+    required = pyproject.required_uv_version(ctx.repo)
+    for problem in uvversion.mismatches(container, required, host_uv_version(ctx.env)):
         ctx.out.warn(problem)
+
+
+def host_uv_version(env: Mapping[str, str]) -> str | None:
+    """The version of the uv on the host's PATH, or None when there is none."""
+    from uvdock.project import uvversion
+    from uvdock.run import proc
+
+    if proc.which("uv", env) is None:
+        return None
+    out = proc.run(["uv", "--version"], env=env, check=False)
+    return uvversion.parse(out.stdout) if out.ok else None
 
 
 def lock_bytes(ctx: Context) -> bytes | None:
@@ -46,3 +57,12 @@ def show_lock_change(ctx: Context, before: bytes | None) -> None:
 
     diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
     lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes")
+
+
+def uv_failed(uv_args: Sequence[str], code: int) -> CommandFailed:
+    """`uv X` exited non-zero in the container; uv has already said why on the terminal."""
+    return CommandFailed(
+        ["uv", *uv_args],
+        code,
+        message=f"uv {uv_args[0]} failed (exit {code}); uv's output is above",
+    )

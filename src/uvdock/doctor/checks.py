@@ -6,7 +6,6 @@ same reason twice. Processes start only through proc and the shim; nothing is ch
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     from uvdock.run.shim import Shim
 
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
-_UV_VERSION = re.compile(r"\buv (?P<version>\d+\.\d+(?:\.\d+)*\S*)")
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,10 @@ class _Checks:
         if self._shim is None:
             from uvdock.run.shim import Shim
 
-            self._shim = Shim(self.ctx)
+            ctx = self.ctx
+            self._shim = Shim(
+                ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run
+            )
         return self._shim
 
     @property
@@ -98,36 +99,23 @@ class _Checks:
         placement = self.shim.placement
         if placement.mode in ("local", "srun"):
             return _passed(placement.describe())
+        from uvdock.run import probe
+
         if placement.mode == "exec":
-            argv = [
-                placement.engine,
-                "container",
-                "inspect",
-                "--format",
-                "{{.State.Running}}",
-                placement.container,
-            ]
-            probe = proc.run(argv, env=self.ctx.env, check=False, timeout=60)
-            if not probe.ok:
+            info = probe.container(placement.engine, placement.container, self.ctx.env, timeout=60)
+            if info is None:
                 return _failed(
                     f"no container named {placement.container}",
                     "start it, or drop --container to use an image",
                 )
-            if probe.stdout.strip() != "true":
+            if not info.running:
                 return _failed(
                     f"container {placement.container} is not running",
                     f"{placement.engine} start {placement.container}",
                 )
             return _passed(f"container {placement.container} is running")
-        from uvdock.image.build import image_inspect_argv
-
-        probe = proc.run(
-            image_inspect_argv(placement.engine, placement.image),
-            env=self.ctx.env,
-            check=False,
-            timeout=60,
-        )
-        if not probe.ok:
+        found = probe.image(placement.engine, placement.image, self.ctx.env, timeout=60)
+        if not found.present:
             return _failed(
                 f"image {placement.image} is not present in {placement.engine}",
                 "uvdock image build (or uvdock image pull), or name one with --image",
@@ -149,19 +137,21 @@ class _Checks:
         return _passed(f"fresh containers mount {self.ctx.repo} at {where}")
 
     def uv(self) -> tuple[str, str, str]:
+        from uvdock.project.pyproject import required_uv_version
+        from uvdock.project.uvversion import parse, satisfies
+
         found = self.shim.capture(["uv", "--version"])
-        match = _UV_VERSION.search(found.stdout)
-        if not found.ok or match is None:
+        version = parse(found.stdout) if found.ok else None
+        if version is None:
             why = _last_line(found.stderr) or f"exit {found.returncode}"
             return _failed(
                 f"uv not found in the container ({why})",
                 "wrong image: use the one built from docker/Dockerfile.ci.dev (uvdock image build)",
             )
-        version = match["version"]
         required = required_uv_version(self.ctx.repo)
         if required is None:
             return _passed(f"uv {version} (no [tool.uv] required-version)")
-        if not version_satisfies(version, required):
+        if not satisfies(version, required):
             return _failed(
                 f"uv {version} does not satisfy required-version {required}",
                 "rebuild or pull the CI image (uvdock image build / uvdock image pull)",
@@ -234,35 +224,6 @@ class _Checks:
                 "fix the line (uvdock lts check lists every problem)",
             )
         return _passed(f"{configured} parses")
-
-
-def required_uv_version(repo: Path) -> str | None:
-    import tomllib
-
-    try:
-        with (repo / "pyproject.toml").open("rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    value = data.get("tool", {}).get("uv", {}).get("required-version")
-    return value if isinstance(value, str) else None
-
-
-def version_satisfies(version: str, required: str) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        wanted = Version(version)
-    except InvalidVersion:
-        return False
-    try:
-        return SpecifierSet(required).contains(wanted, prereleases=True)
-    except InvalidSpecifier:
-        try:
-            return Version(required) == wanted  # uv also takes a bare version
-        except InvalidVersion:
-            return False
 
 
 # (name, method, prerequisites): a check runs only when every prerequisite passed.

@@ -6,6 +6,9 @@ modes, blob ids and stages. `state.json` is written last, so a directory without
 unfinished save from a run that stopped before changing anything. Blob contents are kept
 as files because after `git add` the stage blobs are unreferenced and `git gc` may
 eventually prune them; restore writes them back into the object store when missing.
+
+Git itself is reached through a `GitIndex` the command passes in, so this module starts
+no process.
 """
 
 from __future__ import annotations
@@ -15,15 +18,42 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
 from uvdock import signals
 from uvdock.edit import atomic_write_bytes
-from uvdock.run import git
 
 STATE_FILE = "state.json"
 WORKTREE_FILE = "worktree"
+
+
+class IndexEntry(NamedTuple):
+    mode: str
+    sha: str
+    stage: int
+
+
+class GitIndex(Protocol):
+    """The index and object store of one repository, as a save and a restore need them."""
+
+    @property
+    def worktree(self) -> Path: ...
+    @property
+    def git_dir(self) -> Path: ...
+    def stage_entries(self, path: str) -> list[IndexEntry]: ...
+    def blob_bytes(self, sha: str) -> bytes: ...
+    def unmerged_listing(self, path: str) -> str:
+        """`git ls-files -u -- path` exactly as git prints it."""
+        ...
+
+    def has_object(self, sha: str) -> bool: ...
+    def store_blob(self, file: Path) -> None: ...
+    def set_entries(self, path: str, entries: Sequence[IndexEntry]) -> None:
+        """Replace every index entry of `path` (all stages) with `entries`, exactly."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -31,7 +61,7 @@ class SavedState:
     path: str  # repo-relative path of the lock, e.g. "uv.lock"
     worktree_present: bool
     worktree_mode: int
-    entries: tuple[git.IndexEntry, ...]
+    entries: tuple[IndexEntry, ...]
     unmerged_listing: str  # `git ls-files -u -- path` at save time
     ref: str
     operation: str | None
@@ -42,13 +72,13 @@ class SavedState:
         return self.folder / f"stage{stage}.blob"
 
 
-def state_dir(repo: Path) -> Path:
-    return git.git_dir(repo) / "uvdock" / "resolve-state"
+def state_dir(git_dir: Path) -> Path:
+    return git_dir / "uvdock" / "resolve-state"
 
 
-def load(repo: Path) -> SavedState | None:
+def load(git_dir: Path) -> SavedState | None:
     """The saved state, or None when there is none (an unfinished save counts as none)."""
-    folder = state_dir(repo)
+    folder = state_dir(git_dir)
     try:
         data = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -56,8 +86,7 @@ def load(repo: Path) -> SavedState | None:
     except (OSError, ValueError) as exc:
         raise OSError(f"{folder / STATE_FILE} is unreadable: {exc}") from exc
     entries = tuple(
-        git.IndexEntry(str(e["mode"]), str(e["sha"]), int(e["stage"]), str(data["path"]))
-        for e in data["entries"]
+        IndexEntry(str(e["mode"]), str(e["sha"]), int(e["stage"])) for e in data["entries"]
     )
     return SavedState(
         path=str(data["path"]),
@@ -72,27 +101,27 @@ def load(repo: Path) -> SavedState | None:
     )
 
 
-def save(repo: Path, path: str, *, ref: str, operation: str | None) -> SavedState:
+def save(index: GitIndex, path: str, *, ref: str, operation: str | None) -> SavedState:
     """Record the lock's working-tree bytes and every index entry of it."""
-    folder = state_dir(repo)
+    folder = state_dir(index.git_dir)
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    target = repo / path
+    target = index.worktree / path
     present = target.is_file()
     mode = 0o644
     if present:
         mode = target.stat().st_mode & 0o7777
         shutil.copyfile(target, staging / WORKTREE_FILE)
-    entries = git.stage_entries(repo, path)
+    entries = index.stage_entries(path)
     for entry in entries:
-        (staging / f"stage{entry.stage}.blob").write_bytes(git.blob_bytes(repo, entry.sha))
+        (staging / f"stage{entry.stage}.blob").write_bytes(index.blob_bytes(entry.sha))
     data = {
         "path": path,
         "worktree_present": present,
         "worktree_mode": mode,
         "entries": [{"mode": e.mode, "sha": e.sha, "stage": e.stage} for e in entries],
-        "unmerged_listing": git.ls_files_unmerged_text(repo, path),
+        "unmerged_listing": index.unmerged_listing(path),
         "ref": ref,
         "operation": operation,
         "created": time.time(),
@@ -101,7 +130,7 @@ def save(repo: Path, path: str, *, ref: str, operation: str | None) -> SavedStat
     _write_synced(staging / STATE_FILE, json.dumps(data, indent=1).encode())
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(staging, folder)
-    state = load(repo)
+    state = load(index.git_dir)
     assert state is not None  # just written
     return state
 
@@ -117,20 +146,20 @@ def _replace_file(target: Path, source: Path, mode: int) -> None:
     atomic_write_bytes(target, source.read_bytes(), mode=mode)
 
 
-def restore(repo: Path, state: SavedState) -> None:
+def restore(index: GitIndex, state: SavedState) -> None:
     """Put the lock's bytes and index entries back exactly as saved."""
     with signals.held():
         for entry in state.entries:
-            if not git.object_exists(repo, entry.sha):
-                git.hash_object_file(repo, state.blob_file(entry.stage))
-        target = repo / state.path
+            if not index.has_object(entry.sha):
+                index.store_blob(state.blob_file(entry.stage))
+        target = index.worktree / state.path
         if state.worktree_present:
             _replace_file(target, state.folder / WORKTREE_FILE, state.worktree_mode)
         else:
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
-        git.set_index_entries(repo, state.path, list(state.entries))
+        index.set_entries(state.path, state.entries)
 
 
-def discard(repo: Path) -> None:
-    shutil.rmtree(state_dir(repo), ignore_errors=True)
+def discard(git_dir: Path) -> None:
+    shutil.rmtree(state_dir(git_dir), ignore_errors=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.names import normalize_name
@@ -20,7 +21,6 @@ class ProjectDeps(NamedTuple):
     extras: tuple[str, ...]
     groups: tuple[str, ...]
     default_groups: tuple[str, ...]
-    required_uv: str | None
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
@@ -35,15 +35,26 @@ class ProjectDeps(NamedTuple):
         )
 
 
-def read(repo: Path) -> ProjectDeps:
+def _load(repo: Path) -> dict[str, Any]:
     path = repo / "pyproject.toml"
     try:
         with path.open("rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError as exc:
         raise InputRefused(f"{path}: no pyproject.toml in the repository") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputRefused(f"pyproject.toml is not valid TOML: {exc}") from exc
+
+
+def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        value = data.get(key, {})
+        data = value if isinstance(value, Mapping) else {}
+    return data
+
+
+def read(repo: Path) -> ProjectDeps:
+    data = _load(repo)
     project = data.get("project", {})
     uv = data.get("tool", {}).get("uv", {})
     default_groups = uv.get("default-groups", ["dev"])
@@ -51,8 +62,18 @@ def read(repo: Path) -> ProjectDeps:
         extras=tuple(project.get("optional-dependencies", {}) or ()),
         groups=tuple(data.get("dependency-groups", {}) or ()),
         default_groups=tuple(default_groups) if isinstance(default_groups, list) else (),
-        required_uv=uv.get("required-version"),
     )
+
+
+def required_uv_version(repo: Path) -> str | None:
+    """`[tool.uv] required-version`, or None when unset or the pyproject is unreadable
+    (a broken pyproject is uv's to report, in its own words)."""
+    try:
+        data = _load(repo)
+    except (InputRefused, OSError):
+        return None
+    value = _table(data, "tool", "uv").get("required-version")
+    return value if isinstance(value, str) else None
 
 
 def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,45 +1,64 @@
 """Which uv runs, and whether it matches what the project and the host expect.
 
 A different uv can rewrite uv.lock (its `revision`) for nothing, so a mismatch is worth a
-warning before anything is locked.
+warning before anything is locked. Pure: the callers run `uv --version` and pass its text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from uvdock.run import proc
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
-_VERSION = re.compile(r"\buv (\d+\.\d+\.\d+\S*)")
+# `uv 0.4.30`, `uv 0.5.0 (1a6d5e2b8 2024-11-07)`, `uv 0.4.18 (Homebrew 2024-10-02)`.
+_VERSION = re.compile(r"\buv (\d+\.\d+(?:\.\d+)*\S*)")
 
 
 def parse(output: str) -> str | None:
+    """The version in `uv --version` output, or None when there is none (uv missing)."""
     match = _VERSION.search(output)
     return match.group(1) if match else None
 
 
-def host_version(env: Mapping[str, str]) -> str | None:
-    if proc.which("uv", env) is None:
+def required_specifier(required: str) -> SpecifierSet | None:
+    """`[tool.uv] required-version` as uv reads it: a specifier set, or a bare version
+    meaning `==`. None when it is neither."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return SpecifierSet(required)
+    except InvalidSpecifier:
+        pass
+    try:
+        return SpecifierSet(f"=={Version(required)}")
+    except InvalidVersion:
         return None
-    out = proc.run(["uv", "--version"], env=env, check=False)
-    return parse(out.stdout) if out.ok else None
+
+
+def satisfies(version: str, required: str) -> bool:
+    """Whether uv `version` meets `required`; False when either does not parse."""
+    from packaging.version import InvalidVersion, Version
+
+    spec = required_specifier(required)
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return False
+    return spec is not None and spec.contains(wanted, prereleases=True)
 
 
 def mismatches(container: str, required: str | None, host: str | None) -> list[str]:
     problems: list[str] = []
     if required:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            spec = SpecifierSet(required if required[0] in "<>=!~" else f"=={required}")
-        except InvalidSpecifier:
+        if required_specifier(required) is None:
             problems.append(f"[tool.uv] required-version {required!r} is not a valid specifier")
-        else:
-            if container not in spec:
-                problems.append(
-                    f"the container's uv {container} does not satisfy [tool.uv] required-version {required}"
-                )
+        elif not satisfies(container, required):
+            problems.append(
+                f"the container's uv {container} does not satisfy [tool.uv] required-version {required}"
+            )
     if host and host != container:
         problems.append(
             f"the host's uv is {host}, the container's is {container}: uvdock uses the container's "

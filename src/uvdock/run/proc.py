@@ -148,10 +148,15 @@ def _wait(pid: int) -> int:
 
 
 def _wait_for(pid: int, timeout: float) -> int | None:
-    """The child's exit code, or None when it is still running after `timeout` seconds."""
+    """The child's exit code (-1 when unknown), or None when it is still running after
+    `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            # Already reaped: Ctrl-C landed just after waitpid returned, and its status is lost.
+            return -1
         if done:
             return _exit_code(status)
         if time.monotonic() >= deadline:

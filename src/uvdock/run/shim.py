@@ -12,10 +12,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from uvdock.context import Context
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.run import engines, proc
+
+if TYPE_CHECKING:
+    from uvdock.config import Config
+    from uvdock.output import Output
 
 RUN_MARKER = "UVDOCK_RUN"
 # Kills every process whose environment carries UVDOCK_RUN=<id>: `docker exec` has no
@@ -28,25 +32,24 @@ _KILL_TAGGED = (
 _CACHE_FILE = "verified-containers"
 
 
-def pick_engine(ctx: Context) -> str:
+def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool) -> str:
     """docker or podman: the one asked for, else the one most likely to be reachable."""
-    asked = ctx.config.engine
     if asked in engines.CONTAINER_ENGINES:
-        if proc.which(asked, ctx.env) is None and not ctx.dry_run:
+        if proc.which(asked, env) is None and not dry_run:
             raise EnvironmentUnusable(
                 f"--engine {asked}: `{asked}` is not installed or not on PATH"
             )
         return asked
-    has_docker = proc.which("docker", ctx.env) is not None
-    has_podman = proc.which("podman", ctx.env) is not None
-    docker_daemon = bool(ctx.env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
+    has_docker = proc.which("docker", env) is not None
+    has_podman = proc.which("podman", env) is not None
+    docker_daemon = bool(env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
     if has_docker and docker_daemon:
         return "docker"
     if has_podman:
         return "podman"
     if has_docker:
         return "docker"
-    if ctx.dry_run:
+    if dry_run:
         return "docker"
     raise EnvironmentUnusable(
         "no container engine found: install docker or podman, or use --engine srun / --engine local",
@@ -67,8 +70,22 @@ def invoking_user(env: Mapping[str, str]) -> tuple[int, int] | None:
 
 
 class Shim:
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
+    """Runs commands where the configuration says uv belongs, for one repository."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        repo: Path,
+        env: Mapping[str, str],
+        out: Output,
+        dry_run: bool = False,
+    ) -> None:
+        self.config = config
+        self.repo = repo
+        self.env = env
+        self.out = out
+        self.dry_run = dry_run
         self.run_id = os.urandom(6).hex()
         self._usable = False
 
@@ -76,15 +93,13 @@ class Shim:
 
     @cached_property
     def placement(self) -> engines.Placement:
-        cfg = self.ctx.config
+        cfg = self.config
         mode = cfg.engine
-        if mode == "local" or (
-            mode == "auto" and engines.inside_ci_container(self.ctx.env, cfg.venv)
-        ):
+        if mode == "local" or (mode == "auto" and engines.inside_ci_container(self.env, cfg.venv)):
             return engines.Placement("local")
         if mode == "srun":
             return engines.Placement("srun", "srun", image=cfg.image, extra_args=cfg.engine_args)
-        engine = pick_engine(self.ctx)
+        engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run)
         if cfg.container:
             return engines.Placement(
                 "exec", engine, container=cfg.container, env=((RUN_MARKER, self.run_id),)
@@ -98,23 +113,21 @@ class Shim:
 
     @cached_property
     def mounts(self) -> engines.Mounts:
-        cfg = self.ctx.config
+        cfg = self.config
         cache: str | None = cfg.uv_cache
-        if cache and not self.ctx.dry_run:
+        if cache and not self.dry_run:
             try:
                 Path(cache).mkdir(parents=True, exist_ok=True)
             except OSError:
-                self.ctx.out.warn(
-                    f"uv cache {cache} cannot be created; running without a cache mount"
-                )
+                self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
                 cache = None
-        return engines.Mounts(self.ctx.repo, cfg.workdir, cache, cfg.container_uv_cache)
+        return engines.Mounts(self.repo, cfg.workdir, cache, cfg.container_uv_cache)
 
     @cached_property
     def target(self) -> engines.Placement:
         """The placement to use now: an exec target is resolved to its verified id."""
         placement = self.placement
-        if placement.mode == "exec" and not self.ctx.dry_run:
+        if placement.mode == "exec" and not self.dry_run:
             return self._exec_target(placement)
         return placement
 
@@ -125,31 +138,14 @@ class Shim:
 
     # -- safety checks -------------------------------------------------------------------
 
-    def _inspect(self, engine: str, target: str) -> dict[str, object] | None:
-        # Plain JSON rather than --format: docker says .Id where podman's template says .ID.
-        out = proc.run([engine, "container", "inspect", target], env=self.ctx.env, check=False)
-        if not out.ok:
-            return None
-        import json
-
-        try:
-            info = json.loads(out.stdout)[0]
-        except (ValueError, IndexError, KeyError):
-            return None
-        return {
-            "id": info.get("Id") or info.get("ID"),
-            "running": bool((info.get("State") or {}).get("Running")),
-            "mounts": info.get("Mounts") or [],
-        }
-
     def _cache_path(self) -> Path:
         from uvdock.run import git
 
-        return git.git_dir(self.ctx.repo) / "uvdock" / _CACHE_FILE
+        return git.git_dir(self.repo) / "uvdock" / _CACHE_FILE
 
     def _cache_key(self, placement: engines.Placement) -> str:
         # Mounts never change after creation, so a verified id stays valid for this repo path.
-        return f"{placement.engine}:{placement.container}:{self.ctx.config.workdir}:{self.ctx.repo}"
+        return f"{placement.engine}:{placement.container}:{self.config.workdir}:{self.repo}"
 
     def _read_cache(self) -> dict[str, str]:
         # Tab-separated lines rather than JSON: this is read on every exec, and importing
@@ -179,20 +175,21 @@ class Shim:
 
     def verify_container(self, placement: engines.Placement) -> str:
         """The container's id, after checking it runs and mounts this repo at the workdir."""
-        info = self._inspect(placement.engine, placement.container)
+        from uvdock.run import probe  # only on the uncached path: the cached exec skips it
+
+        info = probe.container(placement.engine, placement.container, self.env)
         if info is None:
             raise EnvironmentUnusable(
                 f"no container named {placement.container} ({placement.engine} container inspect failed)",
                 hint="start one with the repository mounted, or use --image to run a fresh container",
             )
-        if not info["running"]:
+        if not info.running:
             raise EnvironmentUnusable(
                 f"container {placement.container} is not running (start it first)"
             )
-        workdir = self.ctx.config.workdir
-        mounts = info["mounts"]
-        source = engines.mounted_at(mounts if isinstance(mounts, list) else [], workdir)
-        repo = self.ctx.repo.resolve()
+        workdir = self.config.workdir
+        source = engines.mounted_at(info.mounts, workdir)
+        repo = self.repo.resolve()
         if source is None or Path(source).resolve() != repo:
             where = f"mounts {source}" if source else "mounts nothing"
             raise EnvironmentUnusable(
@@ -200,9 +197,8 @@ class Shim:
                 "refusing to run uv on another checkout",
                 hint=f"start a container with -v {repo}:{workdir}, or use --image",
             )
-        container_id = str(info["id"])
-        self._remember(placement, container_id)
-        return container_id
+        self._remember(placement, info.id)
+        return info.id
 
     def _exec_target(self, placement: engines.Placement) -> engines.Placement:
         """Exec by the verified id: a container recreated under the same name is re-checked."""
@@ -222,16 +218,16 @@ class Shim:
 
     def _check_usable(self) -> None:
         placement = self.placement
-        if self.ctx.dry_run or placement.mode == "local":
+        if self.dry_run or placement.mode == "local":
             if (
                 placement.mode == "local"
-                and proc.which("uv", self.ctx.env) is None
-                and not self.ctx.dry_run
+                and not self.dry_run
+                and proc.which("uv", self.env) is None
             ):
                 raise EnvironmentUnusable("uv is not on PATH in this container")
             return
         if placement.mode == "srun":
-            if proc.which("srun", self.ctx.env) is None:
+            if proc.which("srun", self.env) is None:
                 raise EnvironmentUnusable(
                     "--engine srun: `srun` is not on PATH (not on a Slurm login node?)"
                 )
@@ -239,17 +235,14 @@ class Shim:
         if placement.mode == "exec":
             self.verify_container(placement)
             return
-        probe = proc.run(
-            [placement.engine, "image", "inspect", "--format", "{{.Id}}", placement.image],
-            env=self.ctx.env,
-            check=False,
-        )
-        if not probe.ok:
-            unreachable = "Cannot connect" in probe.stderr or "connect:" in probe.stderr
-            if unreachable:
-                raise EnvironmentUnusable(
-                    f"{placement.engine} is installed but its daemon is not reachable: {probe.stderr.strip().splitlines()[-1]}"
-                )
+        from uvdock.run import probe
+
+        found = probe.image(placement.engine, placement.image, self.env)
+        if found.unreachable:
+            raise EnvironmentUnusable(
+                f"{placement.engine} is installed but its daemon is not reachable: {found.stderr.strip().splitlines()[-1]}"
+            )
+        if not found.present:
             raise EnvironmentUnusable(
                 f"image {placement.image} is not present in {placement.engine}",
                 hint="build it with `uvdock image build`, pull it with `uvdock image pull`, or name another with --image",
@@ -265,8 +258,8 @@ class Shim:
             raise InputRefused("no command given")
         if tty is None:
             tty = sys.stdin.isatty() and sys.stdout.isatty()
-        if self.ctx.dry_run:
-            self.ctx.out.command(self.argv(command, tty=tty))
+        if self.dry_run:
+            self.out.command(self.argv(command, tty=tty))
             return 0
         if self.placement.mode == "run":
             self.check_usable()
@@ -298,23 +291,21 @@ class Shim:
     def capture(self, command: Sequence[str]) -> proc.Completed:
         if self.placement.mode == "run":
             self.check_usable()
-        return proc.run(
-            self.argv(command, tty=False), cwd=self.ctx.repo, env=self.ctx.env, check=False
-        )
+        return proc.run(self.argv(command, tty=False), cwd=self.repo, env=self.env, check=False)
 
     def _foreground(self, argv: list[str]) -> int:
-        if self.ctx.out.verbose:
+        if self.out.verbose:
             import shlex
 
-            self.ctx.out.detail("+ " + shlex.join(argv))
-        return proc.run_foreground(
-            argv, cwd=self.ctx.repo, env=self.ctx.env, on_interrupt=self._stop
-        )
+            self.out.detail("+ " + shlex.join(argv))
+        return proc.run_foreground(argv, cwd=self.repo, env=self.env, on_interrupt=self._stop)
 
     def _verified_container_gone(self) -> bool:
         placement = self.placement
         cached = self._verified_id(placement)
-        if cached and self._inspect(placement.engine, cached) is None:
+        from uvdock.run import probe
+
+        if cached and probe.container(placement.engine, cached, self.env) is None:
             self._remember(placement, None)
             return True
         return False
@@ -333,7 +324,7 @@ class Shim:
                     RUN_MARKER,
                     self.run_id,
                 ],
-                env=self.ctx.env,
+                env=self.env,
                 check=False,
                 timeout=20,
             )
@@ -341,27 +332,25 @@ class Shim:
             name = f"uvdock-{self.run_id}"
             proc.run(
                 [placement.engine, "kill", "--signal", "INT", name],
-                env=self.ctx.env,
+                env=self.env,
                 check=False,
                 timeout=20,
             )
 
     def _give_back(self, writes: Sequence[str]) -> None:
         """Files a root container wrote into the repo go back to the invoking user."""
-        user = invoking_user(self.ctx.env)
+        user = invoking_user(self.env)
         if self.placement.mode == "local" or user is None:
             return
         uid, gid = user
         foreign = [
-            w
-            for w in writes
-            if (self.ctx.repo / w).exists() and (self.ctx.repo / w).stat().st_uid != uid
+            w for w in writes if (self.repo / w).exists() and (self.repo / w).stat().st_uid != uid
         ]
         if not foreign:
             return
-        targets = [f"{self.ctx.config.workdir}/{w}" for w in foreign]
+        targets = [f"{self.config.workdir}/{w}" for w in foreign]
         argv = self.argv(["chown", f"{uid}:{gid}", "--", *targets])
-        if proc.run(argv, env=self.ctx.env, check=False).returncode != 0:
-            self.ctx.out.warn(
+        if proc.run(argv, env=self.env, check=False).returncode != 0:
+            self.out.warn(
                 f"could not give {', '.join(foreign)} back to uid {uid}; fix with sudo chown"
             )
