@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from uvdock.cli_spec import GlobalOptions
-from uvdock.context import Context
+from uvdock.commands.context import Context
 from uvdock.output import Output
 
 

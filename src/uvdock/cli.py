@@ -86,7 +86,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = command.parse(rest, lambda: _command_parser(key, spec))
 
     from uvdock.cli_spec import GlobalOptions
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
     from uvdock.output import Output
 
     after = {name: getattr(args, name) for name in GlobalOptions._fields if hasattr(args, name)}

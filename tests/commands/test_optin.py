@@ -8,7 +8,7 @@ import pytest
 
 from uvdock.cli_spec import GlobalOptions
 from uvdock.commands import optin
-from uvdock.context import Context
+from uvdock.commands.context import Context
 from uvdock.errors import InputRefused
 from uvdock.output import Output
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import commit_all
 
 from uvdock.cli_spec import GlobalOptions
-from uvdock.context import Context
+from uvdock.commands.context import Context
 from uvdock.doctor import checks as doctor_checks
 from uvdock.output import Output
 

@@ -10,7 +10,7 @@ from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.stream import stream
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 class Command(BaseCommand):

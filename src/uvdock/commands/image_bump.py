@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from uvdock.commands.base import Command as BaseCommand
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
     from uvdock.image.bump import BumpPlan
 
 

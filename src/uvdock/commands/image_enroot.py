@@ -10,7 +10,7 @@ from uvdock.commands.stream import stream
 from uvdock.errors import EnvironmentUnusable
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 class Command(BaseCommand):

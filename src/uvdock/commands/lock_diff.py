@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.context import Context
 from uvdock.commands.lockdiff_view import show_lock_diff
-from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.lock import lockfile
 

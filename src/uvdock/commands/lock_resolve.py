@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from uvdock import signals
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
+from uvdock.commands.context import Context
 from uvdock.commands.lockdiff_view import show_lock_diff
-from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
 from uvdock.errors import CheckFailed, InputRefused, Interrupted
 from uvdock.lock import lockfile, resolve_state

@@ -10,7 +10,7 @@ from uvdock.errors import CheckFailed
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 @dataclass(frozen=True)

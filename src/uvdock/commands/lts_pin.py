@@ -12,8 +12,8 @@ from uvdock.errors import InputRefused
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
+    from uvdock.commands.context import Context
     from uvdock.config import Config
-    from uvdock.context import Context
 
 
 def next_steps(config: Config) -> list[str]:

@@ -9,7 +9,7 @@ from uvdock.commands.base import Command as BaseCommand
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 class Command(BaseCommand):

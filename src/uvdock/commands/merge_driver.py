@@ -19,7 +19,7 @@ import argparse
 from pathlib import Path
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.context import Context
+from uvdock.commands.context import Context
 from uvdock.edit import FileEdit, apply, plan_diff, read_text
 from uvdock.run import git
 

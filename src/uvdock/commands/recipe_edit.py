@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
     from uvdock.recipes.parse import Recipe
     from uvdock.recipes.plan import Plan
 

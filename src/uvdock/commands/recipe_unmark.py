@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from uvdock.commands import base
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 class Command(base.Command):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.context import Context
 from uvdock.commands.depchange import change_dependencies
-from uvdock.context import Context
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ from uvdock.errors import InputRefused
 if TYPE_CHECKING:
     import argparse
 
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 class Command(BaseCommand):

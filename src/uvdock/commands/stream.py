@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from uvdock.errors import CommandFailed
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
+    from uvdock.commands.context import Context
 
 
 def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> None:

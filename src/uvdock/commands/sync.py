@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.context import Context
+from uvdock.commands.context import Context
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from uvdock.context import Context
+from uvdock.commands.context import Context
 from uvdock.errors import CommandFailed
 from uvdock.run.shim import Shim
 
