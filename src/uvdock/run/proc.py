@@ -151,7 +151,10 @@ def _wait_for(pid: int, timeout: float) -> int | None:
     """The child's exit code, or None when it is still running after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # Ctrl-C landed just after an earlier wait reaped it
+            return 130
         if done:
             return _exit_code(status)
         if time.monotonic() >= deadline:
