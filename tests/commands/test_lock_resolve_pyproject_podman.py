@@ -1,0 +1,54 @@
+"""`lock resolve` merges pyproject.toml and relocks in a real container (podman, test image)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import git
+from lockconflict import build_wheels, uv_lock
+from pyprojectconflict import BASE, add_to, make_pyproject_conflict
+
+from uvdock.lock import lockfile, resolve_state
+
+pytestmark = pytest.mark.engine
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheels(tmp_path_factory.mktemp("wheels"))
+
+
+def test_merges_pyproject_and_relocks_in_container(
+    engine_image: str, wheelhouse: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    conflict = make_pyproject_conflict(
+        tmp_path,
+        wheelhouse,
+        "rebase",
+        main=add_to(BASE, "group", "alpha"),
+        feature=add_to(BASE, "group", "beta"),
+    )
+    result = run_cli(
+        "--repo",
+        conflict.repo,
+        "--engine",
+        "podman",
+        "--image",
+        engine_image,
+        "lock",
+        "resolve",
+        "--onto",
+        "main",
+        "--no-fetch",
+    )
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert git(conflict.repo, "ls-files", "-u") == ""
+    packages = lockfile.read_packages(conflict.lock.read_bytes())
+    assert {"alpha", "beta", "delta"} <= packages.keys()
+    assert uv_lock(conflict.repo, "--check").returncode == 0
+    text = (conflict.repo / "pyproject.toml").read_text()
+    assert '    "alpha",\n' in text and '    "beta",\n' in text
+    assert not resolve_state.state_dir(conflict.repo).exists()
+    git(conflict.repo, "-c", "core.editor=true", "rebase", "--continue")
