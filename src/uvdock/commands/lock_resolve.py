@@ -232,7 +232,7 @@ class Command(BaseCommand):
             )
             return
         if merge is not None:
-            pyproject_resolve.show_taken(ctx, merge)
+            pyproject_resolve.show_taken(ctx, merge, operation)
         ctx.out.info(f"resolved {LOCK} on top of {ref} and staged it")
         show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}")
         if others:

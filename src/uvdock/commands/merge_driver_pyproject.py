@@ -60,8 +60,8 @@ class Command(BaseCommand):
             else:
                 if result.text is not None:
                     atomic_write_bytes(args.ours, result.text.encode("utf-8"))
-                    ctx.out.warn(
-                        f"uvdock merged the dependency declarations of {args.path} "
+                    ctx.out.info(
+                        f"uvdock: merged the dependency declarations of {args.path} "
                         f"({len(result.taken)} changes from both sides)"
                     )
                     return 0

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from uvdock.lock.pyproject_merge import MergeResult
 
 PYPROJECT = "pyproject.toml"
-SIDES = "ours = stage 2 (HEAD; in a rebase, the branch being rebased onto), theirs = stage 3"
+
+
+def sides(operation: str | None) -> str:
+    """What ours and theirs are: a rebase swaps them."""
+    if operation == "rebase":
+        return "ours = the branch you rebase onto, theirs = your commit being replayed"
+    return "ours = HEAD, theirs = what is being merged in"
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,7 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
         count = len(result.conflicts)
         raise InputRefused(
             f"{PYPROJECT}: {count} conflict{'s' if count > 1 else ''} uvdock will not decide "
-            f"({SIDES}); nothing was changed:\n{lines}",
+            f"({sides(git.in_progress_operation(repo))}); nothing was changed:\n{lines}",
             hint=f"edit {PYPROJECT}, `git add {PYPROJECT}`, then run `uvdock lock resolve` again",
         )
     current = (repo / PYPROJECT).read_bytes() if (repo / PYPROJECT).is_file() else b""
@@ -105,8 +111,8 @@ def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
     ctx.out.command(["git", "add", "--", PYPROJECT])
 
 
-def show_taken(ctx: Context, merge: PyprojectMerge) -> None:
-    ctx.out.info(f"merged {PYPROJECT} ({SIDES}) and staged it:")
+def show_taken(ctx: Context, merge: PyprojectMerge, operation: str | None) -> None:
+    ctx.out.info(f"merged {PYPROJECT} ({sides(operation)}) and staged it:")
     for t in merge.result.taken:
         entry = f" {t.entry}" if t.entry else ""
         ctx.out.info(f"  {t.side:6} {t.change:7} {t.path}{entry}")
