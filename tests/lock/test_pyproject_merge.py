@@ -10,7 +10,8 @@ from conftest import SHARED_MEGATRON
 
 from uvdock.lock.pyproject_merge import merge_pyproject
 
-MEGATRON = (SHARED_MEGATRON / "pyproject.toml").read_text(encoding="utf-8")
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "megatron-lm" / "pyproject.toml"
+MEGATRON = EXAMPLE.read_text(encoding="utf-8")  # the real file, as the repository ships it
 
 # Each side's edits as (old, new) text replacements on Megatron-LM's file.
 OURS_EDITS = (
@@ -203,5 +204,7 @@ def test_unparseable_side_raises_value_error() -> None:
 
 
 def test_example_copy_is_the_shared_file() -> None:
-    example = Path(__file__).resolve().parents[2] / "examples" / "megatron-lm" / "pyproject.toml"
-    assert example.read_text(encoding="utf-8") == MEGATRON
+    shared = SHARED_MEGATRON / "pyproject.toml"
+    if not shared.is_file():
+        pytest.skip("../shared/megatron-lm is not available (a user's clone has none)")
+    assert shared.read_text(encoding="utf-8") == MEGATRON

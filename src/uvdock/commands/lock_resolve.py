@@ -170,6 +170,7 @@ class Command(BaseCommand):
                 if merge is not None:
                     atomic_write_bytes(repo / PYPROJECT, merge.merged)
                     git.add(repo, PYPROJECT)
+                    pyproject_resolve.show_taken(ctx, merge, operation)
                 atomic_write_bytes(repo / LOCK, ref_lock)
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
                 code = shim.run_uv(["lock"], writes=(LOCK,))
@@ -231,8 +232,6 @@ class Command(BaseCommand):
                 }
             )
             return
-        if merge is not None:
-            pyproject_resolve.show_taken(ctx, merge, operation)
         ctx.out.info(f"resolved {LOCK} on top of {ref} and staged it")
         show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}")
         if others:
