@@ -194,6 +194,12 @@ def test_dry_run_shows_the_merged_file_and_changes_nothing(
     assert '+    "alpha",\n' not in out  # both additions were already in the marked file
     assert "git add -- pyproject.toml" in out and "uv lock" in out
     assert full_snapshot(conflict.repo) == before
+    as_json = run_cli("--repo", conflict.repo, "--dry-run", "--json", *ONTO_MAIN)
+    assert as_json.code == 0, as_json.err  # type: ignore[attr-defined]
+    report = json.loads(as_json.out)["pyproject"]  # type: ignore[attr-defined]
+    assert report["merged"] is True
+    assert [t["entry"] for t in report["taken"]["theirs"]] == ["alpha"]  # main, merged in
+    assert full_snapshot(conflict.repo) == before
 
 
 def test_failed_relock_restores_both_files_and_stages(

@@ -134,6 +134,11 @@ class Command(BaseCommand):
             ctx.out.info(f"would write {ref}:{LOCK} ({sha}) to {LOCK}, then run:")
             shim.run_uv(["lock"], writes=(LOCK,))
             ctx.out.command(["git", "add", "--", LOCK])
+            if ctx.out.json_mode:
+                pyproject = merge.report() if merge is not None else None
+                ctx.out.json(
+                    {"conflict": True, "dry_run": True, "ref": ref, "pyproject": pyproject}
+                )
             return 0
         result = self._relock(ctx, shim, ref, ref_lock, operation, merge)
         self._report(ctx, ref, ref_lock, result, operation, merge)
