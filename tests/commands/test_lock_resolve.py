@@ -108,17 +108,13 @@ def test_markers_without_unmerged_entries(
     assert_resolved(conflict)
 
 
-def test_pyproject_conflict_is_refused_and_nothing_changes(
+def test_pyproject_with_staged_conflict_markers_is_refused(
     wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
+    # An unmerged pyproject.toml is merged (test_lock_resolve_pyproject.py); one staged
+    # with its markers still in it is refused.
     conflict = make_conflict(tmp_path, wheelhouse, "merge", feature_in_dependencies=True)
     assert git(conflict.repo, "ls-files", "-u", "pyproject.toml")
-    before = snapshot(conflict.repo)
-    result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
-    assert result.code == 2
-    assert "pyproject.toml" in result.err
-    assert snapshot(conflict.repo) == before
-    # Markers left in a staged pyproject.toml are refused as well.
     git(conflict.repo, "add", "pyproject.toml")
     before = snapshot(conflict.repo)
     again = run_cli("--repo", conflict.repo, *ONTO_MAIN)

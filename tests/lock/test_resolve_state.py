@@ -101,3 +101,38 @@ def test_unfinished_save_counts_as_none(make_repo: Callable[..., Path]) -> None:
     assert resolve_state.load(repo / ".git") is None
     state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
     assert not partial.exists() and state.folder == resolve_state.state_dir(repo / ".git")
+
+
+def test_files_saved_along_are_restored_exactly(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"uv.lock": "version = 1\na\n", "pyproject.toml": "[project]\nx = 1\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "uv.lock").write_text("version = 1\nfeature\n")
+    (repo / "pyproject.toml").write_text("[project]\nx = 2\n")
+    commit_all(repo, "feature")
+    git(repo, "checkout", "-q", "main")
+    (repo / "uv.lock").write_text("version = 1\nmain\n")
+    (repo / "pyproject.toml").write_text("[project]\nx = 3\n")
+    commit_all(repo, "main")
+    git(repo, "merge", "feature", check=False)
+    before = (
+        state_of(repo),
+        (repo / "pyproject.toml").read_bytes(),
+        git(repo, "ls-files", "-s", "pyproject.toml"),
+    )
+    assert before[2].count("\n") == 3
+    state = resolve_state.save(
+        RepoIndex(repo), "uv.lock", ref="main", operation="merge", also=("pyproject.toml",)
+    )
+    assert [s.path for s in state.also] == ["pyproject.toml"]
+    (repo / "pyproject.toml").write_text("[project]\nx = 4\n")
+    (repo / "uv.lock").write_text("version = 1\nrelocked\n")
+    git(repo, "add", "uv.lock", "pyproject.toml")
+    loaded = resolve_state.load(repo / ".git")
+    assert loaded is not None and loaded.also[0].entries == state.also[0].entries
+    resolve_state.restore(RepoIndex(repo), loaded)
+    after = (
+        state_of(repo),
+        (repo / "pyproject.toml").read_bytes(),
+        git(repo, "ls-files", "-s", "pyproject.toml"),
+    )
+    assert after == before

@@ -4,6 +4,8 @@ The recipe: take REF's uv.lock (by name, so a rebase's swapped ours/theirs does 
 matter), relock in the CI container, stage it. Before anything changes the lock's bytes
 and all its index stages are saved under .git/uvdock/resolve-state/; any failure, Ctrl-C
 or SIGTERM puts them back exactly, and `--abort` does the same after a hard kill.
+An unmerged pyproject.toml is merged first (commands.pyproject_resolve), written and
+staged inside the same guard, and saved and restored with the lock.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock import signals
+from uvdock.commands import pyproject_resolve
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
 from uvdock.commands.context import Context
@@ -139,13 +142,17 @@ class Command(BaseCommand):
             )
         current = _read(repo / LOCK)
         unmerged = git.unmerged_entries(repo, LOCK)
-        if not unmerged and not (current and lockfile.has_conflict_markers(current)):
+        pyproject_unmerged = pyproject_resolve.is_unmerged(repo)
+        lock_conflict = unmerged or (current and lockfile.has_conflict_markers(current))
+        if not lock_conflict and not pyproject_unmerged:
             if ctx.out.json_mode:
                 ctx.out.json({"conflict": False})
             else:
                 ctx.out.info(f"{LOCK} has no conflict; nothing to do")
             return 0
-        check_pyproject(ctx)
+        merge = pyproject_resolve.merge_unmerged(ctx) if pyproject_unmerged else None
+        if merge is None:
+            check_pyproject(ctx)
         ref = args.onto or ctx.config.base_ref
         if not args.no_fetch:
             fetch_ref(ctx, ref)
@@ -157,13 +164,21 @@ class Command(BaseCommand):
         if ctx.dry_run:
             sha = git.rev_parse(repo, ref)[:12]
             folder = resolve_state.state_dir(index.git_dir)
-            ctx.out.info(f"would save {LOCK} and its index entries to {folder}")
+            if merge is not None:
+                pyproject_resolve.show_plan(ctx, merge)
+            saved = f"{LOCK} and {PYPROJECT}" if merge is not None else LOCK
+            ctx.out.info(f"would save {saved} and their index entries to {folder}")
             ctx.out.info(f"would write {ref}:{LOCK} ({sha}) to {LOCK}, then run:")
             shim.run_uv(["lock"], writes=(LOCK,))
             ctx.out.command(["git", "add", "--", LOCK])
+            if ctx.out.json_mode:
+                pyproject = merge.report() if merge is not None else None
+                ctx.out.json(
+                    {"conflict": True, "dry_run": True, "ref": ref, "pyproject": pyproject}
+                )
             return 0
-        result = self._relock(ctx, index, shim, ref, ref_lock, operation)
-        self._report(ctx, ref, ref_lock, result, operation)
+        result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
+        self._report(ctx, ref, ref_lock, result, operation, merge)
         return 0
 
     def _ref_lock(self, ctx: Context, ref: str) -> bytes:
@@ -186,19 +201,26 @@ class Command(BaseCommand):
         ref: str,
         ref_lock: bytes,
         operation: str | None,
+        merge: pyproject_resolve.PyprojectMerge | None,
     ) -> bytes:
         repo = ctx.repo
-        state = resolve_state.save(index, LOCK, ref=ref, operation=operation)
+        also = (PYPROJECT,) if merge is not None else ()
+        state = resolve_state.save(index, LOCK, ref=ref, operation=operation, also=also)
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
+        files = f"{LOCK}, {PYPROJECT}" if merge is not None else LOCK
         try:
             with signals.sigterm_as_interrupt():
+                if merge is not None:
+                    atomic_write_bytes(repo / PYPROJECT, merge.merged)
+                    git.add(repo, PYPROJECT)
+                    pyproject_resolve.show_taken(ctx, merge, operation)
                 atomic_write_bytes(repo / LOCK, ref_lock)
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
                 code = shim.run_uv(["lock"], writes=(LOCK,))
                 if code != 0:
                     raise CheckFailed(
                         f"`uv lock` failed (exit {code}) on top of {ref}'s {LOCK}; "
-                        f"{LOCK} and its index entries are back as they were",
+                        f"{files} and their index entries are back as they were",
                         hint=f"fix what uv reports above (usually in {PYPROJECT}), then run "
                         "`uvdock lock resolve` again",
                     )
@@ -210,7 +232,7 @@ class Command(BaseCommand):
             self._restore_after(ctx, index, state)
             if isinstance(exc, KeyboardInterrupt | Interrupted):
                 raise Interrupted(
-                    f"interrupted; {LOCK} and its index entries are back as they were"
+                    f"interrupted; {files} and their index entries are back as they were"
                 ) from None
             raise
         resolve_state.discard(index.git_dir)
@@ -230,10 +252,16 @@ class Command(BaseCommand):
         resolve_state.discard(index.git_dir)
 
     def _report(
-        self, ctx: Context, ref: str, ref_lock: bytes, result: bytes, operation: str | None
+        self,
+        ctx: Context,
+        ref: str,
+        ref_lock: bytes,
+        result: bytes,
+        operation: str | None,
+        merge: pyproject_resolve.PyprojectMerge | None,
     ) -> None:
         diff = lockfile.diff_locks(ref_lock, result)
-        others = [p for p in git.unmerged_paths(ctx.repo) if p != LOCK]
+        others = [p for p in git.unmerged_paths(ctx.repo) if p not in (LOCK, PYPROJECT)]
         step = NEXT_STEP.get(operation or "", "git commit")
         if ctx.out.json_mode:
             ctx.out.json(
@@ -245,6 +273,7 @@ class Command(BaseCommand):
                     "other_conflicts": others,
                     "next_step": step,
                     "diff": diff.to_json(),
+                    "pyproject": merge.report() if merge is not None else None,
                 }
             )
             return
@@ -270,5 +299,6 @@ class Command(BaseCommand):
         if ctx.out.json_mode:
             ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
         else:
-            ctx.out.info(f"restored {state.path} and its index entries as they were")
+            paths = " and ".join([state.path, *(s.path for s in state.also)])
+            ctx.out.info(f"restored {paths} and their index entries as they were")
         return 0

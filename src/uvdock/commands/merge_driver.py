@@ -9,6 +9,11 @@ the base ref's lock by name (correct in merges *and* rebases, where ours/theirs 
 relocks. Taking %B instead would be wrong in rebases, and succeeding would hide the need
 to relock. The driver is a plain shell line, so it works even where uvdock is not on PATH.
 
+With `--pyproject`, a second driver `uvdock-pyproject` merges pyproject.toml's dependency
+declarations (commands.merge_driver_pyproject) and falls back to git's conflict markers on
+a real conflict. It runs this uvdock (the interpreter's absolute path), so it works in
+git's environment without uvdock on PATH.
+
 Only this clone is touched: `merge.uvdock-lock.*` in .git/config and one line in
 .git/info/attributes (not the tracked .gitattributes, which other people share).
 """
@@ -16,6 +21,8 @@ Only this clone is touched: `merge.uvdock-lock.*` in .git/config and one line in
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from pathlib import Path
 
 from uvdock.commands.base import Command as BaseCommand
@@ -30,15 +37,28 @@ DRIVER_COMMAND = (
     'finish with: uvdock lock resolve" >&2; exit 1'
 )
 ATTRIBUTE_LINE = f"uv.lock merge={DRIVER}"
+PYPROJECT_DRIVER = "uvdock-pyproject"
+PYPROJECT_ATTRIBUTE_LINE = f"pyproject.toml merge={PYPROJECT_DRIVER}"
 
 
-def attributes_edit(path: Path, display: str) -> FileEdit:
+def pyproject_driver_config() -> dict[str, str]:
+    command = shlex.join([sys.executable, "-m", "uvdock", "merge-driver", "pyproject"])
+    return {
+        f"merge.{PYPROJECT_DRIVER}.name": "pyproject.toml: merge dependency declarations (uvdock)",
+        f"merge.{PYPROJECT_DRIVER}.driver": f"{command} --marker-size %L %O %A %B %P",
+    }
+
+
+def attributes_edit(
+    path: Path, display: str, wanted: tuple[str, ...] = (ATTRIBUTE_LINE,)
+) -> FileEdit:
     old = read_text(path) if path.is_file() else ""
-    lines = old.splitlines()
-    if ATTRIBUTE_LINE in (line.strip() for line in lines):
+    present = {line.strip() for line in old.splitlines()}
+    missing = [line for line in wanted if line not in present]
+    if not missing:
         return FileEdit(path, old, old, display)
     prefix = old if not old or old.endswith("\n") else old + "\n"
-    return FileEdit(path, old, prefix + ATTRIBUTE_LINE + "\n", display)
+    return FileEdit(path, old, prefix + "".join(f"{line}\n" for line in missing), display)
 
 
 class Command(BaseCommand):
@@ -48,13 +68,23 @@ class Command(BaseCommand):
             "without writing conflict markers (the file stays a clean copy of the current "
             "side); finish with `uvdock lock resolve`."
         )
+        parser.add_argument(
+            "--pyproject",
+            action="store_true",
+            help="also merge pyproject.toml's dependency declarations during git merge/rebase "
+            "(git's conflict markers when there is a real conflict)",
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = ctx.repo
         wanted = {f"merge.{DRIVER}.name": DRIVER_NAME, f"merge.{DRIVER}.driver": DRIVER_COMMAND}
+        lines: tuple[str, ...] = (ATTRIBUTE_LINE,)
+        if args.pyproject:
+            wanted.update(pyproject_driver_config())
+            lines += (PYPROJECT_ATTRIBUTE_LINE,)
         config_changes = {k: v for k, v in wanted.items() if git.config_get(repo, k) != v}
         attributes = git.git_path(repo, "info/attributes")
-        edit = attributes_edit(attributes, ".git/info/attributes")
+        edit = attributes_edit(attributes, ".git/info/attributes", lines)
         changed = bool(config_changes) or edit.changed
         if ctx.dry_run:
             for key, value in config_changes.items():
@@ -73,6 +103,7 @@ class Command(BaseCommand):
                     "config": wanted,
                     "attributes": str(attributes),
                     "attribute_line": ATTRIBUTE_LINE,
+                    "attribute_lines": list(lines),
                     "changed": changed,
                     "dry_run": ctx.dry_run,
                 }
@@ -82,6 +113,8 @@ class Command(BaseCommand):
             ctx.out.info(f"merge driver {DRIVER} is already installed in this clone")
         elif not ctx.dry_run:
             ctx.out.info(f"installed merge driver {DRIVER} for uv.lock in this clone")
+            if args.pyproject:
+                ctx.out.info(f"installed merge driver {PYPROJECT_DRIVER} for pyproject.toml")
         ctx.out.info(
             "a merge, rebase or cherry-pick that changes uv.lock on both sides now stops with "
             "uv.lock unmerged but free of conflict markers; then run `uvdock lock resolve`"

@@ -2,7 +2,9 @@
 
 The state lives in `<git dir>/uvdock/resolve-state/`: the working-tree bytes of the lock
 (`worktree`), the content of every index stage (`stage<N>.blob`) and `state.json` with
-modes, blob ids and stages. `state.json` is written last, so a directory without it is an
+modes, blob ids and stages. Files saved along with the lock (pyproject.toml, when
+`lock resolve` merges it) get the same record in a sub-folder `also<N>/`, listed under
+`also` in `state.json`. `state.json` is written last, so a directory without it is an
 unfinished save from a run that stopped before changing anything. Blob contents are kept
 as files because after `git add` the stage blobs are unreferenced and `git gc` may
 eventually prune them; restore writes them back into the object store when missing.
@@ -21,7 +23,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from uvdock import signals
 from uvdock.edit import atomic_write_bytes
@@ -67,6 +69,7 @@ class SavedState:
     operation: str | None
     created: float
     folder: Path
+    also: tuple[SavedState, ...] = ()  # other files saved and restored with this one
 
     def blob_file(self, stage: int) -> Path:
         return self.folder / f"stage{stage}.blob"
@@ -85,8 +88,16 @@ def load(git_dir: Path) -> SavedState | None:
         return None
     except (OSError, ValueError) as exc:
         raise OSError(f"{folder / STATE_FILE} is unreadable: {exc}") from exc
+    return _from_data(data, folder)
+
+
+def _from_data(data: dict[str, Any], folder: Path) -> SavedState:
     entries = tuple(
         IndexEntry(str(e["mode"]), str(e["sha"]), int(e["stage"])) for e in data["entries"]
+    )
+    also = tuple(
+        _from_data({**data, **extra, "also": []}, folder / str(extra["dir"]))
+        for extra in data.get("also", [])
     )
     return SavedState(
         path=str(data["path"]),
@@ -98,41 +109,50 @@ def load(git_dir: Path) -> SavedState | None:
         operation=data.get("operation"),
         created=float(data["created"]),
         folder=folder,
+        also=also,
     )
 
 
-def save(index: GitIndex, path: str, *, ref: str, operation: str | None) -> SavedState:
-    """Record the lock's working-tree bytes and every index entry of it."""
+def save(
+    index: GitIndex, path: str, *, ref: str, operation: str | None, also: tuple[str, ...] = ()
+) -> SavedState:
+    """Record the lock's (and `also`'s) working-tree bytes and every index entry of them."""
     folder = state_dir(index.git_dir)
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    target = index.worktree / path
-    present = target.is_file()
-    mode = 0o644
-    if present:
-        mode = target.stat().st_mode & 0o7777
-        shutil.copyfile(target, staging / WORKTREE_FILE)
-    entries = index.stage_entries(path)
-    for entry in entries:
-        (staging / f"stage{entry.stage}.blob").write_bytes(index.blob_bytes(entry.sha))
-    data = {
-        "path": path,
-        "worktree_present": present,
-        "worktree_mode": mode,
-        "entries": [{"mode": e.mode, "sha": e.sha, "stage": e.stage} for e in entries],
-        "unmerged_listing": index.unmerged_listing(path),
-        "ref": ref,
-        "operation": operation,
-        "created": time.time(),
-        "pid": os.getpid(),
-    }
+    data = _record(index, path, staging)
+    data["also"] = []
+    for number, other in enumerate(also):
+        sub = f"also{number}"
+        (staging / sub).mkdir()
+        data["also"].append({**_record(index, other, staging / sub), "dir": sub})
+    data.update(ref=ref, operation=operation, created=time.time(), pid=os.getpid())
     _write_synced(staging / STATE_FILE, json.dumps(data, indent=1).encode())
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(staging, folder)
     state = load(index.git_dir)
     assert state is not None  # just written
     return state
+
+
+def _record(index: GitIndex, path: str, folder: Path) -> dict[str, Any]:
+    target = index.worktree / path
+    present = target.is_file()
+    mode = 0o644
+    if present:
+        mode = target.stat().st_mode & 0o7777
+        shutil.copyfile(target, folder / WORKTREE_FILE)
+    entries = index.stage_entries(path)
+    for entry in entries:
+        (folder / f"stage{entry.stage}.blob").write_bytes(index.blob_bytes(entry.sha))
+    return {
+        "path": path,
+        "worktree_present": present,
+        "worktree_mode": mode,
+        "entries": [{"mode": e.mode, "sha": e.sha, "stage": e.stage} for e in entries],
+        "unmerged_listing": index.unmerged_listing(path),
+    }
 
 
 def _write_synced(path: Path, data: bytes) -> None:
@@ -147,18 +167,23 @@ def _replace_file(target: Path, source: Path, mode: int) -> None:
 
 
 def restore(index: GitIndex, state: SavedState) -> None:
-    """Put the lock's bytes and index entries back exactly as saved."""
+    """Put the lock's (and the files saved with it) bytes and index entries back exactly."""
     with signals.held():
-        for entry in state.entries:
-            if not index.has_object(entry.sha):
-                index.store_blob(state.blob_file(entry.stage))
-        target = index.worktree / state.path
-        if state.worktree_present:
-            _replace_file(target, state.folder / WORKTREE_FILE, state.worktree_mode)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                target.unlink()
-        index.set_entries(state.path, state.entries)
+        for saved in (*state.also, state):
+            _restore_one(index, saved)
+
+
+def _restore_one(index: GitIndex, state: SavedState) -> None:
+    for entry in state.entries:
+        if not index.has_object(entry.sha):
+            index.store_blob(state.blob_file(entry.stage))
+    target = index.worktree / state.path
+    if state.worktree_present:
+        _replace_file(target, state.folder / WORKTREE_FILE, state.worktree_mode)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+    index.set_entries(state.path, state.entries)
 
 
 def discard(git_dir: Path) -> None:

@@ -1,0 +1,233 @@
+"""Three-way merge of pyproject.toml (base, ours, theirs), keeping ours' formatting.
+
+The merge starts from ours' document (tomlkit keeps every byte it is not asked to
+change) and brings in what theirs changed since base:
+
+- dependency lists are merged entry by entry (entry_merge: name + marker);
+- `tool.uv.index` entries by `name`; tables key by key (so `tool.uv.sources` merges
+  package by package, and two new dependency groups merge);
+- any other value is taken from the side that changed it; changed differently on both
+  sides is a conflict, reported with its TOML path and both values, and nothing is merged.
+
+Pure: three texts in, a text (or the conflicts) out. tomlkit is imported here only, so
+only the commands that merge pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import tomlkit
+from tomlkit.container import Container
+from tomlkit.items import AoT, Array, Item, Table
+
+from uvdock.lock.entry_merge import Conflict, ListPlan, Taken, decide, merge_list, show
+
+DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
+    ("build-system", "requires"),
+    ("project", "dependencies"),
+    ("project", "optional-dependencies", "*"),
+    ("dependency-groups", "*"),
+    ("tool", "uv", "dev-dependencies"),
+    ("tool", "uv", "override-dependencies"),
+    ("tool", "uv", "constraint-dependencies"),
+    ("tool", "uv", "build-constraint-dependencies"),
+)
+# Tables keyed by package: each value is one entry, reported and merged whole.
+PACKAGE_TABLES: tuple[tuple[str, ...], ...] = (("tool", "uv", "sources"),)
+KEYED_ARRAYS: dict[tuple[str, ...], str] = {("tool", "uv", "index"): "name"}
+
+MISSING = object()  # a key absent on one side (None is not a TOML value, but keep it apart)
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    text: str | None  # None when there are conflicts
+    taken: tuple[Taken, ...]
+    conflicts: tuple[Conflict, ...]
+
+
+def dotted(path: tuple[str, ...]) -> str:
+    return ".".join(k if k.replace("-", "").replace("_", "").isalnum() else f'"{k}"' for k in path)
+
+
+def is_dependency_list(path: tuple[str, ...]) -> bool:
+    return any(
+        len(p) == len(path) and all(a in ("*", b) for a, b in zip(p, path, strict=True))
+        for p in DEPENDENCY_LISTS
+    )
+
+
+def _plain(item: Any) -> Any:
+    if item is MISSING:
+        return None
+    return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(a == b)
+
+
+def _is_table(item: Any) -> bool:
+    return isinstance(item, Table | Container) or type(item).__name__ == "OutOfOrderTableProxy"
+
+
+def _uses_crlf(text: str) -> bool:
+    return "\r\n" in text and text.count("\n") == text.count("\r\n")
+
+
+class _Merge:
+    """Walks ours' document, changing it in place where theirs changed something."""
+
+    def __init__(self) -> None:
+        self.taken: list[Taken] = []
+        self.conflicts: list[Conflict] = []
+
+    def table(self, path: tuple[str, ...], base: Any, ours: Any, theirs: Any) -> None:
+        keys = dict.fromkeys([*ours.keys(), *theirs.keys(), *base.keys()])
+        for key in keys:
+            self.value((*path, key), base.get(key, MISSING), ours, theirs)
+
+    def value(self, path: tuple[str, ...], b_item: Any, ours: Any, theirs: Any) -> None:
+        key = path[-1]
+        o_item, t_item = ours.get(key, MISSING), theirs.get(key, MISSING)
+        b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
+        verdict = decide(b, o, t, _same)
+        if verdict == "ours":
+            self.report(path, b, o, "ours")
+        elif _is_table(o_item) and _is_table(t_item) and (b_item is MISSING or _is_table(b_item)):
+            # Walk into tables even when one side alone changed them: replacing a whole
+            # table would move ours' out-of-order sub-tables and their comments.
+            self.table(path, b_item if b_item is not MISSING else {}, o_item, t_item)
+        elif verdict == "theirs":
+            self.report(path, b, t, "theirs")
+            _take(ours, theirs, key, t_item)
+        elif isinstance(o_item, Array | AoT) and isinstance(t_item, Array | AoT):
+            self.array(path, b if isinstance(b, list) else [], o_item, t_item)
+        else:
+            self.conflicts.append(Conflict(dotted(path), show(o), show(t)))
+
+    def array(self, path: tuple[str, ...], base: list[Any], ours: Any, theirs: Any) -> None:
+        name = dotted(path)
+        if is_dependency_list(path):
+            plan = merge_list(name, base, _plain(ours), _plain(theirs))
+        elif path in KEYED_ARRAYS:
+            field = KEYED_ARRAYS[path]
+            plan = merge_list(name, base, _plain(ours), _plain(theirs), _field_key(field))
+        else:
+            self.conflicts.append(Conflict(name, show(_plain(ours)), show(_plain(theirs))))
+            return
+        self.taken.extend(plan.taken)
+        self.conflicts.extend(plan.conflicts)
+        if not plan.conflicts:
+            apply_list_plan(plan, ours, theirs)
+
+    def report(self, path: tuple[str, ...], base: Any, new: Any, side: str) -> None:
+        """Record what one side changed, entry by entry in lists, key by key in tables."""
+        if _same(base, new):
+            return
+        if isinstance(base, dict) and isinstance(new, dict) and path[:-1] not in PACKAGE_TABLES:
+            for key in dict.fromkeys([*base, *new]):
+                self.report((*path, key), base.get(key), new.get(key), side)
+        elif is_dependency_list(path) and isinstance(base, list) and isinstance(new, list):
+            taken = merge_list(dotted(path), base, base, new).taken
+            self.taken.extend(replace(t, side=side) for t in taken)
+        else:
+            change = "added" if base is None else "removed" if new is None else "changed"
+            self.taken.append(Taken(dotted(path), "", change, side))
+
+
+def _field_key(field: str) -> Callable[[Any], str]:
+    def key_of(value: Any) -> str:
+        return f"{field}={value.get(field)}" if isinstance(value, dict) else repr(value)
+
+    return key_of
+
+
+def _take(ours: Any, theirs: Any, key: str, t_item: Any) -> None:
+    """Put theirs' item for `key` into ours: replace in place, delete, or insert after the
+    key that precedes it in theirs."""
+    if t_item is MISSING:
+        del ours[key]
+    elif key in ours:
+        ours[key] = t_item
+    else:
+        _insert_key(ours, theirs, key, t_item)
+
+
+def _insert_key(ours: Any, theirs: Any, key: str, item: Item) -> None:
+    container = ours.value if isinstance(ours, Table) else ours
+    previous = None
+    for other in theirs:
+        if other == key:
+            break
+        if other in ours:
+            previous = other
+    if isinstance(container, Container) and previous is not None:
+        container._insert_after(previous, key, item)
+    elif isinstance(container, Container) and len(container) > 0:
+        container._insert_at(0, key, item)
+    else:
+        ours[key] = item
+
+
+def apply_list_plan(plan: ListPlan, ours: Any, theirs: Any) -> None:
+    for o_index, t_index in plan.replace:
+        ours[o_index] = theirs[t_index]
+    for o_index in plan.remove:
+        del ours[o_index]
+    keys = list(plan.kept)
+    for t_index, key, after in plan.insert:
+        # After its neighbour, and after what ours added there too (as git would).
+        position = 0 if after is None else keys.index(after) + 1
+        while position < len(keys) and keys[position] in plan.ours_added:
+            position += 1
+        ours.insert(position, theirs[t_index])
+        keys.insert(position, key)
+        _carry_comment(ours, position, theirs, t_index)
+
+
+def _group_of(array: Any, index: int) -> Any:
+    """tomlkit's private per-entry record (indent, value, comma, comment) of one entry."""
+    entry = array[index]
+    return next((g for g in getattr(array, "_value", ()) if g.value is entry), None)
+
+
+def _carry_comment(ours: Any, o_index: int, theirs: Any, t_index: int) -> None:
+    """An entry added with a trailing comment keeps it in a multi-line list."""
+    if not isinstance(ours, Array) or "\n" not in ours.as_string():
+        return
+    source, target = _group_of(theirs, t_index), _group_of(ours, o_index)
+    if source is not None and target is not None and source.comment is not None:
+        target.comment = source.comment
+
+
+def merge_pyproject(base: str, ours: str, theirs: str) -> MergeResult:
+    """Merge three pyproject.toml texts. Raises tomlkit's ParseError (a ValueError) when
+    one of them is not TOML."""
+    if theirs == base or ours == theirs:
+        return _trivial(base, ours, ours, "ours")
+    if ours == base:
+        return _trivial(base, theirs, theirs, "theirs")
+    crlf = _uses_crlf(ours)
+    if crlf:
+        base, ours, theirs = (t.replace("\r\n", "\n") for t in (base, ours, theirs))
+    docs = [tomlkit.parse(t) for t in (base, ours, theirs)]
+    merge = _Merge()
+    merge.table((), docs[0], docs[1], docs[2])
+    if merge.conflicts:
+        return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts))
+    text = tomlkit.dumps(docs[1])
+    tomlkit.parse(text)  # what we hand over must parse; a tomlkit bug surfaces here
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    return MergeResult(text, tuple(merge.taken), ())
+
+
+def _trivial(base: str, changed: str, text: str, side: str) -> MergeResult:
+    merge = _Merge()
+    old, new = tomlkit.parse(base).unwrap(), tomlkit.parse(changed).unwrap()
+    merge.report((), old, new, side)
+    return MergeResult(text, tuple(merge.taken), ())
