@@ -76,6 +76,12 @@ class Config(NamedTuple):
     dev_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.dev", "IMAGE_TYPE=dev")
     lts_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.lts",)
     platforms: tuple[str, ...] = ("amd64", "arm64")
+    # The registry that publishes the base image ("" = derived from its name: https://nvcr.io).
+    registry: str = ""
+    offline: bool = False  # never ask the registry; `image bump` says it did not check
+    registry_connect_timeout: int = 5  # seconds
+    registry_timeout: int = 30  # seconds, for all of one command's registry requests
+    registry_page_size: int = 0  # tags per tags/list page (0: the registry's default)
     # Dependencies.
     protected_packages: tuple[str, ...] = DEFAULT_PROTECTED_PACKAGES
     lts_requirements: str = "docker/lts/requirements.txt"
@@ -105,6 +111,10 @@ def valid_keys() -> list[str]:
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
     kind = FIELDS[key][1]
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise InputRefused(f"{origin}: `{key}` must be true or false, got {value!r}")
+        return value
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputRefused(f"{origin}: `{key}` must be an integer, got {value!r}")
@@ -132,8 +142,14 @@ def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     return values
 
 
+_ENV_BOOLS = {"1": True, "true": True, "yes": True, "on": True}
+_ENV_BOOLS.update({"0": False, "false": False, "no": False, "off": False, "": False})
+
+
 def _env_value(key: str, text: str) -> Any:
     kind = FIELDS[key][1]
+    if kind == "bool":
+        return _ENV_BOOLS.get(text.strip().lower(), text)  # _coerce reports anything else
     if kind == "int":
         try:
             return int(text)

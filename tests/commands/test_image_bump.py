@@ -24,6 +24,13 @@ MANAGED = (
 )
 
 
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the edit: no registry here (tests/commands/test_image_registry.py
+    runs bumps against a real one)."""
+    monkeypatch.setenv("UVDOCK_OFFLINE", "1")
+
+
 def snapshot(repo: Path) -> dict[str, bytes]:
     return {rel: (repo / rel).read_bytes() for rel in MANAGED if (repo / rel).exists()}
 
