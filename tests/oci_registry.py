@@ -137,7 +137,7 @@ class TokenServer:
                     self.end_headers()
                     return
                 query = parse_qs(urlsplit(self.path).query)
-                access = []
+                access: list[dict[str, object]] = []
                 for scope in query.get("scope", []):
                     kind, name, actions = scope.split(":")
                     access.append({"type": kind, "name": name, "actions": actions.split(",")})
@@ -189,7 +189,7 @@ class PagingFront:
                 connection = http.client.HTTPConnection(upstream, timeout=10)
                 connection.request("GET", parts.path, headers=headers)
                 response = connection.getresponse()
-                body, extra = response.read(), {}
+                body, extra = response.read(), dict[str, str]()
                 if parts.path.endswith("/tags/list") and response.status == 200:
                     body, extra = _page(body, parts.path, parse_qs(parts.query))
                 self.send_response(response.status)
