@@ -41,6 +41,17 @@ def test_podman_order_registry_auth_file_first(tmp_path: Path) -> None:
     assert found is not None and found.basic_header() == header("u", "second")
 
 
+def test_podman_runtime_file_without_xdg_runtime_dir(tmp_path: Path) -> None:
+    from uvdock.registry_auth import auth_files
+
+    files = auth_files({"HOME": str(tmp_path)}, uid=1234)
+    assert files[0] == Path("/run/containers/1234/auth.json")
+    assert files[1:] == [
+        tmp_path / ".config/containers/auth.json",
+        tmp_path / ".docker/config.json",
+    ]
+
+
 def test_docker_config_url_keys_and_a_file_without_the_host(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(tmp_path / "run")}
     write_auth(tmp_path / "run/containers/auth.json", {"ghcr.io": basic("x", "y")})
@@ -56,6 +67,7 @@ def test_docker_config_url_keys_and_a_file_without_the_host(tmp_path: Path) -> N
 
 def test_namespaced_entry_wins_only_for_its_repositories(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "REGISTRY_AUTH_FILE": str(tmp_path / "auth.json")}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")  # never this machine's /run/containers
     write_auth(
         tmp_path / "auth.json",
         {"nvcr.io": basic("host", "h"), "nvcr.io/nvidia": basic("ns", "n")},
@@ -68,6 +80,7 @@ def test_namespaced_entry_wins_only_for_its_repositories(tmp_path: Path) -> None
 
 def test_broken_files_mean_anonymous_and_secrets_stay_hidden(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "REGISTRY_AUTH_FILE": str(tmp_path / "auth.json")}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")
     (tmp_path / "auth.json").write_text("{not json")
     assert find_credentials("nvcr.io", "nvidia/pytorch", env) is None
     write_auth(tmp_path / "auth.json", {"nvcr.io": {"auth": "!!not base64!!"}})

@@ -1,7 +1,8 @@
 """Registry credentials from the user's docker / podman auth file, never shown.
 
 Files are read in podman's order (containers-auth.json(5)), then docker's:
-$REGISTRY_AUTH_FILE; ${XDG_RUNTIME_DIR}/containers/auth.json;
+$REGISTRY_AUTH_FILE; ${XDG_RUNTIME_DIR}/containers/auth.json (podman writes
+/run/containers/$UID/auth.json when XDG_RUNTIME_DIR is unset, as for root);
 ${XDG_CONFIG_HOME:-~/.config}/containers/auth.json; ${DOCKER_CONFIG:-~/.docker}/config.json.
 The first file holding an entry for the registry wins. Entries may be keyed by host, by
 host/namespace (podman; the longest matching one wins) or by URL (`https://nvcr.io/v1/`).
@@ -13,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,13 +40,15 @@ class Credentials:
     __str__ = __repr__
 
 
-def auth_files(env: Mapping[str, str]) -> list[Path]:
+def auth_files(env: Mapping[str, str], uid: int | None = None) -> list[Path]:
     home = Path(env.get("HOME") or Path.home())
     files = []
     if env.get("REGISTRY_AUTH_FILE"):
         files.append(Path(env["REGISTRY_AUTH_FILE"]))
     if env.get("XDG_RUNTIME_DIR"):
         files.append(Path(env["XDG_RUNTIME_DIR"]) / "containers" / "auth.json")
+    else:
+        files.append(Path(f"/run/containers/{os.getuid() if uid is None else uid}/auth.json"))
     config_home = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
     files.append(config_home / "containers" / "auth.json")
     docker_dir = Path(env["DOCKER_CONFIG"]) if env.get("DOCKER_CONFIG") else home / ".docker"
@@ -116,9 +120,11 @@ def _from_file(path: Path, host: str, repository: str) -> Credentials | None:
     return Credentials(best[1][0], best[1][1], str(path))
 
 
-def find_credentials(host: str, repository: str, env: Mapping[str, str]) -> Credentials | None:
+def find_credentials(
+    host: str, repository: str, env: Mapping[str, str], uid: int | None = None
+) -> Credentials | None:
     """The user's credentials for `host` (host[:port]) and `repository`, or None (anonymous)."""
-    for path in auth_files(env):
+    for path in auth_files(env, uid):
         credentials = _from_file(path, host, repository)
         if credentials is not None:
             return credentials
