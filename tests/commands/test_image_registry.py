@@ -233,3 +233,33 @@ def test_refused_credentials_are_exit_3_and_stay_hidden(
     assert result.code == 3
     assert f"the credentials from {auth_file} were refused" in result.err
     assert "wrong-pass-77" not in result.err + result.out
+
+
+def test_latest_with_lts_moves_only_the_lts_lane(
+    megatron_repo: Path, run_cli: Run, registry: Registries
+) -> None:
+    before = snapshot(megatron_repo)
+    result = run_cli("--repo", megatron_repo, "--json", "image", "bump", "--latest", "--lts")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert (payload["lane"], payload["from"], payload["to"]) == ("lts", "25.09-py3", "26.09-py3")
+    after = snapshot(megatron_repo)
+    assert after["docker/.ngc_version.lts"] == b"nvcr.io/nvidia/pytorch:26.09-py3"
+    assert after["docker/.ngc_version.dev"] == before["docker/.ngc_version.dev"]
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (["26.09-py3", "--latest"], "--latest picks the tag itself; got TAG 26.09-py3 as well"),
+        ([], "name a TAG, or pass --latest"),
+    ],
+)
+def test_tag_or_latest_exactly_one(
+    megatron_repo: Path, run_cli: Run, words: list[str], message: str
+) -> None:
+    before = snapshot(megatron_repo)
+    result = run_cli("--repo", megatron_repo, "image", "bump", *words)
+    assert result.code == 2
+    assert message in result.err
+    assert snapshot(megatron_repo) == before
