@@ -7,6 +7,7 @@ tests/commands/test_image_registry.py.
 
 from __future__ import annotations
 
+import base64
 import socket
 import ssl
 import subprocess
@@ -21,7 +22,7 @@ import pytest
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.registry_auth import Credentials
-from uvdock.registry_client import RegistryClient
+from uvdock.registry_client import RegistryClient, https_proxy
 
 Route = tuple[int, dict[str, str], bytes]
 
@@ -114,9 +115,10 @@ def test_redirect_loops_end(serve: list[Server]) -> None:
 def tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ssl.SSLContext:
     """A server context for a certificate this process's clients trust (SSL_CERT_FILE)."""
     key, cert = tmp_path / "tls.key", tmp_path / "tls.crt"
+    names = "DNS:localhost,DNS:registry.proxied.test,IP:127.0.0.1"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-         "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+         "/CN=localhost", "-addext", f"subjectAltName={names}",
          "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True,
     )  # fmt: skip
@@ -151,3 +153,75 @@ def test_authorization_stays_with_its_origin_across_an_https_redirect(
     )
     assert registry.requests[-1][1]["Authorization"] == "Bearer T0KEN"
     assert [headers.get("Authorization") for _, headers in storage.requests] == [None]
+
+
+class ConnectProxy:
+    """An HTTP CONNECT proxy on loopback that sends every tunnel to one local port."""
+
+    def __init__(self, target_port: int) -> None:
+        self.requests: list[list[str]] = []  # the CONNECT request's lines
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.target_port = target_port
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
+
+    def _tunnel(self, client: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += client.recv(4096)
+        self.requests.append(head.decode().split("\r\n")[:-2])
+        upstream = socket.create_connection(("127.0.0.1", self.target_port))
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        for source, sink in ((client, upstream), (upstream, client)):
+            threading.Thread(target=_relay, args=(source, sink), daemon=True).start()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _relay(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        sink.close()
+
+
+def test_https_goes_through_https_proxy_with_its_credentials(
+    serve: list[Server], tls: ssl.SSLContext
+) -> None:
+    tags = b'{"name": "nvidia/pytorch", "tags": ["26.09-py3"]}'
+    registry = Server({"/v2/nvidia/pytorch/tags/list": (200, {}, tags)}, tls)
+    serve.append(registry)
+    proxy = ConnectProxy(registry.port)
+    try:
+        env = {"HTTPS_PROXY": f"http://me:pr0xy-pw@127.0.0.1:{proxy.port}", "NO_PROXY": "nvcr.io"}
+        api = client("https://registry.proxied.test", env=env)
+        assert api.tags() == ["26.09-py3"]
+    finally:
+        proxy.close()
+    connect = proxy.requests[0]
+    assert connect[0].startswith("CONNECT registry.proxied.test:443 HTTP/1.")
+    credentials = base64.b64encode(b"me:pr0xy-pw").decode()
+    assert f"Proxy-Authorization: Basic {credentials}" in connect
+    assert registry.requests[0][1]["Host"] == "registry.proxied.test"
+
+
+def test_no_proxy_and_loopback_bypass_the_proxy() -> None:
+    env = {"https_proxy": "proxy.example:3128", "no_proxy": "localhost,.nvidia.com"}
+    assert https_proxy("nvcr.io", env) == "http://proxy.example:3128"
+    assert https_proxy("authn.nvidia.com", env) is None
+    assert https_proxy("nvidia.com:443", env) is None
+    assert https_proxy("127.0.0.1:5000", env) is None
+    assert https_proxy("nvcr.io", {"NO_PROXY": "*", "HTTPS_PROXY": "http://p:1"}) is None
+    assert https_proxy("nvcr.io", {}) is None

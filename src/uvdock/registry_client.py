@@ -9,7 +9,8 @@ Authentication is the registry's own dance: a request answered 401 with
 `WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (anonymous, or
 with the user's credentials as Basic auth when their auth file has some). Credentials and
 tokens go only into Authorization headers: never into a message, a log line or a URL, and
-never to another origin after a redirect.
+never to another origin after a redirect. https goes through `HTTPS_PROXY` (an http://
+proxy, CONNECT tunnel) unless `NO_PROXY` or a loopback address says otherwise.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import http.client
 import json
 import ssl
 import time
+from base64 import b64encode
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
-from urllib.parse import quote, urlencode, urljoin, urlsplit
+from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
 
 from uvdock import __version__
 from uvdock.errors import EnvironmentUnusable
@@ -59,6 +61,7 @@ class RegistryClient:
         page_size: int = 0,
         log: Callable[[str], None] | None = None,
         hint: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.repository = repository
@@ -68,6 +71,7 @@ class RegistryClient:
         self.page_size = page_size
         self._log = log or (lambda _message: None)
         self._hint = hint
+        self._env = env or {}
         self._deadline = time.monotonic() + total_timeout
         self._authorization: str | None = None  # a bearer token, once the registry asked
         self._ssl: ssl.SSLContext | None = None
@@ -203,11 +207,29 @@ class RegistryClient:
             connection.close()
 
     def _connection(self, scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:
-        if scheme == "https":
-            if self._ssl is None:
-                self._ssl = ssl.create_default_context()
+        if scheme != "https":
+            return http.client.HTTPConnection(netloc, timeout=timeout)  # loopback only
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context()
+        proxy = https_proxy(netloc, self._env)
+        if proxy is None:
             return http.client.HTTPSConnection(netloc, timeout=timeout, context=self._ssl)
-        return http.client.HTTPConnection(netloc, timeout=timeout)
+        parts = urlsplit(proxy)
+        if parts.scheme != "http" or not parts.hostname:
+            raise self._unusable(
+                f"HTTPS_PROXY {_origin(proxy)}: only http:// proxies are supported"
+            )
+        self._log(f"registry: through the proxy {_origin(proxy)}")
+        connection = http.client.HTTPSConnection(
+            parts.hostname, parts.port or 80, timeout=timeout, context=self._ssl
+        )
+        tunnel_headers = {}
+        if parts.username is not None:
+            raw = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+            tunnel_headers["Proxy-Authorization"] = "Basic " + b64encode(raw).decode("ascii")
+        target = urlsplit(f"//{netloc}")
+        connection.set_tunnel(target.hostname or netloc, target.port or 443, tunnel_headers)
+        return connection
 
     def _read_body(self, raw: http.client.HTTPResponse) -> bytes:
         chunks: list[bytes] = []
@@ -258,6 +280,21 @@ class RegistryClient:
             f"{_origin(self.base_url)} denied access to {self.repository} "
             f"(HTTP {status} from {who}): {detail}"
         )
+
+
+def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:
+    """The proxy for an https host, as curl reads https_proxy / HTTPS_PROXY and no_proxy."""
+    proxy = env.get("https_proxy") or env.get("HTTPS_PROXY")
+    if not proxy:
+        return None
+    host = (urlsplit(f"//{netloc}").hostname or "").lower()
+    if oci.is_loopback(host):
+        return None
+    for entry in (env.get("no_proxy") or env.get("NO_PROXY") or "").split(","):
+        entry = entry.strip().lower().lstrip(".").split(":")[0]
+        if entry == "*" or (entry and (host == entry or host.endswith("." + entry))):
+            return None
+    return proxy if "://" in proxy else "http://" + proxy
 
 
 def _origin(url: str) -> str:

@@ -78,6 +78,7 @@ def client_for(ctx: Context, *, hint: str | None) -> RegistryClient:
         page_size=max(0, config.registry_page_size),
         log=ctx.out.detail,
         hint=hint,
+        env=ctx.env,
     )
 
 
