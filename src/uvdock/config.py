@@ -142,8 +142,10 @@ def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     return values
 
 
-_ENV_BOOLS = {"1": True, "true": True, "yes": True, "on": True}
-_ENV_BOOLS.update({"0": False, "false": False, "no": False, "off": False, "": False})
+_ENV_BOOLS = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off", ""), False),
+}
 
 
 def _env_value(key: str, text: str) -> Any:

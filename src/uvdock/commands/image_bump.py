@@ -81,7 +81,7 @@ class Command(BaseCommand):
                 return 0
             tag, report = picked
         else:
-            tag, report = self._tag_argument(ctx, args), None
+            tag, report = self._tag_argument(args), None
         plan = plan_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")
@@ -124,7 +124,7 @@ class Command(BaseCommand):
         return 0
 
     @staticmethod
-    def _tag_argument(ctx: Context, args: argparse.Namespace) -> str:
+    def _tag_argument(args: argparse.Namespace) -> str:
         from uvdock.errors import InputRefused
         from uvdock.image.tags import parse_tag_argument
 

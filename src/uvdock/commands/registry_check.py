@@ -138,9 +138,13 @@ def newest_complete_tag(
             return tag, TagReport(True, client.base_url, tuple(map(str, have)))
         if log is not None:
             log(f"{tag}: skipped, not published for {', '.join(missing)}")
-    tried = min(len(candidates), MAX_PROBES)
+    if not candidates:
+        raise EnvironmentUnusable(
+            f"the registry ({client.base_url}) lists no YY.MM-py3 tags",
+            hint="check config `registry`; or name a tag: uvdock image bump TAG --offline",
+        )
     raise EnvironmentUnusable(
-        f"none of the registry's newest {tried} YY.MM-py3 tags is published for "
-        f"every platform ({', '.join(platforms)})",
+        f"none of the registry's newest {min(len(candidates), MAX_PROBES)} YY.MM-py3 tags "
+        f"is published for every platform ({', '.join(platforms)})",
         hint="name a tag explicitly: uvdock image bump TAG",
     )
