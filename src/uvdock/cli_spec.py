@@ -47,6 +47,9 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("image", "bump"): CommandSpec(
         "image_bump", "move the dev (or, with --lts, LTS) pins to a new tag"
     ),
+    ("image", "tags"): CommandSpec(
+        "image_tags", "the registry's YY.MM-py3 tags, newest first, with each lane's pin"
+    ),
     ("image", "build"): CommandSpec("image_build", "build the CI image (--target main)"),
     ("image", "pull"): CommandSpec("image_pull", "pull the CI image from the GitLab registry"),
     ("image", "enroot"): CommandSpec("image_enroot", "import the CI image for enroot / pyxis"),

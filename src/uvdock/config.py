@@ -77,6 +77,12 @@ class Config(NamedTuple):
     dev_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.dev", "IMAGE_TYPE=dev")
     lts_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.lts",)
     platforms: tuple[str, ...] = ("amd64", "arm64")
+    # The registry that publishes the base image ("" = derived from its name: https://nvcr.io).
+    registry: str = ""
+    offline: bool = False  # never ask the registry; `image bump` says it did not check
+    registry_connect_timeout: int = 5  # seconds
+    registry_timeout: int = 30  # seconds, for all of one command's registry requests
+    registry_page_size: int = 0  # tags per tags/list page (0: the registry's default)
     # Dependencies.
     protected_packages: tuple[str, ...] = DEFAULT_PROTECTED_PACKAGES
     lts_requirements: str = "docker/lts/requirements.txt"
@@ -106,6 +112,10 @@ def valid_keys() -> list[str]:
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
     kind = FIELDS[key][1]
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise InputRefused(f"{origin}: `{key}` must be true or false, got {value!r}")
+        return value
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputRefused(f"{origin}: `{key}` must be an integer, got {value!r}")
@@ -133,8 +143,16 @@ def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     return values
 
 
+_ENV_BOOLS = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off", ""), False),
+}
+
+
 def _env_value(key: str, text: str) -> Any:
     kind = FIELDS[key][1]
+    if kind == "bool":
+        return _ENV_BOOLS.get(text.strip().lower(), text)  # _coerce reports anything else
     if kind == "int":
         try:
             return int(text)

@@ -9,20 +9,16 @@ from pathlib import Path
 
 import pytest
 from conftest import RunCli, git
-from samples.pins import DEV, LTS, build_yml, pin_files, standard_rows
+from samples.pins import DEV, LTS, build_yml, pin_files, snapshot, standard_rows
 
 NEW = "nvcr.io/nvidia/pytorch:26.09-py3"
-MANAGED = (
-    "docker/.ngc_version.dev",
-    "docker/.ngc_version.lts",
-    "docker/Dockerfile.ci.dev",
-    "docker/Dockerfile.ci.lts",
-    ".gitlab/stages/01.build.yml",
-)
 
 
-def snapshot(repo: Path) -> dict[str, bytes]:
-    return {rel: (repo / rel).read_bytes() for rel in MANAGED if (repo / rel).exists()}
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the edit: no registry here (tests/commands/test_image_registry.py
+    runs bumps against a real one)."""
+    monkeypatch.setenv("UVDOCK_OFFLINE", "1")
 
 
 def replace_on_lines(data: bytes, lines: set[int], old: str, new: str) -> bytes:

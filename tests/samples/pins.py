@@ -7,6 +7,7 @@ The builders write the variants the tests need (keys reordered, quoting, comment
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 DEV = "nvcr.io/nvidia/pytorch:26.06-py3"
 LTS = "nvcr.io/nvidia/pytorch:25.09-py3"
@@ -102,3 +103,17 @@ def pin_files(
         "docker/Dockerfile.ci.lts": lts_dockerfile,
         ".gitlab/stages/01.build.yml": build_yml(standard_rows()) if yml is None else yml,
     }
+
+
+# The files a bump manages in the Megatron-LM layout, and their bytes.
+MANAGED = (
+    "docker/.ngc_version.dev",
+    "docker/.ngc_version.lts",
+    "docker/Dockerfile.ci.dev",
+    "docker/Dockerfile.ci.lts",
+    ".gitlab/stages/01.build.yml",
+)
+
+
+def snapshot(repo: Path) -> dict[str, bytes]:
+    return {rel: (repo / rel).read_bytes() for rel in MANAGED if (repo / rel).exists()}

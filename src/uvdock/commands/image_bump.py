@@ -1,7 +1,10 @@
-"""`uvdock image bump TAG [--lts]`: move one lane's managed pins to nvcr.io/nvidia/pytorch:TAG.
+"""`uvdock image bump TAG|--latest [--lts] [--offline]`: move one lane's managed pins to
+nvcr.io/nvidia/pytorch:TAG.
 
 Without --lts only the dev lane changes; --lts is the explicit opt-in for the LTS lane, and
-then only the LTS lane changes. Every managed pin of the lane is written, or none.
+then only the LTS lane changes. Every managed pin of the lane is written, or none. Before
+anything is written the registry must have the tag for every platform of the lane
+(commands/registry_check.py); --offline skips that and says so.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from uvdock.commands.base import Command as BaseCommand
 
 if TYPE_CHECKING:
     from uvdock.commands.context import Context
+    from uvdock.commands.registry_check import TagReport
     from uvdock.image.bump import BumpPlan
 
 
@@ -46,7 +50,15 @@ def _print_handoff(ctx: Context, tag: str) -> None:
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "tag", metavar="TAG", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
+            "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
+        )
+        parser.add_argument(
+            "--latest",
+            action="store_true",
+            help="the registry's newest YY.MM-py3 tag published for every platform of the lane",
+        )
+        parser.add_argument(
+            "--offline", action="store_true", help="do not ask the registry whether TAG exists"
         )
         from uvdock.commands import optin
 
@@ -58,26 +70,34 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image.bump import plan_bump
         from uvdock.image.scan import scan_managed
-        from uvdock.image.tags import parse_tag_argument
 
-        tag = parse_tag_argument(args.tag)
         lane = "lts" if args.lts else "dev"
         scan = scan_managed(ctx.repo, ctx.config)
+        if args.latest:
+            from uvdock.commands import bump_latest
+
+            picked = bump_latest.pick(ctx, args, scan, lane)
+            if picked is None:
+                return 0
+            tag, report = picked
+        else:
+            tag, report = self._tag_argument(args), None
         plan = plan_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
             if ctx.options.json:
-                ctx.out.json(self._payload(plan, written=False))
+                ctx.out.json(self._payload(plan, written=False, report=report))
             else:
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
+        report = report or self._check_registry(ctx, args, tag)
         from uvdock import edit
 
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
             if ctx.options.json:
-                ctx.out.json(self._payload(plan, written=False))
+                ctx.out.json(self._payload(plan, written=False, report=report))
             else:
                 ctx.out.info(
                     f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
@@ -94,7 +114,7 @@ class Command(BaseCommand):
                 f"could not write the pins ({exc}); nothing was changed"
             ) from exc
         if ctx.options.json:
-            ctx.out.json(self._payload(plan, written=True))
+            ctx.out.json(self._payload(plan, written=True, report=report))
             return 0
         before = plan.current or "?"
         ctx.out.info(f"{lane} base image: {before} -> {tag}")
@@ -104,7 +124,32 @@ class Command(BaseCommand):
         return 0
 
     @staticmethod
-    def _payload(plan: BumpPlan, *, written: bool) -> dict[str, Any]:
+    def _tag_argument(args: argparse.Namespace) -> str:
+        from uvdock.errors import InputRefused
+        from uvdock.image.tags import parse_tag_argument
+
+        if args.tag is None:
+            raise InputRefused("name a TAG, or pass --latest", hint="uvdock image bump 26.04-py3")
+        return parse_tag_argument(args.tag)
+
+    @staticmethod
+    def _check_registry(ctx: Context, args: argparse.Namespace, tag: str) -> TagReport:
+        from uvdock.commands import registry_check
+
+        offline = registry_check.offline_reason(ctx, args.offline)
+        if offline:
+            base = registry_check.registry_base(ctx)[0]
+            ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
+            return registry_check.TagReport(False, base, skipped=offline)
+        client = registry_check.client_for(ctx, hint=registry_check.OFFLINE_HINT)
+        report = registry_check.require_tag(client, tag, ctx.config.platforms)
+        ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
+        return report
+
+    @staticmethod
+    def _payload(
+        plan: BumpPlan, *, written: bool, report: TagReport | None = None
+    ) -> dict[str, Any]:
         return {
             "lane": plan.lane,
             "from": plan.current,
@@ -113,4 +158,5 @@ class Command(BaseCommand):
             "changed": [pin.to_json() for pin in plan.changed],
             "warnings": [warning.to_json() for warning in plan.warnings],
             "handoff": handoff(plan.tag),
+            "registry": report.to_json() if report is not None else None,
         }
