@@ -82,3 +82,27 @@ def test_else_branch_and_one_line_ifs() -> None:
 def test_no_project_sync_line() -> None:
     text = "FROM x AS main\nRUN uv sync --only-group build\nRUN uv pip install einops\n"
     assert not read_selection(text, image_type="dev").found
+
+
+ELIF = """\
+FROM x AS main
+ARG IMAGE_TYPE=dev
+RUN if [ "$IMAGE_TYPE" = "dev" ]; then \\
+        G="--group dev_tools"; \\
+    elif [ "$IMAGE_TYPE" = "lts" ]; then \\
+        G="--group lts_tools"; \\
+    else \\
+        G="--group other_tools"; \\
+    fi && \\
+    uv sync --extra mlm $G --locked
+"""
+
+
+@pytest.mark.parametrize(
+    ("image_type", "group"),
+    [("dev", "dev_tools"), ("lts", "lts_tools"), ("nightly", "other_tools")],
+)
+def test_if_elif_else_takes_exactly_one_branch(image_type: str, group: str) -> None:
+    selection = read_selection(ELIF, image_type=image_type)
+    assert selection.groups == (group,)
+    assert not selection.notes

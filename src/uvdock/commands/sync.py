@@ -52,7 +52,7 @@ class Command(BaseCommand):
             )
         deps = pyproject.read(ctx.repo)
         protected = pyproject.protected_packages(
-            ctx.repo / ctx.config.dockerfile, ctx.config.protected_packages
+            ctx.repo / _lane_dockerfile(ctx, args.profile), ctx.config.protected_packages
         )
         plan = syncplan.build(
             args.profile,
@@ -81,6 +81,10 @@ class Command(BaseCommand):
         return 0
 
 
+def _lane_dockerfile(ctx: Context, profile: str) -> str:
+    return ctx.config.lts_dockerfile if profile == "lts" else ctx.config.dockerfile
+
+
 def _image_selection(ctx: Context, profile: str) -> SyncSelection | None:
     """What the lane's Dockerfile syncs into the image, for this machine's platform."""
     if profile == "lint":
@@ -90,7 +94,7 @@ def _image_selection(ctx: Context, profile: str) -> SyncSelection | None:
     from uvdock.project import dockerfile_sync
 
     lts = profile == "lts"
-    path = ctx.repo / (ctx.config.lts_dockerfile if lts else ctx.config.dockerfile)
+    path = ctx.repo / _lane_dockerfile(ctx, profile)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
@@ -114,12 +118,20 @@ def _image_selection(ctx: Context, profile: str) -> SyncSelection | None:
 
 def _show_removals(ctx: Context, shim: Shim, uv_args: list[str]) -> None:
     """List what `--exact` will uninstall, in uv's own words (`uv sync --dry-run`)."""
-    from uvdock.commands import uvwork
+    from uvdock.errors import CommandFailed
     from uvdock.project import syncplan
 
-    dry = shim.capture(["uv", *uv_args, "--dry-run"])
+    dry_args = ["uv", *uv_args, "--dry-run"]
+    dry = shim.capture(dry_args)
     if not dry.ok:
-        raise uvwork.uv_failed([*uv_args, "--dry-run"], dry.returncode)
+        raise CommandFailed(
+            dry_args,
+            dry.returncode,
+            dry.stdout,
+            dry.stderr,
+            message=f"uv's dry run of the --exact sync failed (exit {dry.returncode}); "
+            "nothing was synced",
+        )
     removed = syncplan.removals(dry.stdout + "\n" + dry.stderr)
     if not removed:
         ctx.out.info("--exact: uv would remove nothing")

@@ -69,22 +69,67 @@ def _expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
     return _VAR.sub(value, text), unknown
 
 
+def _either(first: bool | None, second: bool | None) -> bool | None:
+    """Three-valued OR: True if either is, unknown if either is unknown, else False."""
+    if first is True or second is True:
+        return True
+    return None if first is None or second is None else False
+
+
+class _Branches:
+    """The open `if` blocks: per block, whether the current branch runs and whether an
+    earlier branch already ran (None: cannot tell)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[bool | None, bool | None]] = []
+
+    def open(self, taken: bool | None) -> None:
+        self.blocks.append((taken, taken))
+
+    def alternative(self, taken: bool | None) -> bool:
+        """An `elif`; True when an earlier branch ran, so this one's test does not matter."""
+        if not self.blocks:
+            return False
+        _, done = self.blocks[-1]
+        current = False if done is True else (taken if done is False else _and_not_known(taken))
+        self.blocks[-1] = (current, _either(done, taken))
+        return done is True
+
+    def otherwise(self) -> None:
+        if self.blocks:
+            _, done = self.blocks[-1]
+            self.blocks[-1] = (None if done is None else not done, True)
+
+    def close(self) -> None:
+        if self.blocks:
+            self.blocks.pop()
+
+    def clear(self) -> None:
+        self.blocks.clear()
+
+    def active(self) -> bool | None:
+        states = [current for current, _ in self.blocks]
+        if False in states:
+            return False
+        return None if None in states else True
+
+
+def _and_not_known(taken: bool | None) -> bool | None:
+    # An earlier branch's test was unknown: this branch runs only if it did not.
+    return False if taken is False else None
+
+
 class _Reader:
     def __init__(self, image_type: str, platform: str, build_args: Mapping[str, str]) -> None:
         self.variables: dict[str, str] = {}
         self.build_args = dict(build_args, IMAGE_TYPE=image_type)
         self.machine = _MACHINE.get(platform, platform)
         self.platform = platform
-        self.stack: list[bool | None] = []
+        self.branches = _Branches()
         self.extras: list[str] = []
         self.groups: list[str] = []
         self.notes: list[str] = []
         self.found = False
-
-    def _active(self) -> bool | None:
-        if any(taken is False for taken in self.stack):
-            return False
-        return None if any(taken is None for taken in self.stack) else True
 
     def _evaluate(self, condition: str) -> bool | None:
         test = _TEST.match(condition.strip())
@@ -118,37 +163,37 @@ class _Reader:
 
     def _statement(self, statement: str) -> None:
         keyword, _, rest = statement.partition(" ")
-        if keyword == "then" and rest:
+        if keyword in ("then", "else") and rest:
+            if keyword == "else":
+                self.branches.otherwise()
             statement = rest.strip()
-        elif keyword == "else" and rest:
-            self._statement("else")
-            statement = rest.strip()
+        elif keyword == "else":
+            self.branches.otherwise()
+            return
+        elif keyword == "fi":
+            self.branches.close()
+            return
         opened = _IF.match(statement)
         if opened:
-            taken = self._evaluate(opened.group(2))
-            if taken is None:
-                self.notes.append(
-                    f"condition not evaluated, its selection not taken: {opened.group(2)}"
-                )
-            if opened.group(1):  # elif
-                self.stack[-1:] = [False if self.stack and self.stack[-1] else taken]
-            else:
-                self.stack.append(taken)
-            return
-        if statement in ("else",) and self.stack:
-            previous = self.stack[-1]
-            self.stack[-1] = None if previous is None else not previous
-            return
-        if statement.startswith("fi") and self.stack:
-            self.stack.pop()
+            self._open(opened.group(2), elif_=bool(opened.group(1)))
             return
         if _UV_SYNC.search(statement):
-            if self._active() is not False:
+            if self.branches.active() is not False:
                 self._sync(statement)
             return
         assigned = _ASSIGN.match(statement)
-        if assigned and self._active():
+        if assigned and self.branches.active():
             self.variables[assigned.group(1)] = _unquote(assigned.group(2), self.variables)
+
+    def _open(self, condition: str, *, elif_: bool) -> None:
+        taken = self._evaluate(condition)
+        if elif_:
+            decided = self.branches.alternative(taken)
+        else:
+            self.branches.open(taken)
+            decided = False
+        if taken is None and not decided:
+            self.notes.append(f"condition not evaluated, its selection not taken: {condition}")
 
     def _sync(self, statement: str) -> None:
         expanded, unknown = _expand(statement, self.variables)
@@ -199,7 +244,7 @@ def read_selection(
     in_heredoc = False
     for line in _logical_lines(text):
         if line.startswith(("FROM ", "from ")):
-            reader.stack.clear()
+            reader.branches.clear()
         if re.search(r"<<-?\s*\"?EOF\"?", line):
             in_heredoc = True
             head = re.sub(r"<<-?\s*\"?EOF\"?.*", "", line)
@@ -207,7 +252,7 @@ def read_selection(
             continue
         if in_heredoc and line == "EOF":
             in_heredoc = False
-            reader.stack.clear()
+            reader.branches.clear()
             continue
         reader.line(line)
     return SyncSelection(
