@@ -15,7 +15,13 @@ def test_dry_run_sync_uses_extra_dev_and_protects_base_image_packages(
     assert result.code == 0, result.err
     argv = shlex.split(result.out.strip())
     uv = argv[argv.index("uv") :]
-    assert uv[:7] == ["uv", "sync", "--locked", "--extra", "dev", "--group", "test"]
+    # The image's own selection (Dockerfile.ci.dev's uv sync line, IMAGE_TYPE=dev), then the
+    # profile's group; --inexact: nothing the image installed is removed.
+    assert uv[:16] == [
+        *("uv", "sync", "--locked", "--inexact"),
+        *("--extra", "dev", "--extra", "mlm", "--extra", "ssm", "--extra", "te"),
+        *("--group", "no_pypi_wheels", "--group", "test"),
+    ]
     protected = {uv[i + 1] for i, word in enumerate(uv) if word == "--no-install-package"}
     assert {"torch", "torchvision", "triton", "nvidia-nccl-cu12"} <= protected
     assert len(protected) == 16
@@ -40,7 +46,8 @@ def test_lts_profile_needs_the_opt_in(megatron_repo: Path, run_cli: RunCli) -> N
     )
     assert allowed.code == 0, allowed.err
     lines = allowed.out.strip().splitlines()
-    assert "uv sync --locked --extra lts --group test" in lines[0]
+    # Dockerfile.ci.lts syncs --extra mlm --extra ssm; the lts profile adds the lts extra.
+    assert "uv sync --locked --inexact --extra lts --extra mlm --extra ssm --group test" in lines[0]
     assert lines[1].endswith("uv pip install -r docker/lts/requirements.txt")
 
 
@@ -49,3 +56,18 @@ def test_unknown_group_is_refused_with_the_list(megatron_repo: Path, run_cli: Ru
     assert result.code == 2
     assert "neither an extra nor a dependency group" in result.err
     assert "linting" in result.err
+
+
+def test_exact_is_an_opt_in(megatron_repo: Path, run_cli: RunCli) -> None:
+    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "sync", "--exact")
+    assert result.code == 0, result.err
+    uv = shlex.split(result.out.strip())
+    assert "--exact" in uv and "--inexact" not in uv
+
+
+def test_lint_profile_removes_nothing_either(megatron_repo: Path, run_cli: RunCli) -> None:
+    result = run_cli(
+        "--repo", megatron_repo, "--dry-run", "--engine", "docker", "sync", "--profile", "lint"
+    )
+    assert result.code == 0, result.err
+    assert result.out.strip().endswith("uv sync --locked --inexact --only-group linting")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.context import Context
-from uvdock.errors import CheckFailed
+from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable
+
+if TYPE_CHECKING:
+    from uvdock.run.shim import Shim
 
 
 class Command(BaseCommand):
@@ -32,19 +36,47 @@ class Command(BaseCommand):
         for package in args.upgrade_package:
             uv_args += ["--upgrade-package", package]
         uvwork.report_uv(ctx, shim)
+        if args.check and not ctx.dry_run:
+            return _check(ctx, shim, uv_args)
         before = uvwork.lock_bytes(ctx)
         code = shim.run_uv(uv_args, writes=() if args.check else ("uv.lock",))
         if ctx.dry_run:
-            return 0
-        if args.check:
-            if code != 0:
-                raise CheckFailed(
-                    "uv.lock is out of date with pyproject.toml",
-                    hint="run `uvdock lock` and commit uv.lock",
-                )
-            ctx.out.info("uv.lock is up to date")
             return 0
         if code != 0:
             raise uvwork.uv_failed(uv_args, code)
         uvwork.show_lock_change(ctx, before)
         return 0
+
+
+def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:
+    """`uv lock --check`, captured: "out of date" only when uv says the lock needs updating."""
+    from uvdock.project import lockcheck
+
+    done = shim.capture(["uv", *uv_args])
+    if done.returncode in (126, 127) and shim.placement.mode != "local":
+        raise shim.uv_missing()
+    output = done.stdout + "\n" + done.stderr
+    result = lockcheck.classify(done.returncode, output)
+    if result.verdict is lockcheck.Verdict.CURRENT:
+        ctx.out.info("uv.lock is up to date")
+        return 0
+    if result.verdict is lockcheck.Verdict.STALE:
+        raise CheckFailed(
+            "uv.lock is out of date with pyproject.toml",
+            hint="run `uvdock lock` and commit uv.lock",
+        )
+    tail = lockcheck.last_lines(output)
+    if result.verdict is lockcheck.Verdict.ENVIRONMENT:
+        raise EnvironmentUnusable(
+            f"uv lock --check could not run (exit {done.returncode}): {result.cause}",
+            hint="uv's last lines:\n" + tail + "\nthe lock was not judged; fix the network or "
+            "the container's Python, or use --offline when the cache holds everything",
+        )
+    raise CommandFailed(
+        ["uv", *uv_args],
+        done.returncode,
+        done.stdout,
+        tail,
+        message=f"uv lock --check failed (exit {done.returncode}) for a reason other than a "
+        "stale lock; uv's last lines follow",
+    )

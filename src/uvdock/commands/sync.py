@@ -1,11 +1,18 @@
-"""`uvdock sync [--profile NAME] [--group G]... [--extra X]... [--lts]`: uv sync --locked in the container."""
+"""`uvdock sync [--profile NAME] [--group G]... [--extra X]... [--lts] [--exact]`: uv sync
+--locked in the container, starting from what the lane's Dockerfile syncs, removing nothing
+unless --exact (and then only after showing what uv says it would remove)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.context import Context
+
+if TYPE_CHECKING:
+    from uvdock.project.dockerfile_sync import SyncSelection
+    from uvdock.run.shim import Shim
 
 
 class Command(BaseCommand):
@@ -25,6 +32,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--lts", action="store_true", help="explicit opt-in required by --profile lts"
         )
+        parser.add_argument(
+            "--exact",
+            action="store_true",
+            help="also uninstall what the selection does not hold (listed first, from uv's "
+            "own dry run); by default a sync removes nothing the image installed",
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands import uvwork
@@ -39,15 +52,23 @@ class Command(BaseCommand):
             )
         deps = pyproject.read(ctx.repo)
         protected = pyproject.protected_packages(
-            ctx.repo / ctx.config.dockerfile, ctx.config.protected_packages
+            ctx.repo / _lane_dockerfile(ctx, args.profile), ctx.config.protected_packages
         )
         plan = syncplan.build(
-            args.profile, deps, groups=args.group, extras=args.extra, protected=protected
+            args.profile,
+            deps,
+            groups=args.group,
+            extras=args.extra,
+            protected=protected,
+            image=_image_selection(ctx, args.profile),
+            exact=args.exact,
         )
         for note in plan.notes:
             ctx.out.warn(note)
         shim = shim_for(ctx)
         uvwork.report_uv(ctx, shim)
+        if args.exact and not ctx.dry_run:
+            _show_removals(ctx, shim, plan.uv_args)
         code = shim.run_uv(plan.uv_args)
         if code == 0 and args.profile == "lts":
             requirements = ctx.config.lts_requirements
@@ -58,3 +79,65 @@ class Command(BaseCommand):
             raise uvwork.uv_failed(plan.uv_args, code)
         ctx.out.info(f"environment synced ({args.profile} profile) {shim.placement.describe()}")
         return 0
+
+
+def _lane_dockerfile(ctx: Context, profile: str) -> str:
+    return ctx.config.lts_dockerfile if profile == "lts" else ctx.config.dockerfile
+
+
+def _image_selection(ctx: Context, profile: str) -> SyncSelection | None:
+    """What the lane's Dockerfile syncs into the image, for this machine's platform."""
+    if profile == "lint":
+        return None
+    import platform
+
+    from uvdock.project import dockerfile_sync
+
+    lts = profile == "lts"
+    path = ctx.repo / _lane_dockerfile(ctx, profile)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        ctx.out.warn(
+            f"{path.relative_to(ctx.repo)} not readable: the image's own selection is not known"
+        )
+        return None
+    machine = platform.machine().lower()
+    selection = dockerfile_sync.read_selection(
+        text,
+        image_type="lts" if lts else "dev",
+        platform={"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine),
+    )
+    if not selection.found:
+        ctx.out.warn(
+            f"no `uv sync` line in {path.relative_to(ctx.repo)}: the profile's own selection only"
+        )
+        return None
+    return selection
+
+
+def _show_removals(ctx: Context, shim: Shim, uv_args: list[str]) -> None:
+    """List what `--exact` will uninstall, in uv's own words (`uv sync --dry-run`)."""
+    from uvdock.errors import CommandFailed
+    from uvdock.project import syncplan
+
+    dry_args = ["uv", *uv_args, "--dry-run"]
+    dry = shim.capture(dry_args)
+    if not dry.ok:
+        raise CommandFailed(
+            dry_args,
+            dry.returncode,
+            dry.stdout,
+            dry.stderr,
+            message=f"uv's dry run of the --exact sync failed (exit {dry.returncode}); "
+            "nothing was synced",
+        )
+    removed = syncplan.removals(dry.stdout + "\n" + dry.stderr)
+    if not removed:
+        ctx.out.info("--exact: uv would remove nothing")
+        return
+    ctx.out.warn(
+        f"--exact: uv will uninstall {len(removed)} package(s) the selection does not hold:"
+    )
+    for line in removed:
+        ctx.out.warn(f"  - {line}")

@@ -3,14 +3,21 @@
 The reference docs say `--group dev`; on Megatron-LM `dev` is an extra, so the repository's
 own pyproject.toml decides whether a name becomes `--extra` or `--group`. Packages the base
 image provides are never reinstalled (`--no-install-package`).
+
+The dev and lts profiles start from what the lane's Dockerfile itself syncs into the image
+(dockerfile_sync), so nothing the image installed falls outside the selection, and the sync
+is `--inexact` unless asked: uv's exact sync would uninstall what `uv pip install` added.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
+from uvdock.names import normalize_name
+from uvdock.project.dockerfile_sync import SyncSelection
 from uvdock.project.pyproject import ProjectDeps
 
 PROFILES: dict[str, tuple[str, ...]] = {
@@ -32,22 +39,26 @@ def build(
     groups: Sequence[str] = (),
     extras: Sequence[str] = (),
     protected: Sequence[str] = (),
+    image: SyncSelection | None = None,
+    exact: bool = False,
 ) -> SyncPlan:
     if profile not in PROFILES:
         raise InputRefused(f"unknown profile `{profile}`; profiles: {', '.join(PROFILES)}")
     notes: list[str] = []
+    mode = "--exact" if exact else "--inexact"
     if profile == "lint":
         if groups or extras:
             raise InputRefused(
                 "--profile lint installs only the linting group; drop --group/--extra"
             )
-        return SyncPlan(["sync", "--locked", "--only-group", "linting"], notes)
+        return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], notes)
 
-    wanted: list[tuple[str, str]] = [(name, "") for name in PROFILES[profile]]
+    wanted: list[tuple[str, str]] = _image_selection(image, deps, notes)
+    wanted += [(name, "") for name in PROFILES[profile]]
     wanted += [(name, "group") for name in groups] + [(name, "extra") for name in extras]
     if profile == "lts" and "lts" in {e.lower() for e in deps.extras}:
         wanted.insert(0, ("lts", "extra"))
-    args = ["sync", "--locked"]
+    args = ["sync", "--locked", mode]
     seen: set[tuple[str, str]] = set()
     for name, asked in wanted:
         kind = deps.classify(name)
@@ -62,3 +73,35 @@ def build(
     for package in protected:
         args += ["--no-install-package", package]
     return SyncPlan(args, notes)
+
+
+def _image_selection(
+    image: SyncSelection | None, deps: ProjectDeps, notes: list[str]
+) -> list[tuple[str, str]]:
+    """The Dockerfile's own extras and groups, those the project declares (others noted)."""
+    if image is None:
+        return []
+    notes.extend(image.notes)
+    declared = {
+        (kind, normalize_name(name))
+        for kind, names in (("extra", deps.extras), ("group", deps.groups))
+        for name in names
+    }
+    wanted: list[tuple[str, str]] = []
+    for kind, names in (("extra", image.extras), ("group", image.groups)):
+        for name in names:
+            if (kind, normalize_name(name)) in declared:
+                wanted.append((name, kind))
+            else:
+                notes.append(
+                    f"the Dockerfile syncs --{kind} {name}, which pyproject.toml does not declare: left out"
+                )
+    return wanted
+
+
+_REMOVAL = re.compile(r"^\s*- ([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?==\S+)", re.M)
+
+
+def removals(uv_output: str) -> list[str]:
+    """The `- name==version` lines of `uv sync --dry-run` output: what uv would uninstall."""
+    return _REMOVAL.findall(uv_output)

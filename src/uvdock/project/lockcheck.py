@@ -1,0 +1,53 @@
+"""What a failed `uv lock --check` means, read from uv's own words.
+
+Only uv's "needs to be updated" message means a stale lock. A container that cannot fetch
+a Python or reach an index is an environment problem (exit 3); anything else is uv failing
+(exit 1). Neither is ever reported as "out of date".
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import NamedTuple
+
+# uv (0.13.9, crates/uv/src/commands/project/lock.rs): "The lockfile at `uv.lock` needs to be
+# updated, but `--check` was provided." Older uv wrote it without the backticks.
+_STALE = re.compile(r"The lockfile at `?[^`\s]*uv\.lock`? needs to be updated")
+_ENVIRONMENT = re.compile(
+    r"No interpreter found for Python|No download found for request|"
+    r"Failed to download|Could not resolve host|dns error|failed to lookup address|"
+    r"Connection refused|Connection reset|timed out|Network is unreachable|"
+    r"Failed to fetch|error sending request|tcp connect error|"
+    r"is not installed and (?:the )?offline|network access is disabled|offline mode",
+    re.I,
+)
+
+
+class Verdict(Enum):
+    CURRENT = "current"
+    STALE = "stale"
+    ENVIRONMENT = "environment"
+    FAILED = "failed"
+
+
+class LockCheck(NamedTuple):
+    verdict: Verdict
+    cause: str  # uv's line that decided it ("" when current or undecided)
+
+
+def classify(returncode: int, output: str) -> LockCheck:
+    if returncode == 0:
+        return LockCheck(Verdict.CURRENT, "")
+    for line in output.splitlines():
+        if _STALE.search(line):
+            return LockCheck(Verdict.STALE, line.strip())
+    for line in output.splitlines():
+        if _ENVIRONMENT.search(line):
+            return LockCheck(Verdict.ENVIRONMENT, line.strip())
+    return LockCheck(Verdict.FAILED, "")
+
+
+def last_lines(output: str, count: int = 12) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    return "\n".join(lines[-count:])

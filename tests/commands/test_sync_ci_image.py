@@ -1,0 +1,192 @@
+"""`uvdock sync` in a CI-like image built by `uvdock image build`: it removes nothing.
+
+The image has Megatron-LM's shape: FROM an NGC-style pin, a `main` stage and a `jet` stage
+that needs a build secret (skipped by --target main), /opt/venv synced with
+`uv sync --extra ${IMAGE_TYPE} --extra mlm --extra ssm ${GROUP} --locked --no-install-package`
+from a local wheel folder, a conditional group, a package the "base image" provides, and one
+more package added with `uv pip install` afterwards. Everything runs offline.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import RunCli, commit_all, init_repo, remove_container, start_container
+from samples.wheels import build_wheelhouse, make_wheel, project_pyproject
+
+pytestmark = pytest.mark.engine
+
+FAKE_BASE = "nvcr.io/nvidia/pytorch:25.99-py3"
+
+DOCKERFILE = """\
+# syntax=docker/dockerfile:1.3-labs
+ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.99-py3
+FROM ${FROM_IMAGE_NAME} AS main
+ARG UV_PROJECT_ENVIRONMENT=/opt/venv
+ENV UV_PROJECT_ENVIRONMENT=${UV_PROJECT_ENVIRONMENT}
+ENV UV_LINK_MODE=copy
+COPY pyproject.toml uv.lock /workspace/
+COPY wheels/ /workspace/wheels/
+COPY extra-wheels/ /opt/extra-wheels/
+ARG IMAGE_TYPE=dev
+ENV IMAGE_TYPE=${IMAGE_TYPE}
+WORKDIR /workspace
+# lowpin stands for torch: the base image's system Python provides it, seen through
+# --system-site-packages; the sync must never install or remove it.
+RUN uv pip install --system --break-system-packages --no-deps \\
+        /workspace/wheels/lowpin-1.0.0-py3-none-any.whl
+RUN EXTRA_GROUP="" && \\
+    if [ "$IMAGE_TYPE" != "lts" ]; then EXTRA_GROUP="--group no_pypi_wheels"; fi && \\
+    uv venv ${UV_PROJECT_ENVIRONMENT} --system-site-packages --allow-existing && \\
+    uv sync --extra ${IMAGE_TYPE} --extra mlm --extra ssm ${EXTRA_GROUP} --link-mode copy \\
+        --locked \\
+        --no-install-package lowpin
+RUN uv pip install --no-index --find-links /opt/extra-wheels epsilon
+
+##### For NVIDIANS only #####
+FROM main AS jet
+RUN --mount=type=secret,id=JET_INDEX_URLS cat /run/secrets/JET_INDEX_URLS
+"""
+
+PYPROJECT = project_pyproject(
+    ("alpha",),
+    extras={"dev": ["alpha>=1.1"], "lts": [], "mlm": ["beta"], "ssm": ["lowpin"]},
+    groups={"no_pypi_wheels": ["gamma<2"], "test": ["delta"]},
+)
+
+
+def _podman(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check)
+
+
+def _freeze(*where: str) -> set[str]:
+    out = _podman(*where, "uv", "pip", "freeze")
+    return {line.strip() for line in out.stdout.splitlines() if "==" in line}
+
+
+@pytest.fixture(scope="session")
+def ci_image(
+    engine_image: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """The CI-like image, built once per session by `uvdock image build`, and its repository."""
+    repo = init_repo(tmp_path_factory.mktemp("ci-image") / "repo")
+    build_wheelhouse(repo / "wheels")
+    make_wheel(repo / "extra-wheels", "epsilon", "1.0.0")
+    (repo / "pyproject.toml").write_text(PYPROJECT)
+    (repo / "docker").mkdir()
+    (repo / "docker/Dockerfile.ci.dev").write_text(DOCKERFILE)
+    (repo / "docker/.ngc_version.dev").write_text(FAKE_BASE + "\n")
+    locked = _podman(
+        "run",
+        "--rm",
+        "-v",
+        f"{repo}:/workspace",
+        "-w",
+        "/workspace",
+        engine_image,
+        "uv",
+        "lock",
+        check=False,
+    )
+    assert locked.returncode == 0, locked.stderr
+    commit_all(repo, "ci-like project")
+    # The pin names an NGC image; the local test image stands in for it (no pull happens).
+    _podman("tag", engine_image, FAKE_BASE)
+    tag = f"localhost/uvdock-ci-like:{os.getpid()}"
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "uvdock",
+            "--repo",
+            str(repo),
+            "--engine",
+            "podman",
+            "image",
+            "build",
+            "--tag",
+            tag,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert build.returncode == 0, build.stdout + build.stderr
+    yield tag, repo
+    _podman("rmi", "-f", tag, check=False)
+
+
+IMAGE_SELECTION = {"alpha==1.1.0", "beta==2.0.0", "gamma==1.0.0", "epsilon==1.0.0"}
+PROTECTED_PROBE = ("/opt/venv/bin/python", "-c", "import lowpin; print(lowpin.__file__)")
+
+
+def _protected_in_place(*where: str) -> str:
+    out = _podman(*where, *PROTECTED_PROBE)
+    assert "/usr/" in out.stdout  # the system Python's copy, not the venv's
+    return out.stdout.strip()
+
+
+def test_the_image_holds_the_dockerfile_selection(ci_image: tuple[str, Path]) -> None:
+    tag, _ = ci_image
+    frozen = _freeze("run", "--rm", tag)
+    assert frozen >= IMAGE_SELECTION
+    assert not any(line.startswith("delta==") for line in frozen)  # group test is not in it
+    assert not any(line.startswith("lowpin==") for line in frozen)  # never in the venv
+    _protected_in_place("run", "--rm", tag)
+
+
+def test_sync_in_exec_placement_removes_nothing(
+    ci_image: tuple[str, Path], run_cli: RunCli
+) -> None:
+    tag, repo = ci_image
+    name = f"uvdock-ci-like-{os.getpid()}-{time.monotonic_ns()}"
+    start_container(tag, repo, name)
+    try:
+        before = _freeze("exec", name)
+        assert before >= IMAGE_SELECTION
+        protected = _protected_in_place("exec", name)
+        result = run_cli("--repo", repo, "--container", name, "sync")
+        assert result.code == 0, result.err
+        after = _freeze("exec", name)
+        assert _protected_in_place("exec", name) == protected
+    finally:
+        remove_container(name)
+    assert before <= after, f"removed: {sorted(before - after)}"
+    assert after - before == {"delta==4.0.0"}  # the profile's group, new to the image
+
+
+def _uvdock(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """uvdock as a user runs it, so uv's own output (written by the child) is captured too."""
+    argv = [sys.executable, "-m", "uvdock", *map(str, args)]
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def test_sync_in_run_placement_removes_nothing(ci_image: tuple[str, Path]) -> None:
+    tag, repo = ci_image
+    before = _freeze("run", "--rm", tag)
+    assert before >= IMAGE_SELECTION
+    result = _uvdock("--repo", repo, "--engine", "podman", "--image", tag, "sync")
+    assert result.returncode == 0, result.stderr
+    # The fresh container is gone after the run: uv's own report of what it changed is the
+    # "after" (uv lists every `+ installed` and `- removed` package).
+    changes = [line.strip() for line in (result.stdout + result.stderr).splitlines()]
+    assert "+ delta==4.0.0" in changes, changes
+    assert not [line for line in changes if line.startswith("- ")], changes
+
+
+def test_exact_shows_what_uv_would_remove_first(ci_image: tuple[str, Path]) -> None:
+    tag, repo = ci_image
+    result = _uvdock("--repo", repo, "--engine", "podman", "--image", tag, "sync", "--exact")
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    # epsilon came from `uv pip install`: only --exact removes it, and it is named before uv
+    # runs the real sync (whose own report lists the same removal).
+    listed = said.index("--exact: uv will uninstall")
+    assert "  - epsilon==1.0.0" in said[listed:]
+    assert said.index("- epsilon==1.0.0", listed) < said.rindex("- epsilon==1.0.0")
