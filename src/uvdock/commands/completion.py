@@ -8,30 +8,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.completion_scripts import CommandShape, Option
 
 if TYPE_CHECKING:
     from uvdock.commands.context import Context
 
 SHELLS = ("bash", "zsh", "fish")
 CASE_METAVAR = "CASE"
-
-
-class Option(NamedTuple):
-    flags: tuple[str, ...]
-    help: str
-    takes_value: bool
-    choices: tuple[str, ...]
-
-
-class CommandShape(NamedTuple):
-    group: str
-    name: str
-    help: str
-    options: tuple[Option, ...]
-    completes_cases: bool
 
 
 def _option(action: argparse.Action) -> Option:

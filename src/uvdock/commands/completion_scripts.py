@@ -5,8 +5,23 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
-from uvdock.commands.completion import CommandShape, Option
+
+class Option(NamedTuple):
+    flags: tuple[str, ...]
+    help: str
+    takes_value: bool
+    choices: tuple[str, ...]
+
+
+class CommandShape(NamedTuple):
+    group: str
+    name: str
+    help: str
+    options: tuple[Option, ...]
+    completes_cases: bool
+
 
 Writer = Callable[[Sequence[CommandShape], Sequence[Option]], str]
 
@@ -34,27 +49,14 @@ def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
     return groups
 
 
-def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
-    groups = _groups(shapes)
-    all_options = [*globals_, *(o for s in shapes for o in s.options)]
-    valued = sorted({f for o in all_options if o.takes_value for f in o.flags})
-    subs = "\n".join(
-        f'        {group}) subs="{" ".join(n for n in names if n)}";;'
-        for group, names in groups.items()
-    )
-    per_command = "\n".join(
-        f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; cases={int(s.completes_cases)};;'
-        for s in shapes
-    )
-    values = "\n".join(dict.fromkeys(_value_cases(all_options)))
-    return f"""# uvdock completion for bash: source <(uvdock completion bash)
+_BASH = """# uvdock completion for bash: source <(uvdock completion bash)
 _uvdock() {{
     local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}}
     local group="" sub="" subs="" opts="" cases=0 i word
-    local globals="{_flags(globals_)}"
+    local globals="{globals}"
     for ((i = 1; i < COMP_CWORD; i++)); do
         word=${{COMP_WORDS[i]}}
-        case " {" ".join(valued)} " in *" $word "*) ((i++)); continue;; esac
+        case " {valued} " in *" $word "*) ((i++)); continue;; esac
         [[ $word == -* ]] && continue
         if [[ -z $group ]]; then
             group=$word
@@ -72,12 +74,12 @@ _uvdock() {{
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "$globals --version --help" -- "$cur"))
         else
-            COMPREPLY=($(compgen -W "{" ".join(groups)} help" -- "$cur"))
+            COMPREPLY=($(compgen -W "{groups} help" -- "$cur"))
         fi
         return
     fi
     if [[ $group == help ]]; then
-        COMPREPLY=($(compgen -W "{" ".join(groups)}" -- "$cur"))
+        COMPREPLY=($(compgen -W "{groups}" -- "$cur"))
         return
     fi
     case "$group/$sub" in
@@ -95,6 +97,29 @@ _uvdock() {{
 }}
 complete -F _uvdock uvdock
 """
+
+
+def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
+    groups = _groups(shapes)
+    all_options = [*globals_, *(o for s in shapes for o in s.options)]
+    valued = sorted({f for o in all_options if o.takes_value for f in o.flags})
+    subs = "\n".join(
+        f'        {group}) subs="{" ".join(n for n in names if n)}";;'
+        for group, names in groups.items()
+    )
+    per_command = "\n".join(
+        f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; cases={int(s.completes_cases)};;'
+        for s in shapes
+    )
+    values = "\n".join(dict.fromkeys(_value_cases(all_options)))
+    return _BASH.format(
+        globals=_flags(globals_),
+        valued=" ".join(valued),
+        subs=subs,
+        values=values,
+        groups=" ".join(groups),
+        per_command=per_command,
+    )
 
 
 def zsh(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
