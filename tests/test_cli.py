@@ -24,10 +24,21 @@ def test_unknown_command_suggests_close_names(run_cli: RunCli) -> None:
     assert "did you mean sync" in result.err
 
 
-def test_bad_option_is_exit_2_in_one_line(run_cli: RunCli) -> None:
+def test_bad_option_is_the_usage_line_and_one_error_line(run_cli: RunCli) -> None:
     result = run_cli("lock", "--frobnicate")
     assert result.code == 2
-    assert result.err.count("\n") == 1 and "unrecognized arguments" in result.err
+    usage, error = result.err.splitlines()
+    assert usage.startswith("usage: uvdock lock ") and usage.endswith("[global options]")
+    assert error == "error: unexpected argument --frobnicate"
+
+
+def test_a_missing_argument_has_no_doubled_prefix(run_cli: RunCli) -> None:
+    result = run_cli("recipe", "mark-broken", "--issue", "1", "--reason", "x")
+    assert result.code == 2
+    *usage, error = result.err.splitlines()  # a long usage wraps like argparse's
+    assert usage[0].startswith("usage: uvdock recipe mark-broken")
+    assert not any(line.startswith("error") for line in usage)
+    assert error == "error: the following arguments are required: CASE"
 
 
 def test_not_a_git_repository_is_exit_3(tmp_path: Path, run_cli: RunCli) -> None:
@@ -108,7 +119,7 @@ def test_hand_read_global_options_agree_with_argparse(words: list[str]) -> None:
     assert [parsed["command"], *parsed["rest"]] == [w for w in rest if w != "--"]
     for name, value in found.items():
         assert parsed[name] == value
-    for name in ("repo", "engine", "container", "image", "dry_run", "json", "verbose", "quiet"):
+    for name in cli_spec.GlobalOptions._fields:
         if name not in found:
             assert not parsed[name]
 

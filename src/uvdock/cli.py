@@ -10,18 +10,31 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
+    from uvdock.cli_spec import GlobalOptions
+    from uvdock.commands.base import Command as BaseCommand
+
 from uvdock import __version__
 from uvdock.cli_spec import COMMANDS, CommandSpec, command_groups, scan_global_options
-from uvdock.errors import CommandFailed, InputRefused, UvdockError
+from uvdock.errors import CommandFailed, UvdockError
 
 
-def _split_command(command: str | None, rest: list[str]) -> tuple[tuple[str, str], list[str]]:
+def _usage_error(message: str, usage: str) -> Exception:
+    from uvdock.cliparse import UsageError
+
+    return UsageError(message, usage)
+
+
+def _split_command(
+    command: str | None, rest: list[str], given: dict[str, Any]
+) -> tuple[tuple[str, str], list[str]]:
+    """The command's key and its words. Global options between a group and its subcommand
+    (`uvdock image --json check`) are moved into `given`."""
     groups = command_groups()
     if command is None:
         from uvdock.cliparse import top_parser
@@ -31,22 +44,68 @@ def _split_command(command: str | None, rest: list[str]) -> tuple[tuple[str, str
     if command not in groups:
         import difflib
 
-        close = difflib.get_close_matches(command, list(groups), n=3)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        raise InputRefused(f"unknown command `{command}`{hint}; see `uvdock --help`")
+        close = difflib.get_close_matches(command, [*groups, "help"], n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; see `uvdock --help`"
+        raise _usage_error(
+            f"unknown command `{command}`{hint}", "usage: uvdock [global options] COMMAND ..."
+        )
     names = groups[command]
-    if rest and rest[0] in names and rest[0] != "":
-        return (command, rest[0]), rest[1:]
+    front = scan_global_options(rest) if rest[:1] != ["--"] else None
+    if front is not None and front[1][:1] and front[1][0] in names and front[1][0]:
+        given.update(front[0])
+        return (command, front[1][0]), front[1][1:]
     if "" in names:
         return (command, ""), rest
+    if front is None and rest[:1] and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
+        return _group_with_options(command, names, rest, given)
+    if front is not None:
+        given.update(front[0])
+        rest = front[1]
+    return (command, _subcommand(command, names, rest)), rest[1:]
+
+
+def _group_with_options(
+    group: str, names: list[str], rest: list[str], given: dict[str, Any]
+) -> tuple[tuple[str, str], list[str]]:
+    """Options the scanner does not read before a subcommand: argparse reads them, or names
+    the problem (with a suggestion)."""
+    import argparse
+
+    from uvdock import cliparse
+
+    parser = cliparse.command_parser((group, ""), COMMANDS[(group, names[0])])
+    parser.prog, parser.usage = f"uvdock {group}", cliparse.group_usage(group)[len("usage: ") :]
+    parser.subcommands = tuple(names)
+    parser.add_argument("subcommand")
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parsed = vars(parser.parse_args(rest))
+    words = [parsed.pop("subcommand"), *parsed.pop("rest")]
+    given.update(parsed)
+    return (group, _subcommand(group, names, words)), words[1:]
+
+
+def _subcommand(group: str, names: list[str], rest: list[str]) -> str:
+    from uvdock import cliparse
+
     wanted = rest[0] if rest else ""
-    if wanted in ("-h", "--help", ""):
-        choices = ", ".join(n for n in names if n)
-        print(f"usage: uvdock {command} {{{choices}}} ...")
-        for name in names:
-            print(f"  {name:<14} {COMMANDS[(command, name)].help}")
-        raise SystemExit(0 if wanted else 2)
-    raise InputRefused(f"unknown command `{command} {wanted}`; choose from {', '.join(names)}")
+    if wanted in names:
+        return wanted
+    if wanted in ("-h", "--help"):
+        sys.stdout.write(cliparse.group_help(group))
+        raise SystemExit(0)
+    if not wanted:
+        sys.stderr.write(cliparse.group_help(group))
+        raise SystemExit(2)
+    similar = cliparse.closest(wanted, names)
+    hint = f"did you mean {similar}?" if similar else f"choose from {', '.join(names)}"
+    raise cliparse.UsageError(
+        f"unknown command `{group} {wanted}`; {hint}", cliparse.group_usage(group)
+    )
+
+
+def _help_words(words: list[str]) -> list[str]:
+    """`uvdock help CMD [SUB]` is `uvdock CMD [SUB] --help`."""
+    return [*words[1:3], "--help"] if len(words) > 1 else ["--help"]
 
 
 def _crash_log(exc: BaseException) -> Path:
@@ -63,37 +122,67 @@ def _crash_log(exc: BaseException) -> Path:
     return Path(path)
 
 
-def run(argv: Sequence[str] | None = None) -> int:
-    words = list(sys.argv[1:] if argv is None else argv)
+class Invocation(NamedTuple):
+    """A command line read completely: what runs, its own arguments and the global options."""
+
+    key: tuple[str, str]
+    command: BaseCommand
+    args: argparse.Namespace
+    options: GlobalOptions
+
+
+def parse(words: list[str]) -> Invocation:
+    """Read a command line; --help prints and raises SystemExit, a bad one raises UsageError."""
     scanned = scan_global_options(words)
-    if scanned is not None and scanned[0].pop("version", False):
-        print(f"uvdock {__version__}")
-        return 0
+    if scanned is not None and scanned[1][:1] == ["help"]:
+        return parse([*words[: len(words) - len(scanned[1])], *_help_words(scanned[1])])
     if scanned is None or not scanned[1]:
         from uvdock.cliparse import top_parser
 
-        top = top_parser()
-        top_args = top.parse_args(words)
+        top_args = top_parser().parse_args(words)
         given = {k: v for k, v in vars(top_args).items() if k not in ("command", "rest")}
-        key, rest = _split_command(top_args.command, top_args.rest)
+        if top_args.command == "help":
+            return parse(_help_words([top_args.command, *top_args.rest]))
+        key, rest = _split_command(top_args.command, top_args.rest, given)
     else:
         given, remaining = scanned
-        key, rest = _split_command(remaining[0], remaining[1:])
+        key, rest = _split_command(remaining[0], remaining[1:], given)
 
     spec = COMMANDS[key]
-    module = importlib.import_module(f"uvdock.commands.{spec.module}")
-    command = module.Command()
+    command: BaseCommand = importlib.import_module(f"uvdock.commands.{spec.module}").Command()
     args = command.parse(rest, lambda: _command_parser(key, spec))
 
     from uvdock.cli_spec import GlobalOptions
-    from uvdock.commands.context import Context
-    from uvdock.output import Output
 
     after = {name: getattr(args, name) for name in GlobalOptions._fields if hasattr(args, name)}
     options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
-    out = Output(json_mode=options.json, quiet=options.quiet, verbose=options.verbose)
-    ctx = Context(options=options, out=out)
-    result: int = command.run(ctx, args)
+    if options.quiet and options.verbose:
+        raise _usage_error(
+            "-q/--quiet and -v/--verbose cannot be used together",
+            f"usage: uvdock [global options] {' '.join(p for p in key if p)} ...",
+        )
+    return Invocation(key, command, args, options)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    scanned = scan_global_options(words)
+    if scanned is not None and scanned[0].get("version"):
+        print(f"uvdock {__version__}")
+        return 0
+    invocation = parse(words)
+
+    from uvdock.commands.context import Context
+    from uvdock.output import Output
+
+    options = invocation.options
+    out = Output(
+        json_mode=options.json,
+        quiet=options.quiet,
+        verbose=options.verbose,
+        color=options.color or "auto",
+    )
+    result: int = invocation.command.run(Context(options=options, out=out), invocation.args)
     return result
 
 
@@ -103,13 +192,29 @@ def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.Argumen
     return command_parser(key, spec)
 
 
+def _color_choice(argv: Sequence[str] | None) -> str:
+    """--color as given, for errors raised before the options were parsed."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        if word.startswith("--color="):
+            return word.partition("=")[2]
+        if word == "--color" and index + 1 < len(words):
+            return words[index + 1]
+    return "auto"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(argv)
     except UvdockError as exc:
         from uvdock.output import Output
 
-        out = Output()
+        out = Output(color=_color_choice(argv))
+        usage = getattr(exc, "usage", None)
+        if usage:
+            out.usage(usage)
         out.error(exc.message)
         if exc.hint:
             out.hint(exc.hint)
@@ -120,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         from uvdock.output import Output
 
-        Output().error("interrupted")
+        Output(color=_color_choice(argv)).error("interrupted")
         return 130
     except BrokenPipeError:
         return 1
@@ -128,5 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from uvdock.output import Output
 
         path = _crash_log(exc)
-        Output().error(f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})")
+        Output(color=_color_choice(argv)).error(
+            f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})"
+        )
         return 4

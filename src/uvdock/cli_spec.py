@@ -67,9 +67,117 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("merge-driver", "pyproject"): CommandSpec(
         "merge_driver_pyproject", "the pyproject.toml merge driver git runs (BASE OURS THEIRS)"
     ),
+    ("completion", ""): CommandSpec(
+        "completion", "print a shell completion script (bash, zsh or fish)"
+    ),
+}
+
+# Every command's help ends with these (a test parses each one, so they cannot rot).
+EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("run", ""): (
+        "uvdock run -- python -c 'import torch; print(torch.__version__)'",
+        "uvdock --engine podman --container mcore-dev run -- pytest tests/unit_tests -x",
+        "uvdock --dry-run run -- uv pip list",
+    ),
+    ("shell", ""): (
+        "uvdock shell",
+        "uvdock shell --gpus",
+        "uvdock shell --slurm --nodes 1 --gpus-per-node 8",
+    ),
+    ("add", ""): (
+        "uvdock add 'nvidia-modelopt>=0.29'",
+        "uvdock add --group test pytest-xdist",
+        "uvdock --dry-run add --optional dev 'transformer-engine>=2.4'",
+    ),
+    ("remove", ""): (
+        "uvdock remove pygithub --group test",
+        "uvdock --dry-run remove 'nvidia-modelopt'",
+    ),
+    ("lock", ""): (
+        "uvdock lock",
+        "uvdock lock --check",
+        "uvdock lock --upgrade-package transformer-engine",
+    ),
+    ("lock", "resolve"): (
+        "uvdock lock resolve --onto origin/main",
+        "uvdock lock resolve --onto origin/main --no-fetch",
+        "uvdock lock resolve --abort",
+    ),
+    ("lock", "diff"): (
+        "uvdock lock diff",
+        "uvdock lock diff origin/main HEAD",
+        "uvdock --json lock diff HEAD~1 uv.lock",
+    ),
+    ("sync", ""): (
+        "uvdock sync",
+        "uvdock sync --profile lint",
+        "uvdock sync --profile lts --lts",
+    ),
+    ("lts", "show"): ("uvdock lts show", "uvdock --json lts show"),
+    ("lts", "check"): ("uvdock lts check", "uvdock --json lts check"),
+    ("lts", "drift"): (
+        "uvdock lts drift",
+        "uvdock lts drift --base origin/main",
+        "uvdock lts drift --all",
+    ),
+    ("lts", "pin"): (
+        "uvdock lts pin --lts 'transformer-engine==2.4.0'",
+        "uvdock --dry-run lts pin --lts 'nvidia-modelopt==0.29.0' --add",
+    ),
+    ("image", "show"): ("uvdock image show", "uvdock --json image show"),
+    ("image", "check"): ("uvdock image check", "uvdock --json image check"),
+    ("image", "bump"): (
+        "uvdock image bump 26.08-py3",
+        "uvdock --dry-run image bump --latest",
+        "uvdock image bump --lts 26.04-py3",
+        "uvdock image bump nvcr.io/nvidia/pytorch:26.08-py3 --offline",
+    ),
+    ("image", "tags"): ("uvdock image tags", "uvdock image tags --limit 5"),
+    ("image", "build"): (
+        "uvdock image build",
+        "uvdock image build --tag megatron-lm:local",
+        "uvdock --dry-run --engine podman image build",
+    ),
+    ("image", "pull"): ("uvdock image pull", "uvdock --dry-run image pull"),
+    ("image", "enroot"): (
+        "uvdock image enroot",
+        "uvdock image enroot --output /lustre/$USER/megatron-lm.sqsh",
+    ),
+    ("recipe", "show"): (
+        "uvdock recipe show gpt3_mcore_te_tp2_pp2",
+        "uvdock --json recipe show ckpt_converter",
+    ),
+    ("recipe", "mark-broken"): (
+        'uvdock recipe mark-broken gpt3_mcore_te_tp2_pp2 --issue 1234 --reason "hangs on H100"',
+        "uvdock recipe mark-broken ckpt_converter --issue 1300 --reason OOM --platform dgx_h100",
+        "uvdock --dry-run recipe mark-broken gpt_16b_perf --issue 77 --reason slow --environment lts",
+    ),
+    ("recipe", "unmark"): (
+        "uvdock recipe unmark gpt3_mcore_te_tp2_pp2",
+        "uvdock --dry-run recipe unmark ckpt_converter",
+    ),
+    ("doctor", ""): (
+        "uvdock doctor",
+        "uvdock doctor job-1234.log",
+        "uvdock --json doctor job-1234.log",
+    ),
+    ("merge-driver", "install"): (
+        "uvdock merge-driver install",
+        "uvdock merge-driver install --pyproject",
+    ),
+    ("merge-driver", "pyproject"): (
+        "uvdock merge-driver pyproject base.toml pyproject.toml theirs.toml",
+        "uvdock merge-driver pyproject %O %A %B %P --marker-size 7",
+    ),
+    ("completion", ""): (
+        "uvdock completion bash > ~/.local/share/bash-completion/completions/uvdock",
+        "uvdock completion zsh > ~/.zfunc/_uvdock",
+        "uvdock completion fish > ~/.config/fish/completions/uvdock.fish",
+    ),
 }
 
 ENGINE_CHOICES = ("auto", "docker", "podman", "srun", "local")
+COLOR_CHOICES = ("auto", "always", "never")
 
 
 class GlobalOptionSpec(NamedTuple):
@@ -93,6 +201,13 @@ GLOBAL_OPTIONS: tuple[GlobalOptionSpec, ...] = (
     ),
     GlobalOptionSpec("container", ("--container",), "NAME", "exec into this running container"),
     GlobalOptionSpec("image", ("--image",), "REF", "run an ephemeral container of this image"),
+    GlobalOptionSpec(
+        "color",
+        ("--color",),
+        "WHEN",
+        "colour on a terminal (default: auto; NO_COLOR and FORCE_COLOR are respected)",
+        COLOR_CHOICES,
+    ),
 )
 
 
@@ -107,6 +222,7 @@ class GlobalOptions(NamedTuple):
     engine: str | None = None
     container: str | None = None
     image: str | None = None
+    color: str | None = None
 
 
 def command_groups() -> dict[str, list[str]]:

@@ -1,7 +1,11 @@
 """What the user sees: messages, tables, diffs, JSON and --dry-run command lines.
 
-Everything passes through `redact` first. rich is imported only when a table or a coloured
-diff is drawn, so commands that print a line or two stay fast.
+Everything passes through `redact` first. rich is imported only when a table is drawn, so
+commands that print a line or two stay fast: the `error:`, `warning:` and `hint:` labels and
+diffs are coloured with plain SGR codes (rich's bold red / yellow / cyan, green and red).
+
+Colour follows `--color auto|always|never`; in auto, NO_COLOR turns it off, FORCE_COLOR on,
+and otherwise only a terminal (not a pipe, not TERM=dumb) gets it.
 """
 
 from __future__ import annotations
@@ -9,6 +13,37 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
+
+_SGR = {"error": "1;31", "warning": "1;33", "hint": "1;36", "usage": "1"}
+_DIFF_SGR = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
+
+
+def wants_colour(choice: str, stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
+    """Whether `stream` gets colour under --color `choice` and the environment."""
+    import os
+
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    environ = os.environ if env is None else env
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and environ.get("TERM") != "dumb"
+
+
+def _paint(text: str, sgr: str) -> str:
+    return f"\x1b[{sgr}m{text}\x1b[0m"
+
+
+def colour_diff_line(line: str) -> str:
+    for start, sgr in _DIFF_SGR:
+        if line.startswith(start):
+            return _paint(line, sgr)
+    return line
 
 
 class Output:
@@ -21,7 +56,9 @@ class Output:
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
         env: Mapping[str, str] | None = None,
+        color: str = "auto",
     ) -> None:
+        self.color = color
         self.json_mode = json_mode
         self.quiet = quiet
         self.verbose = verbose
@@ -47,14 +84,25 @@ class Output:
         if self.verbose and not self.quiet:
             self._write(self.stderr, message)
 
+    def colour(self, stream: TextIO) -> bool:
+        return wants_colour(self.color, stream, self._env)
+
+    def _label(self, label: str, stream: TextIO) -> str:
+        return _paint(f"{label}:", _SGR[label]) if self.colour(stream) else f"{label}:"
+
     def warn(self, message: str) -> None:
-        self._write(self.stderr, f"warning: {message}")
+        self._write(self.stderr, f"{self._label('warning', self.stderr)} {message}")
 
     def error(self, message: str) -> None:
-        self._write(self.stderr, f"uvdock: error: {message}")
+        self._write(self.stderr, f"{self._label('error', self.stderr)} {message}")
 
     def hint(self, message: str) -> None:
-        self._write(self.stderr, f"hint: {message}")
+        self._write(self.stderr, f"{self._label('hint', self.stderr)} {message}")
+
+    def usage(self, line: str) -> None:
+        """The usage line of a refused command line (argparse's `usage: ...`)."""
+        rest = line.partition(":")[2]
+        self._write(self.stderr, f"{self._label('usage', self.stderr)}{rest}")
 
     def command(self, argv: Sequence[str], *, prefix: str = "") -> None:
         """A command as one copy-pasteable shell line (what --dry-run and -v show)."""
@@ -83,17 +131,22 @@ class Output:
             table.add_row(*(self._clean(str(cell)) for cell in row))
         # Piped output is read by grep and CI logs, not a terminal: do not fold at 80 columns.
         width = None if self.stdout.isatty() else 200
-        Console(file=self.stdout, soft_wrap=False, width=width).print(table)
+        colour = self.colour(self.stdout)
+        Console(
+            file=self.stdout,
+            soft_wrap=False,
+            width=width,
+            force_terminal=colour,
+            no_color=not colour,
+            color_system="auto" if colour else None,
+        ).print(table)
 
     def diff(self, text: str) -> None:
         if not text or self.quiet:
             return
         stream = self.stderr if self.json_mode else self.stdout
-        if not stream.isatty():
-            stream.write(self._clean(text if text.endswith("\n") else text + "\n"))
-            stream.flush()
-            return
-        from rich.console import Console
-        from rich.syntax import Syntax
-
-        Console(file=stream).print(Syntax(self._clean(text), "diff", theme="ansi_dark"))
+        text = self._clean(text if text.endswith("\n") else text + "\n")
+        if self.colour(stream):
+            text = "".join(colour_diff_line(line) + "\n" for line in text.splitlines())
+        stream.write(text)
+        stream.flush()

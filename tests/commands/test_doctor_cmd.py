@@ -92,7 +92,7 @@ def test_unreadable_log_is_refused(
 ) -> None:
     result = run_cli("doctor", make(tmp_path))
     assert result.code == 2
-    assert result.err.startswith("uvdock: error: ")
+    assert result.err.startswith("error: ")
 
 
 def test_help_documents_the_exit_codes(run_cli: RunCli) -> None:

@@ -124,5 +124,5 @@ def test_a_failed_step_names_itself_and_its_hint(
     result = run_cli("--repo", repo, "--engine", "podman", *words)
     assert result.code == 1
     lines = result.err.splitlines()
-    assert lines[0] == f"uvdock: error: {message}"
+    assert lines[0] == f"error: {message}"
     assert (hint in lines[1]) if hint else len(lines) == 1

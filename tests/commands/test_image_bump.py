@@ -118,7 +118,7 @@ def test_invalid_tags_are_refused_and_nothing_changes(
     before = snapshot(megatron_repo)
     result = run_cli("--repo", megatron_repo, "image", "bump", tag)
     assert result.code == 2
-    assert result.err.startswith("uvdock: error: ")
+    assert result.err.startswith("error: ")
     assert hint in result.err
     assert snapshot(megatron_repo) == before
 

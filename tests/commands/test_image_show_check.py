@@ -93,7 +93,7 @@ def test_check_names_each_drifting_pin(megatron_repo: Path, run_cli: RunCli) -> 
         "docker/Dockerfile.ci.dev:4: dev pin is 26.06-py3, expected 26.08-py3 "
         "(from docker/.ngc_version.dev)\n"
     )
-    assert "uvdock: error: 1 base-image pin finding" in result.err
+    assert "error: 1 base-image pin finding" in result.err
     assert "uvdock image bump 26.08-py3" in result.err
 
 

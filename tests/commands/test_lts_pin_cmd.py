@@ -73,7 +73,7 @@ def test_refused_specs_change_nothing_even_next_to_a_good_one(
     repo = make_repo({REQ: text})
     result = run_cli("--repo", repo, "lts", "pin", "av==18.0.0", spec, "--lts")
     assert result.code == 2
-    assert result.err.startswith("uvdock: error:")
+    assert result.err.startswith("error:")
     assert "Traceback" not in result.err
     assert (repo / REQ).read_bytes() == text
 

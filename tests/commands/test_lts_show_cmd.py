@@ -49,7 +49,7 @@ def test_missing_file_is_exit_3(make_repo: Callable[..., Path], run_cli: RunCli)
     repo = make_repo({"README": "x"})
     result = run_cli("--repo", repo, "lts", "show")
     assert result.code == 3
-    assert f"uvdock: error: {REQ}" in result.err
+    assert f"error: {REQ}" in result.err
 
 
 def test_check_real_file_passes(megatron_repo: Path, run_cli: RunCli) -> None:
@@ -66,7 +66,7 @@ def test_check_lists_every_problem_as_path_line(
     assert result.code == 1
     lines = result.out.splitlines()
     assert [line.split(": ", 1)[0] for line in lines] == [f"{REQ}:2", f"{REQ}:3", f"{REQ}:5"]
-    assert "uvdock: error:" in result.err and "3 problem(s)" in result.err
+    assert "error:" in result.err and "3 problem(s)" in result.err
 
 
 def test_check_json(make_repo: Callable[..., Path], run_cli: RunCli) -> None:

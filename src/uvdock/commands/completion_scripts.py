@@ -1,0 +1,196 @@
+"""The bash, zsh and fish completion scripts, written from the command shapes that
+commands/completion.py reads from the parsers. Pure text: nothing here runs or prints."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+
+class Option(NamedTuple):
+    flags: tuple[str, ...]
+    help: str
+    takes_value: bool
+    choices: tuple[str, ...]
+
+
+class CommandShape(NamedTuple):
+    group: str
+    name: str
+    help: str
+    options: tuple[Option, ...]
+    completes_cases: bool
+
+
+Writer = Callable[[Sequence[CommandShape], Sequence[Option]], str]
+
+
+def _flags(options: Sequence[Option]) -> str:
+    return " ".join(flag for option in options for flag in option.flags)
+
+
+def _value_cases(options: Sequence[Option]) -> list[str]:
+    lines = []
+    for option in options:
+        if option.takes_value:
+            words = " ".join(option.choices)
+            action = f'compgen -W "{words}"' if option.choices else "compgen -f"
+            lines.append(
+                f'        {"|".join(option.flags)}) COMPREPLY=($({action} -- "$cur")); return;;'
+            )
+    return lines
+
+
+def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for shape in shapes:
+        groups.setdefault(shape.group, []).append(shape.name)
+    return groups
+
+
+_BASH = """# uvdock completion for bash: source <(uvdock completion bash)
+_uvdock() {{
+    local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}}
+    local group="" sub="" subs="" opts="" cases=0 i word
+    local globals="{globals}"
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        word=${{COMP_WORDS[i]}}
+        case " {valued} " in *" $word "*) ((i++)); continue;; esac
+        [[ $word == -* ]] && continue
+        if [[ -z $group ]]; then
+            group=$word
+            case $group in
+{subs}
+            esac
+        elif [[ -z $sub && " $subs " == *" $word "* ]]; then
+            sub=$word
+        fi
+    done
+    case $prev in
+{values}
+    esac
+    if [[ -z $group ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$globals --version --help" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "{groups} help" -- "$cur"))
+        fi
+        return
+    fi
+    if [[ $group == help ]]; then
+        COMPREPLY=($(compgen -W "{groups}" -- "$cur"))
+        return
+    fi
+    case "$group/$sub" in
+{per_command}
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts $globals --help" -- "$cur"))
+    elif [[ -n $subs && -z $sub ]]; then
+        COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+    elif ((cases)); then
+        COMPREPLY=($(compgen -W "$(uvdock completion --list-cases 2>/dev/null)" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}}
+complete -F _uvdock uvdock
+"""
+
+
+def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
+    groups = _groups(shapes)
+    all_options = [*globals_, *(o for s in shapes for o in s.options)]
+    valued = sorted({f for o in all_options if o.takes_value for f in o.flags})
+    subs = "\n".join(
+        f'        {group}) subs="{" ".join(n for n in names if n)}";;'
+        for group, names in groups.items()
+    )
+    per_command = "\n".join(
+        f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; cases={int(s.completes_cases)};;'
+        for s in shapes
+    )
+    values = "\n".join(dict.fromkeys(_value_cases(all_options)))
+    return _BASH.format(
+        globals=_flags(globals_),
+        valued=" ".join(valued),
+        subs=subs,
+        values=values,
+        groups=" ".join(groups),
+        per_command=per_command,
+    )
+
+
+def zsh(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
+    # zsh runs the bash function through bashcompinit: one generated logic for both shells.
+    return (
+        "#compdef uvdock\n# uvdock completion for zsh: uvdock completion zsh > ~/.zfunc/_uvdock\n"
+        "autoload -U +X bashcompinit && bashcompinit\n" + bash(shapes, globals_).split("\n", 1)[1]
+    )
+
+
+def _fish_option(option: Option, condition: str) -> str:
+    parts = ["complete -c uvdock"]
+    if condition:
+        parts.append(f"-n {shlex.quote(condition)}")
+    for flag in option.flags:
+        parts.append(f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}")
+    if option.choices:
+        parts.append(f"-x -a {shlex.quote(' '.join(option.choices))}")
+    elif option.takes_value:
+        parts.append("-r")
+    parts.append(f"-d {shlex.quote(option.help)}")
+    return " ".join(parts)
+
+
+def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
+    groups = _groups(shapes)
+    lines = [
+        "# uvdock completion for fish: uvdock completion fish | source",
+        "complete -c uvdock -f",
+    ]
+    lines += [_fish_option(option, "") for option in globals_]
+    for shape in shapes:
+        if not shape.name:
+            lines.append(
+                f"complete -c uvdock -n __fish_use_subcommand -a {shape.group} "
+                f"-d {shlex.quote(shape.help)}"
+            )
+    lines.append("complete -c uvdock -n __fish_use_subcommand -a help -d 'the help of a command'")
+    for group, names in groups.items():
+        named = " ".join(n for n in names if n)
+        if not named:
+            continue
+        if "" not in names:
+            first = next(s for s in shapes if s.group == group)
+            lines.append(
+                f"complete -c uvdock -n __fish_use_subcommand -a {group} "
+                f"-d {shlex.quote(first.group + ' commands')}"
+            )
+        for shape in (s for s in shapes if s.group == group and s.name):
+            condition = (
+                f"__fish_seen_subcommand_from {group}; and not __fish_seen_subcommand_from {named}"
+            )
+            lines.append(
+                f"complete -c uvdock -n {shlex.quote(condition)} -a {shape.name} "
+                f"-d {shlex.quote(shape.help)}"
+            )
+    for shape in shapes:
+        siblings = " ".join(n for n in groups[shape.group] if n)
+        if shape.name:
+            condition = f"__fish_seen_subcommand_from {shape.group}; and __fish_seen_subcommand_from {shape.name}"
+        elif siblings:
+            condition = f"__fish_seen_subcommand_from {shape.group}; and not __fish_seen_subcommand_from {siblings}"
+        else:
+            condition = f"__fish_seen_subcommand_from {shape.group}"
+        lines += [_fish_option(option, condition) for option in shape.options]
+        if shape.completes_cases:
+            lines.append(
+                f"complete -c uvdock -n {shlex.quote(condition)} "
+                "-a '(uvdock completion --list-cases 2>/dev/null)'"
+            )
+    return "\n".join(lines) + "\n"
+
+
+SCRIPTS: dict[str, Writer] = {"bash": bash, "zsh": zsh, "fish": fish}

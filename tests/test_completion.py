@@ -1,0 +1,137 @@
+"""`uvdock completion bash|zsh|fish`: scripts generated from the command table, loaded in the
+real shells."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import RunCli
+
+from uvdock import cli_spec
+
+
+def _script(run_cli: RunCli, shell: str, tmp_path: Path) -> Path:
+    result = run_cli("completion", shell)
+    assert result.code == 0, result.err
+    path = tmp_path / f"uvdock.{shell}"
+    path.write_text(result.out)
+    return path
+
+
+def _bin_dir(tmp_path: Path) -> Path:
+    """A PATH entry with `uvdock` running this checkout (for --list-cases at TAB time)."""
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    wrapper = folder / "uvdock"
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m uvdock "$@"\n')
+    wrapper.chmod(0o755)
+    return folder
+
+
+def _bash_complete(script: Path, line: str, cwd: Path, path: Path) -> list[str]:
+    words = line.split(" ")
+    program = (
+        f"source {script}; COMP_WORDS=({' '.join(repr(w) for w in words)}); "
+        f"COMP_CWORD={len(words) - 1}; _uvdock; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+    )
+    env = {**os.environ, "PATH": f"{path}:{os.environ['PATH']}"}
+    proc = subprocess.run(
+        ["bash", "-c", program], capture_output=True, text=True, cwd=cwd, env=env, check=True
+    )
+    return sorted(proc.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("uvdock im", ["image"]),
+        ("uvdock image b", ["build", "bump"]),
+        ("uvdock lock ", ["diff", "resolve"]),
+        ("uvdock lock --ch", ["--check"]),
+        ("uvdock image --json ch", ["check"]),
+        ("uvdock sync --profile ", ["dev", "lint", "lts"]),
+        ("uvdock --engine p", ["podman"]),
+        ("uvdock --col", ["--color"]),
+        ("uvdock --color ", ["always", "auto", "never"]),
+        ("uvdock help rec", ["recipe"]),
+        ("uvdock image bump --la", ["--latest"]),
+        ("uvdock recipe mark-broken --is", ["--issue"]),
+        ("uvdock recipe show ckpt", ["ckpt_converter"]),
+        ("uvdock recipe mark-broken gpt_16", ["gpt_16b_perf"]),
+    ],
+)
+def test_bash_completes_commands_options_and_case_names(
+    line: str, expected: list[str], run_cli: RunCli, tmp_path: Path, megatron_repo: Path
+) -> None:
+    script = _script(run_cli, "bash", tmp_path)
+    assert _bash_complete(script, line, megatron_repo, _bin_dir(tmp_path)) == expected
+
+
+def test_every_command_is_in_the_bash_script(run_cli: RunCli, tmp_path: Path) -> None:
+    text = _script(run_cli, "bash", tmp_path).read_text()
+    for group, name in cli_spec.COMMANDS:
+        assert f'"{group}/{name}")' in text
+
+
+@pytest.mark.skipif(
+    shutil.which("zsh") is None, reason="zsh is not installed (apt-get install zsh)"
+)
+def test_the_zsh_script_parses_and_completes(
+    run_cli: RunCli, tmp_path: Path, megatron_repo: Path
+) -> None:
+    script = _script(run_cli, "zsh", tmp_path)
+    subprocess.run(["zsh", "-n", str(script)], check=True)
+    # compsys calls bash-style functions with ksharrays set (bashcompinit's `emulate -L sh`).
+    program = (
+        f"autoload -U compinit; compinit -u; source {script}; setopt ksharrays; "
+        "COMP_WORDS=(uvdock image b); COMP_CWORD=2; _uvdock; print -l ${COMPREPLY[@]}"
+    )
+    proc = subprocess.run(
+        ["zsh", "-f", "-c", program], capture_output=True, text=True, check=True, cwd=megatron_repo
+    )
+    # bashcompinit's compgen leaves the prefix match to compadd: every image subcommand.
+    assert sorted(proc.stdout.split()) == sorted(
+        name for group, name in cli_spec.COMMANDS if group == "image"
+    )
+
+
+@pytest.mark.skipif(
+    shutil.which("fish") is None, reason="fish is not installed (apt-get install fish)"
+)
+def test_the_fish_script_parses_and_completes(
+    run_cli: RunCli, tmp_path: Path, megatron_repo: Path
+) -> None:
+    script = _script(run_cli, "fish", tmp_path)
+    subprocess.run(["fish", "-n", str(script)], check=True)
+    env = {**os.environ, "PATH": f"{_bin_dir(tmp_path)}:{os.environ['PATH']}"}
+
+    def complete(line: str) -> list[str]:
+        proc = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {script}; complete -C '{line}'"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=megatron_repo,
+            env=env,
+        )
+        return sorted(row.split("\t")[0] for row in proc.stdout.splitlines())
+
+    assert complete("uvdock im") == ["image"]
+    assert complete("uvdock image b") == ["build", "bump"]
+    assert complete("uvdock sync --profile ") == ["dev", "lint", "lts"]
+    assert "ckpt_converter" in complete("uvdock recipe show ")
+
+
+def test_no_shell_is_refused(run_cli: RunCli) -> None:
+    result = run_cli("completion")
+    assert result.code == 2 and "name a shell" in result.err
+
+
+def test_list_cases_is_silent_outside_a_repository(run_cli: RunCli, tmp_path: Path) -> None:
+    result = run_cli("--repo", tmp_path, "completion", "--list-cases")
+    assert result.code == 0 and result.out == "" and result.err == ""
