@@ -98,12 +98,21 @@ def check_pyproject(ctx: Context) -> None:
         )
 
 
+def chosen_ref(ctx: Context, onto: str | None) -> str:
+    """--onto REF or the configured base-ref, refused unless it can only be a revision."""
+    if onto is not None:
+        return git.checked_ref(onto, "--onto")
+    return git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
+
+
 def fetch_ref(ctx: Context, ref: str) -> None:
     remote = git.remote_of(ref, ctx.repo)
     if remote is None:
         ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
         return
     branch = ref[len(remote) + 1 :]
+    if not git.ref_name_ok(ctx.repo, f"refs/remotes/{ref}") or branch.startswith("+"):
+        raise InputRefused(f"{ref}: not a valid branch of remote {remote}; nothing was fetched")
     if ctx.dry_run:
         ctx.out.command(["git", "fetch", "--quiet", remote, branch])
         return
@@ -153,7 +162,7 @@ class Command(BaseCommand):
         merge = pyproject_resolve.merge_unmerged(ctx) if pyproject_unmerged else None
         if merge is None:
             check_pyproject(ctx)
-        ref = args.onto or ctx.config.base_ref
+        ref = chosen_ref(ctx, args.onto)
         if not args.no_fetch:
             fetch_ref(ctx, ref)
         ref_lock = self._ref_lock(ctx, ref)
