@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from uvdock import edit
+from uvdock.errors import EnvironmentUnusable
 
 
 def test_read_text_keeps_crlf_and_missing_final_newline(tmp_path: Path) -> None:
@@ -56,7 +57,7 @@ def test_failure_midway_restores_files_already_replaced(
         edit.FileEdit(first, "a-old\n", "a-new\n"),
         edit.FileEdit(second, "b-old\n", "b-new\n"),
     ]
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(EnvironmentUnusable, match="b: cannot replace: disk full"):
         edit.apply(edits)
     monkeypatch.setattr("uvdock.edit.os.replace", real_replace)
     assert first.read_bytes() == b"a-old\n"

@@ -17,7 +17,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 from uvdock import __version__
-from uvdock.cli_spec import COMMANDS, CommandSpec, command_groups, scan_global_options
+from uvdock.cli_spec import (
+    COMMANDS,
+    WRITERS,
+    CommandSpec,
+    command_groups,
+    scan_global_options,
+)
 from uvdock.errors import CommandFailed, InputRefused, UvdockError
 
 
@@ -93,6 +99,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
     out = Output(json_mode=options.json, quiet=options.quiet, verbose=options.verbose)
     ctx = Context(options=options, out=out)
+    if key in WRITERS and not options.dry_run:
+        from uvdock.commands.base import writing
+
+        with writing(ctx, " ".join(("uvdock", *key)).strip()):
+            return int(command.run(ctx, args))
     result: int = command.run(ctx, args)
     return result
 
@@ -124,6 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as exc:  # disk full, permission denied, read-only: the environment's
+        from uvdock.output import Output
+
+        where = f"{exc.filename}: " if exc.filename else ""
+        Output().error(f"{where}{exc.strerror or exc}")
+        return 3
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
         from uvdock.output import Output
 
