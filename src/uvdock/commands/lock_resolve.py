@@ -23,7 +23,13 @@ from uvdock.commands.base import shim_for
 from uvdock.commands.context import Context
 from uvdock.commands.lockdiff_view import show_lock_diff
 from uvdock.edit import atomic_write_bytes
-from uvdock.errors import CheckFailed, InputRefused, Interrupted
+from uvdock.errors import (
+    CheckFailed,
+    EnvironmentUnusable,
+    InputRefused,
+    Interrupted,
+    UvdockError,
+)
 from uvdock.lock import lockfile, resolve_state
 from uvdock.run import git
 
@@ -252,12 +258,12 @@ class Command(BaseCommand):
     ) -> None:
         try:
             resolve_state.restore(index, state)
-        except BaseException:
-            ctx.out.error(
-                f"could not restore {LOCK}; the saved state is in {state.folder}: "
-                "run `uvdock lock resolve --abort`"
-            )
-            raise
+        except (OSError, UvdockError) as exc:
+            cause = exc.message if isinstance(exc, UvdockError) else str(exc)
+            raise EnvironmentUnusable(
+                f"could not restore {LOCK} ({cause}); the saved state is kept in {state.folder}",
+                hint="fix the cause (space, permissions), then run `uvdock lock resolve --abort`",
+            ) from None
         resolve_state.discard(index.git_dir)
 
     def _report(
