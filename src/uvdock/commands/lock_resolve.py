@@ -147,6 +147,7 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.abort:
             return self._abort(ctx)
+        ref = chosen_ref(ctx, args.onto)  # refused before anything else sees it
         repo = ctx.repo
         index = RepoIndex(repo)
         if resolve_state.load(index.git_dir) is not None:
@@ -168,7 +169,6 @@ class Command(BaseCommand):
         merge = pyproject_resolve.merge_unmerged(ctx) if pyproject_unmerged else None
         if merge is None:
             check_pyproject(ctx)
-        ref = chosen_ref(ctx, args.onto)
         if not args.no_fetch:
             fetch_ref(ctx, ref)
         ref_lock = self._ref_lock(ctx, ref)
