@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hypothesis
 import pytest
 from conftest import RunCli, commit_all, git
+from hypothesis import strategies as st
 from samples.lock_conflicts import make_conflict, snapshot
 
 from uvdock.errors import InputRefused
@@ -106,3 +108,39 @@ def test_git_argv_builders_keep_option_shaped_values_as_operands(tmp_path: Path)
     assert not run_git.fetch(repo, "--upload-pack=touch " + str(marker), "main").ok
     assert not run_git.fetch(repo, "origin", "--upload-pack=touch " + str(marker)).ok
     assert not marker.exists()
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(st.text(alphabet=st.sampled_from("-/:+ ~^@{}.ab\n\t=;"), max_size=12))
+def test_generated_refs_are_refused_or_cannot_be_options(ref: str) -> None:
+    try:
+        checked = run_git.checked_ref(ref, "--onto")
+    except InputRefused as exc:
+        assert exc.exit_code == 2
+        return
+    assert checked == ref and ref
+    assert not any(part.startswith("-") for part in ref.split("/"))
+    assert not set(ref) & set(" \n\t:")
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(
+    parts=st.lists(st.sampled_from(["..", ".", "docker", "out", "", "/", "x.txt"]), max_size=5)
+)
+def test_generated_config_paths_are_refused_or_inside(
+    parts: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from uvdock import config
+
+    root = tmp_path_factory.mktemp("cfg")
+    repo, outside = root / "repo", root / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    (repo / "out").symlink_to(outside, target_is_directory=True)
+    value = "/".join(parts)
+    try:
+        loaded = config.load(repo, env={"UVDOCK_DEV_PIN_FILE": value})
+    except InputRefused:
+        return
+    real = (repo / loaded.dev_pin_file).resolve()
+    assert real == repo.resolve() or repo.resolve() in real.parents
