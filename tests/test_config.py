@@ -92,3 +92,63 @@ def test_uv_cache_default(tmp_path: Path, env: dict[str, str], expected: str) ->
     assert config.load(tmp_path, env=env).uv_cache == expected
     if "UVDOCK_UV_CACHE" not in env:
         assert config.default_uv_cache(env) == expected
+
+
+@pytest.mark.parametrize(
+    ("files", "env", "fragment"),
+    [
+        ({"uvdock.toml": b"image = '\xff\xfe'\n"}, {}, "uvdock.toml: not valid TOML"),
+        ({"pyproject.toml": b"tool = 1  # uvdock\n"}, {}, "`tool` must be a table"),
+        ({"pyproject.toml": b"[tool]\nuvdock = 3\n"}, {}, r"\[tool.uvdock\] must be a table"),
+        ({}, {"UVDOCK_ENGINE_ARGS": "--network 'host"}, "UVDOCK_ENGINE_ARGS: No closing"),
+        ({}, {"UVDOCK_PLATFORMS": '["amd64"'}, "must be a list of strings"),
+        ({}, {"UVDOCK_LOCK_TIMEOUT": "soon"}, "must be an integer"),
+    ],
+)
+def test_bad_configuration_is_exit_2(
+    tmp_path: Path, files: dict[str, bytes], env: dict[str, str], fragment: str
+) -> None:
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    with pytest.raises(InputRefused, match=fragment):
+        config.load(tmp_path, env=env)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "dev-pin-file",
+        "lts-pin-file",
+        "dockerfile",
+        "lts-dockerfile",
+        "gitlab-build-file",
+        "lts-requirements",
+        "recipes-dir",
+    ],
+)
+@pytest.mark.parametrize("value", ["/etc/passwd", "../outside/x", "docker/../../x", "linked/x", ""])
+def test_repository_paths_stay_inside_the_repository(tmp_path: Path, key: str, value: str) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    (repo / "linked").symlink_to(outside, target_is_directory=True)
+    (repo / "uvdock.toml").write_text(f"{key} = {value!r}\n")
+    with pytest.raises(InputRefused, match=f"`{key}`.*must be a path inside the repository"):
+        config.load(repo, env={})
+    env_name = "UVDOCK_" + key.upper().replace("-", "_")
+    (repo / "uvdock.toml").unlink()
+    with pytest.raises(InputRefused, match=f"`{key}`"):
+        config.load(repo, env={env_name: value})
+
+
+def test_paths_inside_through_an_inner_symlink_are_fine(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "docker").symlink_to("real", target_is_directory=True)
+    (tmp_path / "uvdock.toml").write_text("dev-pin-file = 'docker/./.ngc_version.dev'\n")
+    assert config.load(tmp_path, env={}).dev_pin_file == "docker/./.ngc_version.dev"
+
+
+def test_lock_timeout_is_configurable(tmp_path: Path) -> None:
+    assert config.load(tmp_path, env={}).lock_timeout == 10
+    (tmp_path / "uvdock.toml").write_text("lock-timeout = 2\n")
+    assert config.load(tmp_path, env={}).lock_timeout == 2

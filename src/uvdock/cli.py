@@ -20,7 +20,13 @@ if TYPE_CHECKING:
     from uvdock.commands.base import Command as BaseCommand
 
 from uvdock import __version__
-from uvdock.cli_spec import COMMANDS, CommandSpec, command_groups, scan_global_options
+from uvdock.cli_spec import (
+    COMMANDS,
+    WRITERS,
+    CommandSpec,
+    command_groups,
+    scan_global_options,
+)
 from uvdock.errors import CommandFailed, UvdockError
 
 
@@ -182,7 +188,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         verbose=options.verbose,
         color=options.color or "auto",
     )
-    result: int = invocation.command.run(Context(options=options, out=out), invocation.args)
+    ctx = Context(options=options, out=out)
+    key, command, args = invocation.key, invocation.command, invocation.args
+    if key in WRITERS and not options.dry_run:
+        from uvdock.commands.base import writing
+
+        with writing(ctx, " ".join(("uvdock", *key)).strip()):
+            return int(command.run(ctx, args))
+    result: int = command.run(ctx, args)
     return result
 
 
@@ -229,6 +242,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as exc:  # disk full, permission denied, read-only: the environment's
+        from uvdock.output import Output
+
+        where = f"{exc.filename}: " if exc.filename else ""
+        Output(color=_color_choice(argv)).error(f"{where}{exc.strerror or exc}")
+        return 3
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
         from uvdock.output import Output
 

@@ -176,6 +176,23 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
     ),
 }
 
+# Commands that change the repository (or the venv uv syncs from it): each runs holding the
+# repository lock, one writer at a time (commands.base.writing). --dry-run takes no lock.
+WRITERS = frozenset(
+    {
+        ("add", ""),
+        ("remove", ""),
+        ("lock", ""),
+        ("lock", "resolve"),
+        ("sync", ""),
+        ("lts", "pin"),
+        ("image", "bump"),
+        ("recipe", "mark-broken"),
+        ("recipe", "unmark"),
+        ("merge-driver", "install"),
+    }
+)
+
 ENGINE_CHOICES = ("auto", "docker", "podman", "srun", "local")
 COLOR_CHOICES = ("auto", "always", "never")
 

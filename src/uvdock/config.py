@@ -89,6 +89,8 @@ class Config(NamedTuple):
     # Test recipes.
     recipes_dir: str = "tests/test_utils/recipes"
     broken_suffix: str = "-broken"
+    # Concurrent runs: how long a writing command waits for another run's repository lock.
+    lock_timeout: int = 10  # seconds
 
     def replace(self, **changes: Any) -> Config:
         return self._replace(**changes)
@@ -104,6 +106,18 @@ FIELDS: dict[str, tuple[str, str]] = {
     _key(name): (name, str(getattr(kind, "__forward_arg__", kind)))
     for name, kind in Config.__annotations__.items()
 }
+
+
+# Keys naming files or folders uvdock reads for editing or writes: inside the repository only.
+REPO_PATH_KEYS = (
+    "dev-pin-file",
+    "lts-pin-file",
+    "dockerfile",
+    "lts-dockerfile",
+    "gitlab-build-file",
+    "lts-requirements",
+    "recipes-dir",
+)
 
 
 def valid_keys() -> list[str]:
@@ -169,7 +183,13 @@ def _env_value(key: str, text: str) -> Any:
                 return text
         import shlex
 
-        return shlex.split(text)
+        try:
+            return shlex.split(text)
+        except ValueError as exc:  # e.g. an unbalanced quote
+            raise InputRefused(
+                f"environment UVDOCK_{FIELDS[key][0].upper()}: {exc} in {text!r}",
+                hint='give a JSON list (["a", "b"]) or words quoted as a shell would',
+            ) from None
     return text
 
 
@@ -200,8 +220,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputRefused(f"{path.name}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        from uvdock.errors import EnvironmentUnusable
+
+        raise EnvironmentUnusable(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def file_table(repo: Path) -> tuple[dict[str, Any], str]:
@@ -213,9 +237,12 @@ def file_table(repo: Path) -> tuple[dict[str, Any], str]:
     # Most runs have no [tool.uvdock]: a byte search spares parsing a large pyproject.
     if pyproject.is_file() and b"uvdock" in pyproject.read_bytes():
         try:
-            table = _read_toml(pyproject).get("tool", {}).get("uvdock", {})
+            tool = _read_toml(pyproject).get("tool", {})
         except InputRefused:
             return {}, ""  # a broken pyproject is the command's business, not config's
+        if not isinstance(tool, dict):
+            raise InputRefused(f"pyproject.toml: `tool` must be a table, got {tool!r}")
+        table = tool.get("uvdock", {})
         if not isinstance(table, dict):
             raise InputRefused("pyproject.toml: [tool.uvdock] must be a table")
         return table, "pyproject.toml [tool.uvdock]"
@@ -229,4 +256,28 @@ def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
         table, origin = file_table(repo)
         values.update(_from_table(table, origin))
     values.update(_from_env(env))
-    return Config(**values)
+    loaded = Config(**values)
+    if repo is not None:
+        check_repo_paths(repo, loaded)
+    return loaded
+
+
+def check_repo_paths(repo: Path, config: Config) -> None:
+    """Refuse (exit 2) a configured path that is absolute, climbs with `..`, or resolves
+    (symlinks followed) outside the repository: uvdock edits only the repository's files."""
+    top = os.path.realpath(repo)
+    for key in REPO_PATH_KEYS:
+        value = getattr(config, FIELDS[key][0])
+        parts = Path(value).parts
+        real = os.path.realpath(os.path.join(top, value))
+        if (
+            not value
+            or Path(value).is_absolute()
+            or ".." in parts
+            or (real != top and not real.startswith(top.rstrip(os.sep) + os.sep))
+        ):
+            raise InputRefused(
+                f"configuration `{key}` = {value!r}: must be a path inside the repository "
+                f"({top}); it resolves to {real}",
+                hint=f"set `{key}` to a path relative to the repository root",
+            )

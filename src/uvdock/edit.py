@@ -4,6 +4,11 @@ Text is read and written with `newline=""`, so CRLF, a missing final newline and
 untouched byte survive. Several files are applied all or nothing: each new text is first
 written to a temporary file beside its target, then all are moved into place; on any
 failure or Ctrl-C the originals are put back from the bytes kept in memory.
+
+Every write goes through `_write_temp`, the one place that keeps a write inside the
+repository (`confined`), follows a symlinked file to its target (the link stays a link),
+keeps the file's mode, owner and group, and turns an OS error into exit 3 with the path
+and cause, leaving no temporary file behind.
 """
 
 from __future__ import annotations
@@ -12,22 +17,60 @@ import contextlib
 import difflib
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from uvdock import signals, textlines
+from uvdock.errors import EnvironmentUnusable, InputRefused
+
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+# The folders writes must stay inside while a command holds the repository lock; empty
+# outside a command (library use and unit tests write where they are told).
+_roots: list[Path] = []
+
+
+@contextlib.contextmanager
+def confined(*roots: Path) -> Iterator[None]:
+    """Refuse (exit 2) any write whose real path is outside every one of `roots`."""
+    saved = list(_roots)
+    _roots[:] = [Path(os.path.realpath(r)) for r in roots]
+    try:
+        yield
+    finally:
+        _roots[:] = saved
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether `path`, symlinks resolved, is `root` or below it."""
+    real = Path(os.path.realpath(path))
+    base = Path(os.path.realpath(root))
+    return real == base or base in real.parents
 
 
 def read_text(path: Path) -> str:
     try:
         return textlines.read_text(path)
     except UnicodeDecodeError as exc:
-        from uvdock.errors import InputRefused
-
         raise InputRefused(
             f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed"
         ) from None
+    except OSError as exc:
+        raise os_error(exc, path, "cannot read") from None
+
+
+def os_error(exc: OSError, path: Path, doing: str) -> EnvironmentUnusable:
+    """An OS failure worded for the user: the path and the system's own cause (exit 3)."""
+    cause = exc.strerror or str(exc) or exc.__class__.__name__
+    return EnvironmentUnusable(f"{path}: {doing}: {cause}; nothing was changed")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split on LF only, each keeping its ending (a CR stays part of the line)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
 
 
 class FileEdit(NamedTuple):
@@ -45,20 +88,21 @@ class FileEdit(NamedTuple):
         return self.display or str(self.path)
 
     def diff(self, context: int = 3) -> str:
-        return "".join(
-            difflib.unified_diff(
-                self.old.splitlines(keepends=True),
-                self.new.splitlines(keepends=True),
-                fromfile=f"a/{self.name}",
-                tofile=f"b/{self.name}",
-                n=context,
-            )
-        ).replace("\r", "")  # keep the terminal readable; the file keeps its CRLF
+        """A unified diff `git apply` takes: CRs kept, a missing final newline marked."""
+        out: list[str] = []
+        for line in difflib.unified_diff(
+            _lines(self.old),
+            _lines(self.new),
+            fromfile=f"a/{self.name}",
+            tofile=f"b/{self.name}",
+            n=context,
+        ):
+            out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
+        return "".join(out)
 
 
 def plan_diff(edits: Iterable[FileEdit]) -> str:
-    diffs = (e.diff() for e in edits if e.changed)
-    return "".join(d if d.endswith("\n") else d + "\n" for d in diffs)
+    return "".join(e.diff() for e in edits if e.changed)
 
 
 def _new_file_mode() -> int:
@@ -68,27 +112,62 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def target_of(path: Path) -> Path:
+    """The file a write to `path` must replace: a symlink's target, so the link stays."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if _roots and not any(inside(target, root) for root in _roots):
+        raise InputRefused(
+            f"{path}: resolves to {os.path.realpath(path)}, outside the repository; "
+            "nothing was changed"
+        )
+    return target
+
+
+def _keep_owner(tmp: str, old: os.stat_result | None) -> None:
+    # Under sudo or as root, the new file would otherwise belong to root.
+    if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(PermissionError):  # not ours to give away: keep ours
+            os.chown(tmp, old.st_uid, old.st_gid)
+
+
 def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
-    """A synced temporary file beside `path` holding `data`, with `path`'s mode (or `mode`)."""
-    if mode is None:
-        mode = path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".uvdock", dir=path.parent)
+    """A synced temporary file beside `path` (already a target) holding `data`."""
+    try:
+        old = path.stat() if path.exists() else None
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".uvdock", dir=path.parent)
+    except OSError as exc:
+        raise os_error(exc, path, "cannot write") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-    except BaseException:
+        _keep_owner(tmp, old)
+        if mode is None:
+            mode = old.st_mode & 0o7777 if old is not None else _new_file_mode()
+        os.chmod(tmp, mode)  # after chown, which clears set-id bits
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise os_error(exc, path, "cannot write") from None
         raise
     return Path(tmp)
 
 
+def _replace(tmp: Path, path: Path) -> None:
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise os_error(exc, path, "cannot replace") from None
+
+
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Replace `path` with exactly `data` in one step, keeping its mode unless `mode` is given."""
-    os.replace(_write_temp(path, data, mode), path)
+    target = target_of(path)
+    _replace(_write_temp(target, data, mode), target)
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -98,23 +177,24 @@ def atomic_write(path: Path, text: str) -> None:
 def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
     """Write every changed file, or none. Returns the edits that were written."""
     changed = [e for e in edits if e.changed]
-    temps: list[tuple[FileEdit, Path]] = []
+    targets = [target_of(e.path) for e in changed]  # every refusal before any write
+    temps: list[tuple[FileEdit, Path, Path]] = []
     try:
-        for edit in changed:
-            temps.append((edit, _write_temp(edit.path, edit.new.encode("utf-8"))))
-        done: list[FileEdit] = []
+        for edit, target in zip(changed, targets, strict=True):
+            temps.append((edit, target, _write_temp(target, edit.new.encode("utf-8"))))
+        done: list[tuple[FileEdit, Path]] = []
         with signals.held():
             try:
-                for edit, tmp in temps:
-                    os.replace(tmp, edit.path)
-                    done.append(edit)
+                for edit, target, tmp in temps:
+                    _replace(tmp, target)
+                    done.append((edit, target))
             except BaseException:
-                for edit in reversed(done):
-                    atomic_write(edit.path, edit.old)
+                for edit, target in reversed(done):
+                    atomic_write(target, edit.old)
                 raise
         temps = []
         return changed
     finally:
-        for _, tmp in temps:
+        for _, _, tmp in temps:
             with contextlib.suppress(OSError):
                 tmp.unlink()

@@ -224,7 +224,7 @@ def test_all_files_or_none(
     result = run_cli("--repo", megatron_repo, "image", "bump", "26.09-py3")
     monkeypatch.setattr("uvdock.edit.os.replace", real_replace)
     assert result.code == 3
-    assert "could not write the pins (disk full); nothing was changed" in result.err
+    assert "Dockerfile.ci.dev: cannot replace: disk full; nothing was changed" in result.err
     assert len(calls) >= 3
     assert snapshot(megatron_repo) == before
     assert not [p for p in (megatron_repo / "docker").iterdir() if p.name.endswith(".uvdock")]

@@ -41,8 +41,8 @@ def test_dry_run_shows_the_diff_and_writes_nothing(repo: Path, run_cli: RunCli) 
     assert result.code == 0, result.err
     assert _bytes(repo) == before
     assert f"+++ b/{MODEL_PATH}" in result.out and f"+++ b/{OTHER_PATH}" in result.out
-    assert "+        # Broken: hangs - see issue #5.\n" in result.out
-    assert "+        scope: [mr-broken, mr-github-broken]  # was: [mr, mr-github]\n" in result.out
+    assert "+        # Broken: hangs - see issue #5.\r\n" in result.out  # CRLF kept: it applies
+    assert "+        scope: [mr-broken, mr-github-broken]  # was: [mr, mr-github]\r\n" in result.out
     assert "would change 2 file(s)" in result.out
 
 

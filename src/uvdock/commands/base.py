@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -43,3 +45,31 @@ def engine_for(ctx: Context) -> str:
     from uvdock.run.shim import pick_engine
 
     return pick_engine(ctx.config.engine, ctx.env, dry_run=ctx.dry_run)
+
+
+@contextlib.contextmanager
+def writing(ctx: Context, command: str) -> Iterator[None]:
+    """What every writing command runs inside: the repository lock (one writer at a time)
+    and writes confined to the repository and its git folders."""
+    from uvdock import edit, repolock
+    from uvdock.run import git
+
+    git_dir = git.git_dir(ctx.repo)
+    path = repolock.lock_path(git_dir)
+    with repolock.held(path, command, ctx.config.lock_timeout) as stale:
+        if stale is not None:
+            ctx.out.detail(
+                f"took over the repository lock left by `{stale.command}` (pid {stale.pid}), "
+                "which no longer runs"
+            )
+        with edit.confined(ctx.repo, git_dir, *_common_dir(git_dir)):
+            yield
+
+
+def _common_dir(git_dir: Path) -> list[Path]:
+    """A linked worktree's shared git folder (info/attributes lives there), if any."""
+    try:
+        text = (git_dir / "commondir").read_text().strip()
+    except OSError:
+        return []
+    return [(git_dir / text).resolve()] if text else []

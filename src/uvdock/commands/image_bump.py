@@ -105,14 +105,7 @@ class Command(BaseCommand):
                 # The hand-off is part of the plan: show what comes after the write.
                 _print_handoff(ctx, tag)
             return 0
-        try:
-            edit.apply(plan.edits)
-        except OSError as exc:  # apply has put every file back
-            from uvdock.errors import EnvironmentUnusable
-
-            raise EnvironmentUnusable(
-                f"could not write the pins ({exc}); nothing was changed"
-            ) from exc
+        edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
         if ctx.options.json:
             ctx.out.json(self._payload(plan, written=True, report=report))
             return 0

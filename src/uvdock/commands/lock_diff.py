@@ -32,14 +32,18 @@ def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> tup
             raise InputRefused(f"{ctx.rel(ctx.repo / LOCK)} does not exist")
         return "working tree", data
     if spec is not None:
+        if spec.startswith("-"):
+            raise InputRefused(f"{spec}: neither a file nor a git revision (starts with '-')")
         path = ctx.user_path(spec)
         if path.exists():
             data = _read_path(path)
             if data is None:
                 raise InputRefused(f"{spec}: no {LOCK} in that folder")
             return spec, data
-    rev = spec if spec is not None else default_rev
-    assert rev is not None
+    rev = git.checked_ref(
+        spec if spec is not None else str(default_rev),
+        "lock diff" if spec is not None else "base-ref (configuration)",
+    )
     if not git.rev_exists(ctx.repo, rev):
         what = "neither a file nor a git revision" if spec is not None else "does not exist"
         raise InputRefused(

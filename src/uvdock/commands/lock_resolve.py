@@ -23,7 +23,13 @@ from uvdock.commands.base import shim_for
 from uvdock.commands.context import Context
 from uvdock.commands.lockdiff_view import show_lock_diff
 from uvdock.edit import atomic_write_bytes
-from uvdock.errors import CheckFailed, InputRefused, Interrupted
+from uvdock.errors import (
+    CheckFailed,
+    EnvironmentUnusable,
+    InputRefused,
+    Interrupted,
+    UvdockError,
+)
 from uvdock.lock import lockfile, resolve_state
 from uvdock.run import git
 
@@ -98,12 +104,21 @@ def check_pyproject(ctx: Context) -> None:
         )
 
 
+def chosen_ref(ctx: Context, onto: str | None) -> str:
+    """--onto REF or the configured base-ref, refused unless it can only be a revision."""
+    if onto is not None:
+        return git.checked_ref(onto, "--onto")
+    return git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
+
+
 def fetch_ref(ctx: Context, ref: str) -> None:
     remote = git.remote_of(ref, ctx.repo)
     if remote is None:
         ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
         return
     branch = ref[len(remote) + 1 :]
+    if not git.ref_name_ok(ctx.repo, f"refs/remotes/{ref}") or branch.startswith("+"):
+        raise InputRefused(f"{ref}: not a valid branch of remote {remote}; nothing was fetched")
     if ctx.dry_run:
         ctx.out.command(["git", "fetch", "--quiet", remote, branch])
         return
@@ -132,6 +147,7 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.abort:
             return self._abort(ctx)
+        ref = chosen_ref(ctx, args.onto)  # refused before anything else sees it
         repo = ctx.repo
         index = RepoIndex(repo)
         if resolve_state.load(index.git_dir) is not None:
@@ -153,7 +169,6 @@ class Command(BaseCommand):
         merge = pyproject_resolve.merge_unmerged(ctx) if pyproject_unmerged else None
         if merge is None:
             check_pyproject(ctx)
-        ref = args.onto or ctx.config.base_ref
         if not args.no_fetch:
             fetch_ref(ctx, ref)
         ref_lock = self._ref_lock(ctx, ref)
@@ -243,12 +258,12 @@ class Command(BaseCommand):
     ) -> None:
         try:
             resolve_state.restore(index, state)
-        except BaseException:
-            ctx.out.error(
-                f"could not restore {LOCK}; the saved state is in {state.folder}: "
-                "run `uvdock lock resolve --abort`"
-            )
-            raise
+        except (OSError, UvdockError) as exc:
+            cause = exc.message if isinstance(exc, UvdockError) else str(exc)
+            raise EnvironmentUnusable(
+                f"could not restore {LOCK} ({cause}); the saved state is kept in {state.folder}",
+                hint="fix the cause (space, permissions), then run `uvdock lock resolve --abort`",
+            ) from None
         resolve_state.discard(index.git_dir)
 
     def _report(

@@ -63,9 +63,16 @@ class Command(BaseCommand):
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
         lock_path = None if args.lock is None else ctx.user_path(args.lock)
+        from uvdock.run import git
+
+        base = (
+            git.checked_ref(args.base, "--base")
+            if args.base is not None
+            else git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
+        )
         source = read_lock_source(
             ctx.repo,
-            args.base or ctx.config.base_ref,
+            base,
             lock_path=lock_path,
             working_tree=args.working_tree,
         )

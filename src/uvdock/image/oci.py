@@ -66,13 +66,17 @@ def is_loopback(host: str) -> bool:
 
 def url_problem(url: str) -> str | None:
     """Why uvdock will not talk to `url` (None: it will): https anywhere, http on loopback only."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url.strip())
+        hostname = parts.hostname
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        return f"`{url}` is malformed: {exc}"
+    if parts.scheme not in ("http", "https") or not hostname:
         return f"`{url}` is not an http(s) URL"
     if parts.username or parts.password:
         return "the URL must not hold credentials"
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
-        return f"plain http is allowed only for a loopback registry, not {parts.hostname}"
+    if parts.scheme == "http" and not is_loopback(hostname):
+        return f"plain http is allowed only for a loopback registry, not {hostname}"
     return None
 
 

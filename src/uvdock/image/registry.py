@@ -23,14 +23,14 @@ def registry_host(remote_url: str) -> str | None:
     if not url:
         return None
     if _SCHEME.match(url):
-        parts = urlsplit(url)
-        if parts.scheme == "file":
-            return None
         try:
+            parts = urlsplit(url)
             host = parts.hostname
-        except ValueError:
-            return None
-        return host or None
+        except ValueError as exc:  # e.g. an unclosed IPv6 bracket: bad configuration
+            from uvdock.errors import InputRefused
+
+            raise InputRefused(f"git remote URL {url!r} is malformed: {exc}") from None
+        return None if parts.scheme == "file" else host or None
     match = _SCP_LIKE.match(url)
     if match is None:
         return None

@@ -68,7 +68,7 @@ def _managed(
 
 
 def _pin_file_pin(path: str, text: str, lane: str) -> Pin:
-    stripped = text.lstrip()
+    stripped = text.lstrip("\ufeff").lstrip()  # a UTF-8 byte order mark is no part of the pin
     start = len(text) - len(stripped)
     first_line = stripped.split("\n", 1)[0].rstrip()
     return _managed(path, text, lane, "pin-file", start, start + len(first_line))

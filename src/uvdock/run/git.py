@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
-from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.errors import CommandFailed, EnvironmentUnusable, InputRefused
 from uvdock.run import proc
 
 
@@ -54,18 +55,67 @@ def git_dir(repo: Path) -> Path:
     return Path(out.stdout.strip())
 
 
+# Characters no revision uvdock accepts may hold: whitespace and controls (never in a ref
+# name), and `:` (REV:path would name a file, and uvdock appends its own `:path`).
+_NOT_IN_REVISION = re.compile(r"[\x00-\x20\x7f:]")
+
+
+def checked_ref(ref: str, origin: str) -> str:
+    """`ref` when it can only be read as a revision, else InputRefused naming `origin`.
+
+    Runs no process, so it comes before any other use of the word: a part starting with
+    `-` (`--upload-pack=...`, or `origin/--upload-pack=...` once uvdock splits off the
+    remote) is refused before git could take it for an option.
+    """
+    if not ref:
+        raise InputRefused(f"{origin}: empty revision")
+    if any(part.startswith("-") for part in ref.split("/")):
+        raise InputRefused(
+            f"{origin} {ref!r}: a revision cannot start with '-' (it would read as an option)"
+        )
+    bad = _NOT_IN_REVISION.search(ref)
+    if bad is not None:
+        raise InputRefused(f"{origin} {ref!r}: {bad.group()!r} is not allowed in a revision")
+    return ref
+
+
+def ref_name_ok(repo: Path, name: str) -> bool:
+    """`git check-ref-format NAME`: NAME is a well-formed full ref name (`refs/...`)."""
+    if not name.startswith("refs/"):
+        return False  # also keeps the operand from ever looking like an option
+    return _git(repo, "check-ref-format", name, check=False).ok
+
+
+def verify_commit(repo: Path, rev: str) -> str | None:
+    """The commit `rev` names (`git rev-parse --verify --end-of-options REV^{commit}`)."""
+    out = _git(
+        repo,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "--end-of-options",
+        f"{rev}^{{commit}}",
+        check=False,
+    )
+    return out.stdout.strip() if out.ok else None
+
+
 def rev_exists(repo: Path, rev: str) -> bool:
-    return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).ok
+    return verify_commit(repo, rev) is not None
 
 
 def rev_parse(repo: Path, rev: str) -> str:
-    return _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").stdout.strip()
+    return _git(
+        repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"
+    ).stdout.strip()
 
 
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
     """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
     try:
-        return proc.run_bytes(["git", "-C", str(repo), "show", f"{rev}:./{path}"])
+        return proc.run_bytes(
+            ["git", "-C", str(repo), "show", "--end-of-options", f"{rev}:./{path}"]
+        )
     except CommandFailed:
         return None
 
@@ -89,7 +139,7 @@ def grep_files(repo: Path, pattern: str, *pathspecs: str) -> list[tuple[str, int
 
 
 def remote_url(repo: Path, name: str) -> str | None:
-    out = _git(repo, "remote", "get-url", name, check=False)
+    out = _git(repo, "remote", "get-url", "--end-of-options", name, check=False)
     return out.stdout.strip() if out.ok else None
 
 
@@ -100,7 +150,7 @@ def remote_of(ref: str, repo: Path) -> str | None:
 
 
 def fetch(repo: Path, remote: str, branch: str | None = None) -> proc.Completed:
-    args = ["fetch", "--quiet", remote] + ([branch] if branch else [])
+    args = ["fetch", "--quiet", "--end-of-options", remote] + ([branch] if branch else [])
     return _git(repo, *args, check=False)
 
 
@@ -162,11 +212,11 @@ def head_sha(repo: Path) -> str | None:
 
 def blob_bytes(repo: Path, sha: str) -> bytes:
     """The content of a blob object, exact bytes."""
-    return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", sha])
+    return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", "--end-of-options", sha])
 
 
 def object_exists(repo: Path, sha: str) -> bool:
-    return _git(repo, "cat-file", "-e", sha, check=False).ok
+    return _git(repo, "cat-file", "-e", "--end-of-options", sha, check=False).ok
 
 
 def hash_object_file(repo: Path, file: Path) -> str:
@@ -202,9 +252,9 @@ def git_path(repo: Path, name: str) -> Path:
 
 
 def config_get(repo: Path, key: str) -> str | None:
-    out = _git(repo, "config", "--local", "--get", key, check=False)
+    out = _git(repo, "config", "--local", "--get", "--end-of-options", key, check=False)
     return out.stdout.rstrip("\n") if out.ok else None
 
 
 def config_set(repo: Path, key: str, value: str) -> None:
-    _git(repo, "config", "--local", key, value)
+    _git(repo, "config", "--local", "--end-of-options", key, value)

@@ -1,0 +1,110 @@
+"""One writer at a time: an exclusive lock on the repository for every command that writes.
+
+The lock is `fcntl.flock` on `<git dir>/uvdock/lock`. The kernel drops it when its holder
+exits however it exits, so a run killed with SIGKILL leaves no lock behind, only its note
+(pid and command line) in the file; the next run takes the lock over and is told whose
+note it found. A run that finds the lock held waits a bounded time, then is refused
+(exit 2) with the holder's command and pid. The lock is re-entrant within one process, so
+a command that runs another command in-process does not wait for itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from uvdock.errors import EnvironmentUnusable, InputRefused
+
+LOCK_FILE = ("uvdock", "lock")
+_POLL_SECONDS = 0.05
+
+_depth: dict[str, int] = {}  # lock path -> how many times this process holds it
+
+
+class Holder(NamedTuple):
+    pid: int
+    command: str
+
+    @property
+    def alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # another user's live process
+            return True
+        return True
+
+
+def lock_path(git_dir: Path) -> Path:
+    return git_dir.joinpath(*LOCK_FILE)
+
+
+def _read_holder(fd: int) -> Holder | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 4096).decode("utf-8", errors="replace")
+    pid, _, command = text.strip().partition(" ")
+    return Holder(int(pid), command) if pid.isdigit() else None
+
+
+def _write_holder(fd: int, command: str) -> None:
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, f"{os.getpid()} {command}\n".encode())
+
+
+def _acquire(fd: int, path: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(_POLL_SECONDS)
+    holder = _read_holder(fd)
+    who = f"`{holder.command}` (pid {holder.pid})" if holder else "another uvdock run"
+    raise InputRefused(
+        f"the repository is locked by {who}; waited {timeout:g} s, nothing was changed",
+        hint=f"wait for it to finish, then run again (lock file: {path}; "
+        "the wait is set by lock-timeout)",
+    )
+
+
+@contextlib.contextmanager
+def held(path: Path, command: str, timeout: float) -> Iterator[Holder | None]:
+    """Hold the lock at `path` for `command`; yields the note of a killed run it took over."""
+    key = str(path)
+    if _depth.get(key):
+        _depth[key] += 1
+        try:
+            yield None
+        finally:
+            _depth[key] -= 1
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise EnvironmentUnusable(
+            f"{path}: cannot create the repository lock: {exc.strerror}"
+        ) from None
+    try:
+        _acquire(fd, path, timeout)
+        stale = _read_holder(fd)
+        _write_holder(fd, command)
+        _depth[key] = 1
+        try:
+            yield stale if stale is not None and stale.pid != os.getpid() else None
+        finally:
+            _depth.pop(key, None)
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # an empty note: the lock was released, not abandoned
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
