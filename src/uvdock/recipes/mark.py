@@ -48,8 +48,26 @@ def validate(issue: int, reason: str) -> None:
         raise InputRefused(f"--issue {issue}: expected a positive issue number")
     if not reason.strip():
         raise InputRefused("--reason is empty: say why the test is broken")
-    if any(ch in reason for ch in "\r\n\x0b\x0c\x85\u2028\u2029"):
-        raise InputRefused("--reason must be one line (it becomes a YAML comment)")
+    bad = next((ch for ch in reason if _unsafe_in_comment(ch)), None)
+    if bad is not None:
+        raise InputRefused(
+            f"--reason holds the control character U+{ord(bad):04X}: it must be one line of"
+            " printable text (it becomes a YAML comment)",
+            hint="retype the reason without pasted control characters",
+        )
+
+
+def _unsafe_in_comment(ch: str) -> bool:
+    """C0 and C1 controls (tab, CR and the \\x1c-\\x1e separators included), DEL, YAML's
+    other line breaks, and what YAML readers reject as non-printable (lone surrogates from
+    undecodable argv bytes, U+FFFE/U+FFFF) or drop silently (a BOM)."""
+    code = ord(ch)
+    return (
+        code < 0x20
+        or 0x7F <= code <= 0x9F
+        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
+        or 0xD800 <= code <= 0xDFFF
+    )
 
 
 def _user_tail(tail: str) -> str:
