@@ -28,8 +28,6 @@ class Command(BaseCommand):
         if not found:
             ctx.out.info(f"no nvcr.io/nvidia/pytorch:<tag> pins in {ctx.repo}")
             return 0
-        rows = [
-            (pin.location, pin.lane or "-", pin.tag, pins.kind_of(pin)) for pin in found
-        ]
+        rows = [(pin.location, pin.lane or "-", pin.tag, pins.kind_of(pin)) for pin in found]
         ctx.out.table(("location", "lane", "tag", "kind"), rows, title="base-image pins")
         return 0

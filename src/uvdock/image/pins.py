@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.image.tags import PREFIX, is_tag
+from uvdock.image.tags import PREFIX, is_tag, tag_key
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -251,11 +251,28 @@ def expected_tag(scan: Scan, lane: str) -> str | None:
     return pin.tag if pin is not None and pin.well_formed else None
 
 
+def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
+    """The tag the lane's pins should carry, and where it comes from.
+
+    The pin file when there is one; otherwise (Megatron-LM before its pin files) the tag most
+    of the lane's well-formed pins carry, the newest on a tie.
+    """
+    rule = next(r for r in scan.lanes if r.lane == lane)
+    expected = expected_tag(scan, lane)
+    if expected is not None:
+        return expected, rule.pin_file
+    tags = [pin.tag for pin in scan.lane_pins(lane) if pin.well_formed]
+    if not tags:
+        return None, ""
+    best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)))
+    return best, f"most of the {lane} pins; there is no pin file"
+
+
 def check(scan: Scan) -> list[Finding]:
     """Malformed and disagreeing managed pins, then the structural findings of the scan."""
     findings: list[Finding] = []
     for rule in scan.lanes:
-        expected = expected_tag(scan, rule.lane)
+        expected, source = reference_tag(scan, rule.lane)
         for pin in scan.lane_pins(rule.lane):
             if not pin.well_formed:
                 findings.append(
@@ -276,7 +293,7 @@ def check(scan: Scan) -> list[Finding]:
                         rule.lane,
                         pin.path,
                         pin.line,
-                        f"{rule.lane} pin is {pin.tag}, expected {expected} (from {rule.pin_file})",
+                        f"{rule.lane} pin is {pin.tag}, expected {expected} (from {source})",
                         tag=pin.tag,
                         expected=expected,
                     )

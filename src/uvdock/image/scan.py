@@ -229,15 +229,19 @@ def _missing(lane: str, path: str, setting: str) -> Finding:
 
 def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
     """The lane's pin file and Dockerfile pins; a file named explicitly must exist."""
-    for path, setting in ((rule.pin_file, "pin-file"), (rule.dockerfile, "dockerfile")):
+    dockerfile_key = "dockerfile" if rule.lane == "dev" else f"{rule.lane}-dockerfile"
+    for path, setting in (
+        (rule.pin_file, f"{rule.lane}-pin-file"),
+        (rule.dockerfile, dockerfile_key),
+    ):
         if not path:
             continue
         text = _read(repo, path, scan.texts)
         if text is None:
             if path in rule.configured:
-                scan.findings.append(_missing(rule.lane, path, f"{rule.lane}-{setting}"))
+                scan.findings.append(_missing(rule.lane, path, setting))
             continue
-        if setting == "dockerfile":
+        if path == rule.dockerfile:
             scan.pins.extend(_dockerfile_pins(path, text, rule.lane))
             continue
         found = _pin_file_pin(path, text, rule.lane)
@@ -275,7 +279,7 @@ def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Fin
             None,
             f"the {rule.lane} lane has no managed pin: no {rule.pin_file}"
             + (f", no default in {rule.dockerfile}" if rule.dockerfile else "")
-            + f", no matrix row (`{rule.lane}-matrix-match`); set `{rule.lane}-pin-file = \"\"`"
+            + f', no matrix row (`{rule.lane}-matrix-match`); set `{rule.lane}-pin-file = ""`'
             " if this repository has no such lane",
         )
     ]
