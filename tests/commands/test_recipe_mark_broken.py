@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import RunCli, git
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from samples.recipes import MODEL, OTHER, RECIPES, crlf, runs, unbroken
 
 MODEL_PATH = f"{RECIPES}/a/model.yaml"
@@ -148,3 +150,50 @@ def test_shared_recipe_exact_bytes(megatron_repo: Path, run_cli: RunCli) -> None
         "        # Broken: hangs on repeat iter 3, exceeds 1h job limit - see issue #4611.\n"
         "        scope: [mr-broken]  # was: [mr]\n",
     )
+
+
+CONTROLS = [chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]] + ["\u2028", "\u2029", "\ufeff"]
+
+
+@pytest.mark.parametrize("control", CONTROLS, ids=[f"U+{ord(c):04X}" for c in CONTROLS])
+def test_reasons_with_control_characters_are_refused(
+    make_repo: Callable[..., Path], run_cli: RunCli, control: str
+) -> None:
+    repo = make_repo({MODEL_PATH: MODEL})
+    before = (repo / MODEL_PATH).read_bytes()
+    reason = f"hangs{control}after 10 steps"
+    result = run_cli(
+        "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", reason
+    )
+    assert result.code == 2
+    assert f"U+{ord(control):04X}" in result.err
+    assert (repo / MODEL_PATH).read_bytes() == before
+
+
+_REASONS = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30
+)
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(reason=_REASONS)
+def test_every_accepted_reason_keeps_valid_yaml_and_unmarks(
+    make_repo: Callable[..., Path], run_cli: RunCli, reason: str
+) -> None:
+    repo = make_repo({MODEL_PATH: MODEL})
+    before = (repo / MODEL_PATH).read_bytes()
+    result = run_cli(
+        "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", reason
+    )
+    after = (repo / MODEL_PATH).read_bytes()
+    if result.code != 0:
+        assert result.code == 2, result.err
+        assert after == before
+        return
+    marked = yaml.safe_load(after.decode())
+    assert runs(after.decode()) != runs(MODEL)
+    assert marked["products"][0]["test_case"] == ["alpha"]
+    assert run_cli("--repo", repo, "recipe", "unmark", "alpha").code == 0
+    assert (repo / MODEL_PATH).read_bytes() == before
