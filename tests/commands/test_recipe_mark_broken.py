@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -197,3 +198,24 @@ def test_every_accepted_reason_keeps_valid_yaml_and_unmarks(
     assert marked["products"][0]["test_case"] == ["alpha"]
     assert run_cli("--repo", repo, "recipe", "unmark", "alpha").code == 0
     assert (repo / MODEL_PATH).read_bytes() == before
+
+
+def test_scope_option_on_the_real_recipes(megatron_repo: Path, run_cli: RunCli) -> None:
+    case = "ckpt_converter"  # hand-marked in the real repository: dev [mr-broken, mr-github-broken]
+    assert run_cli("--repo", megatron_repo, "recipe", "unmark", case).code == 0
+    git(megatron_repo, "commit", "-qam", "unmarked")
+    args = ("recipe", "mark-broken", case, "--issue", "3", "--reason", "gh", "--scope", "mr-github")
+    dry = run_cli("--repo", megatron_repo, "--dry-run", *args)
+    assert dry.code == 0, dry.err
+    patch = dry.out[: dry.out.index("\ntests/test_utils") + 1]
+    applied = subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=megatron_repo, input=patch, text=True, check=False
+    )
+    assert applied.returncode == 0
+    assert run_cli("--repo", megatron_repo, *args).code == 0
+    shown = json.loads(run_cli("--repo", megatron_repo, "--json", "recipe", "show", case).out)
+    assert [(r["scope"], r["issue"]) for r in shown["runs"]] == [
+        (["mr", "mr-github-broken"], 3),
+        (["nightly"], None),
+    ]
+    assert git(megatron_repo, "diff").count("\n+ ") == 2

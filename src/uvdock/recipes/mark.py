@@ -41,6 +41,11 @@ class MarkRequest(NamedTuple):
     environments: tuple[str, ...] = ()
     platforms: tuple[str, ...] = ()
     suffix: str = "-broken"
+    scopes: tuple[str, ...] = ()  # only these scopes of a row (none: every scope)
+
+    def breaks(self, scope: str) -> bool:
+        """Whether this request breaks `scope` (an unbroken scope name)."""
+        return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
 
 
 def validate(issue: int, reason: str) -> None:
@@ -160,7 +165,7 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     line = recipe.lines[index]
     parsed = _flow(recipe, index)
     new_raw = ", ".join(
-        raw if item.endswith(request.suffix) else _broken_raw(raw, request.suffix)
+        _broken_raw(raw, request.suffix) if request.breaks(item) else raw
         for item, raw in zip(parsed.items, parsed.raw_items, strict=True)
     )
     comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
@@ -180,7 +185,7 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
             platforms = _selected(row.platforms, request.platforms)
             if (request.environments and not environments) or (request.platforms and not platforms):
                 continue
-            if row.scope_line is None or all(s.endswith(request.suffix) for s in row.scopes):
+            if row.scope_line is None or not any(request.breaks(s) for s in row.scopes):
                 continue
             if len(entry.cases) > 1:
                 return _split_entry(recipe, lines, entry, request.case)
@@ -203,7 +208,12 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
 def _filters_text(request: MarkRequest) -> str:
     parts = [f"environment {', '.join(request.environments)}"] if request.environments else []
     parts += [f"platform {', '.join(request.platforms)}"] if request.platforms else []
+    parts += [f"scope {', '.join(request.scopes)}"] if request.scopes else []
     return " and ".join(parts)
+
+
+def _base(scope: str, suffix: str) -> str:
+    return scope[: -len(suffix)] if scope.endswith(suffix) and scope != suffix else scope
 
 
 def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
@@ -215,10 +225,14 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         for p in runs
         if (not request.environments or set(p.environments) & set(request.environments))
         and (not request.platforms or set(p.platforms) & set(request.platforms))
+        and (
+            not request.scopes or {_base(s, request.suffix) for s in p.scopes} & set(request.scopes)
+        )
     ]
     if not matching:
         where = "; ".join(
             f"{p.path}:{p.line} [{', '.join(p.environments)}] on [{', '.join(p.platforms)}]"
+            + (f" in [{', '.join(p.scopes)}]" if request.scopes else "")
             for p in runs
         )
         raise InputRefused(
@@ -230,5 +244,6 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
         edits.append(edit)
         changes.extend(done)
-    notes = [] if changes else [f"{request.case} is already broken in every matching row"]
+    what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""
+    notes = [] if changes else [f"{request.case} is already broken {what}in every matching row"]
     return Plan(edits, changes, notes)
