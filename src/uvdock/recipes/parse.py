@@ -372,12 +372,8 @@ def is_marked(recipe: Recipe, row: Row, suffix: str = "-broken") -> bool:
 
 
 def marked_issue(recipe: Recipe, row: Row) -> int | None:
-    if not is_marked(recipe, row):
-        return None
-    comment = broken_comment_line(recipe, row)
-    if comment is None:
-        return None
-    found = BROKEN_COMMENT.match(body_of(recipe.lines[comment]))
+    comment = broken_comment_line(recipe, row) if is_marked(recipe, row) else None
+    found = BROKEN_COMMENT.match(body_of(recipe.lines[comment])) if comment is not None else None
     return int(found["issue"]) if found else None
 
 
