@@ -1,7 +1,7 @@
 """Base-image pins: what a pin is, which lanes exist, and whether each lane agrees.
 
 A lane (`dev`, `lts`) is managed in up to three places: its pin file (one image reference),
-the GitLab CI matrix rows whose keys select the lane, and the default of
+the GitLab CI matrix rows that satisfy one of the lane's KEY=VALUE sets in full, and the default of
 `ARG FROM_IMAGE_NAME=...` in the lane's Dockerfile. The pin file is the source of truth:
 `check` compares every other managed pin with it. Every other `nvcr.io/nvidia/pytorch:<tag>`
 in a tracked file is informational: listed, never changed, never an error.
@@ -80,7 +80,8 @@ def kind_of(pin: Pin) -> str:
 
 class Finding(NamedTuple):
     kind: str  # drift, malformed, platform-missing, platform-doubled, no-platform,
-    #            no-base-image, ambiguous-row, pin-file-missing
+    #            no-base-image, ambiguous-row, pin-file-missing, pin-file-content,
+    #            file-missing (a path the configuration names), no-managed-pin
     lane: str
     path: str
     line: int | None
