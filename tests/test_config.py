@@ -126,7 +126,7 @@ def test_bad_configuration_is_exit_2(
         "recipes-dir",
     ],
 )
-@pytest.mark.parametrize("value", ["/etc/passwd", "../outside/x", "docker/../../x", "linked/x", ""])
+@pytest.mark.parametrize("value", ["/etc/passwd", "../outside/x", "docker/../../x", "linked/x"])
 def test_repository_paths_stay_inside_the_repository(tmp_path: Path, key: str, value: str) -> None:
     repo, outside = tmp_path / "repo", tmp_path / "outside"
     repo.mkdir()
@@ -139,6 +139,12 @@ def test_repository_paths_stay_inside_the_repository(tmp_path: Path, key: str, v
     (repo / "uvdock.toml").unlink()
     with pytest.raises(InputRefused, match=f"`{key}`"):
         config.load(repo, env={env_name: value})
+
+
+def test_an_empty_path_means_the_repository_has_none(tmp_path: Path) -> None:
+    # `lts-pin-file = ""` is how a repository says it has no LTS lane (image check).
+    (tmp_path / "uvdock.toml").write_text('lts-pin-file = ""\n')
+    assert config.load(tmp_path, env={}).lts_pin_file == ""
 
 
 def test_paths_inside_through_an_inner_symlink_are_fine(tmp_path: Path) -> None:

@@ -74,8 +74,19 @@ class Config(NamedTuple):
     dev_pin_file: str = "docker/.ngc_version.dev"
     lts_pin_file: str = "docker/.ngc_version.lts"
     gitlab_build_file: str = ".gitlab/stages/01.build.yml"
-    dev_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.dev", "IMAGE_TYPE=dev")
-    lts_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.lts",)
+    # Alternative sets of KEY=VALUE entries (image/pins.py match_sets); `KEY=` means no KEY.
+    # Together they classify every layout Megatron-LM's matrix has had: dev rows without
+    # IMAGE_TYPE (2025), lts rows built from Dockerfile.ci.dev with IMAGE_TYPE lts (early
+    # 2026), and today's lts rows from Dockerfile.ci.lts next to dev rows with IMAGE_TYPE dev.
+    dev_matrix_match: tuple[str, ...] = (
+        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=dev",
+        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=",
+    )
+    lts_matrix_match: tuple[str, ...] = (
+        "FILE=Dockerfile.ci.lts, IMAGE_TYPE=",
+        "FILE=Dockerfile.ci.lts, IMAGE_TYPE=lts",
+        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=lts",
+    )
     platforms: tuple[str, ...] = ("amd64", "arm64")
     # The registry that publishes the base image ("" = derived from its name: https://nvcr.io).
     registry: str = ""
@@ -268,11 +279,12 @@ def check_repo_paths(repo: Path, config: Config) -> None:
     top = os.path.realpath(repo)
     for key in REPO_PATH_KEYS:
         value = getattr(config, FIELDS[key][0])
+        if not value:  # an empty path says "this repository has none" (e.g. no LTS lane)
+            continue
         parts = Path(value).parts
         real = os.path.realpath(os.path.join(top, value))
         if (
-            not value
-            or Path(value).is_absolute()
+            Path(value).is_absolute()
             or ".." in parts
             or (real != top and not real.startswith(top.rstrip(os.sep) + os.sep))
         ):

@@ -122,13 +122,14 @@ class Output:
         if self.quiet:
             return
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         table = Table(title=title, show_lines=False, header_style="bold")
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(*(self._clean(str(cell)) for cell in row))
+            table.add_row(*(escape(self._clean(str(cell))) for cell in row))
         # Piped output is read by grep and CI logs, not a terminal: do not fold at 80 columns.
         width = None if self.stdout.isatty() else 200
         colour = self.colour(self.stdout)

@@ -127,6 +127,7 @@ def engine_repo(make_repo: Callable[..., Path], engine_image: str) -> Path:
         {
             "pyproject.toml": PYPROJECT,
             "docker/.ngc_version.dev": "nvcr.io/nvidia/pytorch:26.06-py3\n",
+            "docker/.ngc_version.lts": "nvcr.io/nvidia/pytorch:25.09-py3",
         }
     )
     subprocess.run(["uv", "lock", "--offline", "-q"], cwd=repo, check=True, capture_output=True)

@@ -228,3 +228,61 @@ def test_all_files_or_none(
     assert len(calls) >= 3
     assert snapshot(megatron_repo) == before
     assert not [p for p in (megatron_repo / "docker").iterdir() if p.name.endswith(".uvdock")]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            "<<<<<<< HEAD\nnvcr.io/nvidia/pytorch:26.06-py3\n=======\n"
+            "nvcr.io/nvidia/pytorch:26.05-py3\n>>>>>>> other\n",
+            "holds merge-conflict markers",
+        ),
+        ("# bumped by hand\nnvcr.io/nvidia/pytorch:26.06-py3\n", "starts with a comment"),
+        ("nvcr.io/nvidia/pytorch:26.06-py3\nnvcr.io/nvidia/pytorch:26.05-py3\n", "holds 2 words"),
+        ("\n", "is empty"),
+    ],
+)
+def test_pin_file_with_more_than_one_reference_is_found_and_refused(
+    megatron_repo: Path, run_cli: RunCli, content: str, problem: str
+) -> None:
+    (megatron_repo / "docker/.ngc_version.dev").write_text(content)
+    before = snapshot(megatron_repo)
+    check = run_cli("--repo", megatron_repo, "image", "check")
+    assert check.code == 1
+    assert f"docker/.ngc_version.dev:1: dev pin file {problem}" in check.out
+    bump = run_cli("--repo", megatron_repo, "image", "bump", "26.08-py3", "--offline")
+    assert bump.code == 2
+    assert problem in bump.err and "hint: fix the pin file by hand" in bump.err
+    assert snapshot(megatron_repo) == before
+    # The other lane is unaffected.
+    lts = run_cli("--repo", megatron_repo, "--dry-run", "image", "bump", "25.10-py3", "--lts",
+                  "--offline")  # fmt: skip
+    assert lts.code == 0, lts.err
+
+
+@pytest.mark.parametrize(
+    "tag",
+    # fullwidth 26, fullwidth 0, Arabic-Indic 26: digits to `\\d`, not to a registry
+    [
+        "\uff12\uff16.07-py3",
+        "26.\uff107-py3",
+        "\u0662\u0666.07-py3",
+        "nvcr.io/nvidia/pytorch:\uff12\uff16.07-py3",
+    ],
+)
+def test_only_ascii_digits_make_a_tag(megatron_repo: Path, run_cli: RunCli, tag: str) -> None:
+    before = snapshot(megatron_repo)
+    result = run_cli("--repo", megatron_repo, "image", "bump", tag, "--offline")
+    assert result.code == 2
+    assert "invalid tag" in result.err
+    assert snapshot(megatron_repo) == before
+
+
+def test_a_bom_before_the_pin_is_kept(megatron_repo: Path, run_cli: RunCli) -> None:
+    pin = megatron_repo / "docker/.ngc_version.lts"
+    pin.write_bytes(b"\xef\xbb\xbf" + pin.read_bytes())
+    assert run_cli("--repo", megatron_repo, "image", "check").code == 0
+    result = run_cli("--repo", megatron_repo, "image", "bump", "25.10-py3", "--lts", "--offline")
+    assert result.code == 0, result.err
+    assert pin.read_bytes() == b"\xef\xbb\xbfnvcr.io/nvidia/pytorch:25.10-py3"

@@ -31,9 +31,9 @@ def test_show_json_lists_managed_then_informational(
     payload = json.loads(result.out)
     assert payload["pins"][-2:] == [
         {"path": ".github/workflows/cicd.yml", "line": 4, "lane": None, "tag": "25.04-py3",
-         "managed": False},
+         "managed": False, "kind": "informational"},
         {"path": "examples/README.md", "line": 1, "lane": None, "tag": "24.10-py3",
-         "managed": False},
+         "managed": False, "kind": "informational"},
     ]  # fmt: skip
     managed = [(p["path"], p["line"], p["lane"]) for p in payload["pins"] if p["managed"]]
     assert managed == [
@@ -45,7 +45,7 @@ def test_show_json_lists_managed_then_informational(
         ("docker/.ngc_version.lts", 1, "lts"),
         ("docker/Dockerfile.ci.dev", 3, "dev"),
     ]
-    assert set(payload["pins"][0]) == {"path", "line", "lane", "tag", "managed"}
+    assert set(payload["pins"][0]) == {"path", "line", "lane", "tag", "managed", "kind"}
 
 
 def test_show_table_on_real_megatron(megatron_repo: Path, run_cli: RunCli) -> None:
@@ -126,6 +126,10 @@ def test_check_with_only_pin_files_and_no_ci(
     make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo({"docker/.ngc_version.dev": DEV})
+    result = run_cli("--repo", repo, "image", "check")
+    assert result.code == 1
+    assert "the lts lane has no managed pin" in result.out
+    (repo / "uvdock.toml").write_text('lts-pin-file = ""\n')  # this repository has no LTS lane
     result = run_cli("--repo", repo, "image", "check")
     assert (result.code, result.out) == (0, "base-image pins agree: dev 26.06-py3 (1 pins)\n")
 

@@ -75,3 +75,24 @@ def test_check_json(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
     assert result.code == 1
     data = json.loads(result.out)
     assert data["ok"] is False and data["problems"][0]["line"] == 2
+
+
+def test_show_keeps_brackets_from_the_real_file(megatron_repo: Path, run_cli: RunCli) -> None:
+    """rich reads `[av_decode]` as markup unless every cell from a file is escaped."""
+    result = run_cli("--repo", megatron_repo, "lts", "show")
+    assert result.code == 0, result.err
+    assert "was: megatron-energon[av_decode]~=6.0.1" in result.out
+    lines = (megatron_repo / REQ).read_text().splitlines()
+    comments = [line.split("# ", 1)[1] for line in lines[9:] if "# was:" in line]
+    assert len(comments) == 7  # the lines that carry a `# was:` note
+    for comment in comments:
+        assert comment.strip() in result.out
+
+
+def test_show_escapes_markup_and_backslashes(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    repo = make_repo({REQ: "a==1  # was: a[x]<2 [bold]loud[/bold] \\[y] [link=http://e]z\n"})
+    result = run_cli("--repo", repo, "lts", "show")
+    assert result.code == 0, result.err
+    assert "was: a[x]<2 [bold]loud[/bold] \\[y] [link=http://e]z" in result.out

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import RunCli, git
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from samples.recipes import MODEL, OTHER, RECIPES, crlf, runs, unbroken
 
 MODEL_PATH = f"{RECIPES}/a/model.yaml"
@@ -148,3 +151,71 @@ def test_shared_recipe_exact_bytes(megatron_repo: Path, run_cli: RunCli) -> None
         "        # Broken: hangs on repeat iter 3, exceeds 1h job limit - see issue #4611.\n"
         "        scope: [mr-broken]  # was: [mr]\n",
     )
+
+
+CONTROLS = [chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]] + ["\u2028", "\u2029", "\ufeff"]
+
+
+@pytest.mark.parametrize("control", CONTROLS, ids=[f"U+{ord(c):04X}" for c in CONTROLS])
+def test_reasons_with_control_characters_are_refused(
+    make_repo: Callable[..., Path], run_cli: RunCli, control: str
+) -> None:
+    repo = make_repo({MODEL_PATH: MODEL})
+    before = (repo / MODEL_PATH).read_bytes()
+    reason = f"hangs{control}after 10 steps"
+    result = run_cli(
+        "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", reason
+    )
+    assert result.code == 2
+    assert f"U+{ord(control):04X}" in result.err
+    assert (repo / MODEL_PATH).read_bytes() == before
+
+
+# Any encodable text (controls included): each reason is either refused or written as YAML
+# that PyYAML reads back.
+_REASONS = st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=30)
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(reason=_REASONS)
+def test_every_accepted_reason_keeps_valid_yaml_and_unmarks(
+    make_repo: Callable[..., Path], run_cli: RunCli, reason: str
+) -> None:
+    repo = make_repo({MODEL_PATH: MODEL})
+    before = (repo / MODEL_PATH).read_bytes()
+    result = run_cli(
+        "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", reason
+    )
+    after = (repo / MODEL_PATH).read_bytes()
+    if result.code != 0:
+        assert result.code == 2, result.err
+        assert after == before
+        return
+    marked = yaml.safe_load(after.decode())
+    assert runs(after.decode()) != runs(MODEL)
+    assert marked["products"][0]["test_case"] == ["alpha"]
+    assert run_cli("--repo", repo, "recipe", "unmark", "alpha").code == 0
+    assert (repo / MODEL_PATH).read_bytes() == before
+
+
+def test_scope_option_on_the_real_recipes(megatron_repo: Path, run_cli: RunCli) -> None:
+    case = "ckpt_converter"  # hand-marked in the real repository: dev [mr-broken, mr-github-broken]
+    assert run_cli("--repo", megatron_repo, "recipe", "unmark", case).code == 0
+    git(megatron_repo, "commit", "-qam", "unmarked")
+    args = ("recipe", "mark-broken", case, "--issue", "3", "--reason", "gh", "--scope", "mr-github")
+    dry = run_cli("--repo", megatron_repo, "--dry-run", *args)
+    assert dry.code == 0, dry.err
+    patch = dry.out[: dry.out.index("\ntests/test_utils") + 1]
+    applied = subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=megatron_repo, input=patch, text=True, check=False
+    )
+    assert applied.returncode == 0
+    assert run_cli("--repo", megatron_repo, *args).code == 0
+    shown = json.loads(run_cli("--repo", megatron_repo, "--json", "recipe", "show", case).out)
+    assert [(r["scope"], r["issue"]) for r in shown["runs"]] == [
+        (["mr", "mr-github-broken"], 3),
+        (["nightly"], None),
+    ]
+    assert git(megatron_repo, "diff").count("\n+ ") == 2

@@ -53,6 +53,7 @@ def local_repo(
         files: dict[str, str | bytes] = {
             "pyproject.toml": PYPROJECT.format(required=required),
             "docker/.ngc_version.dev": "nvcr.io/nvidia/pytorch:26.06-py3\n",
+            "docker/.ngc_version.lts": "nvcr.io/nvidia/pytorch:25.09-py3",  # a lane needs a pin
         }
         if lts is not None:
             files["docker/lts/requirements.txt"] = lts

@@ -9,6 +9,7 @@ import pytest
 from uvdock.doctor import signatures as doctor
 
 CORPUS = Path(__file__).parents[1] / "data" / "doctor"
+NETWORK_COMMAND = "uvdock run -- uv sync --locked --offline"
 
 # log file -> (signature, the uvdock command that fixes it, a word the cause must name)
 EXPECTED = {
@@ -34,6 +35,12 @@ EXPECTED = {
     ),
     "group-not-defined.log": ("group-is-an-extra", "uvdock sync --extra dev", "extras"),
     "torch-reinstalled.log": ("protected-package-reinstalled", "uvdock sync", "base image"),
+    "network-dns-uv.log": ("network-name-resolution", NETWORK_COMMAND, "resolved"),
+    "network-dns-git.log": ("network-name-resolution", NETWORK_COMMAND, "resolved"),
+    "network-curl.log": ("network-name-resolution", NETWORK_COMMAND, "proxy"),
+    "network-refused.log": ("network-connect", NETWORK_COMMAND, "refused"),
+    "network-timeout.log": ("network-connect", NETWORK_COMMAND, "timed out"),
+    "network-registry.log": ("network-connect", NETWORK_COMMAND, "timed out"),
     "copy-pr-bot.log": (
         "copy-pr-bot-deploy",
         "git commit --allow-empty -m 'ci: retrigger' && git push",
@@ -172,3 +179,28 @@ def test_protected_package_forms(line: str, package: str) -> None:
 def test_git_conflict_in_uv_lock() -> None:
     log = "Auto-merging uv.lock\nCONFLICT (content): Merge conflict in uv.lock\n"
     assert [f.command for f in doctor.diagnose(log).findings] == ["uvdock lock resolve"]
+
+
+def test_network_fix_names_proxy_index_and_offline() -> None:
+    (finding,) = doctor.diagnose((CORPUS / "network-dns-uv.log").read_text()).findings
+    for word in ("HTTPS_PROXY", "UV_DEFAULT_INDEX", "--offline"):
+        assert word in finding.fix
+    assert finding.line.startswith("Caused by: dns error")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # a daemon that is not running: a unix socket, not the network
+        "Cannot connect to the Docker daemon at unix:///var/run/docker.sock.\n"
+        "dial unix /var/run/docker.sock: connect: connection refused\n",
+        # a refused or timed-out connection with no download in sight
+        "FAILED tests/test_server.py::test_restart - ConnectionRefusedError: Connection refused\n",
+        "pytest: test_allreduce: operation timed out after 600 s\n",
+        # ordinary words
+        "The host name resolution order is documented in nsswitch.conf\n",
+    ],
+)
+def test_not_network_failures(log: str) -> None:
+    names = [f.signature for f in doctor.diagnose(log).findings]
+    assert not [n for n in names if n.startswith("network-")]

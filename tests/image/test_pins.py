@@ -143,15 +143,19 @@ def test_variants_find_the_same_rows(make_repo: Callable[..., Path], variant: st
     assert pins.check(scan) == []
 
 
-def test_image_type_alone_selects_dev_and_file_alone_too(make_repo: Callable[..., Path]) -> None:
+def test_a_row_needs_every_entry_of_one_alternative(make_repo: Callable[..., Path]) -> None:
     rows = [
+        # IMAGE_TYPE alone, or FILE with another lane's IMAGE_TYPE, selects no lane any more.
         [("IMAGE_TYPE", "dev"), ("BASE_IMAGE", DEV), ("PLATFORM", "amd64")],
-        [("FILE", "Dockerfile.ci.dev"), ("BASE_IMAGE", DEV), ("PLATFORM", "arm64")],
+        [("FILE", "Dockerfile.ci.lts"), ("IMAGE_TYPE", "dev"), ("BASE_IMAGE", DEV)],
+        dev_row("amd64"),
+        dev_row("arm64"),
         lts_row("amd64"),
         lts_row("arm64"),
     ]
     scan = scan_managed(make_repo(pin_files(build_yml(rows))), Config())
     assert [p.platform for p in scan.lane_pins("dev") if p.source == "gitlab"] == ["amd64", "arm64"]
+    assert [p.line for p in scan.unclassified] == [6, 10]
     assert pins.check(scan) == []
 
 
@@ -211,6 +215,7 @@ def test_configured_paths_and_lane_rules(make_repo: Callable[..., Path]) -> None
         dev_pin_file="ci/pin.txt",
         gitlab_build_file="ci/build.yml",
         dev_matrix_match=("FLAVOR=nightly",),
+        lts_pin_file="",  # no LTS lane in this repository
     )
     scan = scan_managed(repo, config)
     assert locations(scan.pins, "dev") == ["ci/build.yml:6", "ci/build.yml:9", "ci/pin.txt:1"]

@@ -178,7 +178,8 @@ def test_already_broken_changes_nothing() -> None:
 def test_partly_broken_row_keeps_its_broken_scopes() -> None:
     (new,) = _mark([MODEL], "epsilon")
     assert "scope: [weekly-broken, mr-broken]  # was: [weekly, mr-broken]\n" in new
-    assert _unmark([new], "epsilon") == [MODEL]
+    # unmark undoes uvdock's mark, then the hand-made `mr-broken` too: the case runs again
+    assert _unmark([new], "epsilon") == [MODEL.replace("[weekly, mr-broken]", "[weekly, mr]")]
 
 
 def test_no_matching_row_is_refused_with_where_it_runs() -> None:
@@ -210,11 +211,41 @@ def test_two_cases_split_from_one_entry_unwind_in_reverse_order() -> None:
     assert _unmark(_unmark(marked, "delta"), "gamma") == [MODEL]
 
 
-def test_unmark_leaves_hand_made_broken_scopes() -> None:
+HAND_MARKED = MODEL.replace(
+    "      - environment: [lts]\n        scope: [nightly]\n",
+    "      - environment: [lts]\n        # Broken: OOM on H100 \u2014 see issue #5123.\n"
+    "        scope: [nightly-broken, 'mr-broken']\n",
+)
+
+
+@pytest.mark.parametrize("dash", ["-", "\u2014", "\u2013"])
+def test_unmark_undoes_hand_made_marks_with_either_dash(dash: str) -> None:
+    text = HAND_MARKED.replace("\u2014", dash)
+    (place,) = [p for p in recipes.placements(_recipes(text), "alpha") if "lts" in p.environments]
+    assert place.issue == 5123
+    (new,) = _unmark([text], "alpha")
+    assert new == MODEL.replace("scope: [nightly]\n", "scope: [nightly, 'mr']\n", 1)
+
+
+def test_unmark_uses_a_hand_written_was_list() -> None:
+    text = MODEL.replace(
+        "scope: [weekly, mr-broken]", "scope: [weekly-broken] # was: [weekly, mr-github]"
+    )
+    (new,) = _unmark([text], "epsilon")
+    assert "scope: [weekly, mr-github]\n" in new
+    assert recipes.placements(_recipes(new), "epsilon")[0].issue is None
+
+
+def test_unmark_hand_made_scope_without_comment() -> None:
     plan = recipes_unmark.plan_unmark(_recipes(MODEL), "epsilon")
-    assert not plan.changed_edits
-    assert plan.notes[0] == "epsilon has no mark made by uvdock"
-    assert "not marked by uvdock" in plan.notes[1]
+    (edit,) = plan.changed_edits
+    assert edit.new == MODEL.replace("[weekly, mr-broken]", "[weekly, mr]")
+
+
+def test_nothing_to_unmark_says_so() -> None:
+    plan = recipes_unmark.plan_unmark(_recipes(MODEL), "alpha")
+    assert not plan.changes
+    assert plan.notes == ["alpha has no broken mark to undo; nothing changed"]
 
 
 def test_custom_suffix() -> None:
@@ -253,3 +284,40 @@ def test_any_marks_then_unmarks_restore_the_bytes(
     for case in reversed(order):
         texts = _unmark(texts, case)
     assert texts == original
+
+
+def test_scope_breaks_only_the_named_scopes() -> None:
+    request = MarkRequest("alpha", 9, "flaky on github", scopes=("mr-github",))
+    (edit,) = recipes_edit.plan_mark(_recipes(MODEL), request).edits
+    assert "        scope: [mr, mr-github-broken]  # was: [mr, mr-github]\n" in edit.new
+    assert "        scope: [nightly]\n" in edit.new  # the lts row has no mr-github
+    assert _unmark([edit.new], "alpha") == [MODEL]
+
+
+def test_scopes_repeat_and_combine_with_platforms() -> None:
+    request = MarkRequest("alpha", 9, "oom", platforms=("dgx_h100",), scopes=("mr", "nightly"))
+    (edit,) = recipes_edit.plan_mark(_recipes(MODEL), request).edits
+    broken = {(r[1], r[2], r[3]) for r in runs(edit.new) if r[0] == "alpha" and r[4]}
+    assert broken == {("dev", "dgx_h100", "mr")}
+    assert _unmark([edit.new], "alpha") == [MODEL]
+
+
+def test_scope_already_broken_is_a_note_and_unknown_scope_refused() -> None:
+    once = _mark([MODEL], "alpha")
+    plan = recipes_edit.plan_mark(_recipes(*once), MarkRequest("alpha", 9, "x", scopes=("mr",)))
+    assert not plan.changes and "already broken in scope mr" in plan.notes[0]
+    with pytest.raises(InputRefused, match="no row for scope weekly"):
+        recipes_edit.plan_mark(_recipes(MODEL), MarkRequest("alpha", 9, "x", scopes=("weekly",)))
+
+
+def test_a_second_scope_later_stacks_and_unwinds() -> None:
+    first = recipes_edit.plan_mark(_recipes(MODEL), MarkRequest("alpha", 9, "a", scopes=("mr",)))
+    text = first.edits[0].new
+    second = recipes_edit.plan_mark(
+        _recipes(text), MarkRequest("alpha", 10, "b", scopes=("mr-github",))
+    )
+    twice = second.edits[0].new
+    assert "scope: [mr-broken, mr-github-broken]" in twice
+    yaml_runs = {(r[1], r[2], r[3]) for r in runs(twice) if r[0] == "alpha" and r[4]}
+    assert ("dev", "dgx_a100", "mr-github") in yaml_runs
+    assert _unmark([twice], "alpha") == [MODEL]

@@ -22,7 +22,7 @@ class Command(BaseCommand):
         scan = scan_managed(ctx.repo, ctx.config)
         findings = pins.check(scan)
         lanes = {
-            rule.lane: pins.expected_tag(scan, rule.lane)
+            rule.lane: pins.reference_tag(scan, rule.lane)[0]
             for rule in scan.lanes
             if scan.lane_pins(rule.lane)
         }

@@ -18,17 +18,16 @@ class Command(BaseCommand):
         from uvdock.image.tags import PREFIX
         from uvdock.run import git
 
-        managed = scan_managed(ctx.repo, ctx.config).pins
-        found = pins.all_pins(managed, git.grep_files(ctx.repo, PREFIX))
+        scan = scan_managed(ctx.repo, ctx.config)
+        # Matrix rows no lane selects come first among the others: a new layout shows here.
+        known = [*scan.pins, *scan.unclassified]
+        found = pins.all_pins(known, git.grep_files(ctx.repo, PREFIX))
         if ctx.options.json:
             ctx.out.json({"pins": [pin.to_json() for pin in found]})
             return 0
         if not found:
             ctx.out.info(f"no nvcr.io/nvidia/pytorch:<tag> pins in {ctx.repo}")
             return 0
-        rows = [
-            (pin.location, pin.lane or "-", pin.tag, "managed" if pin.managed else "informational")
-            for pin in found
-        ]
+        rows = [(pin.location, pin.lane or "-", pin.tag, pins.kind_of(pin)) for pin in found]
         ctx.out.table(("location", "lane", "tag", "kind"), rows, title="base-image pins")
         return 0

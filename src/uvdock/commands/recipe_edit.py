@@ -14,8 +14,17 @@ if TYPE_CHECKING:
     from uvdock.recipes.plan import Plan
 
 
-def edit_recipes(ctx: Context, case: str, make_plan: Callable[[list[Recipe]], Plan]) -> int:
-    """Plan over the recipes that run `case` (unknown cases are refused), then apply or diff."""
+def edit_recipes(
+    ctx: Context,
+    case: str,
+    make_plan: Callable[[list[Recipe]], Plan],
+    *,
+    nothing_to_do_exit: int = 0,
+) -> int:
+    """Plan over the recipes that run `case` (unknown cases are refused), then apply or diff.
+
+    Returns `nothing_to_do_exit` when the plan changes nothing (unmark: nothing to undo).
+    """
     from uvdock import edit
     from uvdock.recipes.parse import require_case
 
@@ -24,9 +33,10 @@ def edit_recipes(ctx: Context, case: str, make_plan: Callable[[list[Recipe]], Pl
         ctx.out.diff(edit.plan_diff(plan.changed_edits))
     else:
         edit.apply(plan.changed_edits)
+    code = 0 if plan.changes else nothing_to_do_exit
     if ctx.options.json:
         ctx.out.json(plan.as_json(case, ctx.dry_run))
-        return 0
+        return code
     for line in plan.report(ctx.dry_run):
         ctx.out.info(line)
-    return 0
+    return code

@@ -26,6 +26,13 @@ class Command(base.Command):
             help="only rows of this environment",
         )
         parser.add_argument(
+            "--scope",
+            action="append",
+            default=[],
+            metavar="S",
+            help="break only this scope (repeatable); default: every scope of the matched rows",
+        )
+        parser.add_argument(
             "--platform",
             action="append",
             default=[],
@@ -44,6 +51,7 @@ class Command(base.Command):
             reason=args.reason.strip(),
             environments=tuple(args.environment),
             platforms=tuple(args.platform),
+            scopes=tuple(args.scope),
             suffix=ctx.config.broken_suffix,
         )
         return edit_recipes(ctx, args.case, lambda found: mark.plan_mark(found, request))

@@ -1,4 +1,6 @@
-"""`uvdock recipe unmark CASE`: undo the marks `recipe mark-broken` made, byte for byte."""
+"""`uvdock recipe unmark CASE`: undo the marks `recipe mark-broken` made, byte for byte, and
+the team's hand-made ones (`-broken` scopes, a `# Broken: ... see issue #N.` comment).
+Nothing to undo is exit 1."""
 
 from __future__ import annotations
 
@@ -21,5 +23,8 @@ class Command(base.Command):
 
         suffix = ctx.config.broken_suffix
         return edit_recipes(
-            ctx, args.case, lambda found: unmark.plan_unmark(found, args.case, suffix)
+            ctx,
+            args.case,
+            lambda found: unmark.plan_unmark(found, args.case, suffix),
+            nothing_to_do_exit=1,
         )

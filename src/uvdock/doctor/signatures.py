@@ -47,6 +47,22 @@ _PROTECTED = (
     r"(?:torch|torchvision|triton|transformer[-_]engine[-_a-z0-9]*|nvidia-[a-z0-9-]+-cu1[0-9])"
 )
 
+# Network failures while fetching packages, git sources or images.
+_NETWORK_CAUSE = "a download failed because the network is not reachable from where it ran: {what}"
+_NETWORK_FIX = (
+    "set the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY; into the container with "
+    'engine-args = ["--env", "HTTPS_PROXY", ...], for image pulls in the engine\'s own '
+    "proxy settings) or point uv at an index you can reach (UV_DEFAULT_INDEX or "
+    "[[tool.uv.index]]); when uv's cache already holds every package, run uv with --offline"
+)
+_NETWORK_COMMAND = "uvdock run -- uv sync --locked --offline"
+# What makes a refused or timed-out connection a download: the tool was fetching something.
+_FETCHING = (
+    r"Failed to fetch|Failed to download|error sending request|Request failed after"
+    r"|unable to access|curl: \(\d+\)|Retrying \(Retry|pinging container registry"
+    r"|Get \"https?://|Could not fetch URL|dial tcp|Could not install packages"
+)
+
 SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="stale-lock",
@@ -146,6 +162,47 @@ SIGNATURES: tuple[Signature, ...] = (
         cause="the registry address has an explicit port (e.g. :5005), or you are not logged in",
         fix="use the registry host without a port (and `docker login HOST`)",
         command="uvdock image pull",
+    ),
+    Signature(
+        name="network-name-resolution",
+        # curl/git: `Could not resolve host: github.com`; uv: `dns error: failed to lookup
+        # address information: ...`; pip: `Failed to resolve 'pypi.org'`; Go clients (docker,
+        # podman): `dial tcp: lookup nvcr.io on 127.0.0.53:53: no such host`.
+        patterns=(
+            r"Could not resolve (?:host|proxy)\b",
+            r"\bdns error\b",
+            r"[Tt]emporary failure in name resolution",
+            r"Name or service not known",
+            r"nodename nor servname provided",
+            r"\blookup [^\s:]+(?: on \S+)?: no such host",
+            r"Failed to resolve '[^'\n]+'",
+            r"getaddrinfo failed",
+        ),
+        cause=_NETWORK_CAUSE.format(
+            what="a host name could not be resolved (no DNS, or a "
+            "network that only reaches the internet through a proxy)"
+        ),
+        fix=_NETWORK_FIX,
+        command=_NETWORK_COMMAND,
+    ),
+    Signature(
+        name="network-connect",
+        # uv: `tcp connect error: Connection refused (os error 111)`, `operation timed out`,
+        # `network timeout. Try increasing UV_HTTP_TIMEOUT`; curl: `Failed to connect to H port
+        # 443`, `Connection timed out`; Go: `dial tcp 1.2.3.4:443: i/o timeout`. A refused unix
+        # socket is a daemon that is not running, not the network.
+        patterns=(
+            r"^(?!.*\bunix\b).*?\b[Cc]onnection refused",
+            r"^(?!.*\bunix\b).*?\b(?:[Cc]onnection|[Oo]peration|[Rr]ead|[Cc]onnect) timed out",
+            r"\bi/o timeout\b",
+            r"\bnetwork timeout\b",
+            r"[Nn]etwork is unreachable",
+            r"Failed to connect to \S+ port \d+",
+        ),
+        requires=(_FETCHING,),
+        cause=_NETWORK_CAUSE.format(what="a connection was refused or timed out"),
+        fix=_NETWORK_FIX + "; for slow links raise UV_HTTP_TIMEOUT",
+        command=_NETWORK_COMMAND,
     ),
     Signature(
         name="copy-pr-bot-deploy",

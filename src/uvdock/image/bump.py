@@ -36,6 +36,13 @@ def current_tag(scan: Scan, lane: str) -> str | None:
 
 def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: bool) -> BumpPlan:
     rule = next(r for r in scan.lanes if r.lane == lane)
+    for finding in scan.findings:
+        if finding.lane == lane and finding.kind == "pin-file-content":
+            raise InputRefused(
+                f"{finding.path}: {finding.message}",
+                hint="fix the pin file by hand (resolve the conflict, drop extra lines or"
+                " comments), then bump again",
+            )
     pins = scan.lane_pins(lane)
     if not pins:
         raise InputRefused(

@@ -1,7 +1,7 @@
 """Base-image pins: what a pin is, which lanes exist, and whether each lane agrees.
 
 A lane (`dev`, `lts`) is managed in up to three places: its pin file (one image reference),
-the GitLab CI matrix rows whose keys select the lane, and the default of
+the GitLab CI matrix rows that satisfy one of the lane's KEY=VALUE sets in full, and the default of
 `ARG FROM_IMAGE_NAME=...` in the lane's Dockerfile. The pin file is the source of truth:
 `check` compares every other managed pin with it. Every other `nvcr.io/nvidia/pytorch:<tag>`
 in a tracked file is informational: listed, never changed, never an error.
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.image.tags import PREFIX, is_tag
+from uvdock.image.tags import PREFIX, is_tag, tag_key
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -67,12 +67,21 @@ class Pin(NamedTuple):
             "lane": self.lane,
             "tag": self.tag,
             "managed": self.managed,
+            "kind": kind_of(self),
         }
+
+
+def kind_of(pin: Pin) -> str:
+    """managed, unclassified (a matrix row no lane's rule selects) or informational."""
+    if pin.managed:
+        return "managed"
+    return "unclassified" if pin.source == "gitlab" else "informational"
 
 
 class Finding(NamedTuple):
     kind: str  # drift, malformed, platform-missing, platform-doubled, no-platform,
-    #            no-base-image, ambiguous-row, pin-file-missing
+    #            no-base-image, ambiguous-row, pin-file-missing, pin-file-content,
+    #            file-missing (a path the configuration names), no-managed-pin
     lane: str
     path: str
     line: int | None
@@ -96,11 +105,28 @@ class Finding(NamedTuple):
         }
 
 
+# One alternative of a lane's matrix rule: every (KEY, VALUE) must hold for a row.
+MatchSet = tuple[tuple[str, str], ...]
+
+
 class LaneRules(NamedTuple):
     lane: str
-    pin_file: str
-    dockerfile: str
-    matrix_match: tuple[tuple[str, str], ...]
+    pin_file: str  # "" when the configuration says the lane has none (the lane does not exist)
+    dockerfile: str  # "" when the lane has no Dockerfile of its own
+    matrix_match: tuple[MatchSet, ...]  # a row belongs to the lane when one set holds in full
+    # The paths the configuration named explicitly (not left at uvdock's defaults).
+    configured: tuple[str, ...] = ()
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.pin_file)
+
+    def selects(self, fields: Mapping[str, str]) -> bool:
+        """All entries of one alternative hold; `KEY=` (no value) holds when KEY is absent."""
+        return any(
+            all(fields.get(key, "") == value for key, value in alternative)
+            for alternative in self.matrix_match
+        )
 
 
 class Scan(NamedTuple):
@@ -110,6 +136,8 @@ class Scan(NamedTuple):
     pins: list[Pin]
     findings: list[Finding]
     texts: dict[str, str]  # path -> text as read (CRLF and final newline kept)
+    # Matrix rows naming an NGC PyTorch image that no lane's rule selects (source "gitlab").
+    unclassified: list[Pin]
 
     def lane_pins(self, lane: str) -> list[Pin]:
         return [pin for pin in self.pins if pin.lane == lane]
@@ -126,31 +154,69 @@ def normalize_path(path: str) -> str:
     return os.path.normpath(path).replace(os.sep, "/")
 
 
-def _match_pairs(entries: Sequence[str], key: str) -> tuple[tuple[str, str], ...]:
-    pairs = []
-    for entry in entries:
-        name, sep, value = entry.partition("=")
-        if not sep or not name.strip():
-            raise InputRefused(f"config `{key}`: expected KEY=VALUE entries, got {entry!r}")
-        pairs.append((name.strip(), value.strip()))
-    return tuple(pairs)
+def _entry(text: str, key: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise InputRefused(
+            f"config `{key}`: expected KEY=VALUE entries, got {text!r}",
+            hint=f'e.g. {key} = ["FILE=Dockerfile.ci.dev, IMAGE_TYPE=dev"]',
+        )
+    return name.strip(), value.strip()
+
+
+def match_sets(entries: Sequence[str], key: str) -> tuple[MatchSet, ...]:
+    """A `*-matrix-match` list as alternative sets of KEY=VALUE entries.
+
+    Each element that joins entries with commas is one set, and then every element is its own
+    set (`["FILE=Dockerfile.ci.lts", "FILE=Dockerfile.ci.dev, IMAGE_TYPE=lts"]`: two sets).
+    A list of single entries, the original form, is one set: all of them must hold.
+    """
+    if not any("," in entry for entry in entries):
+        return (tuple(_entry(entry, key) for entry in entries),) if entries else ()
+    return tuple(
+        tuple(_entry(part, key) for part in entry.split(",") if part.strip())
+        for entry in entries
+        if entry.strip()
+    )
+
+
+def _explicit(config: Config, *names: str) -> tuple[str, ...]:
+    """The named path settings whose value differs from uvdock's built-in default."""
+    defaults = type(config)._field_defaults
+    return tuple(
+        normalize_path(getattr(config, name))
+        for name in names
+        if getattr(config, name) and getattr(config, name) != defaults.get(name)
+    )
+
+
+def _path(value: str) -> str:
+    return normalize_path(value) if value.strip() else ""
 
 
 def lane_rules(config: Config) -> list[LaneRules]:
     return [
         LaneRules(
             "dev",
-            normalize_path(config.dev_pin_file),
-            normalize_path(config.dockerfile),
-            _match_pairs(config.dev_matrix_match, "dev-matrix-match"),
+            _path(config.dev_pin_file),
+            _path(config.dockerfile),
+            match_sets(config.dev_matrix_match, "dev-matrix-match"),
+            _explicit(config, "dev_pin_file", "dockerfile"),
         ),
         LaneRules(
             "lts",
-            normalize_path(config.lts_pin_file),
-            normalize_path(config.lts_dockerfile),
-            _match_pairs(config.lts_matrix_match, "lts-matrix-match"),
+            _path(config.lts_pin_file),
+            _path(config.lts_dockerfile),
+            match_sets(config.lts_matrix_match, "lts-matrix-match"),
+            _explicit(config, "lts_pin_file", "lts_dockerfile"),
         ),
     ]
+
+
+def configured_gitlab_file(config: Config) -> tuple[str, bool]:
+    """The GitLab build file ("" for none) and whether the configuration named it explicitly."""
+    explicit = bool(_explicit(config, "gitlab_build_file"))
+    return _path(config.gitlab_build_file), explicit
 
 
 # --- informational mentions -------------------------------------------------------------
@@ -174,7 +240,7 @@ def find_mentions(managed: Iterable[Pin], grep_hits: Iterable[GrepHit]) -> list[
 def all_pins(managed: Sequence[Pin], grep_hits: Iterable[GrepHit]) -> list[Pin]:
     """The managed pins, then the informational mentions, each in path and line order."""
     pins = [*managed, *find_mentions(managed, grep_hits)]
-    pins.sort(key=lambda p: (not p.managed, p.path, p.line))
+    pins.sort(key=lambda p: (not p.managed, p.source != "gitlab", p.path, p.line))
     return pins
 
 
@@ -186,11 +252,28 @@ def expected_tag(scan: Scan, lane: str) -> str | None:
     return pin.tag if pin is not None and pin.well_formed else None
 
 
+def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
+    """The tag the lane's pins should carry, and where it comes from.
+
+    The pin file when there is one; otherwise (Megatron-LM before its pin files) the tag most
+    of the lane's well-formed pins carry, the newest on a tie.
+    """
+    rule = next(r for r in scan.lanes if r.lane == lane)
+    expected = expected_tag(scan, lane)
+    if expected is not None:
+        return expected, rule.pin_file
+    tags = [pin.tag for pin in scan.lane_pins(lane) if pin.well_formed]
+    if not tags:
+        return None, ""
+    best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)))
+    return best, f"most of the {lane} pins; there is no pin file"
+
+
 def check(scan: Scan) -> list[Finding]:
     """Malformed and disagreeing managed pins, then the structural findings of the scan."""
     findings: list[Finding] = []
     for rule in scan.lanes:
-        expected = expected_tag(scan, rule.lane)
+        expected, source = reference_tag(scan, rule.lane)
         for pin in scan.lane_pins(rule.lane):
             if not pin.well_formed:
                 findings.append(
@@ -211,7 +294,7 @@ def check(scan: Scan) -> list[Finding]:
                         rule.lane,
                         pin.path,
                         pin.line,
-                        f"{rule.lane} pin is {pin.tag}, expected {expected} (from {rule.pin_file})",
+                        f"{rule.lane} pin is {pin.tag}, expected {expected} (from {source})",
                         tag=pin.tag,
                         expected=expected,
                     )

@@ -22,8 +22,8 @@ from uvdock.image.pins import (
     LaneRules,
     Pin,
     Scan,
+    configured_gitlab_file,
     lane_rules,
-    normalize_path,
 )
 from uvdock.image.tags import PREFIX
 from uvdock.textlines import read_text, split_lines
@@ -67,11 +67,34 @@ def _managed(
     )
 
 
-def _pin_file_pin(path: str, text: str, lane: str) -> Pin:
-    stripped = text.lstrip("\ufeff").lstrip()  # a UTF-8 byte order mark is no part of the pin
-    start = len(text) - len(stripped)
-    first_line = stripped.split("\n", 1)[0].rstrip()
-    return _managed(path, text, lane, "pin-file", start, start + len(first_line))
+def _pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
+    """The one image reference a pin file holds, or why it does not hold exactly one.
+
+    Surrounding blank space (and a BOM) is allowed; anything else (a second line, a comment,
+    merge-conflict markers) is a finding, and a bump refuses to guess which line is the pin.
+    """
+    start = 1 if text.startswith("\ufeff") else 0
+    body = text[start:]
+    stripped = body.strip()
+    words = stripped.split()
+    if len(words) == 1:
+        begin = start + len(body) - len(body.lstrip())
+        return _managed(path, text, lane, "pin-file", begin, begin + len(stripped))
+    if not words:
+        problem = "is empty"
+    elif any(line.startswith(("<<<<<<<", "=======", ">>>>>>>")) for line in body.splitlines()):
+        problem = "holds merge-conflict markers"
+    elif stripped.startswith("#"):
+        problem = "starts with a comment"
+    else:
+        problem = f"holds {len(words)} words on {len(stripped.splitlines())} line(s)"
+    return Finding(
+        "pin-file-content",
+        lane,
+        path,
+        1,
+        f"{lane} pin file {problem}; it must hold exactly one image reference",
+    )
 
 
 def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
@@ -89,15 +112,9 @@ def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
 
 
 def _lanes_of(item: Item, rules: Sequence[LaneRules]) -> list[str]:
-    """The lanes whose matrix-match rules select this row (any one KEY=VALUE pair selects)."""
-    return [
-        rule.lane
-        for rule in rules
-        if any(
-            item.fields.get(key) is not None and item.fields[key].value == value
-            for key, value in rule.matrix_match
-        )
-    ]
+    """The lanes one of whose alternative KEY=VALUE sets this row satisfies in full."""
+    fields = {key: scalar.value for key, scalar in item.fields.items()}
+    return [rule.lane for rule in rules if rule.selects(fields)]
 
 
 def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, Pin]]]:
@@ -108,6 +125,10 @@ def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, 
     for item in sequence_items(text):
         lanes = _lanes_of(item, scan.lanes)
         if not lanes:
+            base = item.fields.get(BASE_IMAGE_KEY)
+            if base is not None and base.value.startswith(PREFIX):
+                pin = _managed(path, text, "", "gitlab", base.start, base.end)
+                scan.unclassified.append(pin._replace(lane=None, managed=False))
             continue
         if len(lanes) > 1:
             scan.findings.append(
@@ -145,20 +166,30 @@ def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, 
         )
         rows[lane].append((item.line, pin))
         scan.pins.append(pin)
-        if platform is None:
-            scan.findings.append(
-                Finding(
-                    "no-platform", lane, path, item.line, f"{lane} matrix row has no {PLATFORM_KEY}"
-                )
-            )
     return rows
 
 
 def _platform_findings(
     path: str, lane: str, rows: list[tuple[int, Pin]], platforms: Sequence[str]
 ) -> list[Finding]:
-    """One row per configured platform: name each missing and each doubled one."""
-    findings = []
+    """One row per configured platform, or a single row when the lane names no platform."""
+    if rows and not any(pin.platform for _, pin in rows):
+        # Built for one platform only (Megatron-LM until 2026): one row is the whole lane.
+        return [
+            Finding(
+                "platform-doubled",
+                lane,
+                path,
+                line,
+                f"second {lane} matrix row without {PLATFORM_KEY} (first at line {rows[0][0]})",
+            )
+            for line, _ in rows[1:]
+        ]
+    findings = [
+        Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
+        for line, pin in rows
+        if not pin.platform
+    ]
     first_line = rows[0][0] if rows else None
     for platform in platforms:
         matching = [line for line, pin in rows if pin.platform == platform]
@@ -186,36 +217,93 @@ def _platform_findings(
     return findings
 
 
-def scan_managed(repo: Path, config: Config) -> Scan:
-    """Read every lane's managed pins from the working tree."""
-    scan = Scan(lane_rules(config), [], [], {})
-    for rule in scan.lanes:
-        text = _read(repo, rule.pin_file, scan.texts)
-        if text is not None:
-            scan.pins.append(_pin_file_pin(rule.pin_file, text, rule.lane))
-        dockerfile = _read(repo, rule.dockerfile, scan.texts)
-        if dockerfile is not None:
-            scan.pins.extend(_dockerfile_pins(rule.dockerfile, dockerfile, rule.lane))
-    gitlab_file = normalize_path(config.gitlab_build_file)
-    gitlab = _read(repo, gitlab_file, scan.texts)
-    if gitlab is not None:
-        rows = _gitlab_rows(gitlab_file, gitlab, scan)
-        for rule in scan.lanes:
-            # A lane with neither a pin file nor CI rows is simply not used in this repository.
-            if rows[rule.lane] or scan.pin_file(rule.lane) is not None:
-                scan.findings.extend(
-                    _platform_findings(gitlab_file, rule.lane, rows[rule.lane], config.platforms)
-                )
-    for rule in scan.lanes:
-        if scan.pin_file(rule.lane) is None and scan.lane_pins(rule.lane):
-            scan.findings.append(
+def _missing(lane: str, path: str, setting: str) -> Finding:
+    return Finding(
+        "file-missing",
+        lane,
+        path,
+        None,
+        f"{path} does not exist (set as `{setting}`); check the path",
+    )
+
+
+def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
+    """The lane's pin file and Dockerfile pins; a file named explicitly must exist."""
+    dockerfile_key = "dockerfile" if rule.lane == "dev" else f"{rule.lane}-dockerfile"
+    for path, setting in (
+        (rule.pin_file, f"{rule.lane}-pin-file"),
+        (rule.dockerfile, dockerfile_key),
+    ):
+        if not path:
+            continue
+        text = _read(repo, path, scan.texts)
+        if text is None:
+            if path in rule.configured:
+                scan.findings.append(_missing(rule.lane, path, setting))
+            continue
+        if path == rule.dockerfile:
+            scan.pins.extend(_dockerfile_pins(path, text, rule.lane))
+            continue
+        found = _pin_file_pin(path, text, rule.lane)
+        if isinstance(found, Pin):
+            scan.pins.append(found)
+        else:
+            scan.findings.append(found)
+
+
+def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Finding]:
+    """A lane needs a managed pin, and its own pin file when another lane has one."""
+    if any(f.lane == rule.lane and f.kind == "file-missing" for f in scan.findings):
+        return []  # already named: the misspelt path is the cause
+    has_pin_file = rule.pin_file in pin_files
+    if scan.lane_pins(rule.lane) or has_pin_file:
+        if rule.pin_file and not has_pin_file and pin_files - {rule.pin_file}:
+            return [
                 Finding(
                     "pin-file-missing",
                     rule.lane,
                     rule.pin_file,
                     None,
-                    f"{rule.lane} pins exist but the pin file {rule.pin_file} does not",
+                    f"{rule.lane} pins exist and so do other lanes' pin files, but"
+                    f" {rule.pin_file} does not",
                 )
-            )
+            ]
+        return []
+    if not rule.pin_file:
+        return []  # `<lane>-pin-file = ""`: the configuration says the lane does not exist
+    return [
+        Finding(
+            "no-managed-pin",
+            rule.lane,
+            rule.pin_file,
+            None,
+            f"the {rule.lane} lane has no managed pin: no {rule.pin_file}"
+            + (f", no default in {rule.dockerfile}" if rule.dockerfile else "")
+            + f', no matrix row (`{rule.lane}-matrix-match`); set `{rule.lane}-pin-file = ""`'
+            " if this repository has no such lane",
+        )
+    ]
+
+
+def scan_managed(repo: Path, config: Config) -> Scan:
+    """Read every lane's managed pins from the working tree."""
+    scan = Scan(lane_rules(config), [], [], {}, [])
+    for rule in scan.lanes:
+        _read_lane_files(repo, rule, scan)
+    gitlab_file, explicit = configured_gitlab_file(config)
+    gitlab = _read(repo, gitlab_file, scan.texts) if gitlab_file else None
+    if gitlab is not None:
+        rows = _gitlab_rows(gitlab_file, gitlab, scan)
+        for rule in scan.lanes:
+            # A lane with neither a pin file nor CI rows is not built by this CI file.
+            if rows[rule.lane] or scan.pin_file(rule.lane) is not None:
+                scan.findings.extend(
+                    _platform_findings(gitlab_file, rule.lane, rows[rule.lane], config.platforms)
+                )
+    elif gitlab_file and explicit:
+        scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
+    pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
+    for rule in scan.lanes:
+        scan.findings.extend(_lane_findings(rule, scan, pin_files))
     scan.pins.sort(key=lambda p: (p.path, p.line))
     return scan

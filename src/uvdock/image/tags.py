@@ -1,4 +1,8 @@
-"""NGC PyTorch tags: `YY.MM-py3`, month 01-12; parsing what a user types, with a hint."""
+"""NGC PyTorch tags: `YY.MM-py3`, month 01-12; parsing what a user types, with a hint.
+
+Digits are ASCII only: Python's `\\d` also takes fullwidth and other scripts' digits,
+which no registry serves and which would be written to every pin.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from uvdock.errors import InputRefused
 REPOSITORY = "nvcr.io/nvidia/pytorch"
 PREFIX = REPOSITORY + ":"
 
-_TAG = re.compile(r"(?P<year>\d{2})\.(?P<month>0[1-9]|1[0-2])-py3")
+_TAG = re.compile(r"(?P<year>[0-9]{2})\.(?P<month>0[1-9]|1[0-2])-py3")
 
 
 def is_tag(text: str) -> bool:
@@ -24,7 +28,7 @@ def tag_key(tag: str) -> tuple[int, int]:
 
 
 def _suggest_tag(text: str) -> str | None:
-    pattern = r"v?(?:20)?(\d{2})[.\-_/](\d{1,2})(?:-?py3?)?"
+    pattern = r"v?(?:20)?([0-9]{2})[.\-_/]([0-9]{1,2})(?:-?py3?)?"
     match = re.fullmatch(pattern, text.strip(), re.IGNORECASE)
     if match is None:
         return None
@@ -47,7 +51,7 @@ def parse_tag_argument(text: str) -> str:
     if is_tag(tag):
         return tag
     suggestion = _suggest_tag(tag)
-    month = re.fullmatch(r"\d{2}\.(\d{2})-py3", tag)
+    month = re.fullmatch(r"[0-9]{2}\.([0-9]{2})-py3", tag)
     if month is not None:
         problem = f"month {month[1]} is not 01-12"
     else:

@@ -41,6 +41,11 @@ class MarkRequest(NamedTuple):
     environments: tuple[str, ...] = ()
     platforms: tuple[str, ...] = ()
     suffix: str = "-broken"
+    scopes: tuple[str, ...] = ()  # only these scopes of a row (none: every scope)
+
+    def breaks(self, scope: str) -> bool:
+        """Whether this request breaks `scope` (an unbroken scope name)."""
+        return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
 
 
 def validate(issue: int, reason: str) -> None:
@@ -48,8 +53,26 @@ def validate(issue: int, reason: str) -> None:
         raise InputRefused(f"--issue {issue}: expected a positive issue number")
     if not reason.strip():
         raise InputRefused("--reason is empty: say why the test is broken")
-    if any(ch in reason for ch in "\r\n\x0b\x0c\x85\u2028\u2029"):
-        raise InputRefused("--reason must be one line (it becomes a YAML comment)")
+    bad = next((ch for ch in reason if _unsafe_in_comment(ch)), None)
+    if bad is not None:
+        raise InputRefused(
+            f"--reason holds the control character U+{ord(bad):04X}: it must be one line of"
+            " printable text (it becomes a YAML comment)",
+            hint="retype the reason without pasted control characters",
+        )
+
+
+def _unsafe_in_comment(ch: str) -> bool:
+    """C0 and C1 controls (tab, CR and the \\x1c-\\x1e separators included), DEL, YAML's
+    other line breaks, and what YAML readers reject as non-printable (lone surrogates from
+    undecodable argv bytes, U+FFFE/U+FFFF) or drop silently (a BOM)."""
+    code = ord(ch)
+    return (
+        code < 0x20
+        or 0x7F <= code <= 0x9F
+        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
+        or 0xD800 <= code <= 0xDFFF
+    )
 
 
 def _user_tail(tail: str) -> str:
@@ -142,7 +165,7 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     line = recipe.lines[index]
     parsed = _flow(recipe, index)
     new_raw = ", ".join(
-        raw if item.endswith(request.suffix) else _broken_raw(raw, request.suffix)
+        _broken_raw(raw, request.suffix) if request.breaks(item) else raw
         for item, raw in zip(parsed.items, parsed.raw_items, strict=True)
     )
     comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
@@ -162,7 +185,7 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
             platforms = _selected(row.platforms, request.platforms)
             if (request.environments and not environments) or (request.platforms and not platforms):
                 continue
-            if row.scope_line is None or all(s.endswith(request.suffix) for s in row.scopes):
+            if row.scope_line is None or not any(request.breaks(s) for s in row.scopes):
                 continue
             if len(entry.cases) > 1:
                 return _split_entry(recipe, lines, entry, request.case)
@@ -185,7 +208,12 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
 def _filters_text(request: MarkRequest) -> str:
     parts = [f"environment {', '.join(request.environments)}"] if request.environments else []
     parts += [f"platform {', '.join(request.platforms)}"] if request.platforms else []
+    parts += [f"scope {', '.join(request.scopes)}"] if request.scopes else []
     return " and ".join(parts)
+
+
+def _base(scope: str, suffix: str) -> str:
+    return scope[: -len(suffix)] if scope.endswith(suffix) and scope != suffix else scope
 
 
 def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
@@ -197,10 +225,14 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         for p in runs
         if (not request.environments or set(p.environments) & set(request.environments))
         and (not request.platforms or set(p.platforms) & set(request.platforms))
+        and (
+            not request.scopes or {_base(s, request.suffix) for s in p.scopes} & set(request.scopes)
+        )
     ]
     if not matching:
         where = "; ".join(
             f"{p.path}:{p.line} [{', '.join(p.environments)}] on [{', '.join(p.platforms)}]"
+            + (f" in [{', '.join(p.scopes)}]" if request.scopes else "")
             for p in runs
         )
         raise InputRefused(
@@ -212,5 +244,6 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
         edits.append(edit)
         changes.extend(done)
-    notes = [] if changes else [f"{request.case} is already broken in every matching row"]
+    what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""
+    notes = [] if changes else [f"{request.case} is already broken {what}in every matching row"]
     return Plan(edits, changes, notes)

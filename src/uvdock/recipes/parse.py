@@ -25,8 +25,13 @@ _FLOW_LIST = re.compile(r"^(?P<prefix>[^\[#]*\[)(?P<raw>[^\]#]*)\](?P<tail>.*)$"
 _COMMENT = re.compile(r"(?:^|[ \t])#")
 
 # Markers uvdock writes so that `recipe unmark` can restore the original bytes.
-BROKEN_COMMENT = re.compile(r"^ *# Broken: .* - see issue #(?P<issue>\d+)\.$")
+# The team writes the same comment by hand with an em dash (or an en dash) as often as "-".
+BROKEN_COMMENT = re.compile(
+    r"^[ \t]*# Broken: .*[-\u2013\u2014] *see issue #(?P<issue>\d+)\.?[ \t]*$"
+)
 WAS_SUFFIX = re.compile(r"^(?P<rest>.*)  # was: \[(?P<old>[^\]]*)\]$")
+# `# was: [...]` as people write it (one space or none before it, spaces after it).
+LOOSE_WAS_SUFFIX = re.compile(r"^(?P<rest>.*?)[ \t]*# was: \[(?P<old>[^\]]*)\][ \t]*$")
 KEPT_MARKER = "  # uvdock-kept: "
 SPLIT_MARKER = "  # uvdock-split: "
 ADDED = "(added)"  # a split marker's original when the line did not exist before
@@ -349,12 +354,27 @@ class Placement(NamedTuple):
         }
 
 
-def marked_issue(recipe: Recipe, row: Row) -> int | None:
+def broken_comment_line(recipe: Recipe, row: Row) -> int | None:
+    """The `# Broken: ... see issue #N.` line right above the row's scope line or the row."""
+    for index in (row.scope_line, row.start):
+        if index and BROKEN_COMMENT.match(body_of(recipe.lines[index - 1])):
+            return index - 1
+    return None
+
+
+def is_marked(recipe: Recipe, row: Row, suffix: str = "-broken") -> bool:
+    """A row broken by uvdock or by hand: a broken scope, or a `# was:` list on its scope."""
     scope = row.scope_line
-    if scope is None or scope == 0 or not WAS_SUFFIX.match(body_of(recipe.lines[scope])):
-        return None
-    comment = BROKEN_COMMENT.match(body_of(recipe.lines[scope - 1]))
-    return int(comment["issue"]) if comment else None
+    if scope is None:
+        return False
+    was = LOOSE_WAS_SUFFIX.match(body_of(recipe.lines[scope]))
+    return was is not None or any(s.endswith(suffix) for s in row.scopes)
+
+
+def marked_issue(recipe: Recipe, row: Row) -> int | None:
+    comment = broken_comment_line(recipe, row) if is_marked(recipe, row) else None
+    found = BROKEN_COMMENT.match(body_of(recipe.lines[comment])) if comment is not None else None
+    return int(found["issue"]) if found else None
 
 
 def placements(recipes: Iterable[Recipe], case: str) -> list[Placement]:

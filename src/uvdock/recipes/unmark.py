@@ -2,7 +2,9 @@
 
 Top to bottom, one step at a time: a case split out of an entry is joined back first (its
 rows go with it), then split rows are joined back, then scopes are restored from `# was:`.
-A mark not made by uvdock (no `# Broken: ... - see issue #N.` above it) is left alone.
+Marks made by hand in the team's convention are undone too: scopes ending in the broken
+suffix go back to their base names (or to the `# was: [...]` list when there is one), and a
+`# Broken: ... see issue #N.` comment above the row (dash `-` or em dash) goes with them.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
 from uvdock.recipes.parse import (
     ADDED,
-    BROKEN_COMMENT,
+    LOOSE_WAS_SUFFIX,
     WAS_SUFFIX,
     Entry,
     Recipe,
     Row,
     body_of,
+    broken_comment_line,
     flow_list,
     indent_of,
+    is_marked,
     parse,
     placements,
     split_marker,
@@ -80,23 +84,41 @@ def _undo_row_split(
     return Change(recipe.display, split.start + 1, f"joined the {key} split back")
 
 
-def _unmark_row(recipe: Recipe, lines: list[str], row: Row) -> Change | None:
+def _unmark_row(recipe: Recipe, lines: list[str], row: Row, suffix: str) -> Change | None:
+    """Undo one row's mark: uvdock's exactly, a hand-made one by the team's convention."""
     index = row.scope_line
-    if index is None or index == 0:
+    if index is None or not is_marked(recipe, row, suffix):
         return None
     line = recipe.lines[index]
-    was = WAS_SUFFIX.match(body_of(line))
-    if was is None or not BROKEN_COMMENT.match(body_of(recipe.lines[index - 1])):
-        return None
-    parsed = flow_list(was["rest"])
+    body = body_of(line)
+    was = WAS_SUFFIX.match(body) or LOOSE_WAS_SUFFIX.match(body)
+    parsed = flow_list(was["rest"] if was else body)
     if parsed is None:
-        return None
-    restored = parsed.with_raw(was["old"])
-    replace_span(lines, index - 1, index + 1, [restored + ending_of(line)])
-    return Change(recipe.display, index, f"scope [{parsed.raw}] -> [{was['old']}]")
+        return None  # a block-style scope list: not something to rewrite safely
+    if was is not None:
+        restored_raw = was["old"]
+    else:
+        restored_raw = ", ".join(_unbroken_raw(raw, suffix) for raw in parsed.raw_items)
+        if restored_raw == ", ".join(parsed.raw_items):
+            return None
+    comment = broken_comment_line(recipe, row)
+    replace_span(lines, index, index + 1, [parsed.with_raw(restored_raw) + ending_of(line)])
+    if comment is not None:
+        replace_span(lines, comment, comment + 1, [])
+    line_number = index if comment is not None and comment < index else index + 1
+    return Change(recipe.display, line_number, f"scope [{parsed.raw}] -> [{restored_raw}]")
 
 
-def _unmark_step(recipe: Recipe, lines: list[str], case: str) -> Change | None:
+def _unbroken_raw(raw: str, suffix: str) -> str:
+    quoted = len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
+    inner = raw[1:-1] if quoted else raw
+    if not inner.endswith(suffix) or inner == suffix:
+        return raw
+    inner = inner[: -len(suffix)]
+    return raw[0] + inner + raw[-1] if quoted else inner
+
+
+def _unmark_step(recipe: Recipe, lines: list[str], case: str, suffix: str) -> Change | None:
     entries = recipe.entries
     for at, entry in enumerate(entries):
         marker = split_marker(body_of(recipe.lines[entry.case_line]))
@@ -111,7 +133,7 @@ def _unmark_step(recipe: Recipe, lines: list[str], case: str) -> Change | None:
                     return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
     for entry in recipe.entries_of(case):
         for row in entry.rows:
-            change = _unmark_row(recipe, lines, row)
+            change = _unmark_row(recipe, lines, row, suffix)
             if change is not None:
                 return change
     return None
@@ -122,7 +144,7 @@ def plan_unmark(recipes: Sequence[Recipe], case: str, suffix: str = "-broken") -
     edits: list[FileEdit] = []
     changes: list[Change] = []
     for recipe in recipes:
-        edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case))
+        edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case, suffix))
         edits.append(edit)
         changes.extend(done)
     notes: list[str] = []
@@ -130,9 +152,9 @@ def plan_unmark(recipes: Sequence[Recipe], case: str, suffix: str = "-broken") -
     for place in placements(final, case):
         if any(s.endswith(suffix) for s in place.scopes):
             notes.append(
-                f"{place.path}:{place.line}: [{', '.join(place.scopes)}] was not marked by"
-                " uvdock; left as is"
+                f"{place.path}:{place.line}: [{', '.join(place.scopes)}] is still broken"
+                " (not a one-line scope list uvdock can rewrite); left as is"
             )
     if not changes:
-        notes.insert(0, f"{case} has no mark made by uvdock")
+        notes.insert(0, f"{case} has no broken mark to undo; nothing changed")
     return Plan(edits, changes, notes)
