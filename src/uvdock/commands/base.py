@@ -43,3 +43,12 @@ def engine_for(ctx: Context) -> str:
     from uvdock.run.shim import pick_engine
 
     return pick_engine(ctx.config.engine, ctx.env, dry_run=ctx.dry_run)
+
+
+def add_format_option(parser: argparse.ArgumentParser, *formats: str, help: str) -> None:
+    """`--format text|...`: one spelling for every command with a machine or PR rendering.
+
+    Lives here, not in its own module, so that commands on a start-up budget
+    (`image check`) import nothing new for it. --json, where offered, wins over --format.
+    """
+    parser.add_argument("--format", choices=("text", *formats), default="text", help=help)
