@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import RunCli, commit_all, git
 from lock.test_lock_markdown import GOLDEN, modified_lock
+from samples import gfm
 
 
 def test_markdown_between_two_revisions(megatron_repo: Path, run_cli: RunCli) -> None:
@@ -46,3 +48,20 @@ def test_an_unknown_format_is_refused(megatron_repo: Path, run_cli: RunCli) -> N
     result = run_cli("--repo", megatron_repo, "lock", "diff", "--format", "html", "HEAD")
     assert result.code == 2
     assert "html" in result.err
+
+
+@pytest.mark.engine
+def test_add_and_remove_print_the_markdown_table(
+    engine_image: str, uv_project: Callable[..., Path], run_cli: RunCli
+) -> None:
+    repo = uv_project(("alpha",))
+    engine = ["--repo", repo, "--engine", "podman", "--image", engine_image]
+    assert run_cli(*engine, "lock").code == 0
+    added = run_cli(*engine, "add", "gamma", "--format", "markdown")
+    assert added.code == 0, added.err
+    assert "**uv.lock changes**: 0 changed, 1 added, 0 removed" in added.out
+    rows = gfm.table_rows(added.out)
+    assert rows[1][:3] == ["`gamma`", "added", "-"]
+    removed = run_cli(*engine, "remove", "gamma", "--format", "markdown")
+    assert removed.code == 0, removed.err
+    assert gfm.table_rows(removed.out)[1][:2] == ["`gamma`", "removed"]
