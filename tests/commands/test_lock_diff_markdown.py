@@ -55,7 +55,7 @@ def test_add_and_remove_print_the_markdown_table(
     engine_image: str, uv_project: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = uv_project(("alpha",))
-    engine = ["--repo", repo, "--engine", "podman", "--image", engine_image]
+    engine: list[str | Path] = ["--repo", repo, "--engine", "podman", "--image", engine_image]
     assert run_cli(*engine, "lock").code == 0
     added = run_cli(*engine, "add", "gamma", "--format", "markdown")
     assert added.code == 0, added.err

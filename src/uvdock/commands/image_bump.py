@@ -57,8 +57,7 @@ class Command(BaseCommand):
         from uvdock.image.scan import scan_managed
 
         lane = "lts" if args.lts else "dev"
-        if args.pr_body and not ctx.options.json:
-            ctx.out.json_mode = True  # progress to stderr, as for --json: stdout is the body
+        ctx.out.json_mode |= args.pr_body  # progress to stderr as with --json: stdout is the body
         scan = scan_managed(ctx.repo, ctx.config)
         if args.latest:
             from uvdock.commands import bump_latest
