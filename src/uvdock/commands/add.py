@@ -7,6 +7,7 @@ import argparse
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.context import Context
 from uvdock.commands.depchange import change_dependencies
+from uvdock.commands.lockdiff_view import add_lock_format_option
 
 
 class Command(BaseCommand):
@@ -20,7 +21,9 @@ class Command(BaseCommand):
             "--optional", metavar="X", help="add to extra X ([project.optional-dependencies])"
         )
 
+        add_lock_format_option(parser)
+
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         return change_dependencies(
-            ctx, "add", args.packages, group=args.group, optional=args.optional
+            ctx, "add", args.packages, group=args.group, optional=args.optional, fmt=args.format
         )

@@ -73,3 +73,12 @@ def _common_dir(git_dir: Path) -> list[Path]:
     except OSError:
         return []
     return [(git_dir / text).resolve()] if text else []
+
+
+def add_format_option(parser: argparse.ArgumentParser, *formats: str, help: str) -> None:
+    """`--format text|...`: one spelling for every command with a machine or PR rendering.
+
+    Lives here, not in its own module, so that commands on a start-up budget
+    (`image check`) import nothing new for it. --json, where offered, wins over --format.
+    """
+    parser.add_argument("--format", choices=("text", *formats), default="text", help=help)

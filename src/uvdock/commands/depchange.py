@@ -93,7 +93,13 @@ def _target_args(ctx: Context, group: str | None, optional: str | None) -> list[
 
 
 def change_dependencies(
-    ctx: Context, action: str, packages: Sequence[str], *, group: str | None, optional: str | None
+    ctx: Context,
+    action: str,
+    packages: Sequence[str],
+    *,
+    group: str | None,
+    optional: str | None,
+    fmt: str = "text",
 ) -> int:
     from uvdock.commands import uvwork
 
@@ -113,7 +119,7 @@ def change_dependencies(
         return 0
     if code != 0:
         raise uvwork.uv_failed(uv_args, code)
-    uvwork.show_lock_change(ctx, before)
+    uvwork.show_lock_change(ctx, before, fmt)
     verb = "add" if action == "add" else "remove"
     if not ctx.options.json:
         ctx.out.info("next: commit the change")

@@ -20,30 +20,10 @@ if TYPE_CHECKING:
     from uvdock.image.bump import BumpPlan
 
 
-def handoff(tag: str) -> dict[str, Any]:
-    """What the pull request needs after a bump (the steps of the base-image workflow)."""
-    return {
-        "title": f"chore: Update Docker image version to {tag}",
-        "label": "Run functional tests",
-        "rerun": "/ok to test <commit-sha>",
-        "golden_values": "--source github --pipeline-id <RUN_ID> --only-failing",
-        "regressions": "uvdock recipe mark-broken CASE --issue N --reason TEXT",
-    }
+def _print_handoff(ctx: Context, tag: str, lane: str) -> None:
+    from uvdock.image.pr_body import handoff_lines
 
-
-def _print_handoff(ctx: Context, tag: str) -> None:
-    steps = handoff(tag)
-    for line in (
-        "",
-        "Next, for the pull request:",
-        f"  title: {steps['title']}",
-        f"  apply the `{steps['label']}` label before the first push",
-        f"  from a fork: comment `{steps['rerun']}` for each new commit",
-        "  golden-value drift is expected: refresh with the update-golden-values skill:",
-        f"    {steps['golden_values']}",
-        "  real regressions (hangs, OOM) must not block the bump: file an issue, then",
-        f"    {steps['regressions']}",
-    ):
+    for line in handoff_lines(tag, lane):
         ctx.out.info(line)
 
 
@@ -66,12 +46,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
         )
+        parser.add_argument(
+            "--pr-body",
+            action="store_true",
+            help="print the pull request's title and Markdown body (pins changed, checklist)",
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image.bump import plan_bump
         from uvdock.image.scan import scan_managed
 
         lane = "lts" if args.lts else "dev"
+        ctx.out.json_mode |= args.pr_body  # progress to stderr as with --json: stdout is the body
         scan = scan_managed(ctx.repo, ctx.config)
         if args.latest:
             from uvdock.commands import bump_latest
@@ -87,7 +73,9 @@ class Command(BaseCommand):
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
             if ctx.options.json:
-                ctx.out.json(self._payload(plan, written=False, report=report))
+                ctx.out.json(
+                    self._payload(plan, written=False, report=report, pr_body=args.pr_body)
+                )
             else:
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
@@ -97,23 +85,25 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
             if ctx.options.json:
-                ctx.out.json(self._payload(plan, written=False, report=report))
+                ctx.out.json(
+                    self._payload(plan, written=False, report=report, pr_body=args.pr_body)
+                )
             else:
                 ctx.out.info(
                     f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
                 )
                 # The hand-off is part of the plan: show what comes after the write.
-                _print_handoff(ctx, tag)
+                self._handoff(ctx, args, plan)
             return 0
         edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
         if ctx.options.json:
-            ctx.out.json(self._payload(plan, written=True, report=report))
+            ctx.out.json(self._payload(plan, written=True, report=report, pr_body=args.pr_body))
             return 0
         before = plan.current or "?"
         ctx.out.info(f"{lane} base image: {before} -> {tag}")
         for pin in plan.changed:
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
-        _print_handoff(ctx, tag)
+        self._handoff(ctx, args, plan)
         return 0
 
     @staticmethod
@@ -140,16 +130,31 @@ class Command(BaseCommand):
         return report
 
     @staticmethod
+    def _handoff(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
+        from uvdock.image import pr_body
+
+        if not args.pr_body:
+            _print_handoff(ctx, plan.tag, plan.lane)
+            return
+        ctx.out.stdout.write(pr_body.render(plan.lane, plan.tag, plan.current, plan.changed))
+        ctx.out.stdout.flush()
+
+    @staticmethod
     def _payload(
-        plan: BumpPlan, *, written: bool, report: TagReport | None = None
+        plan: BumpPlan, *, written: bool, report: TagReport | None = None, pr_body: bool = False
     ) -> dict[str, Any]:
-        return {
+        from uvdock.image import pr_body as body
+
+        payload = {
             "lane": plan.lane,
             "from": plan.current,
             "to": plan.tag,
             "written": written,
             "changed": [pin.to_json() for pin in plan.changed],
             "warnings": [warning.to_json() for warning in plan.warnings],
-            "handoff": handoff(plan.tag),
+            "handoff": body.handoff(plan.tag, plan.lane),
             "registry": report.to_json() if report is not None else None,
         }
+        if pr_body:
+            payload["pr_body"] = body.render(plan.lane, plan.tag, plan.current, plan.changed)
+        return payload

@@ -10,11 +10,20 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 
+FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
+
 if TYPE_CHECKING:
     from uvdock.commands.context import Context
+    from uvdock.errors import CheckFailed
+    from uvdock.image.pins import Finding
 
 
 class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        from uvdock.commands.base import add_format_option
+
+        add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
+
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins
         from uvdock.image.scan import scan_managed
@@ -36,6 +45,13 @@ class Command(BaseCommand):
                 }
             )
             return 1 if findings else 0
+        if args.format != "text":  # for CI: findings on the diff; --json above wins
+            from uvdock.image import ci_report
+
+            ctx.out.stdout.write(ci_report.render(args.format, findings))
+            if findings:
+                raise self._failed(findings, lanes)  # the summary and hint on stderr, exit 1
+            return 0
         if not findings:
             summary = ", ".join(
                 f"{lane} {tag} ({len(scan.lane_pins(lane))} pins)" for lane, tag in lanes.items()
@@ -44,6 +60,10 @@ class Command(BaseCommand):
             return 0
         for finding in findings:
             ctx.out.info(f"{finding.location}: {finding.message}")
+        raise self._failed(findings, lanes)
+
+    @staticmethod
+    def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:
         from uvdock.errors import CheckFailed
 
         drifting = sorted({f.lane for f in findings if f.kind in ("drift", "malformed")})
@@ -55,4 +75,4 @@ class Command(BaseCommand):
             )
             hint += " rewrites every managed pin of that lane"
         count = len(findings)
-        raise CheckFailed(f"{count} base-image pin finding{'s' if count != 1 else ''}", hint=hint)
+        return CheckFailed(f"{count} base-image pin finding{'s' if count != 1 else ''}", hint=hint)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from uvdock.commands import lockdiff_view
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.context import Context
 from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable
@@ -19,6 +20,7 @@ class Command(BaseCommand):
             "--check", action="store_true", help="fail (exit 1) when uv.lock is out of date"
         )
         parser.add_argument("--upgrade", action="store_true", help="allow every package to move")
+        lockdiff_view.add_lock_format_option(parser)
         parser.add_argument(
             "--upgrade-package", action="append", default=[], metavar="P", help="allow P to move"
         )
@@ -44,7 +46,7 @@ class Command(BaseCommand):
             return 0
         if code != 0:
             raise uvwork.uv_failed(uv_args, code)
-        uvwork.show_lock_change(ctx, before)
+        uvwork.show_lock_change(ctx, before, args.format)
         return 0
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.context import Context
-from uvdock.commands.lockdiff_view import show_lock_diff
+from uvdock.commands.lockdiff_view import add_lock_format_option, show_lock_diff
 from uvdock.errors import InputRefused
 from uvdock.lock import lockfile
 
@@ -82,11 +82,12 @@ class Command(BaseCommand):
             metavar="HEAD",
             help="git revision or uv.lock path (default: the working tree's uv.lock)",
         )
+        add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         base_default = None if args.base is not None else ctx.config.base_ref
         base_label, base = read_side(ctx, args.base, default_rev=base_default)
         head_label, head = read_side(ctx, args.head, default_rev=None)
         diff = lockfile.diff_packages(parse(base_label, base), parse(head_label, head))
-        show_lock_diff(ctx.out, diff, title=f"{base_label} -> {head_label}")
+        show_lock_diff(ctx.out, diff, title=f"{base_label} -> {head_label}", fmt=args.format)
         return 0

@@ -21,7 +21,7 @@ from uvdock.commands import pyproject_resolve
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
 from uvdock.commands.context import Context
-from uvdock.commands.lockdiff_view import show_lock_diff
+from uvdock.commands.lockdiff_view import add_lock_format_option, show_lock_diff
 from uvdock.edit import atomic_write_bytes
 from uvdock.errors import (
     CheckFailed,
@@ -143,6 +143,7 @@ class Command(BaseCommand):
             action="store_true",
             help="put uv.lock and its index entries back from the state an interrupted run saved",
         )
+        add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.abort:
@@ -193,7 +194,7 @@ class Command(BaseCommand):
                 )
             return 0
         result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
-        self._report(ctx, ref, ref_lock, result, operation, merge)
+        self._report(ctx, ref, ref_lock, result, operation, merge, fmt=args.format)
         return 0
 
     def _ref_lock(self, ctx: Context, ref: str) -> bytes:
@@ -274,6 +275,8 @@ class Command(BaseCommand):
         result: bytes,
         operation: str | None,
         merge: pyproject_resolve.PyprojectMerge | None,
+        *,
+        fmt: str = "text",
     ) -> None:
         diff = lockfile.diff_locks(ref_lock, result)
         others = [p for p in git.unmerged_paths(ctx.repo) if p not in (LOCK, PYPROJECT)]
@@ -293,7 +296,7 @@ class Command(BaseCommand):
             )
             return
         ctx.out.info(f"resolved {LOCK} on top of {ref} and staged it")
-        show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}")
+        show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}", fmt=fmt)
         if others:
             ctx.out.info(f"still unmerged: {', '.join(others)}; resolve and `git add` them, then:")
         ctx.out.info(f"next: {step}")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+
+from uvdock.commands.base import add_format_option
 from uvdock.lock.lockfile import LockDiff
 from uvdock.output import Output
 
@@ -14,10 +17,20 @@ def summary(diff: LockDiff) -> str:
     return f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"
 
 
-def show_lock_diff(out: Output, diff: LockDiff, *, title: str | None = None) -> None:
+MARKDOWN_HELP = "markdown: a table for the pull request (package, change kind, from, to, source)"
+
+
+def show_lock_diff(
+    out: Output, diff: LockDiff, *, title: str | None = None, fmt: str = "text"
+) -> None:
     """Render the diff. In --json mode print only the JSON object on stdout."""
     if out.json_mode:
         out.json(diff.to_json())
+        return
+    if fmt == "markdown":
+        from uvdock.lock import markdown
+
+        out.info(markdown.render(diff, title=title or "uv.lock").rstrip("\n"))
         return
     heading = f"{title}: {summary(diff)}" if title else summary(diff)
     if diff.is_empty:
@@ -29,3 +42,8 @@ def show_lock_diff(out: Output, diff: LockDiff, *, title: str | None = None) -> 
     rows += [("removed", r.name, _join(r.versions), "-") for r in diff.removed]
     rows += [("changed", c.name, _join(c.before), _join(c.after)) for c in diff.changed]
     out.table(("", "package", "old", "new"), rows)
+
+
+def add_lock_format_option(parser: argparse.ArgumentParser) -> None:
+    """`--format text|markdown` for the commands that show a lock diff."""
+    add_format_option(parser, "markdown", help=MARKDOWN_HELP)

@@ -7,6 +7,7 @@ import argparse
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.context import Context
 from uvdock.commands.depchange import change_dependencies
+from uvdock.commands.lockdiff_view import add_lock_format_option
 
 
 class Command(BaseCommand):
@@ -16,7 +17,9 @@ class Command(BaseCommand):
         where.add_argument("--group", metavar="G", help="remove from dependency group G")
         where.add_argument("--optional", metavar="X", help="remove from extra X")
 
+        add_lock_format_option(parser)
+
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         return change_dependencies(
-            ctx, "remove", args.packages, group=args.group, optional=args.optional
+            ctx, "remove", args.packages, group=args.group, optional=args.optional, fmt=args.format
         )

@@ -45,7 +45,7 @@ def lock_bytes(ctx: Context) -> bytes | None:
         return None
 
 
-def show_lock_change(ctx: Context, before: bytes | None) -> None:
+def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> None:
     """What the run changed in uv.lock, as a lock diff."""
     after = lock_bytes(ctx)
     if after is None or after == before:
@@ -56,7 +56,7 @@ def show_lock_change(ctx: Context, before: bytes | None) -> None:
     from uvdock.lock import lockfile
 
     diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
-    lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes")
+    lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes", fmt=fmt)
 
 
 def uv_failed(uv_args: Sequence[str], code: int) -> CommandFailed:

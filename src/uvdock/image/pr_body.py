@@ -1,0 +1,113 @@
+"""What the pull request of a base-image bump needs: its title, its body, the hand-off.
+
+From the Megatron-LM base-image workflow (docs: bump-base-image): the title convention
+`chore: Update Docker image version to <YY.MM>-py3`, the `Run functional tests` label,
+`/ok to test <commit-sha>` for each commit of a fork, the golden-value refresh through the
+update-golden-values skill, and mark-broken (not a blocked bump) for real regressions.
+The workflow documents the dev lane only; for LTS the title adds "LTS" (our convention,
+inferred) and the `container::lts` label runs the LTS CI lane.
+
+The short text hand-off of `image bump`, its JSON `handoff` object and `--pr-body` all come
+from here. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from uvdock.image.pins import Pin
+from uvdock.image.tags import PREFIX
+
+FUNCTIONAL_TESTS_LABEL = "Run functional tests"
+LTS_LABEL = "container::lts"
+RERUN = "/ok to test <commit-sha>"
+GOLDEN_VALUES = "--source github --pipeline-id <RUN_ID> --only-failing"
+MARK_BROKEN = "uvdock recipe mark-broken CASE --issue N --reason TEXT"
+
+
+def title(tag: str, lane: str) -> str:
+    if lane == "lts":
+        return f"chore: Update LTS Docker image version to {tag}"
+    return f"chore: Update Docker image version to {tag}"
+
+
+def handoff(tag: str, lane: str = "dev") -> dict[str, Any]:
+    """The steps after the bump, as data (the JSON `handoff` object)."""
+    steps: dict[str, Any] = {
+        "title": title(tag, lane),
+        "label": FUNCTIONAL_TESTS_LABEL,
+        "rerun": RERUN,
+        "golden_values": GOLDEN_VALUES,
+        "regressions": MARK_BROKEN,
+    }
+    if lane == "lts":
+        steps["lts_label"] = LTS_LABEL
+    return steps
+
+
+def handoff_lines(tag: str, lane: str = "dev") -> list[str]:
+    """The same steps as a few lines for the terminal."""
+    lines = [
+        "",
+        "Next, for the pull request:",
+        f"  title: {title(tag, lane)}",
+        f"  apply the `{FUNCTIONAL_TESTS_LABEL}` label before the first push",
+    ]
+    if lane == "lts":
+        lines.append(f"  apply the `{LTS_LABEL}` label so that the LTS CI lane runs")
+    lines += [
+        f"  from a fork: comment `{RERUN}` for each new commit",
+        "  golden-value drift is expected: refresh with the update-golden-values skill:",
+        f"    {GOLDEN_VALUES}",
+        "  real regressions (hangs, OOM) must not block the bump: file an issue, then",
+        f"    {MARK_BROKEN}",
+    ]
+    return lines
+
+
+def _pin_line(pin: Pin, tag: str) -> str:
+    where = f" ({pin.platform})" if pin.platform else ""
+    return f"- `{pin.location}`{where}: `{pin.tag}` -> `{tag}`"
+
+
+def _checklist(lane: str, other_lane: str) -> list[str]:
+    items = [f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)"]
+    if lane == "lts":
+        items.append(f"- [ ] The `{LTS_LABEL}` label is applied, so that the LTS CI lane runs")
+    items += [
+        f"- [ ] From a fork: one `{RERUN}` comment for each new commit",
+        "- [ ] Golden-value drift refreshed with the update-golden-values skill "
+        f"(`{GOLDEN_VALUES}`); its per-metric summary is below",
+        "- [ ] Real regressions (hangs, OOM, numerics) have a tracking issue and are marked "
+        f"broken, not fixed here: `{MARK_BROKEN}`",
+        f"- [ ] `uvdock image check` passes: every {lane} pin agrees, the {other_lane} pins are "
+        "unchanged",
+    ]
+    return items
+
+
+def render(lane: str, tag: str, current: str | None, changed: Sequence[Pin]) -> str:
+    """Title line, a blank line, then the Markdown body (like a commit message)."""
+    other = "dev" if lane == "lts" else "lts"
+    before = f"`{PREFIX}{current}`" if current else "its previous tag"
+    lines = [
+        title(tag, lane),
+        "",
+        f"Moves the **{lane}** CI base image from {before} to `{PREFIX}{tag}`. "
+        "GitHub CI and GitLab CI pin it separately; this updates every managed pin of the "
+        f"lane in the same pull request. The {other} lane is unchanged.",
+        "",
+        "### Pins changed",
+        "",
+        *(_pin_line(pin, tag) for pin in changed),
+        "",
+        "### Checklist",
+        "",
+        *_checklist(lane, other),
+        "",
+        "### Golden values",
+        "",
+        "<!-- Paste the update-golden-values skill's per-metric relative-difference summary. -->",
+    ]
+    return "\n".join(lines) + "\n"
