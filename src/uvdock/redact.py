@@ -52,6 +52,7 @@ _COMMON_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "
 # References to a secret, and masks (ours, GitLab's), are not secrets themselves.
 _PLACEHOLDER_START = ("$", MASK, "<", "%", "[MASKED]", "{{")
 _NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
+_VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)+(?:[-+._]?[A-Za-z0-9]+)*")  # 26.06-py3, 1.2.3rc1
 _MIN_ENV_SECRET = 8
 
 
@@ -81,7 +82,7 @@ def _is_secret(value: str) -> bool:
 
 def _looks_like_token(value: str) -> bool:
     """A value masked wherever it appears must look random: long, not a word, not a path."""
-    if len(value) < _MIN_ENV_SECRET or not _is_secret(value) or _NUMBER.fullmatch(value):
+    if len(value) < _MIN_ENV_SECRET or not _is_secret(value) or _VERSION.fullmatch(value):
         return False
     if any(c.isspace() for c in value) or value.startswith(("/", "~", "./", "../")):
         return False
