@@ -171,11 +171,14 @@ _NAME_TRIGGERS = (
     "token", "secret", "passw", "_pass", "-pass", "pass=", "pass:", "pass\"", "_key", "-key",
     "apikey", "accesskey", "privatekey", "cred", "auth", "_pat", "-pat", "jwt", "cookie",
 )  # fmt: skip
+# Prefixes distinctive enough to match inside a longer word (HF_TOKEN=hf_...), then the
+# ones that need a word boundary.
 _VENDOR_SHAPES = (
     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
     r"|gl(?:pat|dt|rt|cbt|ptt|ft|imt|oas|soat|agent)-[\w-]{20,}|nvapi-[\w-]{20,}"
-    r"|hf_[A-Za-z0-9]{20,}|xox[abposr]-[\w-]{10,}|sk-(?:proj-)?[\w-]{20,}|npm_[A-Za-z0-9]{30,}"
-    r"|pypi-[\w-]{40,}|AKIA[0-9A-Z]{16}|eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]{10,}"
+    r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[\w-]{40,}"
+    r"|\b(?:xox[abposr]-[\w-]{10,}|sk-(?:proj-)?[\w-]{20,}|AKIA[0-9A-Z]{16}"
+    r"|eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]{10,})"
 )
 
 # Order matters: URLs before `name: value` (a URL's `user:` is not a key).
@@ -246,7 +249,7 @@ _FORMS = (
             "glcbt-", "glptt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-", "nvapi-",
             "hf_", "xox", "sk-", "npm_", "pypi-", "akia", "eyj",
         ),
-        r"\b(?:" + _VENDOR_SHAPES + r")",
+        _VENDOR_SHAPES,
         _mask_token,
     ),
 )  # fmt: skip
@@ -288,11 +291,11 @@ class Redactor:
                 return MASK
             return self.text(value)
         if isinstance(value, Mapping):
+            # The key is judged as shown, so redacting the result again changes nothing.
+            keys = [self.text(k) if isinstance(k, str) else k for k in value]
             return {
-                self.text(k) if isinstance(k, str) else k: self.value(
-                    v, k if isinstance(k, str) else None
-                )
-                for k, v in value.items()
+                key: self.value(v, key if isinstance(key, str) else None)
+                for key, v in zip(keys, value.values(), strict=True)
             }
         if isinstance(value, (list, tuple)):
             return [self.value(item) for item in value]
