@@ -308,10 +308,16 @@ class Redactor:
         for word in argv:
             if hide_next and _is_secret(word):
                 words.append(MASK)
+            elif words and words[-1] in _USER_OPTIONS and ":" in word:
+                user, _, password = word.partition(":")  # curl -u user:password
+                words.append(f"{user}:{MASK}" if _is_secret(password) else word)
             else:
                 words.append(self.text(_whole_word(word)))
             hide_next = _takes_secret(word, words)
         return words
+
+
+_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
 
 
 def _takes_secret(word: str, before: Sequence[str]) -> bool:
