@@ -184,7 +184,7 @@ _VENDOR_SHAPES = (
 # Order matters: URLs before `name: value` (a URL's `user:` is not a key).
 _FORMS = (
     _Form(
-        ("://",),
+        ("@",),  # userinfo ends with @: cheaper than looking for every URL
         r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/?#@:'\"]*)"
         r"(?::(?!\d+(?:/|$))(?P<password>[^\s'\"]*?))?"
         r"@(?=[\w.\[\]:-]+(?:[/\s'\"?#]|$))",
@@ -256,6 +256,12 @@ _FORMS = (
 _MAX_PASSES = 3
 
 
+@cache
+def _any_trigger() -> re.Pattern[str]:
+    words = sorted({t for form in _FORMS for t in form.triggers}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, words)))
+
+
 class Redactor:
     """Redaction for one environment (the secret values are read once)."""
 
@@ -267,10 +273,13 @@ class Redactor:
             if value in text:
                 text = text.replace(value, MASK)
         low = text.lower()
+        if _any_trigger().search(low) is None:  # most lines: one scan, no form runs
+            return text
         for form in _FORMS:
             if any(trigger in low for trigger in form.triggers):
-                text = _compiled(form.pattern).sub(form.mask, text)
-                low = text.lower()
+                masked = _compiled(form.pattern).sub(form.mask, text)
+                if masked != text:
+                    text, low = masked, masked.lower()
         return text
 
     def text(self, text: str) -> str:
