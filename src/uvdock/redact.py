@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 MASK = "***"
 
@@ -47,19 +47,19 @@ _NOT_SECRET_LAST = frozenset(
         "LESS", "ID", "USER", "USERNAME", "ERROR", "EXCEPTION", "PROMPT", "VAR", "ENV",
     }
 )  # fmt: skip
-_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
 _COMMON_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "nil"})
 # References to a secret, and masks (ours, GitLab's), are not secrets themselves.
 _PLACEHOLDER_START = ("$", MASK, "<", "%", "[MASKED]", "{{")
-_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
-_VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)+(?:[-+._]?[A-Za-z0-9]+)*")  # 26.06-py3, 1.2.3rc1
+_NUMBER = r"[+-]?[0-9]+(?:\.[0-9]+)?"
+_VERSION = r"v?[0-9]+(?:\.[0-9]+)+(?:[-+._]?[A-Za-z0-9]+)*"  # 26.06-py3, 1.2.3rc1
 _MIN_ENV_SECRET = 8
 
 
 @cache
 def secret_name(name: str) -> bool:
     """Does this variable, key, option or header name hold a secret (by whole words)?"""
-    words = [w.upper() for w in _NAME_WORD.findall(name)]
+    words = [w.upper() for w in _compiled(_NAME_WORD).findall(name)]
     if not words or words[-1] in _NOT_SECRET_LAST:
         return False
     if words[-1] == "AUTH":  # auth, _auth, NPM_AUTH; not AUTH_ENABLED or AUTH_FILE
@@ -77,12 +77,16 @@ def _is_secret(value: str) -> bool:
     value = value.strip()
     if not value or value.lower() in _COMMON_VALUES or value.startswith(_PLACEHOLDER_START):
         return False
-    return not (len(value) < _MIN_ENV_SECRET and _NUMBER.fullmatch(value))
+    return not (len(value) < _MIN_ENV_SECRET and _compiled(_NUMBER).fullmatch(value))
 
 
 def _looks_like_token(value: str) -> bool:
     """A value masked wherever it appears must look random: long, not a word, not a path."""
-    if len(value) < _MIN_ENV_SECRET or not _is_secret(value) or _VERSION.fullmatch(value):
+    if (
+        len(value) < _MIN_ENV_SECRET
+        or not _is_secret(value)
+        or _compiled(_VERSION).fullmatch(value)
+    ):
         return False
     if any(c.isspace() for c in value) or value.startswith(("/", "~", "./", "../")):
         return False
@@ -157,8 +161,7 @@ def _mask_cookie(match: re.Match[str]) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Form:
+class _Form(NamedTuple):
     """One credential syntax: the words that must be on the line, the pattern, the mask."""
 
     triggers: tuple[str, ...]
@@ -335,15 +338,13 @@ def _takes_secret(word: str, before: Sequence[str]) -> bool:
     return word.startswith("-") and "=" not in word and secret_name(word)
 
 
-_WHOLE_ASSIGNMENT = re.compile(
-    r"(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)", re.S
-)
+_WHOLE_ASSIGNMENT = r"(?s)(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)"
 _AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "bot"})
 
 
 def _whole_word(word: str) -> str:
     """One argv word that is all `KEY=value` or `Header: value`: the value is the rest of it."""
-    found = _WHOLE_ASSIGNMENT.fullmatch(word)
+    found = _compiled(_WHOLE_ASSIGNMENT).fullmatch(word)
     if found is None or not _is_secret(found["value"]):
         return word
     key, value = found["key"], found["value"]
