@@ -8,8 +8,10 @@ redaction is stable (masking twice changes nothing).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from conftest import RunCli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +29,7 @@ MASKED = [
     # 4-5 PRIVATE-TOKEN: / JOB-TOKEN: headers
     (f'curl --header "PRIVATE-TOKEN: {GLPAT}" https://x', 'curl --header "PRIVATE-TOKEN: ***" https://x'),
     ("JOB-TOKEN: 64_abcdEFGH1234", "JOB-TOKEN: ***"),
+    ("error: JOB-TOKEN: 64_abcdEFGH1234", "error: JOB-TOKEN: ***"),
     # 6-7 netrc, inline and one entry per line
     (
         "machine gitlab-master.nvidia.com login okoenig password s3cr3tValue",
@@ -191,7 +194,7 @@ PIECES = st.sampled_from(
     [
         "HF_TOKEN", "password", "Authorization", "Cookie", "login", "machine", "-p", "--token",
         "https://", "u:", "@", "h.example.com", ":", "=", " ", "'", '"', "\\", "\n", "; ",
-        "Bearer ", "sid=", GLPAT, HF, "$X", MASK, "true", "12", "/", "-u ", "a:b",
+        "Bearer ", "sid=", GLPAT, HF, "$X", MASK, "true", "12", "/", "-u ", "a:b", "error: ",
     ]
 )  # fmt: skip
 TEXT = st.lists(st.one_of(PIECES, st.text(max_size=6)), max_size=14).map("".join)
@@ -218,3 +221,17 @@ def test_text_redaction_is_stable(text: str) -> None:
     once = redactor.text(text)
     assert redactor.text(once) == once
     assert GLPAT not in once and HF not in once
+
+
+def test_doctor_quotes_every_form_masked(run_cli: RunCli, tmp_path: Path) -> None:
+    # Prefixed with `error: ` so doctor quotes them; a netrc `password X` line is one only
+    # when it stands alone, so that row is left out here.
+    rows = [(line, masked) for line, masked in MASKED if not line.startswith("  password")]
+    log = tmp_path / "job.log"
+    log.write_text("".join(f"error: {line}\n" for line, _ in rows))
+    shown = run_cli("doctor", log)
+    assert shown.code == 1
+    quoted = [line.split(": ", 1)[1] for line in shown.out.splitlines()[1:]]
+    assert quoted == [f"error: {masked}" for _, masked in rows]
+    payload = json.loads(run_cli("--json", "doctor", log).out)
+    assert [e["line"] for e in payload["error_lines"]] == quoted

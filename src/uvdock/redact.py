@@ -176,6 +176,9 @@ _NAME_TRIGGERS = (
 )  # fmt: skip
 # Prefixes distinctive enough to match inside a longer word (HF_TOKEN=hf_...), then the
 # ones that need a word boundary.
+# Only a key holding a secret word is a candidate: `error: JOB-TOKEN: X` must not be taken
+# as the key `error` with the value `JOB-TOKEN:`, which would hide the real key from the scan.
+_NAMED = r"(?=[\w.-]*(?i:token|secret|pass|key|cred|auth|pat|jwt|cookie))"
 _VENDOR_SHAPES = (
     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
     r"|gl(?:pat|dt|rt|cbt|ptt|ft|imt|oas|soat|agent)-[\w-]{20,}|nvapi-[\w-]{20,}"
@@ -213,14 +216,14 @@ _FORMS = (
     # KEY=value, KEY: value, "KEY": "value", 'KEY': 'value', export KEY="value".
     _Form(
         _NAME_TRIGGERS,
-        r"(?<![\w./:-])(?P<key>-{0,2}[A-Za-z_][\w.-]*)[\"']?[ \t]*[:=](?![:=])[ \t]*"
+        r"(?<![\w./:-])" + _NAMED + r"(?P<key>-{0,2}[A-Za-z_][\w.-]*)[\"']?[ \t]*[:=](?![:=])[ \t]*"
         + _VALUE.format(bare=_BARE),
         _mask_named,
     ),
     # --password X, --token X (an option and its value as two words).
     _Form(
         _NAME_TRIGGERS,
-        r"(?<![\w-])(?P<key>--?[A-Za-z][\w-]*)[ \t]+" + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
+        r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+" + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
         _mask_named,
     ),
     _Form(
