@@ -23,13 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = [
+_CANDIDATES = [
     ROOT / "examples/megatron-lm/uv.lock",
     ROOT / "examples/megatron-lm/.gitlab-ci.yml",
     *sorted((ROOT / "examples/megatron-lm/.gitlab/stages").glob("*.yml")),
     *sorted((ROOT / "examples/megatron-lm/tests/test_utils/recipes").rglob("*.yaml")),
     *sorted((ROOT / "tests/data/doctor").glob("*.log")),
 ]
+SOURCES = [path for path in _CANDIDATES if path.is_file()]
 ENV = {
     "HF_TOKEN": "hf_Zq8xLp3vN7rT2kW9yB4mQ6cJ1dF5gH0s",
     "RO_API_TOKEN": "glpat-9fK2mQ7xL4vB8nZ1cR6t",
@@ -48,8 +49,7 @@ ENV = {
 def real_lines(count: int) -> list[str]:
     text: list[str] = []
     for path in SOURCES:
-        if path.is_file():
-            text.extend(path.read_text(errors="replace").splitlines())
+        text.extend(path.read_text(errors="replace").splitlines())
     lines = (text * (count // len(text) + 1))[:count]
     # A few secrets as they leak in real jobs, spread through the log.
     leaks = [
