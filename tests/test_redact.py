@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import re
+import sys
+from pathlib import Path
+
 import pytest
+from conftest import RunCli
 
 from uvdock.redact import MASK, redact, strip_credentials
 
@@ -46,3 +51,50 @@ def test_plain_text_and_scp_remotes_are_left_alone() -> None:
 
 def test_strip_credentials() -> None:
     assert strip_credentials("https://u:p@host:5005/x.git") == "https://host:5005/x.git"
+
+
+SECRET = "s3cr3tValue-9fK2mQ7x"
+
+
+@pytest.mark.parametrize(
+    "placement",
+    [("--engine", "local"), ("--engine", "podman", "--image", "img"), ("--container", "c1")],
+)
+def test_dry_run_command_hides_credential_arguments(
+    run_cli: RunCli, megatron_repo: Path, placement: tuple[str, ...]
+) -> None:
+    result = run_cli(
+        "--repo", megatron_repo, "--dry-run", *placement, "run", "--",
+        "curl", "-H", f"Authorization: Bearer {SECRET}", "-H", f"PRIVATE-TOKEN: {SECRET}",
+        "--password", SECRET, "-u", f"ci:{SECRET}", f"https://ci:{SECRET}@gitlab.example.com/x",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert SECRET not in result.out + result.err
+    assert (
+        "curl -H 'Authorization: Bearer ***' -H 'PRIVATE-TOKEN: ***' --password '***' "
+        "-u 'ci:***' 'https://***@gitlab.example.com/x'"
+    ) in result.out
+
+
+def test_crash_log_holds_no_secret(
+    run_cli: RunCli, megatron_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from uvdock.commands import image_show
+
+    def crash(*_: object) -> int:
+        raise RuntimeError(f"boom at https://oauth2:{SECRET}@gitlab.example.com/a.git")
+
+    # Fault injection: the bug being simulated is any uncaught exception in a command.
+    monkeypatch.setattr(image_show.Command, "run", crash)
+    argv = ["--repo", str(megatron_repo), "image", "show"]
+    # The crash log records the process's command line, as a shell would have passed it.
+    monkeypatch.setattr(sys, "argv", ["uvdock", *argv, f"HF_TOKEN={SECRET}", "--password", SECRET])
+    result = run_cli(*argv)
+    assert result.code == 4
+    assert SECRET not in result.err
+    log = Path(re.search(r"traceback in (\S+)\)", result.err)[1])  # type: ignore[index]
+    text = log.read_text()
+    log.unlink()
+    assert SECRET not in text
+    assert "image show 'HF_TOKEN=***' --password '***'" in text.splitlines()[0]
+    assert "RuntimeError: boom at https://***@gitlab.example.com/a.git" in text

@@ -116,13 +116,20 @@ def _help_words(words: list[str]) -> list[str]:
 
 def _crash_log(exc: BaseException) -> Path:
     import os
+    import shlex
     import tempfile
     import traceback
 
+    from uvdock.redact import Redactor
+
+    # Secrets given on the command line (`-H 'Authorization: ...'`, `--password X`) or carried
+    # by the exception's message stay out of a file that users attach to bug reports.
+    redactor = Redactor()
+    command = shlex.join(redactor.argv(sys.argv))
+    trace = "".join(traceback.format_exception(exc))
     fd, path = tempfile.mkstemp(prefix="uvdock-crash-", suffix=".log")
     with os.fdopen(fd, "w") as fh:
-        fh.write(f"uvdock {__version__} {' '.join(sys.argv)}\n")
-        traceback.print_exception(exc, file=fh)
+        fh.write(f"uvdock {__version__} {command}\n{redactor.text(trace)}")
     from pathlib import Path
 
     return Path(path)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from uvdock.redact import Redactor
 
 _SGR = {"error": "1;31", "warning": "1;33", "hint": "1;36", "usage": "1"}
 _DIFF_SGR = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
@@ -66,10 +69,18 @@ class Output:
         self.stderr = stderr or sys.stderr
         self._env = env
 
-    def _clean(self, text: str) -> str:
-        from uvdock.redact import redact
+    # Built on first use: the secret values of the environment are read once per command.
+    _redactor: Redactor | None = None
 
-        return redact(text, self._env)
+    def _redaction(self) -> Redactor:
+        if self._redactor is None:
+            from uvdock.redact import Redactor
+
+            self._redactor = Redactor(self._env)
+        return self._redactor
+
+    def _clean(self, text: str) -> str:
+        return self._redaction().text(text)
 
     def _write(self, stream: TextIO, text: str) -> None:
         stream.write(self._clean(text) + "\n")
@@ -108,12 +119,15 @@ class Output:
         """A command as one copy-pasteable shell line (what --dry-run and -v show)."""
         import shlex
 
-        self._write(self.stderr if self.json_mode else self.stdout, prefix + shlex.join(argv))
+        words = self._redaction().argv(argv)
+        self._write(self.stderr if self.json_mode else self.stdout, prefix + shlex.join(words))
 
     def json(self, payload: Any) -> None:
+        """The payload with every string redacted, then serialized: the output always parses."""
         import json
 
-        self.stdout.write(self._clean(json.dumps(payload, indent=2, sort_keys=False)) + "\n")
+        clean = self._redaction().value(payload)
+        self.stdout.write(json.dumps(clean, indent=2, sort_keys=False) + "\n")
         self.stdout.flush()
 
     def table(

@@ -1,53 +1,379 @@
-"""Remove credentials from anything uvdock prints, logs or shows as a --dry-run command."""
+"""Remove credentials from anything uvdock prints, logs or shows as a --dry-run command.
+
+Secrets are masked where they occur as values: URL userinfo, `KEY=value` / `KEY: value`
+assignments whose key names a secret, option values (`--password X`), HTTP credential
+headers, netrc lines, cookie values, well-known token shapes, and the values of environment
+variables whose names name a secret. A name names a secret by a whole word (TOKEN, SECRET,
+PASSWORD, API_KEY, ...: never AUTHOR or AUTH_ENABLED), and values too common to be secrets
+(booleans, short numbers, `$VAR` references) are never masked. Environment values are
+masked wherever they appear, so they must also look like secrets: 8 characters or more, not
+a plain word, not a path.
+
+JSON is redacted as data (`redact_value`) and serialized afterwards, never as text.
+Patterns compile on first use, and a line runs a pattern only when it holds one of the
+pattern's trigger words: ordinary lines cost one `lower()` and a few substring tests.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from typing import NamedTuple
 
-# user:password@ or token@ inside a URL authority (https://, ssh://, git+https://, ...). The
-# userinfo runs to the LAST @ before the path, so a password holding an unencoded @ is masked
-# whole, and an empty user name (https://:token@host) still counts.
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s]*)@")
-# KEY=value where KEY looks like it holds a secret (GH_TOKEN=..., --build-arg PASSWORD=...).
-_SECRET_ASSIGNMENT = re.compile(
-    r"(?P<key>\b[A-Za-z_][A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|CREDENTIALS?|AUTH)[A-Za-z0-9_]*)=(?P<value>[^\s'\"]+)",
-    re.IGNORECASE,
-)
-# Well-known token shapes that may appear bare in logs.
-_TOKEN_SHAPES = re.compile(
-    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|nvapi-[A-Za-z0-9_-]{20,})"
-)
-_SECRET_ENV_NAME = re.compile(
-    r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|CREDENTIAL|AUTH)", re.IGNORECASE
-)
 MASK = "***"
-_MIN_SECRET_LENGTH = 4
+
+# Whole words (of names split at _ - . and camelCase) that make a name secret.
+_SECRET_WORDS = frozenset(
+    {
+        "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS",
+        "PASSPHRASE", "APIKEY", "ACCESSKEY", "PRIVATEKEY", "CREDENTIAL", "CREDENTIALS",
+        "CREDS", "PAT", "JWT", "COOKIE", "IDENTITYTOKEN", "REGISTRYTOKEN",
+    }
+)  # fmt: skip
+# KEY is secret only after one of these (API_KEY, ACCESS_KEY, PRIVATE_KEY, ...).
+_KEY_QUALIFIERS = frozenset(
+    {"API", "ACCESS", "PRIVATE", "SECRET", "SSH", "SIGNING", "ENCRYPTION", "MASTER", "ACCOUNT"}
+)
+# A last word that says the value is about a secret, not the secret (HF_TOKEN_PATH,
+# --password-stdin, CI_JOB_TOKEN_FLAG, password-less, TokenError).
+_NOT_SECRET_LAST = frozenset(
+    {
+        "FILE", "FILES", "PATH", "DIR", "FLAG", "ENABLED", "DISABLED", "ENABLE", "DISABLE",
+        "NAME", "TYPE", "MODE", "URL", "URI", "HOST", "PORT", "ENDPOINT", "SERVER", "ADDR",
+        "ADDRESS", "REGION", "PROVIDER", "BACKEND", "LENGTH", "LEN", "SIZE", "COUNT", "LIMIT",
+        "TTL", "EXPIRY", "EXPIRES", "EXPIRATION", "LIFETIME", "REQUIRED", "HELPER", "STDIN",
+        "LESS", "ID", "USER", "USERNAME", "ERROR", "EXCEPTION", "PROMPT", "VAR", "ENV",
+    }
+)  # fmt: skip
+_NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+_COMMON_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "nil"})
+# References to a secret, and masks (ours, GitLab's), are not secrets themselves.
+_PLACEHOLDER_START = ("$", MASK, "<", "%", "[MASKED]", "{{")
+_NUMBER = r"[+-]?[0-9]+(?:\.[0-9]+)?"
+_VERSION = r"v?[0-9]+(?:\.[0-9]+)+(?:[-+._]?[A-Za-z0-9]+)*"  # 26.06-py3, 1.2.3rc1
+_MIN_ENV_SECRET = 8
+
+
+@cache
+def secret_name(name: str) -> bool:
+    """Does this variable, key, option or header name hold a secret (by whole words)?"""
+    words = [w.upper() for w in _compiled(_NAME_WORD).findall(name)]
+    if not words or words[-1] in _NOT_SECRET_LAST:
+        return False
+    if words[-1] == "AUTH":  # auth, _auth, NPM_AUTH; not AUTH_ENABLED or AUTH_FILE
+        return True
+    for index, word in enumerate(words):
+        if word in _SECRET_WORDS:
+            return True
+        if word == "KEY" and index and words[index - 1] in _KEY_QUALIFIERS:
+            return True
+    return False
+
+
+def _is_secret(value: str) -> bool:
+    """Is a value written after a secret name worth masking? (not `true`, `8080`, `$VAR`)"""
+    value = value.strip()
+    if not value or value.lower() in _COMMON_VALUES or value.startswith(_PLACEHOLDER_START):
+        return False
+    return not (len(value) < _MIN_ENV_SECRET and _compiled(_NUMBER).fullmatch(value))
+
+
+def _looks_like_token(value: str) -> bool:
+    """A value masked wherever it appears must look random: long, not a word, not a path."""
+    if (
+        len(value) < _MIN_ENV_SECRET
+        or not _is_secret(value)
+        or _compiled(_VERSION).fullmatch(value)
+    ):
+        return False
+    if any(c.isspace() for c in value) or value.startswith(("/", "~", "./", "../")):
+        return False
+    if value.isalpha() and (value.islower() or value.isupper()):
+        return False
+    return not ("://" in value and "@" not in value)
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of token-like environment variables, longest first (so overlaps mask fully)."""
+    """Values of secret-named environment variables that look like secrets, longest first."""
     source = os.environ if env is None else env
-    values = {
-        value
-        for name, value in source.items()
-        if _SECRET_ENV_NAME.search(name) and len(value) >= _MIN_SECRET_LENGTH
-    }
+    values = {v for k, v in source.items() if secret_name(k) and _looks_like_token(v)}
     return sorted(values, key=len, reverse=True)
 
 
-def redact(text: str, env: Mapping[str, str] | None = None) -> str:
-    """Mask URL credentials, KEY=secret assignments, token shapes and secret env values."""
-    if not text:
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# A value after a separator: "double quoted", 'single quoted' or a bare word.
+_VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>{bare}))"""
+_BARE = r"""[^\s'",;}\])]+"""
+
+
+def _masked_value(match: re.Match[str], masked: bool) -> str:
+    """The match with its value group (dq, sq or bare) replaced by MASK when `masked`."""
+    groups = match.groupdict()
+    name = next(g for g in ("dq", "sq", "bare") if groups.get(g) is not None)
+    value = groups[name]
+    if not masked or not _is_secret(value):
+        return match.group(0)
+    whole = match.group(0)
+    base = match.start()
+    return whole[: match.start(name) - base] + MASK + whole[match.end(name) - base :]
+
+
+def _mask_url(match: re.Match[str]) -> str:
+    user, password = match["user"], match["password"]
+    if password is not None:
+        hidden = _is_secret(password) or _is_secret(user)
+    else:
+        hidden = _looks_like_token(user)
+    return f"{match['scheme']}{MASK}@" if hidden else match.group(0)
+
+
+def _mask_named(match: re.Match[str]) -> str:
+    key = match["key"]
+    # A Cookie header holds name=value pairs: the cookie form masks their values only.
+    return _masked_value(match, secret_name(key) and key.lower() not in _COOKIE_HEADERS)
+
+
+def _mask_always(match: re.Match[str]) -> str:
+    return _masked_value(match, True)
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    return MASK
+
+
+_COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority"})
+
+
+def _mask_cookie(match: re.Match[str]) -> str:
+    def pair(found: re.Match[str]) -> str:
+        keep = found["name"].lower() in _COOKIE_ATTRIBUTES or not _is_secret(found["value"])
+        return found.group(0) if keep else f"{found['name']}={MASK}"
+
+    return match["head"] + _compiled(r"(?P<name>[^=;\s]+)=(?P<value>[^;\s]*)").sub(
+        pair, match["pairs"]
+    )
+
+
+class _Form(NamedTuple):
+    """One credential syntax: the words that must be on the line, the pattern, the mask."""
+
+    triggers: tuple[str, ...]
+    pattern: str
+    mask: Callable[[re.Match[str]], str]
+
+
+# Lower-case words a secret name holds (camelCase names lower-case to `apikey`, ...).
+_NAME_TRIGGERS = (
+    "token", "secret", "passw", "_pass", "-pass", "pass=", "pass:", "pass\"", "_key", "-key",
+    "apikey", "accesskey", "privatekey", "cred", "auth", "_pat", "-pat", "jwt", "cookie",
+)  # fmt: skip
+# Prefixes distinctive enough to match inside a longer word (HF_TOKEN=hf_...), then the
+# ones that need a word boundary.
+# Only a key holding a secret word is a candidate: `error: JOB-TOKEN: X` must not be taken
+# as the key `error` with the value `JOB-TOKEN:`, which would hide the real key from the scan.
+_NAMED = r"(?=[\w.-]*(?i:token|secret|pass|key|cred|auth|pat|jwt|cookie))"
+_VENDOR_SHAPES = (
+    r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
+    r"|gl(?:pat|dt|rt|cbt|ptt|ft|imt|oas|soat|agent)-[\w-]{20,}|nvapi-[\w-]{20,}"
+    r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[\w-]{40,}"
+    r"|\b(?:xox[abposr]-[\w-]{10,}|sk-(?:proj-)?[\w-]{20,}|AKIA[0-9A-Z]{16}"
+    r"|eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]{10,})"
+)
+
+# Order matters: URLs before `name: value` (a URL's `user:` is not a key).
+_FORMS = (
+    _Form(
+        ("@",),  # userinfo ends with @: cheaper than looking for every URL
+        r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/?#@:'\"]*)"
+        r"(?::(?!\d+(?:/|$))(?P<password>[^\s'\"]*?))?"
+        r"@(?=[\w.\[\]:-]+(?:[/\s'\"?#]|$))",
+        _mask_url,
+    ),
+    # scp-style git remotes with a token: user:token@host:path.
+    _Form(
+        ("@",),
+        r"(?<![\w.@/:-])[\w.-]+:(?P<bare>[^\s@/:'\"]+)@(?=[\w-]+(?:\.[\w-]+)+:)",
+        _mask_always,
+    ),
+    _Form(
+        ("authorization",),
+        r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?:(?:bearer|basic|token|digest|negotiate|apikey|bot)[ \t]+)?(?P<bare>[^\s'\",]+)",
+        _mask_always,
+    ),
+    _Form(
+        ("cookie",),
+        r"(?i)(?P<head>\b(?:set-)?cookie[\"']?[ \t]*:[ \t]*)(?P<pairs>[^\n'\"]+)",
+        _mask_cookie,
+    ),
+    # KEY=value, KEY: value, "KEY": "value", 'KEY': 'value', export KEY="value".
+    _Form(
+        _NAME_TRIGGERS,
+        r"(?<![\w./:-])" + _NAMED + r"(?P<key>-{0,2}[A-Za-z_][\w.-]*)[\"']?[ \t]*[:=](?![:=])[ \t]*"
+        + _VALUE.format(bare=_BARE),
+        _mask_named,
+    ),
+    # --password X, --token X (an option and its value as two words).
+    _Form(
+        _NAME_TRIGGERS,
+        r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+" + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
+        _mask_named,
+    ),
+    _Form(
+        ("login",),
+        r"(?i)\blogin\b[^\n]*?[ \t]-p(?:[ \t]+|=)" + _VALUE.format(bare=r"[^\s'\"]+"),
+        _mask_always,
+    ),
+    # netrc: `machine H login U password X`, or `password X` alone on its line.
+    _Form(
+        ("passw",),
+        r"(?i)\b(?:login|machine|default|account)[ \t]+\S+[^\n]*?[ \t]passw(?:or)?d[ \t]+"
+        + _VALUE.format(bare=r"[^\s'\"]+"),
+        _mask_always,
+    ),
+    _Form(
+        ("passw",),
+        r"(?im)^[ \t]*passw(?:or)?d[ \t]+(?P<bare>[^\s'\"]+)(?=[ \t]*$)",
+        _mask_always,
+    ),
+    # curl -u user:password, --proxy-user user:password.
+    _Form(
+        ("-u", "--user", "--proxy-user"),
+        r"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)[\"']?[^\s:'\"]*:(?P<bare>[^\s'\"]+)",
+        _mask_always,
+    ),
+    _Form(
+        (
+            "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glrt-",
+            "glcbt-", "glptt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-", "nvapi-",
+            "hf_", "xox", "sk-", "npm_", "pypi-", "akia", "eyj",
+        ),
+        _VENDOR_SHAPES,
+        _mask_token,
+    ),
+)  # fmt: skip
+_MAX_PASSES = 3
+
+
+@cache
+def _any_trigger() -> re.Pattern[str]:
+    words = sorted({t for form in _FORMS for t in form.triggers}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, words)))
+
+
+class Redactor:
+    """Redaction for one environment (the secret values are read once)."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.values = secret_values(env)
+
+    def _once(self, text: str) -> str:
+        for value in self.values:
+            if value in text:
+                text = text.replace(value, MASK)
+        low = text.lower()
+        if _any_trigger().search(low) is None:  # most lines: one scan, no form runs
+            return text
+        for form in _FORMS:
+            if any(trigger in low for trigger in form.triggers):
+                masked = _compiled(form.pattern).sub(form.mask, text)
+                if masked != text:
+                    text, low = masked, masked.lower()
         return text
-    for value in secret_values(env):
-        text = text.replace(value, MASK)
-    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-    text = _SECRET_ASSIGNMENT.sub(lambda m: f"{m['key']}={MASK}", text)
-    return _TOKEN_SHAPES.sub(MASK, text)
+
+    def text(self, text: str) -> str:
+        """The text with every credential masked (stable: masking it again changes nothing)."""
+        for _ in range(_MAX_PASSES):
+            if not text:
+                return text
+            masked = self._once(text)
+            if masked == text:
+                return text
+            text = masked
+        return text
+
+    def value(self, value: object, key: str | None = None) -> object:
+        """A JSON-able value with every string redacted; a secret-named key hides its value."""
+        if isinstance(value, str):
+            if key is not None and secret_name(key) and _is_secret(value):
+                return MASK
+            return self.text(value)
+        if isinstance(value, Mapping):
+            # The key is judged as shown, so redacting the result again changes nothing.
+            keys = [self.text(k) if isinstance(k, str) else k for k in value]
+            return {
+                key: self.value(v, key if isinstance(key, str) else None)
+                for key, v in zip(keys, value.values(), strict=True)
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.value(item) for item in value]
+        return value
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        """Each word of a command redacted; the word after `--password`, `login -p` masked."""
+        words: list[str] = []
+        hide_next = False
+        for word in argv:
+            if hide_next and _is_secret(word):
+                words.append(MASK)
+            elif words and words[-1] in _USER_OPTIONS and ":" in word:
+                user, _, password = word.partition(":")  # curl -u user:password
+                words.append(f"{user}:{MASK}" if _is_secret(password) else word)
+            else:
+                words.append(self.text(_whole_word(word)))
+            hide_next = _takes_secret(word, words)
+        return words
+
+
+_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
+
+
+def _takes_secret(word: str, before: Sequence[str]) -> bool:
+    if word == "-p":
+        return "login" in before
+    return word.startswith("-") and "=" not in word and secret_name(word)
+
+
+_WHOLE_ASSIGNMENT = r"(?s)(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)"
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "bot"})
+
+
+def _whole_word(word: str) -> str:
+    """One argv word that is all `KEY=value` or `Header: value`: the value is the rest of it."""
+    found = _compiled(_WHOLE_ASSIGNMENT).fullmatch(word)
+    if found is None or not _is_secret(found["value"]):
+        return word
+    key, value = found["key"], found["value"]
+    if key.lower() in ("authorization", "proxy-authorization"):
+        scheme, _, rest = value.partition(" ")
+        shown = f"{scheme} " if scheme.lower() in _AUTH_SCHEMES and rest.strip() else ""
+        return f"{key}{found['sep']}{shown}{MASK}"
+    if secret_name(key) and key.lower() not in _COOKIE_HEADERS:
+        return f"{key}{found['sep']}{MASK}"
+    return word
+
+
+def redact(text: str, env: Mapping[str, str] | None = None) -> str:
+    """Mask every credential form, and the values of secret environment variables."""
+    return Redactor(env).text(text) if text else text
+
+
+def redact_value(value: object, env: Mapping[str, str] | None = None) -> object:
+    """A JSON-able value (dict, list, str, number, ...) with its strings redacted."""
+    return Redactor(env).value(value)
+
+
+def redact_argv(argv: Sequence[str], env: Mapping[str, str] | None = None) -> list[str]:
+    return Redactor(env).argv(argv)
 
 
 def strip_credentials(url: str) -> str:
     """A remote URL without its user:password@ part (for display and host extraction)."""
-    return _URL_USERINFO.sub(lambda m: m["scheme"], url)
+    return _compiled(_FORMS[0].pattern).sub(lambda m: m["scheme"], url)
