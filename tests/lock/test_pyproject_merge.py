@@ -208,3 +208,23 @@ def test_example_copy_is_the_shared_file() -> None:
     if not shared.is_file():
         pytest.skip("../shared/megatron-lm is not available (a user's clone has none)")
     assert shared.read_text(encoding="utf-8") == MEGATRON
+
+
+def test_uv_sources_keys_are_one_package_however_spelled() -> None:
+    # PEP 503: flash_mla and Flash-MLA are the package flash-mla. Ours kept its spelling,
+    # theirs moved the revision under another spelling: one package, theirs' revision.
+    sources = '\n[tool.uv.sources]\nflash_mla = { git = "https://g.invalid/f", rev = "a1" }\n'
+    base = BASE + sources
+    ours = side(base, ('"delta",\n', '"delta",\n    "alpha",\n'))
+    theirs = BASE + sources.replace(
+        'flash_mla = { git = "https://g.invalid/f", rev = "a1" }',
+        'Flash-MLA = { git = "https://g.invalid/f", rev = "b2" }',
+    )
+    result = merge_pyproject(base, ours, theirs)
+    assert result.conflicts == ()
+    assert result.text is not None
+    merged = tomllib.loads(result.text)["tool"]["uv"]["sources"]
+    assert merged == {"flash_mla": {"git": "https://g.invalid/f", "rev": "b2"}}
+    # Both sides changing the one package differently is a conflict, not two packages.
+    clash = merge_pyproject(base, ours.replace('rev = "a1"', 'rev = "c3"'), theirs)
+    assert [c.path for c in clash.conflicts] == ["tool.uv.sources.flash_mla"]

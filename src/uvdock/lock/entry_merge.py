@@ -12,19 +12,13 @@ the returned plan to its document.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-_NAME_SEPARATORS = re.compile(r"[-_.]+")
-
-
-def normalize_name(name: str) -> str:
-    """PEP 503: lower case, runs of `-`, `_`, `.` become one `-`."""
-    return _NAME_SEPARATORS.sub("-", name).lower()
+from uvdock.names import normalize_name
 
 
 def entry_key(value: Any) -> str:

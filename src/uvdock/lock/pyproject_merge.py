@@ -24,6 +24,7 @@ from tomlkit.container import Container
 from tomlkit.items import AoT, Array, Item, Table
 
 from uvdock.lock.entry_merge import Conflict, ListPlan, Taken, decide, merge_list, show
+from uvdock.names import normalize_name
 
 DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
     ("build-system", "requires"),
@@ -86,6 +87,9 @@ class _Merge:
         self.conflicts: list[Conflict] = []
 
     def table(self, path: tuple[str, ...], base: Any, ours: Any, theirs: Any) -> None:
+        if path in PACKAGE_TABLES:
+            _spell_packages_as(ours, base)
+            _spell_packages_as(ours, theirs)
         keys = dict.fromkeys([*ours.keys(), *theirs.keys(), *base.keys()])
         for key in keys:
             self.value((*path, key), base.get(key, MISSING), ours, theirs)
@@ -137,6 +141,20 @@ class _Merge:
         else:
             change = "added" if base is None else "removed" if new is None else "changed"
             self.taken.append(Taken(dotted(path), "", change, side))
+
+
+def _spell_packages_as(ours: Any, other: Any) -> None:
+    """Spell `other`'s package keys as ours does, in place and in position, so that
+    `flash_mla` on one side and `flash-mla` on the other are one package (PEP 503)."""
+    spelled = {normalize_name(key): key for key in ours}
+    container = other.value if isinstance(other, Table) else other
+    for key in list(other.keys()):
+        wanted = spelled.get(normalize_name(key))
+        if wanted is not None and wanted != key and wanted not in other:
+            if isinstance(container, Container):
+                container._replace(key, wanted, other[key])
+            else:  # a plain dict (a side without the table)
+                other[wanted] = other.pop(key)
 
 
 def _field_key(field: str) -> Callable[[Any], str]:
