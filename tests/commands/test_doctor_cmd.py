@@ -11,19 +11,11 @@ from pathlib import Path
 
 import pytest
 from conftest import RunCli, remove_container, start_container
+from samples.projects import pyproject_requiring_uv
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "doctor"
 
-PYPROJECT = """\
-[project]
-name = "demo"
-version = "0.1"
-requires-python = ">=3.11"
-dependencies = []
-
-[tool.uv]
-required-version = ">=0.13"
-"""
+PYPROJECT = pyproject_requiring_uv(">=0.13")
 
 
 def test_log_file_names_cause_fix_and_command(run_cli: RunCli) -> None:

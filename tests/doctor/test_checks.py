@@ -8,22 +8,12 @@ from pathlib import Path
 
 import pytest
 from conftest import commit_all
+from samples.projects import pyproject_requiring_uv
 
 from uvdock.cli_spec import GlobalOptions
 from uvdock.commands.context import Context
 from uvdock.doctor import checks as doctor_checks
 from uvdock.output import Output
-
-PYPROJECT = """\
-[project]
-name = "demo"
-version = "0.1"
-requires-python = ">=3.11"
-dependencies = []
-
-[tool.uv]
-required-version = "{required}"
-"""
 
 
 def test_check_result_json() -> None:
@@ -51,16 +41,16 @@ def local_repo(
 
     def make(required: str = ">=0.5", lts: str | None = "tqdm==4.67.3\n") -> Path:
         files: dict[str, str | bytes] = {
-            "pyproject.toml": PYPROJECT.format(required=required),
+            "pyproject.toml": pyproject_requiring_uv(required),
             "docker/.ngc_version.dev": "nvcr.io/nvidia/pytorch:26.06-py3\n",
             "docker/.ngc_version.lts": "nvcr.io/nvidia/pytorch:25.09-py3",  # a lane needs a pin
         }
         if lts is not None:
             files["docker/lts/requirements.txt"] = lts
-        repo = make_repo({**files, "pyproject.toml": PYPROJECT.format(required=">=0.5")})
+        repo = make_repo({**files, "pyproject.toml": pyproject_requiring_uv(">=0.5")})
         # The host uv enforces required-version too: lock first, then set it.
         subprocess.run(["uv", "lock", "--offline", "-q"], cwd=repo, check=True, capture_output=True)
-        (repo / "pyproject.toml").write_text(PYPROJECT.format(required=required))
+        (repo / "pyproject.toml").write_text(pyproject_requiring_uv(required))
         commit_all(repo, "lock")
         return repo
 

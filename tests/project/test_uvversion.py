@@ -7,19 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from samples.projects import pyproject_requiring_uv
 
 from uvdock.project import pyproject, uvversion
-
-PYPROJECT = """\
-[project]
-name = "demo"
-version = "0.1"
-requires-python = ">=3.11"
-dependencies = []
-
-[tool.uv]
-required-version = "{required}"
-"""
 
 
 @pytest.mark.parametrize(
@@ -81,7 +71,7 @@ def test_satisfies(version: str, required: str, ok: bool) -> None:
 @pytest.mark.parametrize(
     ("text", "required"),
     [
-        (PYPROJECT.format(required="==0.7.2"), "==0.7.2"),
+        (pyproject_requiring_uv("==0.7.2"), "==0.7.2"),
         ("[project]\nname='x'\n", None),
         ("not [toml", None),
         ("[tool]\nuv = 'a string'\n", None),
