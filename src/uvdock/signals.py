@@ -69,7 +69,9 @@ def _first_interrupt(signum: int, frame: FrameType | None) -> None:
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
     """SIGINT and SIGTERM raise KeyboardInterrupt once; later ones are ignored until the
-    outermost block ends (it runs the clean-up and exits)."""
+    outermost block ends, and after it too when it ends by an interrupt: uvdock is then on
+    its way out with 130, and an impatient second Ctrl-C must not turn that into a death
+    by signal."""
     if _Interrupts.depth == 0:
         _Interrupts.fired = False
     previous = _install(_first_interrupt)
@@ -80,6 +82,9 @@ def interruptible() -> Iterator[None]:
         _Interrupts.depth -= 1
         if _Interrupts.depth == 0:
             _reinstall(previous)
+            if _Interrupts.fired and previous is not None:
+                for sig in _DEFERRED:
+                    signal.signal(sig, signal.SIG_IGN)
             _Interrupts.fired = False
 
 

@@ -113,3 +113,39 @@ def interrupt_run(placement: Placement, kind: str, tag: str, duration: str) -> O
 def late_markers(repo: Path) -> list[str]:
     """Markers written by a command that outlived uvdock (check SLEEP seconds after)."""
     return sorted(p.name for p in repo.glob(".late-*"))
+
+
+CONTAINER_FAKE_UV = """#!/bin/sh
+if [ "$1" = "--version" ] || [ "$2" = "--version" ]; then echo "uv 0.13.9"; exit 0; fi
+printf 'half written by a slow uv\\n' > uv.lock
+: > /uvdock-signal/started
+exec sleep 120
+"""
+
+
+def start_resolve_in_container(
+    repo: Path, tmp_path: Path, options: list[str]
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """`lock resolve` in a real podman container whose uv is a slow fake mounted over the
+    image's (the engine, the container and the signals are real)."""
+    signal_dir = tmp_path / "signal"
+    signal_dir.mkdir(exist_ok=True)
+    fake = tmp_path / "container-uv"
+    fake.write_text(CONTAINER_FAKE_UV)
+    fake.chmod(0o755)
+    env = dict(os.environ)
+    env["UVDOCK_ENGINE_ARGS"] = f"-v {fake}:/usr/local/bin/uv:ro -v {signal_dir}:/uvdock-signal"
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), *options]
+    argv += ["lock", "resolve", "--onto", "main", "--no-fetch"]
+    child = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    started = signal_dir / "started"
+    deadline = time.monotonic() + 90
+    while not started.exists():
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            _out, err = child.communicate()
+            raise AssertionError(f"the slow uv never started ({child.returncode}): {err.decode()}")
+        time.sleep(0.05)
+    return child, started
