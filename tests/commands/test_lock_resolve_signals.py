@@ -105,10 +105,10 @@ def test_a_container_stopped_mid_relock_is_exit_3(
     fake.write_text(CONTAINER_FAKE_UV)
     fake.chmod(0o755)
     (tmp_path / "signal").mkdir()
+    mounts = ["-v", f"{conflict.repo}:/workspace", "-v", f"{fake}:/usr/local/bin/uv:ro"]
+    mounts += ["-v", f"{tmp_path / 'signal'}:/uvdock-signal"]
     subprocess.run(
-        ["podman", "run", "-d", "--name", name, "-v", f"{conflict.repo}:/workspace"]
-        + ["-v", f"{fake}:/usr/local/bin/uv:ro", "-v", f"{tmp_path / 'signal'}:/uvdock-signal"]
-        + [engine_image, "sleep", "infinity"],
+        ["podman", "run", "-d", "--name", name, *mounts, engine_image, "sleep", "infinity"],
         check=True,
         capture_output=True,
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import init_repo, remove_container, start_container
