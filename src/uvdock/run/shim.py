@@ -266,12 +266,12 @@ class Shim:
             return 0
         if self.placement.mode == "run":
             self.check_usable()
-        code = self._foreground(self.argv(command, tty=tty))
+        code = self.foreground(self.argv(command, tty=tty))
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
             # the same name is checked like a new one, then the command runs once.
             del self.__dict__["target"]
-            code = self._foreground(self.argv(command, tty=tty))
+            code = self.foreground(self.argv(command, tty=tty))
         if writes:
             self._give_back(writes)
         return code
@@ -323,7 +323,8 @@ class Shim:
             self.check_usable()
         return proc.run(self.argv(command, tty=False), cwd=self.repo, env=self.env, check=False)
 
-    def _foreground(self, argv: list[str]) -> int:
+    def foreground(self, argv: list[str]) -> int:
+        """Run an argv built for this shim's placement; an interrupt stops what it started."""
         if self.out.verbose:
             import shlex
 
