@@ -145,3 +145,13 @@ def test_signal_handlers_are_put_back() -> None:
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     proc.run_foreground(["true"])
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_a_program_that_cannot_be_executed_is_126_like_a_shell(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.write_text("#!/nonexistent/interpreter\n")
+    broken.chmod(0o755)
+    assert proc.run_foreground([str(broken)]) == 127  # its interpreter is missing: ENOENT
+    (tmp_path / "plain").write_text("data")
+    (tmp_path / "plain").chmod(0o644)
+    assert proc.run([str(tmp_path / "plain")], check=False).returncode == 126

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -68,8 +69,19 @@ def _popen(
     with local.env():
         local.env.clear()
         local.env.update(environment)
-        child = program.popen(cwd=str(cwd or os.getcwd()), **streams)
+        try:
+            child = program.popen(cwd=str(cwd or os.getcwd()), **streams)
+        except OSError as exc:  # found but could not be executed (bad #!, no permission)
+            raise _NotStarted(argv, exc) from exc
     return cast("subprocess.Popen[Any]", child)
+
+
+class _NotStarted(Exception):
+    """The program could not be executed: a shell would say 127 (not found) or 126."""
+
+    def __init__(self, argv: Sequence[str], error: OSError) -> None:
+        super().__init__(f"{argv[0]}: {error.strerror or error}")
+        self.code = 127 if isinstance(error, FileNotFoundError) else 126
 
 
 def run(
@@ -85,7 +97,12 @@ def run(
     import subprocess
 
     argv = list(argv)
-    child = _popen(argv, env, cwd, stdin=subprocess.PIPE if input_text else subprocess.DEVNULL)
+    try:
+        child = _popen(argv, env, cwd, stdin=subprocess.PIPE if input_text else subprocess.DEVNULL)
+    except _NotStarted as failed:
+        if check:
+            raise CommandFailed(argv, failed.code, "", str(failed)) from None
+        return Completed(argv, failed.code, "", str(failed))
     try:
         out, err = child.communicate(input_text.encode() if input_text else None, timeout)
     except subprocess.TimeoutExpired as exc:
@@ -134,6 +151,9 @@ def run_foreground(
             with signals.held():  # a signal during the start is handled once `child` is known
                 child = _popen(argv, env, cwd, stdin=None, stdout=None, stderr=None)
             return exit_code(child.wait())
+        except _NotStarted as failed:
+            sys.stderr.write(f"{failed}\n")
+            return failed.code
         except KeyboardInterrupt:
             _Stopper(child, whole_tree, forward).stop(on_interrupt, grace_seconds)
             raise Interrupted("interrupted") from None
