@@ -64,3 +64,22 @@ def test_a_local_uv_that_cannot_start_is_named_as_local(
     result = run_cli("--repo", repo, "--engine", "local", "lock")
     assert result.code == 3, result.err
     assert "local uv" in result.err and "not found in the container" not in result.err
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["image", "build", "--tag=--privileged"],
+        ["--image=-x", "image", "enroot"],
+        ["--image=--rm", "image", "pull"],
+    ],
+)
+def test_image_commands_refuse_option_shaped_names(
+    megatron_repo: Path, run_cli: RunCli, words: list[str]
+) -> None:
+    from conftest import git
+
+    git(megatron_repo, "remote", "add", "gitlab", "https://gitlab.example.com/adlr/megatron-lm.git")
+    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", *words)
+    assert result.code == 2, result.err
+    assert "would be read as an option" in result.err
