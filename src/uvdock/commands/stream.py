@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from uvdock.commands.context import Context
 
 ENGINES = ("docker", "podman")
+# What docker and podman say when nothing answers on their socket.
+_NO_DAEMON = ("Cannot connect", "connect: ", "dial unix", "Is the docker daemon running")
 
 
 def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> None:
@@ -51,7 +53,7 @@ def daemon_unreachable(ctx: Context, engine: str) -> str | None:
         )
     except CommandFailed:
         return "no answer within 30 s"
-    if answer.ok:
-        return None
     lines = answer.stderr.strip().splitlines()
-    return lines[-1] if lines else f"`{engine} version` exited {answer.returncode}"
+    if answer.ok or not any(sign in answer.stderr for sign in _NO_DAEMON):
+        return None  # it answers, or fails for another reason: the step's own failure stands
+    return lines[-1]
