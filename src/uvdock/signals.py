@@ -23,10 +23,18 @@ class _Interrupts:
 
     fired = False
     depth = 0
+    holding = 0  # nested held() blocks
 
 
 def interrupt_in_progress() -> bool:
     return _Interrupts.fired
+
+
+def shield_children() -> bool:
+    """Whether a short helper process started now should leave the terminal's process
+    group: while files are restored or an interrupt is cleaned up, a second Ctrl-C (sent
+    to the whole group) must not kill the `git update-index` or `podman stop` doing it."""
+    return _Interrupts.fired or _Interrupts.holding > 0
 
 
 def _install(handler: Any) -> dict[signal.Signals, Any] | None:
@@ -50,9 +58,11 @@ def _reinstall(previous: dict[signal.Signals, Any] | None) -> None:
 def held(*, reraise: bool = True) -> Iterator[None]:
     pending: list[int] = []
     previous = _install(lambda signum, frame: pending.append(signum))
+    _Interrupts.holding += 1
     try:
         yield
     finally:
+        _Interrupts.holding -= 1
         _reinstall(previous)
         if pending and reraise and not _Interrupts.fired:
             _Interrupts.fired = _Interrupts.depth > 0  # its clean-up must not be cut either

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from uvdock import signals
 from uvdock.errors import CommandFailed
 
 
@@ -39,7 +40,13 @@ def run(
     argv = list(argv)
     try:
         done = subprocess.run(
-            argv, cwd=cwd, input=input_text, capture_output=True, text=True, errors="replace"
+            argv,
+            cwd=cwd,
+            input=input_text,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            process_group=_group(),
         )
     except FileNotFoundError as exc:
         raise CommandFailed(argv, 127, message=f"`{argv[0]}` was not found on PATH") from exc
@@ -54,7 +61,12 @@ def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
     import subprocess
 
     argv = list(argv)
-    done = subprocess.run(argv, cwd=cwd, capture_output=True)
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, process_group=_group())
     if done.returncode != 0:
         raise CommandFailed(argv, done.returncode, "", done.stderr.decode(errors="replace"))
     return done.stdout
+
+
+def _group() -> int | None:
+    # Outside the terminal's process group a second Ctrl-C cannot reach it (see signals).
+    return 0 if signals.shield_children() else None

@@ -97,8 +97,10 @@ def run(
     import subprocess
 
     argv = list(argv)
+    stdin = subprocess.PIPE if input_text else subprocess.DEVNULL
+    shield = {"process_group": 0} if signals.shield_children() else {}  # see signals
     try:
-        child = _popen(argv, env, cwd, stdin=subprocess.PIPE if input_text else subprocess.DEVNULL)
+        child = _popen(argv, env, cwd, stdin=stdin, **shield)
     except _NotStarted as failed:
         if check:
             raise CommandFailed(argv, failed.code, "", str(failed)) from None
