@@ -31,10 +31,26 @@ def interrupt_in_progress() -> bool:
 
 
 def shield_children() -> bool:
-    """Whether a short helper process started now should leave the terminal's process
-    group: while files are restored or an interrupt is cleaned up, a second Ctrl-C (sent
-    to the whole group) must not kill the `git update-index` or `podman stop` doing it."""
+    """Whether a short helper process started now must be immune to Ctrl-C: while files
+    are restored or an interrupt is cleaned up, a second Ctrl-C (sent to the terminal's
+    whole process group) must not kill the `git update-index` or `podman stop` doing it."""
     return _Interrupts.fired or _Interrupts.holding > 0
+
+
+@contextlib.contextmanager
+def shielded_spawn() -> Iterator[None]:
+    """When `shield_children()`: SIGINT and SIGTERM are ignored while the helper is started
+    (and run, for a captured call). An ignored disposition survives fork and exec, so the
+    helper ignores them too, even one that lands between its fork and its exec; uvdock at
+    this point ignores a further interrupt anyway."""
+    if not shield_children():
+        yield
+        return
+    previous = _install(signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        _reinstall(previous)
 
 
 def _install(handler: Any) -> dict[signal.Signals, Any] | None:

@@ -39,15 +39,10 @@ def run(
 
     argv = list(argv)
     try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            input=input_text,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            process_group=_group(),
-        )
+        with signals.shielded_spawn():
+            done = subprocess.run(
+                argv, cwd=cwd, input=input_text, capture_output=True, text=True, errors="replace"
+            )
     except FileNotFoundError as exc:
         raise CommandFailed(argv, 127, message=f"`{argv[0]}` was not found on PATH") from exc
     result = Completed(argv, done.returncode, done.stdout, done.stderr)
@@ -61,12 +56,8 @@ def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
     import subprocess
 
     argv = list(argv)
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, process_group=_group())
+    with signals.shielded_spawn():
+        done = subprocess.run(argv, cwd=cwd, capture_output=True)
     if done.returncode != 0:
         raise CommandFailed(argv, done.returncode, "", done.stderr.decode(errors="replace"))
     return done.stdout
-
-
-def _group() -> int | None:
-    # Outside the terminal's process group a second Ctrl-C cannot reach it (see signals).
-    return 0 if signals.shield_children() else None

@@ -98,9 +98,9 @@ def run(
 
     argv = list(argv)
     stdin = subprocess.PIPE if input_text else subprocess.DEVNULL
-    shield = {"process_group": 0} if signals.shield_children() else {}  # see signals
     try:
-        child = _popen(argv, env, cwd, stdin=stdin, **shield)
+        with signals.shielded_spawn():  # a restore's helpers ignore a second Ctrl-C
+            child = _popen(argv, env, cwd, stdin=stdin)
     except _NotStarted as failed:
         if check:
             raise CommandFailed(argv, failed.code, "", str(failed)) from None
