@@ -38,17 +38,18 @@ def shield_children() -> bool:
 
 
 @contextlib.contextmanager
-def shielded_spawn() -> Iterator[None]:
-    """When `shield_children()`: SIGINT and SIGTERM are ignored while the helper is started
-    (and run, for a captured call). An ignored disposition survives fork and exec, so the
-    helper ignores them too, even one that lands between its fork and its exec; uvdock at
-    this point ignores a further interrupt anyway."""
+def shielded_spawn() -> Iterator[dict[str, int]]:
+    """When `shield_children()`: the keyword arguments that start the helper in a process
+    group of its own (`process_group=0`), so the terminal's Ctrl-C never reaches it (git
+    installs its own SIGINT handler, which drops its lock file mid-write). SIGINT and
+    SIGTERM are ignored meanwhile: an ignored disposition survives fork and exec, so one
+    landing before the helper left uvdock's group is ignored too."""
     if not shield_children():
-        yield
+        yield {}
         return
     previous = _install(signal.SIG_IGN)
     try:
-        yield
+        yield {"process_group": 0}
     finally:
         _reinstall(previous)
 

@@ -39,9 +39,15 @@ def run(
 
     argv = list(argv)
     try:
-        with signals.shielded_spawn():
+        with signals.shielded_spawn() as shield:
             done = subprocess.run(
-                argv, cwd=cwd, input=input_text, capture_output=True, text=True, errors="replace"
+                argv,
+                cwd=cwd,
+                input=input_text,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                process_group=shield.get("process_group"),
             )
     except FileNotFoundError as exc:
         raise CommandFailed(argv, 127, message=f"`{argv[0]}` was not found on PATH") from exc
@@ -56,8 +62,10 @@ def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
     import subprocess
 
     argv = list(argv)
-    with signals.shielded_spawn():
-        done = subprocess.run(argv, cwd=cwd, capture_output=True)
+    with signals.shielded_spawn() as shield:
+        done = subprocess.run(
+            argv, cwd=cwd, capture_output=True, process_group=shield.get("process_group")
+        )
     if done.returncode != 0:
         raise CommandFailed(argv, done.returncode, "", done.stderr.decode(errors="replace"))
     return done.stdout

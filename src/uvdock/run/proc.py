@@ -99,8 +99,8 @@ def run(
     argv = list(argv)
     stdin = subprocess.PIPE if input_text else subprocess.DEVNULL
     try:
-        with signals.shielded_spawn():  # a restore's helpers ignore a second Ctrl-C
-            child = _popen(argv, env, cwd, stdin=stdin)
+        with signals.shielded_spawn() as shield:  # a restore's helpers: see signals
+            child = _popen(argv, env, cwd, stdin=stdin, **shield)
     except _NotStarted as failed:
         if check:
             raise CommandFailed(argv, failed.code, "", str(failed)) from None
