@@ -114,7 +114,3 @@ def interruptible() -> Iterator[None]:
                     signal.signal(sig, signal.SIG_IGN)
             _Interrupts.fired = False
 
-
-def sigterm_as_interrupt() -> contextlib.AbstractContextManager[None]:
-    """Kept for callers that only want `kill` to take the Ctrl-C path."""
-    return interruptible()
