@@ -113,4 +113,3 @@ def interruptible() -> Iterator[None]:
                 for sig in _DEFERRED:
                     signal.signal(sig, signal.SIG_IGN)
             _Interrupts.fired = False
-
