@@ -1,8 +1,10 @@
 """Signal handling for the moments that must not be cut in half.
 
-`held()` defers Ctrl-C and `kill` (SIGTERM) while files are swapped or restored, then raises
-KeyboardInterrupt so the usual path (restore, exit 130) runs. `sigterm_as_interrupt()`
-makes a `kill` take the same path as Ctrl-C during a long step.
+`interruptible()` turns the first Ctrl-C or `kill` (SIGINT, SIGTERM) into KeyboardInterrupt
+and only notes any later one, so the clean-up that the first one starts (stopping what the
+command started, then restoring files) runs to its end. `held()` defers both signals while
+files are swapped or restored, then raises KeyboardInterrupt, unless an interrupt is already
+being handled.
 """
 
 from __future__ import annotations
@@ -16,36 +18,98 @@ from typing import Any
 _DEFERRED = (signal.SIGINT, signal.SIGTERM)
 
 
+class _Interrupts:
+    """Process-wide: once one interrupt is being handled, later ones are only noted."""
+
+    fired = False
+    depth = 0
+    holding = 0  # nested held() blocks
+
+
+def interrupt_in_progress() -> bool:
+    return _Interrupts.fired
+
+
+def shield_children() -> bool:
+    """Whether a short helper process started now must be immune to Ctrl-C: while files
+    are restored or an interrupt is cleaned up, a second Ctrl-C (sent to the terminal's
+    whole process group) must not kill the `git update-index` or `podman stop` doing it."""
+    return _Interrupts.fired or _Interrupts.holding > 0
+
+
 @contextlib.contextmanager
-def held() -> Iterator[None]:
-    pending: list[int] = []
+def shielded_spawn() -> Iterator[dict[str, int]]:
+    """When `shield_children()`: the keyword arguments that start the helper in a process
+    group of its own (`process_group=0`), so the terminal's Ctrl-C never reaches it (git
+    installs its own SIGINT handler, which drops its lock file mid-write). SIGINT and
+    SIGTERM are ignored meanwhile: an ignored disposition survives fork and exec, so one
+    landing before the helper left uvdock's group is ignored too."""
+    if not shield_children():
+        yield {}
+        return
+    previous = _install(signal.SIG_IGN)
+    try:
+        yield {"process_group": 0}
+    finally:
+        _reinstall(previous)
+
+
+def _install(handler: Any) -> dict[signal.Signals, Any] | None:
     previous: dict[signal.Signals, Any] = {}
     try:
         for sig in _DEFERRED:
-            previous[sig] = signal.signal(sig, lambda signum, frame: pending.append(signum))
-    except ValueError:  # not the main thread: signals are not ours to hold
-        pass
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        return None
+    return previous
+
+
+def _reinstall(previous: dict[signal.Signals, Any] | None) -> None:
+    for sig, handler in (previous or {}).items():
+        signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def held(*, reraise: bool = True) -> Iterator[None]:
+    pending: list[int] = []
+    previous = _install(lambda signum, frame: pending.append(signum))
+    _Interrupts.holding += 1
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if pending:
+        _Interrupts.holding -= 1
+        _reinstall(previous)
+        if pending and reraise and not _Interrupts.fired:
+            _Interrupts.fired = _Interrupts.depth > 0  # its clean-up must not be cut either
             raise KeyboardInterrupt
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+def _first_interrupt(signum: int, frame: FrameType | None) -> None:
+    if _Interrupts.fired:
+        return  # a second Ctrl-C while the first one's clean-up runs: let it finish
+    _Interrupts.fired = True
     raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    try:
-        previous: Any = signal.signal(signal.SIGTERM, _raise_interrupt)
-    except ValueError:  # not the main thread
-        yield
-        return
+def interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise KeyboardInterrupt once; later ones are ignored until the
+    outermost block ends, and after it too when it ends by an interrupt: uvdock is then on
+    its way out with 130, and an impatient second Ctrl-C must not turn that into a death
+    by signal."""
+    if _Interrupts.depth == 0:
+        _Interrupts.fired = False
+    previous = _install(_first_interrupt)
+    _Interrupts.depth += 1
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        _Interrupts.depth -= 1
+        if _Interrupts.depth == 0:
+            _reinstall(previous)
+            if _Interrupts.fired and previous is not None:
+                for sig in _DEFERRED:
+                    signal.signal(sig, signal.SIG_IGN)
+            _Interrupts.fired = False

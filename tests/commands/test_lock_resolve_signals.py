@@ -7,13 +7,17 @@ uvdock runs as a real subprocess in its own session (as in a terminal). A fake `
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from conftest import git
+import pytest
+from conftest import git, remove_container
+from samples.interrupts import CONTAINER_FAKE_UV, start_resolve_in_container
 from samples.lock_conflicts import make_conflict, snapshot
 from samples.slow_uv import start_resolve
 
@@ -47,3 +51,82 @@ def test_kill_then_abort_restores_exact_state(wheelhouse: Path, tmp_path: Path) 
     assert snapshot(conflict.repo) == before
     assert git(conflict.repo, "ls-files", "-u", "uv.lock") == before.unmerged
     assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+
+
+def _abort(repo: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), *options, "lock", "resolve"]
+    return subprocess.run([*argv, "--abort"], capture_output=True, text=True, check=False)
+
+
+def test_a_second_ctrl_c_during_the_restore_does_not_cut_it(
+    wheelhouse: Path, tmp_path: Path
+) -> None:
+    for round_ in range(3):
+        conflict = make_conflict(tmp_path / str(round_), wheelhouse, "rebase")
+        before = snapshot(conflict.repo)
+        child, _ = start_resolve(conflict.repo, tmp_path / str(round_))
+        os.killpg(child.pid, signal.SIGINT)
+        time.sleep(0.01 * round_)
+        os.killpg(child.pid, signal.SIGINT)  # impatient: twice
+        _, err = child.communicate(timeout=60)
+        assert child.returncode == 130, err.decode()
+        assert "could not restore" not in err.decode()
+        assert snapshot(conflict.repo) == before
+
+
+@pytest.mark.engine
+def test_sigkill_in_run_placement_then_abort_stops_the_container(
+    engine_image: str, wheelhouse: Path, tmp_path: Path
+) -> None:
+    conflict = make_conflict(tmp_path, wheelhouse, "merge")
+    before = snapshot(conflict.repo)
+    options = ["--engine", "podman", "--image", engine_image]
+    child, _ = start_resolve_in_container(conflict.repo, tmp_path, options)
+    state = json.loads((resolve_state.state_dir(conflict.repo / ".git") / "state.json").read_text())
+    name = state["started"]["container"]
+    assert state["started"]["mode"] == "run" and name in _containers()
+    os.killpg(child.pid, signal.SIGKILL)
+    child.communicate(timeout=60)
+    assert name in _containers()  # a hard kill leaves it; --abort must stop it first
+    aborted = _abort(conflict.repo, *options)
+    assert aborted.returncode == 0, aborted.stderr
+    assert name not in _containers()
+    assert snapshot(conflict.repo) == before
+
+
+@pytest.mark.engine
+def test_a_container_stopped_mid_relock_is_exit_3(
+    engine_image: str, wheelhouse: Path, tmp_path: Path
+) -> None:
+    conflict = make_conflict(tmp_path, wheelhouse, "rebase")
+    before = snapshot(conflict.repo)
+    name = f"uvdock-test-stopped-{os.getpid()}-{time.monotonic_ns()}"
+    fake = tmp_path / "container-uv"
+    fake.write_text(CONTAINER_FAKE_UV)
+    fake.chmod(0o755)
+    (tmp_path / "signal").mkdir()
+    mounts = ["-v", f"{conflict.repo}:/workspace", "-v", f"{fake}:/usr/local/bin/uv:ro"]
+    mounts += ["-v", f"{tmp_path / 'signal'}:/uvdock-signal"]
+    subprocess.run(
+        ["podman", "run", "-d", "--name", name, *mounts, engine_image, "sleep", "infinity"],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        child, _ = start_resolve_in_container(
+            conflict.repo, tmp_path, ["--engine", "podman", "--container", name]
+        )
+        subprocess.run(["podman", "kill", name], check=True, capture_output=True)
+        _, err = child.communicate(timeout=90)
+        assert child.returncode == 3, err.decode()
+        assert "container stopped" in err.decode() and "pyproject" not in err.decode()
+        assert snapshot(conflict.repo) == before
+    finally:
+        remove_container(name)
+
+
+def _containers() -> list[str]:
+    listing = subprocess.run(
+        ["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True
+    )
+    return listing.stdout.split()

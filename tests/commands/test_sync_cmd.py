@@ -25,7 +25,7 @@ def test_dry_run_sync_uses_extra_dev_and_protects_base_image_packages(
     protected = {uv[i + 1] for i, word in enumerate(uv) if word == "--no-install-package"}
     assert {"torch", "torchvision", "triton", "nvidia-nccl-cu12"} <= protected
     assert len(protected) == 16
-    assert argv[:4] == ["docker", "run", "--rm", "-i"]
+    assert argv[:5] == ["docker", "run", "--rm", "--init", "-i"]
     assert f"{megatron_repo}:/workspace" in argv
 
 

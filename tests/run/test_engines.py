@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from uvdock.errors import InputRefused
 from uvdock.run import engines
 
 MOUNTS = engines.Mounts(Path("/src/repo"), "/workspace", "/home/u/.cache/uv", "/root/.cache/uv")
@@ -21,6 +22,7 @@ def test_run_mode_mounts_repo_and_cache_with_the_v_form(engine: str) -> None:
         engine,
         "run",
         "--rm",
+        "--init",
         "-i",
         "-v",
         "/src/repo:/workspace",
@@ -28,6 +30,8 @@ def test_run_mode_mounts_repo_and_cache_with_the_v_form(engine: str) -> None:
         "/workspace",
         "-v",
         "/home/u/.cache/uv:/root/.cache/uv",
+        "-e",
+        "UV_LINK_MODE=copy",
         "--network",
         "host",
         "megatron-lm:local",
@@ -42,7 +46,17 @@ def test_run_mode_with_tty_name_and_gpus() -> None:
     argv = engines.run_argv(
         placement, ["bash"], mounts=MOUNTS, tty=True, name="uvdock-1", gpus=True
     )
-    assert argv[:9] == ["docker", "run", "--rm", "-i", "-t", "--name", "uvdock-1", "--gpus", "all"]
+    assert argv[:9] == [
+        "docker",
+        "run",
+        "--rm",
+        "--init",
+        "-i",
+        "-t",
+        "--name=uvdock-1",
+        "--gpus",
+        "all",
+    ]
     assert argv[-2:] == ["img", "bash"]
 
 
@@ -55,6 +69,7 @@ def test_run_mode_without_cache() -> None:
         "podman",
         "run",
         "--rm",
+        "--init",
         "-i",
         "-v",
         "/r:/workspace",
@@ -91,12 +106,10 @@ def test_srun_with_pyxis() -> None:
         "srun",
         "--nodes=1",
         "--gpus-per-node=8",
-        "--container-image",
-        "megatron-lm:local",
-        "--container-mounts",
-        "/src/repo:/workspace,/home/u/.cache/uv:/root/.cache/uv",
-        "--container-workdir",
-        "/workspace",
+        "--container-image=megatron-lm:local",
+        "--container-mounts=/src/repo:/workspace,/home/u/.cache/uv:/root/.cache/uv",
+        "--container-workdir=/workspace",
+        "--export=ALL,UV_LINK_MODE=copy",
         "--pty",
         "bash",
     ]
@@ -135,3 +148,57 @@ def test_inside_ci_container_needs_more_than_dockerenv(tmp_path: Path) -> None:
     assert engines.inside_ci_container({"IMAGE_TYPE": "dev"}, "/nonexistent")
     # A sandbox that is a container but has no CI venv is not the CI container.
     assert not engines.inside_ci_container({}, str(tmp_path / "no-venv"))
+
+
+OPTION_SHAPED = ["--privileged", "-x", "--upload-pack=touch /tmp/pwned", "-"]
+
+
+@pytest.mark.parametrize("value", OPTION_SHAPED)
+@pytest.mark.parametrize("engine", ["docker", "podman"])
+def test_an_option_shaped_container_is_refused(engine: str, value: str) -> None:
+    placement = engines.Placement("exec", engine, container=value)
+    with pytest.raises(InputRefused, match="would be read as an option") as refused:
+        engines.command_argv(placement, ["uv", "lock"], mounts=MOUNTS, tty=False)
+    assert refused.value.exit_code == 2
+
+
+@pytest.mark.parametrize("value", OPTION_SHAPED)
+@pytest.mark.parametrize("mode", ["run", "srun"])
+def test_an_option_shaped_image_is_refused(mode: str, value: str) -> None:
+    placement = engines.Placement(mode, "podman" if mode == "run" else "srun", image=value)
+    with pytest.raises(InputRefused, match="image"):
+        engines.command_argv(placement, ["uv", "lock"], mounts=MOUNTS, tty=False)
+
+
+def test_engine_args_stay_options_and_the_image_stays_the_operand() -> None:
+    placement = engines.Placement(
+        "run", "podman", image="img:1", extra_args=("--network", "host", "--privileged")
+    )
+    argv = engines.run_argv(placement, ["uv", "-v", "lock"], mounts=MOUNTS, tty=False, name="n")
+    image_at = argv.index("img:1")
+    assert argv[image_at - 3 : image_at] == ["--network", "host", "--privileged"]
+    assert argv[image_at + 1 :] == ["uv", "-v", "lock"]  # the command's own options follow
+
+
+def test_srun_values_are_glued_to_their_options() -> None:
+    # `--container-image=VALUE`: an odd value can never become an option of its own.
+    placement = engines.Placement("srun", "srun", image="reg/img:1")
+    argv = engines.srun_argv(placement, ["true"], mounts=MOUNTS, pty=False)
+    assert "--container-image=reg/img:1" in argv and "reg/img:1" not in argv
+
+
+def test_user_link_mode_is_kept_and_no_cache_means_none() -> None:
+    placement = engines.Placement("run", "podman", image="i", env=(("UV_LINK_MODE", "symlink"),))
+    argv = engines.run_argv(placement, ["true"], mounts=MOUNTS, tty=False)
+    assert "UV_LINK_MODE=symlink" in argv and "UV_LINK_MODE=copy" not in argv
+    bare = engines.Mounts(Path("/r"), "/workspace", None, "/root/.cache/uv")
+    argv = engines.run_argv(
+        engines.Placement("run", "podman", image="i"), ["true"], mounts=bare, tty=False
+    )
+    assert not any(a.startswith("UV_LINK_MODE") for a in argv)
+
+
+def test_local_by_hand_says_so() -> None:
+    assert "already inside" not in engines.Placement("local", by_hand=True).describe()
+    assert "--engine local" in engines.Placement("local", by_hand=True).describe()
+    assert "inside the CI container" in engines.Placement("local").describe()

@@ -34,8 +34,10 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.base import engine_for
         from uvdock.image import build as imagebuild
+        from uvdock.run.engines import operand
 
         spec = imagebuild.build_spec(ctx.repo, ctx.config, lts=args.lts, tag=args.tag)
+        operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
         engine = engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
         if ctx.dry_run:

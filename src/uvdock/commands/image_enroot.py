@@ -24,6 +24,10 @@ class Command(BaseCommand):
         from uvdock.run import proc
 
         cfg = ctx.config
+        from uvdock.run.engines import operand
+
+        operand(args.output or cfg.enroot_output, "enroot output")
+        operand(cfg.image, "image")
         engine = cfg.engine if cfg.engine in ("docker", "podman") else "docker"
         argv = imagebuild.enroot_argv(args.output or cfg.enroot_output, cfg.image, engine)
         if ctx.dry_run:

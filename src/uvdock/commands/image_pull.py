@@ -46,6 +46,10 @@ class Command(BaseCommand):
             raise EnvironmentUnusable(f"git remote `{name}` ({url}) names no host")
         image = registry_image(host, cfg.lts_registry_image if args.lts else cfg.registry_image)
         local = cfg.lts_image if args.lts else cfg.image
+        from uvdock.run.engines import operand
+
+        operand(image, "registry image")
+        operand(local, "image")
         engine = engine_for(ctx)
         steps = [imagebuild.pull_argv(engine, image), imagebuild.tag_argv(engine, image, local)]
         if ctx.dry_run:

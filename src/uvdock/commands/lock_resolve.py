@@ -221,11 +221,13 @@ class Command(BaseCommand):
     ) -> bytes:
         repo = ctx.repo
         also = (PYPROJECT,) if merge is not None else ()
-        state = resolve_state.save(index, LOCK, ref=ref, operation=operation, also=also)
+        state = resolve_state.save(
+            index, LOCK, ref=ref, operation=operation, also=also, started=_started(shim)
+        )
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
         files = f"{LOCK}, {PYPROJECT}" if merge is not None else LOCK
-        try:
-            with signals.sigterm_as_interrupt():
+        with signals.interruptible():
+            try:
                 if merge is not None:
                     atomic_write_bytes(repo / PYPROJECT, merge.merged)
                     git.add(repo, PYPROJECT)
@@ -244,13 +246,13 @@ class Command(BaseCommand):
                 if result is None or lockfile.has_conflict_markers(result):
                     raise CheckFailed(f"`uv lock` left no usable {LOCK}; restored the previous one")
                 git.add(repo, LOCK)
-        except BaseException as exc:
-            self._restore_after(ctx, index, state)
-            if isinstance(exc, KeyboardInterrupt | Interrupted):
-                raise Interrupted(
-                    f"interrupted; {files} and their index entries are back as they were"
-                ) from None
-            raise
+            except BaseException as exc:
+                self._restore_after(ctx, index, state)
+                if isinstance(exc, KeyboardInterrupt | Interrupted):
+                    raise Interrupted(
+                        f"interrupted; {files} and their index entries are back as they were"
+                    ) from None
+                raise
         resolve_state.discard(index.git_dir)
         return result
 
@@ -258,7 +260,8 @@ class Command(BaseCommand):
         self, ctx: Context, index: RepoIndex, state: resolve_state.SavedState
     ) -> None:
         try:
-            resolve_state.restore(index, state)
+            with signals.held(reraise=False):  # a second Ctrl-C must not cut the restore
+                resolve_state.restore(index, state)
         except (OSError, UvdockError) as exc:
             cause = exc.message if isinstance(exc, UvdockError) else str(exc)
             raise EnvironmentUnusable(
@@ -312,11 +315,47 @@ class Command(BaseCommand):
                 f"from {state.folder}"
             )
             return 0
-        resolve_state.restore(index, state)
-        resolve_state.discard(index.git_dir)
+        _stop_started(ctx, state)
+        with signals.held():
+            resolve_state.restore(index, state)
+            resolve_state.discard(index.git_dir)
         if ctx.out.json_mode:
             ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
         else:
             paths = " and ".join([state.path, *(s.path for s in state.also)])
             ctx.out.info(f"restored {paths} and their index entries as they were")
         return 0
+
+
+def _started(shim: Shim) -> dict[str, str]:
+    """What an interrupted or killed relock may leave running, for `--abort`."""
+    placement = shim.placement
+    if placement.mode == "run":
+        return {"mode": "run", "engine": placement.engine, "container": shim.container_name}
+    if placement.mode == "exec":
+        return {
+            "mode": "exec",
+            "engine": placement.engine,
+            "container": placement.container,
+            "run_id": shim.run_id,
+        }
+    return {"mode": placement.mode}
+
+
+def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
+    """`--abort` after a kill: stop the relock the killed run left behind, before restoring."""
+    from uvdock.run import stop
+
+    started = dict(state.started)
+    engine, container = started.get("engine", ""), started.get("container", "")
+    if not engine or not container:
+        return
+    if started.get("mode") == "run":
+        problem = stop.stop_container(engine, container, ctx.env)
+    else:
+        problem = stop.stop_tagged(engine, container, started.get("run_id", ""), ctx.env)
+    if problem:
+        raise EnvironmentUnusable(
+            problem, hint="stop it, then run `uvdock lock resolve --abort` again"
+        )
+    ctx.out.detail(f"stopped what the interrupted run started in {container}")

@@ -49,11 +49,22 @@ class Command(BaseCommand):
                 "run", engine, image=cfg.image, extra_args=cfg.engine_args
             )
             argv = engines.run_argv(
-                placement, command, mounts=shim.mounts, tty=True, gpus=args.gpus
+                placement,
+                command,
+                mounts=shim.mounts,
+                tty=True,
+                gpus=args.gpus,
+                name=shim.container_name,  # so an interrupt can stop it
             )
-            if not ctx.dry_run:
-                shim.check_usable()
+            if ctx.dry_run:
+                ctx.out.command(argv)
+                return 0
+            shim.check_usable()
+            return shim.foreground(argv)
         if ctx.dry_run:
             ctx.out.command(argv)
             return 0
-        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
+        import signal
+
+        # srun cancels its tasks on SIGTERM; a single SIGINT only prints the job's state.
+        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env, forward=signal.SIGTERM)

@@ -9,18 +9,51 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from uvdock.errors import CommandFailed
+from uvdock.errors import CommandFailed, EnvironmentUnusable
 
 if TYPE_CHECKING:
     from uvdock.commands.context import Context
 
+ENGINES = ("docker", "podman")
+# What docker and podman say when nothing answers on their socket.
+_NO_DAEMON = ("Cannot connect", "connect: ", "dial unix", "Is the docker daemon running")
+
 
 def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> None:
-    """Run `argv` in the repository; exit non-zero -> CommandFailed naming the step, with `hint`."""
+    """Run `argv` in the repository; exit non-zero -> CommandFailed naming the step, with `hint`,
+    or exit 3 when the engine's daemon does not answer at all."""
     from uvdock.run import proc
 
     ctx.out.detail("+ " + " ".join(argv))
     code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
     if code != 0:
         step = " ".join(argv[:2])  # "docker build", "podman pull", "enroot import"
+        unreachable = daemon_unreachable(ctx, argv[0]) if argv[0] in ENGINES else None
+        if unreachable is not None:
+            raise EnvironmentUnusable(
+                f"{step} failed: the {argv[0]} daemon is not reachable ({unreachable})",
+                hint="start it, or point DOCKER_HOST at a running one; `uvdock doctor` checks",
+            )
         raise CommandFailed(argv, code, message=f"{step} exited with status {code}", hint=hint)
+
+
+def daemon_unreachable(ctx: Context, engine: str) -> str | None:
+    """Why `engine` cannot reach its daemon (its last line of error), or None when it can.
+
+    Asked only after a failure, so a working build or pull pays nothing for it.
+    """
+    from uvdock.run import proc
+
+    try:
+        answer = proc.run(
+            [engine, "version", "--format", "{{.Server.Version}}"],
+            env=ctx.env,
+            check=False,
+            timeout=30,
+        )
+    except CommandFailed:
+        return "no answer within 30 s"
+    lines = answer.stderr.strip().splitlines()
+    if answer.ok or not any(sign in answer.stderr for sign in _NO_DAEMON):
+        return None  # it answers, or fails for another reason: the step's own failure stands
+    return lines[-1]

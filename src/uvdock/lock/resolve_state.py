@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -70,6 +70,9 @@ class SavedState:
     created: float
     folder: Path
     also: tuple[SavedState, ...] = ()  # other files saved and restored with this one
+    # Where the relock runs (mode, engine, container, run_id), so `--abort` after a hard
+    # kill can stop the container or the processes the killed run started.
+    started: tuple[tuple[str, str], ...] = ()
 
     def blob_file(self, stage: int) -> Path:
         return self.folder / f"stage{stage}.blob"
@@ -110,11 +113,18 @@ def _from_data(data: dict[str, Any], folder: Path) -> SavedState:
         created=float(data["created"]),
         folder=folder,
         also=also,
+        started=tuple(sorted((str(k), str(v)) for k, v in (data.get("started") or {}).items())),
     )
 
 
 def save(
-    index: GitIndex, path: str, *, ref: str, operation: str | None, also: tuple[str, ...] = ()
+    index: GitIndex,
+    path: str,
+    *,
+    ref: str,
+    operation: str | None,
+    also: tuple[str, ...] = (),
+    started: Mapping[str, str] | None = None,
 ) -> SavedState:
     """Record the lock's (and `also`'s) working-tree bytes and every index entry of them."""
     folder = state_dir(index.git_dir)
@@ -128,6 +138,7 @@ def save(
         (staging / sub).mkdir()
         data["also"].append({**_record(index, other, staging / sub), "dir": sub})
     data.update(ref=ref, operation=operation, created=time.time(), pid=os.getpid())
+    data["started"] = dict(started or {})
     _write_synced(staging / STATE_FILE, json.dumps(data, indent=1).encode())
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(staging, folder)

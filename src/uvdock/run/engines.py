@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from uvdock.errors import InputRefused
+
 CONTAINER_ENGINES = ("docker", "podman")
 
 
@@ -42,8 +44,11 @@ class Placement(NamedTuple):
     image: str = ""
     extra_args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    by_hand: bool = False  # local: --engine local was asked for, not detected
 
     def describe(self) -> str:
+        if self.mode == "local" and self.by_hand:
+            return "locally with the uv on PATH (--engine local)"
         if self.mode == "local":
             return "locally (already inside the CI container)"
         if self.mode == "exec":
@@ -51,6 +56,25 @@ class Placement(NamedTuple):
         if self.mode == "srun":
             return f"on Slurm with pyxis, image {self.image}"
         return f"in a fresh {self.engine} container of {self.image}"
+
+
+def operand(value: str, what: str) -> str:
+    """`value` where an engine expects a name, refused when it would read as an option."""
+    if not value or value.startswith("-"):
+        raise InputRefused(
+            f"{what} {value!r} is not a name: it would be read as an option",
+            hint=f"name the {what} without a leading '-'",
+        )
+    return value
+
+
+def _with_link_mode(env: Sequence[tuple[str, str]], mounts: Mounts) -> list[tuple[str, str]]:
+    # The uv cache and the workdir are separate bind mounts, and Linux refuses hard links
+    # across mounts (EXDEV) even on one filesystem: uv would warn on every install and copy.
+    pairs = list(env)
+    if mounts.cache and not any(key == "UV_LINK_MODE" for key, _ in pairs):
+        pairs.append(("UV_LINK_MODE", "copy"))
+    return pairs
 
 
 def _env_args(env: Sequence[tuple[str, str]]) -> list[str]:
@@ -66,7 +90,8 @@ def exec_argv(
     argv = [placement.engine, "exec", "-i"]
     if tty:
         argv.append("-t")
-    argv += ["-w", workdir, *_env_args(placement.env), placement.container, *command]
+    container = operand(placement.container, "container")
+    argv += ["-w", workdir, *_env_args(placement.env), container, *command]
     return argv
 
 
@@ -79,16 +104,18 @@ def run_argv(
     name: str | None = None,
     gpus: bool = False,
 ) -> list[str]:
-    argv = [placement.engine, "run", "--rm", "-i"]
+    image = operand(placement.image, "image")
+    # --init: the command is not PID 1, so SIGINT/SIGTERM reach it with default actions.
+    argv = [placement.engine, "run", "--rm", "--init", "-i"]
     if tty:
         argv.append("-t")
     if name:
-        argv += ["--name", name]
+        argv.append(f"--name={operand(name, 'container name')}")
     if gpus:
         argv += ["--gpus", "all"]
     argv += mounts.volume_args()
-    argv += _env_args(placement.env)
-    argv += [*placement.extra_args, placement.image, *command]
+    argv += _env_args(_with_link_mode(placement.env, mounts))
+    argv += [*placement.extra_args, image, *command]
     return argv
 
 
@@ -107,16 +134,14 @@ def srun_argv(
     if gpus_per_node is not None:
         argv.append(f"--gpus-per-node={gpus_per_node}")
     argv += [
-        "--container-image",
-        placement.image,
-        "--container-mounts",
-        mounts.pyxis_mounts(),
-        "--container-workdir",
-        mounts.workdir,
+        f"--container-image={operand(placement.image, 'image')}",
+        f"--container-mounts={mounts.pyxis_mounts()}",
+        f"--container-workdir={mounts.workdir}",
     ]
-    if placement.env:
+    env = _with_link_mode(placement.env, mounts)
+    if env:
         # pyxis passes the caller's environment through; --export names what to add.
-        argv.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in placement.env))
+        argv.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in env))
     argv += list(placement.extra_args)
     if pty:
         argv.append("--pty")

@@ -1,4 +1,7 @@
-"""Small git helpers. Each runs one git command through proc and returns plain data."""
+"""Small git helpers. Each runs one short captured git command and returns plain data.
+
+They use run.captured (the standard library), not the plumbum door: see that module.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable, InputRefused
-from uvdock.run import proc
+from uvdock.run import captured as proc
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:

@@ -1,29 +1,36 @@
-"""The one place where uvdock starts a process. Argv lists only, never a shell string.
+"""The door for every process that runs in or drives the container: built on plumbum.
 
-Programs are looked up on PATH at call time (not at import), so a test or a user can change
-PATH between calls.
+Argv lists only, never a shell string. Programs are looked up on the PATH of the
+environment given, at call time (not at import), and that environment is passed exactly:
+plumbum's `local.env` is a copy taken when plumbum is imported, so it is replaced for the
+duration of each start. plumbum is imported here only, and this module only on process
+paths (`--version`, `image check`, `image show` never import it: see bench/startup.py).
+
+Interrupts: `run_foreground` turns the first Ctrl-C or SIGTERM into a clean stop. The
+child gets SIGINT (again: a SIGINT or SIGTERM sent to uvdock alone never reached it), the
+caller's `on_interrupt` stops what the child started elsewhere (a container, processes in
+one), the child is waited for (bounded, then killed), and only then is Interrupted raised,
+so the caller restores files after nothing it started is running any more.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import time
+import signal
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, cast
 
+from uvdock import signals
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
+from uvdock.run.captured import Completed
 
+__all__ = ["Completed", "exit_code", "run", "run_foreground", "which"]
 
-class Completed(NamedTuple):
-    argv: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0
+if TYPE_CHECKING:
+    import subprocess
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -35,13 +42,46 @@ def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def _resolve(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
+def _resolve(argv: Sequence[str], env: Mapping[str, str]) -> str:
     if not argv:
         raise ValueError("empty argv")
     found = which(argv[0], env) if os.sep not in argv[0] else argv[0]
     if found is None:
         raise EnvironmentUnusable(f"`{argv[0]}` was not found on PATH")
-    return [found, *argv[1:]]
+    return found
+
+
+def exit_code(returncode: int) -> int:
+    """Killed by signal N: 128+N, as shells say."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _popen(
+    argv: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: Path | str | None,
+    **streams: Any,
+) -> subprocess.Popen[Any]:
+    from plumbum import local
+
+    environment = dict(os.environ if env is None else env)
+    program = local[_resolve(argv, environment)][list(argv[1:])]
+    with local.env():
+        local.env.clear()
+        local.env.update(environment)
+        try:
+            child = program.popen(cwd=str(cwd or os.getcwd()), **streams)
+        except OSError as exc:  # found but could not be executed (bad #!, no permission)
+            raise _NotStarted(argv, exc) from exc
+    return cast("subprocess.Popen[Any]", child)
+
+
+class _NotStarted(Exception):
+    """The program could not be executed: a shell would say 127 (not found) or 126."""
+
+    def __init__(self, argv: Sequence[str], error: OSError) -> None:
+        super().__init__(f"{argv[0]}: {error.strerror or error}")
+        self.code = 127 if isinstance(error, FileNotFoundError) else 126
 
 
 def run(
@@ -57,36 +97,33 @@ def run(
     import subprocess
 
     argv = list(argv)
-    resolved = _resolve(argv, env)
+    stdin = subprocess.PIPE if input_text else subprocess.DEVNULL
     try:
-        proc = subprocess.run(
-            resolved,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            input=input_text,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
+        with signals.shielded_spawn() as shield:  # a restore's helpers: see signals
+            child = _popen(argv, env, cwd, stdin=stdin, **shield)
+    except _NotStarted as failed:
+        if check:
+            raise CommandFailed(argv, failed.code, "", str(failed)) from None
+        return Completed(argv, failed.code, "", str(failed))
+    try:
+        out, err = child.communicate(input_text.encode() if input_text else None, timeout)
     except subprocess.TimeoutExpired as exc:
+        child.kill()
+        child.communicate()
         raise CommandFailed(argv, -1, message=f"{argv[0]} timed out after {timeout}s") from exc
-    result = Completed(argv, proc.returncode, proc.stdout, proc.stderr)
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
+    result = Completed(
+        argv,
+        exit_code(child.returncode),
+        out.decode(errors="replace"),
+        err.decode(errors="replace"),
+    )
     if check and not result.ok:
         raise CommandFailed(argv, result.returncode, result.stdout, result.stderr)
     return result
-
-
-def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
-    """Run to completion and return raw stdout (file contents from git, exact bytes)."""
-    import subprocess
-
-    argv = list(argv)
-    proc = subprocess.run(_resolve(argv, None), cwd=cwd, capture_output=True, check=False)
-    if proc.returncode != 0:
-        raise CommandFailed(argv, proc.returncode, "", proc.stderr.decode(errors="replace"))
-    return proc.stdout
 
 
 def run_foreground(
@@ -96,69 +133,94 @@ def run_foreground(
     env: Mapping[str, str] | None = None,
     on_interrupt: Callable[[], None] | None = None,
     grace_seconds: float = 10.0,
+    forward: signal.Signals = signal.SIGINT,
+    whole_tree: bool = False,
 ) -> int:
     """Run with the terminal attached (output streams through) and return the exit code.
 
-    Ctrl-C: the child gets SIGINT (it shares our process group); `on_interrupt` runs so the
-    caller can stop what the child started elsewhere (a process inside a container); then
-    we wait up to `grace_seconds` and raise Interrupted.
+    On Ctrl-C or SIGTERM: see the module docstring. `on_interrupt` runs once while the
+    child may still run and once after it ended (a container created late is caught too).
+    `whole_tree`: the signal goes to every process the child started, as a terminal's
+    Ctrl-C would, and what is left after the grace period is killed (a local uv's own
+    children); otherwise only to the child (an engine CLI, whose container is stopped by
+    `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
+    from outside reaches it too.
     """
     argv = list(argv)
-    pid = _spawn(_resolve(argv, env), cwd, env)
+    child: subprocess.Popen[Any] | None = None
+    with signals.interruptible():
+        try:
+            with signals.held():  # a signal during the start is handled once `child` is known
+                child = _popen(argv, env, cwd, stdin=None, stdout=None, stderr=None)
+            return exit_code(child.wait())
+        except _NotStarted as failed:
+            sys.stderr.write(f"{failed}\n")
+            return failed.code
+        except KeyboardInterrupt:
+            _Stopper(child, whole_tree, forward).stop(on_interrupt, grace_seconds)
+            raise Interrupted("interrupted") from None
+
+
+def _descendants(root: int) -> list[tuple[int, str]]:
+    """(pid, start time) of every living descendant of `root`, from /proc (Linux)."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        stat = _stat_fields(int(entry))
+        if stat is not None:
+            children.setdefault(int(stat[1]), []).append((int(entry), stat[19]))
+    found: list[tuple[int, str]] = []
+    todo = [root]
+    while todo:
+        for pid, started in children.get(todo.pop(), []):
+            found.append((pid, started))
+            todo.append(pid)
+    return found
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name: state, ppid, pgrp, ... (starttime is [19])."""
     try:
-        return _wait(pid)
-    except KeyboardInterrupt:
-        import signal
-
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            if on_interrupt is not None:
-                on_interrupt()
-            if _wait_for(pid, grace_seconds) is None:
-                os.kill(pid, signal.SIGKILL)
-                _wait(pid)
-        finally:
-            signal.signal(signal.SIGINT, previous)
-        raise Interrupted("interrupted") from None
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()
+    return fields if len(fields) > 19 else None
 
 
-# The foreground path is what `uvdock run` pays on every call. Importing `subprocess`
-# (signal, selectors, threading, locale) costs more here than the whole budget for it, so
-# this path forks and execs by hand; captured runs above still use subprocess.
-def _spawn(argv: list[str], cwd: Path | str | None, env: Mapping[str, str] | None) -> int:
-    environment = dict(os.environ if env is None else env)
-    pid = os.fork()
-    if pid == 0:  # the child: become the program, or exit 127 as a shell would
-        try:
-            if cwd is not None:
-                os.chdir(cwd)
-            os.execve(argv[0], argv, environment)
-        finally:
-            os._exit(127)
-    return pid
+class _Stopper:
+    def __init__(
+        self, child: subprocess.Popen[Any] | None, whole_tree: bool, forward: signal.Signals
+    ) -> None:
+        self.child = child
+        self.forward = forward
+        # Taken now, while orphans still hang under the child: they are found again by
+        # pid and start time when the grace period is over.
+        self.tree = _descendants(os.getpid()) if whole_tree and child is not None else []
 
+    def _signal(self, sig: signal.Signals) -> None:
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(sig)
+        for pid, started in self.tree:
+            stat = _stat_fields(pid)
+            if stat is not None and stat[19] == started and stat[0] != "Z":
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
 
-def _exit_code(status: int) -> int:
-    code = os.waitstatus_to_exitcode(status)
-    return 128 - code if code < 0 else code  # killed by signal N: 128+N, as shells say
+    def stop(self, on_interrupt: Callable[[], None] | None, grace_seconds: float) -> None:
+        import subprocess
 
-
-def _wait(pid: int) -> int:
-    return _exit_code(os.waitpid(pid, 0)[1])
-
-
-def _wait_for(pid: int, timeout: float) -> int | None:
-    """The child's exit code (-1 when unknown), or None when it is still running after
-    `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            # Already reaped: Ctrl-C landed just after waitpid returned, and its status is lost.
-            return -1
-        if done:
-            return _exit_code(status)
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.05)
+        self._signal(self.forward)
+        if on_interrupt is not None:
+            on_interrupt()
+        if self.child is not None:
+            try:
+                self.child.wait(grace_seconds)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                self.child.wait()
+        self._signal(signal.SIGKILL)  # what the child left behind in its tree
+        if on_interrupt is not None:
+            on_interrupt()

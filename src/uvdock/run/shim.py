@@ -15,20 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import engines, proc
+from uvdock.run import engines, proc, stop
 
 if TYPE_CHECKING:
     from uvdock.config import Config
     from uvdock.output import Output
 
-RUN_MARKER = "UVDOCK_RUN"
-# Kills every process whose environment carries UVDOCK_RUN=<id>: `docker exec` has no
-# signal proxy, so without this a Ctrl-C would leave uv running in the container.
-_KILL_TAGGED = (
-    "for d in /proc/[0-9]*; do "
-    'if tr "\\0" "\\n" < "$d/environ" 2>/dev/null | grep -qx "$0=$1"; then '
-    'kill -INT "${d#/proc/}" 2>/dev/null; fi; done'
-)
+RUN_MARKER = stop.RUN_MARKER
 _CACHE_FILE = "verified-containers"
 
 
@@ -88,6 +81,13 @@ class Shim:
         self.dry_run = dry_run
         self.run_id = os.urandom(6).hex()
         self._usable = False
+        self._stop_problems: list[str] = []
+
+    @property
+    def container_name(self) -> str:
+        """The name a run-placement container gets, so an interrupt (or `lock resolve
+        --abort` after a kill) can stop it."""
+        return f"uvdock-{self.run_id}"
 
     # -- where ---------------------------------------------------------------------------
 
@@ -95,7 +95,9 @@ class Shim:
     def placement(self) -> engines.Placement:
         cfg = self.config
         mode = cfg.engine
-        if mode == "local" or (mode == "auto" and engines.inside_ci_container(self.env, cfg.venv)):
+        if mode == "local":
+            return engines.Placement("local", by_hand=True)
+        if mode == "auto" and engines.inside_ci_container(self.env, cfg.venv):
             return engines.Placement("local")
         if mode == "srun":
             return engines.Placement("srun", "srun", image=cfg.image, extra_args=cfg.engine_args)
@@ -133,7 +135,7 @@ class Shim:
 
     def argv(self, command: Sequence[str], *, tty: bool = False) -> list[str]:
         target = self.target
-        name = f"uvdock-{self.run_id}" if target.mode == "run" else None
+        name = self.container_name if target.mode == "run" else None
         return engines.command_argv(target, command, mounts=self.mounts, tty=tty, name=name)
 
     # -- safety checks -------------------------------------------------------------------
@@ -224,7 +226,8 @@ class Shim:
                 and not self.dry_run
                 and proc.which("uv", self.env) is None
             ):
-                raise EnvironmentUnusable("uv is not on PATH in this container")
+                where = "on this machine" if placement.by_hand else "in this container"
+                raise EnvironmentUnusable(f"uv is not on PATH {where} (--engine local)")
             return
         if placement.mode == "srun":
             if proc.which("srun", self.env) is None:
@@ -263,12 +266,12 @@ class Shim:
             return 0
         if self.placement.mode == "run":
             self.check_usable()
-        code = self._foreground(self.argv(command, tty=tty))
+        code = self.foreground(self.argv(command, tty=tty))
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
             # the same name is checked like a new one, then the command runs once.
             del self.__dict__["target"]
-            code = self._foreground(self.argv(command, tty=tty))
+            code = self.foreground(self.argv(command, tty=tty))
         if writes:
             self._give_back(writes)
         return code
@@ -276,13 +279,40 @@ class Shim:
     def run_uv(
         self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None
     ) -> int:
+        if self.out.quiet:
+            args = ["-q", *args]
+        elif self.out.verbose:
+            args = ["-v", *args]
         code = self.run(["uv", *args], tty=tty, writes=writes)
-        if code in (126, 127) and self.placement.mode != "local":
+        if code in (126, 127):
             raise self.uv_missing()
+        if code != 0 and self._stopped_from_outside(code):
+            raise EnvironmentUnusable(
+                f"container stopped while uv ran (exit {code}); nothing is wrong with the project",
+                hint="start the container again (or drop --container to use a fresh one) and rerun",
+            )
         return code
 
-    @staticmethod
-    def uv_missing() -> EnvironmentUnusable:
+    def _stopped_from_outside(self, code: int) -> bool:
+        """`podman stop`/`kill` from elsewhere: exec's target is no longer running, or a run
+        container's command died by SIGTERM/SIGKILL that uvdock did not send."""
+        placement = self.target
+        if placement.mode == "run":
+            return code in (137, 143)
+        if placement.mode != "exec":
+            return False
+        from uvdock.run import probe
+
+        info = probe.container(placement.engine, placement.container, self.env)
+        return info is None or not info.running
+
+    def uv_missing(self) -> EnvironmentUnusable:
+        if self.placement.mode == "local":
+            where = "on PATH" if self.placement.by_hand else "in this container"
+            return EnvironmentUnusable(
+                f"the local uv ({where}) failed to start (exit 126/127)",
+                hint="check `uv --version` here, or drop --engine local to run uv in the CI container",
+            )
         return EnvironmentUnusable(
             "uv was not found in the container: is this the CI image?",
             hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
@@ -293,12 +323,24 @@ class Shim:
             self.check_usable()
         return proc.run(self.argv(command, tty=False), cwd=self.repo, env=self.env, check=False)
 
-    def _foreground(self, argv: list[str]) -> int:
+    def foreground(self, argv: list[str]) -> int:
+        """Run an argv built for this shim's placement; an interrupt stops what it started."""
         if self.out.verbose:
             import shlex
 
             self.out.detail("+ " + shlex.join(argv))
-        return proc.run_foreground(argv, cwd=self.repo, env=self.env, on_interrupt=self._stop)
+        import signal
+
+        # srun cancels its tasks on SIGTERM; a single SIGINT only prints the job's state.
+        forward = signal.SIGTERM if self.placement.mode == "srun" else signal.SIGINT
+        return proc.run_foreground(
+            argv,
+            cwd=self.repo,
+            env=self.env,
+            on_interrupt=self._stop,
+            forward=forward,
+            whole_tree=self.placement.mode == "local",
+        )
 
     def _verified_container_gone(self) -> bool:
         placement = self.placement
@@ -311,31 +353,16 @@ class Shim:
         return False
 
     def _stop(self) -> None:
+        """Ctrl-C or SIGTERM: stop what the command started in the container, and wait."""
         placement = self.target
+        problem = None
         if placement.mode == "exec":
-            proc.run(
-                [
-                    placement.engine,
-                    "exec",
-                    placement.container,
-                    "sh",
-                    "-c",
-                    _KILL_TAGGED,
-                    RUN_MARKER,
-                    self.run_id,
-                ],
-                env=self.env,
-                check=False,
-                timeout=20,
-            )
+            problem = stop.stop_tagged(placement.engine, placement.container, self.run_id, self.env)
         elif placement.mode == "run":
-            name = f"uvdock-{self.run_id}"
-            proc.run(
-                [placement.engine, "kill", "--signal", "INT", name],
-                env=self.env,
-                check=False,
-                timeout=20,
-            )
+            problem = stop.stop_container(placement.engine, self.container_name, self.env)
+        if problem and problem not in self._stop_problems:
+            self._stop_problems.append(problem)
+            self.out.error(problem)
 
     def _give_back(self, writes: Sequence[str]) -> None:
         """Files a root container wrote into the repo go back to the invoking user."""

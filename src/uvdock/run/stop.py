@@ -1,0 +1,92 @@
+"""Stop what an interrupted command started in a container, and wait until it is gone.
+
+Each function returns None when nothing is left running, or a sentence saying what could
+not be stopped (the caller shows it; uvdock still exits 130).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+
+from uvdock.errors import CommandFailed
+from uvdock.run import proc
+
+RUN_MARKER = "UVDOCK_RUN"
+
+# `docker exec` has no signal proxy, so every process whose environment carries
+# UVDOCK_RUN=<id> gets SIGINT, then SIGKILL after the grace period; the script exits 0 only
+# once none is left. $0 marker name, $1 run id, $2 grace in tenths of a second.
+_STOP_TAGGED = r"""
+tag="$0=$1"; grace="$2"
+tagged() {
+  for d in /proc/[0-9]*; do
+    if tr "\0" "\n" < "$d/environ" 2>/dev/null | grep -qx "$tag"; then echo "${d#/proc/}"; fi
+  done
+}
+pids=$(tagged); [ -z "$pids" ] && exit 0
+kill -INT $pids 2>/dev/null
+n=0
+while [ -n "$(tagged)" ]; do
+  n=$((n + 1))
+  if [ "$n" -eq "$grace" ]; then kill -KILL $(tagged) 2>/dev/null; fi
+  if [ "$n" -gt $((grace + 20)) ]; then tagged; exit 1; fi
+  sleep 0.1
+done
+exit 0
+"""
+
+
+def stop_tagged(
+    engine: str, container: str, run_id: str, env: Mapping[str, str], *, grace: float = 10.0
+) -> str | None:
+    argv = [engine, "exec", container, "sh", "-c", _STOP_TAGGED, RUN_MARKER, run_id]
+    try:
+        done = proc.run([*argv, str(int(grace * 10))], env=env, check=False, timeout=grace + 20)
+    except CommandFailed:
+        return f"could not stop the command in container {container} (timed out)"
+    if done.returncode == 0:
+        return None
+    pids = " ".join(done.stdout.split())
+    return f"could not stop the command in container {container}" + (
+        f" (processes {pids} still run)" if pids else f": {done.stderr.strip()}"
+    )
+
+
+def container_exists(engine: str, name: str, env: Mapping[str, str]) -> bool:
+    # `ps -a` rather than `inspect`: podman's inspect already fails while a container is
+    # being removed, and `ps -a` lists it until it is truly gone.
+    argv = [engine, "ps", "--all", "--no-trunc", "--format", "{{.Names}}"]
+    try:
+        found = proc.run(argv, env=env, check=False, timeout=30)
+    except CommandFailed:
+        return True  # the engine did not answer: assume the worst
+    if not found.ok:
+        return True
+    return name in found.stdout.split()
+
+
+def stop_container(
+    engine: str, name: str, env: Mapping[str, str], *, grace: float = 10.0
+) -> str | None:
+    """Stop the named container (SIGTERM, SIGKILL after `grace`), remove it, wait until the
+    engine no longer knows it."""
+    if not container_exists(engine, name, env):
+        return None
+    _quiet(engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20)
+    deadline = time.monotonic() + grace + 10
+    while container_exists(engine, name, env):
+        if time.monotonic() > deadline:
+            _quiet(engine, ["rm", "--force", "--", name], env, 30)
+            if container_exists(engine, name, env):
+                return f"could not stop container {name}; stop it with `{engine} rm --force {name}`"
+            return None
+        _quiet(engine, ["rm", "--force", "--", name], env, 30)
+        time.sleep(0.2)
+    return None
+
+
+def _quiet(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> None:
+    with contextlib.suppress(CommandFailed):
+        proc.run([engine, *args], env=env, check=False, timeout=timeout)
