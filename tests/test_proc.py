@@ -155,3 +155,25 @@ def test_a_program_that_cannot_be_executed_is_126_like_a_shell(tmp_path: Path) -
     (tmp_path / "plain").write_text("data")
     (tmp_path / "plain").chmod(0o644)
     assert proc.run([str(tmp_path / "plain")], check=False).returncode == 126
+
+
+def test_sigterm_before_any_process_is_exit_130(tmp_path: Path) -> None:
+    # uvdock is killed while it reads its input (here: a log from a pipe that never ends),
+    # before it has started anything: still exit 130, not death by the signal.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "uvdock", "doctor", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    time.sleep(1.0)  # well past start-up: blocked reading stdin
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err.decode()
+    assert b"interrupted" in err and b"Traceback" not in err
