@@ -7,6 +7,7 @@ Only the module of the command being run is imported, which keeps start-up withi
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -211,16 +212,26 @@ def run(argv: Sequence[str] | None = None, session: Session | None = None) -> in
     key, command, args = invocation.key, invocation.command, invocation.args
     session.out, session.ctx = out, ctx
     session.name = " ".join(part for part in key if part)
-    if key in WRITERS and not options.dry_run:
-        from uvdock.commands.base import writing
+    with _json_stdout(options.json, out):
+        if key in WRITERS and not options.dry_run:
+            from uvdock.commands.base import writing
 
-        with writing(ctx, " ".join(("uvdock", *key)).strip()):
+            with writing(ctx, " ".join(("uvdock", *key)).strip()):
+                code = int(command.run(ctx, args))
+        else:
             code = int(command.run(ctx, args))
-    else:
-        code = int(command.run(ctx, args))
     if options.json:
         _json_document(session, code)
     return code
+
+
+def _json_stdout(json_mode: bool, out: Output) -> contextlib.AbstractContextManager[None]:
+    """Under --json, stdout is kept for the document (see output.stdout_kept_for_json)."""
+    if not json_mode:
+        return contextlib.nullcontext()
+    from uvdock.output import stdout_kept_for_json
+
+    return stdout_kept_for_json(out.stdout)
 
 
 def _json_document(session: Session, code: int, error: UvdockError | None = None) -> None:

@@ -10,8 +10,9 @@ and otherwise only a terminal (not a pipe, not TERM=dumb) gets it.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -51,7 +52,7 @@ def colour_diff_line(line: str) -> str:
 
 
 # Keys the document's envelope owns: a command's payload cannot override them.
-_ENVELOPE = frozenset({"command", "ok", "dry_run", "planned", "error"})
+_ENVELOPE = frozenset({"command", "ok", "exit_code", "dry_run", "planned", "error"})
 
 
 def relative_paths(value: object, root: Path | None) -> object:
@@ -70,6 +71,29 @@ def relative_paths(value: object, root: Path | None) -> object:
     if isinstance(value, (list, tuple)):
         return [relative_paths(item, root) for item in value]
     return value
+
+
+@contextlib.contextmanager
+def stdout_kept_for_json(stream: TextIO) -> Iterator[None]:
+    """While a --json command runs, file descriptor 1 points at stderr, so what uv, the
+    engine or a `run` command prints cannot mix with the one document written afterwards.
+    A stream that is not a real file (a test's capture) is left alone."""
+    import os
+
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    stream.flush()
+    saved = os.dup(fd)
+    os.dup2(2, fd)
+    try:
+        yield
+    finally:
+        stream.flush()
+        os.dup2(saved, fd)
+        os.close(saved)
 
 
 class Output:
@@ -169,22 +193,26 @@ class Output:
         root: Path | None = None,
         error: Mapping[str, Any] | None = None,
     ) -> None:
-        """Write the one --json document: `command`, `ok` (exit code 0), `dry_run`, what the
-        command gave json(), `planned` commands, and `error` when it failed. Path values are
+        """Write the one --json document: `command`, `ok` (exit code 0), `exit_code`,
+        `dry_run`, what the command gave json(), `planned` commands, and `error` when the
+        command stopped with an error rather than a finding (exit 1 from a check). Path values are
         shown relative to `root` (the repository); every string is redacted, then serialized,
         so the output always parses. A second call writes nothing."""
         import json
 
         if self.document_written:
             return
-        body: dict[str, Any] = {"command": command, "ok": exit_code == 0, "dry_run": dry_run}
+        body: dict[str, Any] = {
+            "command": command,
+            "ok": exit_code == 0,
+            "exit_code": exit_code,
+            "dry_run": dry_run,
+        }
         body.update({k: v for k, v in self._payload.items() if k not in _ENVELOPE})
         if self._planned:
             body["planned"] = self._planned
-        if error is not None or exit_code != 0:
-            body["ok"] = False
-            body["error"] = dict(error or {"message": f"exit status {exit_code}", "hint": None})
-            body["error"]["exit_code"] = exit_code
+        if error is not None:
+            body["error"] = {**error, "exit_code": exit_code}
         clean = self._redaction().value(relative_paths(body, root))
         self.stdout.write(json.dumps(clean, indent=2, sort_keys=False) + "\n")
         self.stdout.flush()

@@ -35,6 +35,7 @@ def test_revision_vs_working_tree_json(repo: Path, run_cli: RunCli) -> None:
     assert json.loads(result.out) == {
         "command": "lock diff",
         "ok": True,
+        "exit_code": 0,
         "dry_run": False,
         "added": [{"name": "gamma", "versions": ["0.3"]}],
         "removed": [{"name": "beta", "versions": ["2.0"]}],
@@ -99,6 +100,7 @@ def test_real_megatron_lock_against_derived(megatron_repo: Path, run_cli: RunCli
     assert json.loads(result.out) == {
         "command": "lock diff",
         "ok": True,
+        "exit_code": 0,
         "dry_run": False,
         "added": [{"name": "brand-new", "versions": ["0.1"]}],
         "removed": [],

@@ -32,6 +32,7 @@ def test_json_wins_over_format(megatron_repo: Path, run_cli: RunCli) -> None:
     assert json.loads(result.out) == {
         "command": "lock diff",
         "ok": True,
+        "exit_code": 0,
         "dry_run": False,
         "added": [],
         "removed": [],

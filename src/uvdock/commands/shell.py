@@ -54,6 +54,6 @@ class Command(BaseCommand):
             if not ctx.dry_run:
                 shim.check_usable()
         if ctx.dry_run:
-            ctx.out.command(argv)
+            ctx.out.command(argv, placement=placement)
             return 0
         return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
