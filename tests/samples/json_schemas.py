@@ -44,8 +44,8 @@ ENVELOPE: dict[str, Spec] = {
 
 PIN = {
     "path": "str",
-    "line": "int?",
-    "lane": "str",
+    "line": "int",
+    "lane": "str?",
     "tag": "str",
     "managed": "bool",
     "kind": "str",
