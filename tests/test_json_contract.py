@@ -333,3 +333,23 @@ def test_every_command_has_a_schema() -> None:
 
     names = {" ".join(part for part in key if part) for key in COMMANDS}
     assert names == set(json_schemas.SCHEMAS) - {""}
+
+
+@pytest.mark.engine
+def test_lock_resolve_of_a_real_conflict(
+    engine_image: str, wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    from samples.lock_conflicts import make_conflict
+
+    conflict = make_conflict(tmp_path, wheelhouse, "rebase")
+    podman = ("--repo", conflict.repo, "--engine", "podman", "--image", engine_image, "--json")
+    resolve = ("lock", "resolve", "--onto", "main", "--no-fetch")
+    for dry in (("--dry-run",), ()):
+        result = run_cli(*podman, *dry, *resolve)
+        assert result.code == 0, result.err
+        document = one_document(result.out)
+        check_envelope(document, 0)
+        json_schemas.check(document)
+        assert document["conflict"] is True and document["ref"] == "main"
+    assert document["resolved"] is True and document["operation"] == "rebase"
+    assert {entry["name"] for entry in document["diff"]["added"]} <= {"alpha", "beta", "delta"}
