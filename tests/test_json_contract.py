@@ -145,6 +145,8 @@ def test_every_command_prints_one_documented_document(
     document = one_document(result.out)
     check_envelope(document, result.code)
     json_schemas.check(document)
+    if document["command"]:
+        assert " ".join(argv).find(document["command"]) >= 0, document["command"]
 
 
 def test_outside_a_repository_is_the_error_document_exit_3(tmp_path: Path, run_cli: RunCli) -> None:
@@ -353,3 +355,17 @@ def test_lock_resolve_of_a_real_conflict(
         assert document["conflict"] is True and document["ref"] == "main"
     assert document["resolved"] is True and document["operation"] == "rebase"
     assert {entry["name"] for entry in document["diff"]["added"]} <= {"alpha", "beta", "delta"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [(("lock", "--chekc"), "lock"), (("image", "bump"), "image bump"), (("imgae",), "")],
+)
+def test_a_refused_command_line_names_the_command_it_understood(
+    contract_repo: Path, run_cli: RunCli, argv: tuple[str, ...], command: str
+) -> None:
+    result = run_cli("--repo", contract_repo, "--json", *argv)
+    assert result.code == 2, result.err
+    document = one_document(result.out)
+    check_envelope(document, 2)
+    assert document["command"] == command

@@ -166,7 +166,11 @@ def parse(words: list[str]) -> Invocation:
 
     spec = COMMANDS[key]
     command: BaseCommand = importlib.import_module(f"uvdock.commands.{spec.module}").Command()
-    args = command.parse(rest, lambda: _command_parser(key, spec))
+    try:
+        args = command.parse(rest, lambda: _command_parser(key, spec))
+    except UvdockError as exc:
+        exc.command = " ".join(part for part in key if part)  # for the --json error document
+        raise
 
     from uvdock.cli_spec import GlobalOptions
 
@@ -245,7 +249,7 @@ def _json_document(session: Session, code: int, error: UvdockError | None = None
     if error is not None:
         detail = {"message": error.message, "hint": error.hint}
     out.document(
-        session.name,
+        session.name or (error.command if error is not None else ""),
         code,
         dry_run=bool(ctx is not None and ctx.dry_run),
         root=root,
