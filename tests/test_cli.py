@@ -51,7 +51,7 @@ def test_not_a_git_repository_is_exit_3(tmp_path: Path, run_cli: RunCli) -> None
 def test_internal_error_is_one_line_and_a_log(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def boom(argv: object = None) -> int:
+    def boom(argv: object = None, session: object = None) -> int:
         raise ZeroDivisionError("bug")
 
     monkeypatch.setattr(cli, "run", boom)

@@ -1,3 +1,3 @@
 """uvdock: uv inside the CI container, and honest pins, for Megatron-LM-style repositories."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

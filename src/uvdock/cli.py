@@ -7,6 +7,7 @@ Only the module of the command being run is imported, which keeps start-up withi
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
     from uvdock.cli_spec import GlobalOptions
     from uvdock.commands.base import Command as BaseCommand
+    from uvdock.commands.context import Context
+    from uvdock.output import Output
 
 from uvdock import __version__
 from uvdock.cli_spec import (
@@ -163,7 +166,11 @@ def parse(words: list[str]) -> Invocation:
 
     spec = COMMANDS[key]
     command: BaseCommand = importlib.import_module(f"uvdock.commands.{spec.module}").Command()
-    args = command.parse(rest, lambda: _command_parser(key, spec))
+    try:
+        args = command.parse(rest, lambda: _command_parser(key, spec))
+    except UvdockError as exc:
+        exc.command = " ".join(part for part in key if part)  # for the --json error document
+        raise
 
     from uvdock.cli_spec import GlobalOptions
 
@@ -177,7 +184,17 @@ def parse(words: list[str]) -> Invocation:
     return Invocation(key, command, args, options)
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+class Session:
+    """What the root handler needs to know about the invocation in flight: its Output (the
+    --json document is written there, once) and its name and context."""
+
+    out: Output | None = None
+    name: str = ""
+    ctx: Context | None = None
+
+
+def run(argv: Sequence[str] | None = None, session: Session | None = None) -> int:
+    session = session or Session()
     words = list(sys.argv[1:] if argv is None else argv)
     scanned = scan_global_options(words)
     if scanned is not None and scanned[0].get("version"):
@@ -197,13 +214,54 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     ctx = Context(options=options, out=out)
     key, command, args = invocation.key, invocation.command, invocation.args
-    if key in WRITERS and not options.dry_run:
-        from uvdock.commands.base import writing
+    session.out, session.ctx = out, ctx
+    session.name = " ".join(part for part in key if part)
+    with _json_stdout(options.json, out):
+        if key in WRITERS and not options.dry_run:
+            from uvdock.commands.base import writing
 
-        with writing(ctx, " ".join(("uvdock", *key)).strip()):
-            return int(command.run(ctx, args))
-    result: int = command.run(ctx, args)
-    return result
+            with writing(ctx, " ".join(("uvdock", *key)).strip()):
+                code = int(command.run(ctx, args))
+        else:
+            code = int(command.run(ctx, args))
+    if options.json:
+        _json_document(session, code)
+    return code
+
+
+def _json_stdout(json_mode: bool, out: Output) -> contextlib.AbstractContextManager[None]:
+    """Under --json, stdout is kept for the document (see output.stdout_kept_for_json)."""
+    if not json_mode:
+        return contextlib.nullcontext()
+    from uvdock.output import stdout_kept_for_json
+
+    return stdout_kept_for_json(out.stdout)
+
+
+def _json_document(session: Session, code: int, error: UvdockError | None = None) -> None:
+    """The one --json document of this invocation (see docs/json.md)."""
+    from uvdock.output import Output
+
+    out = session.out if session.out is not None and session.out.json_mode else Output()
+    ctx = session.ctx
+    root = ctx.__dict__.get("repo") if ctx is not None else None
+    detail = None
+    if error is not None:
+        detail = {"message": error.message, "hint": error.hint}
+    out.document(
+        session.name or (error.command if error is not None else ""),
+        code,
+        dry_run=bool(ctx is not None and ctx.dry_run),
+        root=root,
+        error=detail,
+    )
+
+
+def _json_requested(argv: Sequence[str] | None, session: Session) -> bool:
+    if session.ctx is not None:
+        return bool(session.ctx.options.json)
+    words = list(sys.argv[1:] if argv is None else argv)
+    return "--json" in words[: words.index("--") if "--" in words else len(words)]
 
 
 def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.ArgumentParser:
@@ -245,8 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    session = Session()
     try:
-        return run(argv)
+        return run(argv, session)
     except UvdockError as exc:
         from uvdock.output import Output
 
@@ -260,11 +319,22 @@ def _main(argv: Sequence[str] | None) -> int:
         if isinstance(exc, CommandFailed) and exc.stderr.strip():
             tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
             Output(stdout=sys.stderr).info(tail)
+        if _json_requested(argv, session):
+            _json_document(session, exc.exit_code, exc)
         return exc.exit_code
+    except SystemExit as exc:
+        # --help (0) prints help; a bare `uvdock` or group (2) prints it to stderr as usage.
+        code = exc.code if isinstance(exc.code, int) else 2
+        if code != 0 and _json_requested(argv, session):
+            refused = UvdockError("no command given; see `uvdock --help`")
+            _json_document(session, code, refused)
+        raise
     except KeyboardInterrupt:
         from uvdock.output import Output
 
         Output(color=_color_choice(argv)).error("interrupted")
+        if _json_requested(argv, session):
+            _json_document(session, 130, UvdockError("interrupted"))
         return 130
     except BrokenPipeError:
         return 1
@@ -272,13 +342,17 @@ def _main(argv: Sequence[str] | None) -> int:
         from uvdock.output import Output
 
         where = f"{exc.filename}: " if exc.filename else ""
-        Output(color=_color_choice(argv)).error(f"{where}{exc.strerror or exc}")
+        message = f"{where}{exc.strerror or exc}"
+        Output(color=_color_choice(argv)).error(message)
+        if _json_requested(argv, session):
+            _json_document(session, 3, UvdockError(message))
         return 3
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
         from uvdock.output import Output
 
         path = _crash_log(exc)
-        Output(color=_color_choice(argv)).error(
-            f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})"
-        )
+        message = f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})"
+        Output(color=_color_choice(argv)).error(message)
+        if _json_requested(argv, session):
+            _json_document(session, 4, UvdockError(message))
         return 4

@@ -13,6 +13,8 @@ class UvdockError(Exception):
     """Base class: a message meant for the user and the exit code it maps to."""
 
     exit_code = 4
+    # The command whose arguments were refused, when known before it ran (--json names it).
+    command = ""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

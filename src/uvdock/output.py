@@ -10,8 +10,10 @@ and otherwise only a terminal (not a pipe, not TERM=dumb) gets it.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -49,6 +51,51 @@ def colour_diff_line(line: str) -> str:
     return line
 
 
+# Keys the document's envelope owns: a command's payload cannot override them.
+_ENVELOPE = frozenset({"command", "ok", "exit_code", "dry_run", "planned", "error"})
+
+
+def relative_paths(value: object, root: Path | None) -> object:
+    """Path objects anywhere in `value` as strings, relative to `root` when inside it."""
+    from pathlib import PurePath
+
+    if isinstance(value, PurePath):
+        if root is not None:
+            try:
+                return str(Path(value).resolve().relative_to(root.resolve()))
+            except ValueError:
+                pass
+        return str(value)
+    if isinstance(value, Mapping):
+        return {k: relative_paths(v, root) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [relative_paths(item, root) for item in value]
+    return value
+
+
+@contextlib.contextmanager
+def stdout_kept_for_json(stream: TextIO) -> Iterator[None]:
+    """While a --json command runs, file descriptor 1 points at stderr, so what uv, the
+    engine or a `run` command prints cannot mix with the one document written afterwards.
+    A stream that is not a real file (a test's capture) is left alone."""
+    import os
+
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    stream.flush()
+    saved = os.dup(fd)
+    os.dup2(2, fd)
+    try:
+        yield
+    finally:
+        stream.flush()
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
 class Output:
     def __init__(
         self,
@@ -68,6 +115,11 @@ class Output:
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self._env = env
+        # --json: the one document, built up by json() and the planned commands, written once
+        # by document() when the command's exit code is known (see docs/json.md).
+        self._payload: dict[str, Any] = {}
+        self._planned: list[dict[str, Any]] = []
+        self.document_written = False
 
     # Built on first use: the secret values of the environment are read once per command.
     _redactor: Redactor | None = None
@@ -115,20 +167,56 @@ class Output:
         rest = line.partition(":")[2]
         self._write(self.stderr, f"{self._label('usage', self.stderr)}{rest}")
 
-    def command(self, argv: Sequence[str], *, prefix: str = "") -> None:
-        """A command as one copy-pasteable shell line (what --dry-run and -v show)."""
+    def command(self, argv: Sequence[str], *, prefix: str = "", placement: object = None) -> None:
+        """A command as one copy-pasteable shell line (what --dry-run and -v show). Under
+        --json it is also part of the document: `planned`, the argv as a list and where it
+        would run (`placement`, a NamedTuple such as run.engines.Placement)."""
         import shlex
 
         words = self._redaction().argv(argv)
         self._write(self.stderr if self.json_mode else self.stdout, prefix + shlex.join(words))
+        if self.json_mode:
+            where = placement._asdict() if hasattr(placement, "_asdict") else None
+            self._planned.append({"argv": words, "placement": where})
 
-    def json(self, payload: Any) -> None:
-        """The payload with every string redacted, then serialized: the output always parses."""
+    def json(self, payload: Mapping[str, Any]) -> None:
+        """The command's part of the --json document. Several calls merge (later keys win);
+        the document is written once, by document(), with the keys every command shares."""
+        self._payload.update(payload)
+
+    def document(
+        self,
+        command: str,
+        exit_code: int,
+        *,
+        dry_run: bool,
+        root: Path | None = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Write the one --json document: `command`, `ok` (exit code 0), `exit_code`,
+        `dry_run`, what the command gave json(), `planned` commands, and `error` when the
+        command stopped with an error rather than a finding (exit 1 from a check). Path values are
+        shown relative to `root` (the repository); every string is redacted, then serialized,
+        so the output always parses. A second call writes nothing."""
         import json
 
-        clean = self._redaction().value(payload)
+        if self.document_written:
+            return
+        body: dict[str, Any] = {
+            "command": command,
+            "ok": exit_code == 0,
+            "exit_code": exit_code,
+            "dry_run": dry_run,
+        }
+        body.update({k: v for k, v in self._payload.items() if k not in _ENVELOPE})
+        if self._planned:
+            body["planned"] = self._planned
+        if error is not None:
+            body["error"] = {**error, "exit_code": exit_code}
+        clean = self._redaction().value(relative_paths(body, root))
         self.stdout.write(json.dumps(clean, indent=2, sort_keys=False) + "\n")
         self.stdout.flush()
+        self.document_written = True
 
     def table(
         self, columns: Sequence[str], rows: Sequence[Sequence[object]], *, title: str | None = None

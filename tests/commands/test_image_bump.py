@@ -152,8 +152,8 @@ def test_json_payload(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", megatron_repo, "--json", "image", "bump", "26.09-py3")
     assert result.code == 0, result.err
     payload = json.loads(result.out)
-    assert (payload["lane"], payload["from"], payload["to"], payload["written"]) == (
-        "dev", "26.06-py3", "26.09-py3", True,
+    assert (payload["lane"], payload["from"], payload["to"], payload["dry_run"]) == (
+        "dev", "26.06-py3", "26.09-py3", False,
     )  # fmt: skip
     assert [(p["path"], p["line"]) for p in payload["changed"]] == [
         (".gitlab/stages/01.build.yml", 65),

@@ -101,7 +101,7 @@ def test_latest_picks_the_newest_complete_tag_across_pages(
     result = run_cli("--repo", megatron_repo, "-v", "--json", "image", "bump", "--latest")
     assert result.code == 0, result.err
     payload = json.loads(result.out)
-    assert (payload["from"], payload["to"], payload["written"]) == ("26.06-py3", "26.09-py3", True)
+    assert (payload["from"], payload["to"], payload["dry_run"]) == ("26.06-py3", "26.09-py3", False)
     assert payload["registry"]["platforms"] == ["linux/amd64", "linux/arm64"]
     assert "26.10-py3: skipped, not published for arm64" in result.err
     # 7 tags, 2 a page: the Link headers were followed to the end.

@@ -33,6 +33,10 @@ def test_revision_vs_working_tree_json(repo: Path, run_cli: RunCli) -> None:
     result = run_cli("--repo", repo, "--json", "lock", "diff", "base")
     assert result.code == 0, result.err
     assert json.loads(result.out) == {
+        "command": "lock diff",
+        "ok": True,
+        "exit_code": 0,
+        "dry_run": False,
         "added": [{"name": "gamma", "versions": ["0.3"]}],
         "removed": [{"name": "beta", "versions": ["2.0"]}],
         "changed": [{"name": "alpha", "from": ["1.0"], "to": ["1.1"]}],
@@ -94,6 +98,10 @@ def test_real_megatron_lock_against_derived(megatron_repo: Path, run_cli: RunCli
     result = run_cli("--repo", megatron_repo, "--json", "lock", "diff", "HEAD")
     assert result.code == 0, result.err
     assert json.loads(result.out) == {
+        "command": "lock diff",
+        "ok": True,
+        "exit_code": 0,
+        "dry_run": False,
         "added": [{"name": "brand-new", "versions": ["0.1"]}],
         "removed": [],
         "changed": [{"name": "absl-py", "from": ["2.5.0"], "to": ["9.9.9"]}],

@@ -29,7 +29,15 @@ def test_json_wins_over_format(megatron_repo: Path, run_cli: RunCli) -> None:
         "--repo", megatron_repo, "--json", "lock", "diff", "--format", "markdown", "HEAD", "HEAD"
     )
     assert result.code == 0, result.err
-    assert json.loads(result.out) == {"added": [], "removed": [], "changed": []}
+    assert json.loads(result.out) == {
+        "command": "lock diff",
+        "ok": True,
+        "exit_code": 0,
+        "dry_run": False,
+        "added": [],
+        "removed": [],
+        "changed": [],
+    }
 
 
 def test_text_stays_the_default(megatron_repo: Path, run_cli: RunCli) -> None:

@@ -86,7 +86,7 @@ def test_add_appends_in_the_file_style(make_repo: Callable[..., Path], run_cli: 
     assert result.code == 0, result.err
     assert (repo / REQ).read_bytes() == b"tqdm==4.67.3\r\nav==18.0.0\r\nnew-pkg==0.1"
     data = json.loads(result.out)
-    assert data["written"] is True
+    assert (data["ok"], data["dry_run"]) == (True, False)
     assert [(c["name"], c["line"], c["added"]) for c in data["changes"]] == [
         ("av", 2, False),
         ("new-pkg", 3, True),

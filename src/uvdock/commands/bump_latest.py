@@ -50,7 +50,6 @@ def pick(
                 "from": current,
                 "to": current,
                 "latest": tag,
-                "written": False,
                 "changed": [],
                 "warnings": [],
                 "registry": report.to_json(),

@@ -68,11 +68,14 @@ class Command(BaseCommand):
         from uvdock.commands import completion_scripts
 
         script = completion_scripts.SCRIPTS[args.shell](shapes(), global_options())
-        _write(ctx, script)
+        _write(ctx, script, {"shell": args.shell, "script": script})
         return 0
 
 
-def _write(ctx: Context, script: str) -> None:
+def _write(ctx: Context, script: str, document: dict[str, object]) -> None:
+    if ctx.options.json:
+        ctx.out.json(document)
+        return
     ctx.out.stdout.write(script)
     ctx.out.stdout.flush()
 
@@ -85,5 +88,5 @@ def _list_cases(ctx: Context) -> int:
         names = parse.all_cases(parse.load(ctx.repo, ctx.config.recipes_dir))
     except UvdockError:  # outside a repository there is nothing to offer, and nothing to say
         return 0
-    _write(ctx, "".join(name + "\n" for name in names))
+    _write(ctx, "".join(name + "\n" for name in names), {"cases": names})
     return 0

@@ -73,9 +73,7 @@ class Command(BaseCommand):
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
             if ctx.options.json:
-                ctx.out.json(
-                    self._payload(plan, written=False, report=report, pr_body=args.pr_body)
-                )
+                ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
             else:
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
@@ -85,9 +83,7 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
             if ctx.options.json:
-                ctx.out.json(
-                    self._payload(plan, written=False, report=report, pr_body=args.pr_body)
-                )
+                ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
             else:
                 ctx.out.info(
                     f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
@@ -97,7 +93,7 @@ class Command(BaseCommand):
             return 0
         edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
         if ctx.options.json:
-            ctx.out.json(self._payload(plan, written=True, report=report, pr_body=args.pr_body))
+            ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
             return 0
         before = plan.current or "?"
         ctx.out.info(f"{lane} base image: {before} -> {tag}")
@@ -141,7 +137,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _payload(
-        plan: BumpPlan, *, written: bool, report: TagReport | None = None, pr_body: bool = False
+        plan: BumpPlan, *, report: TagReport | None = None, pr_body: bool = False
     ) -> dict[str, Any]:
         from uvdock.image import pr_body as body
 
@@ -149,7 +145,6 @@ class Command(BaseCommand):
             "lane": plan.lane,
             "from": plan.current,
             "to": plan.tag,
-            "written": written,
             "changed": [pin.to_json() for pin in plan.changed],
             "warnings": [warning.to_json() for warning in plan.warnings],
             "handoff": body.handoff(plan.tag, plan.lane),

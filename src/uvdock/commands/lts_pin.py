@@ -52,15 +52,13 @@ class Command(BaseCommand):
         except InputRefused as exc:
             raise InputRefused(f"{display}: {exc.message}", hint=exc.hint) from None
         file_edit = edit.FileEdit(path, old, plan.new_text, display=display)
-        written = bool(file_edit.changed and not ctx.dry_run)
-        if written:
+        if file_edit.changed and not ctx.dry_run:
             edit.apply([file_edit])
         steps = next_steps(ctx.config) if file_edit.changed else []
         if ctx.options.json:
             ctx.out.json(
                 {
                     "path": display,
-                    "written": written,
                     "changes": [
                         {
                             "name": c.name,

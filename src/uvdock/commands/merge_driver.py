@@ -101,11 +101,10 @@ class Command(BaseCommand):
                 {
                     "driver": DRIVER,
                     "config": wanted,
-                    "attributes": str(attributes),
+                    "attributes": attributes,
                     "attribute_line": ATTRIBUTE_LINE,
                     "attribute_lines": list(lines),
                     "changed": changed,
-                    "dry_run": ctx.dry_run,
                 }
             )
             return 0

@@ -62,7 +62,7 @@ class Command(BaseCommand):
             shim.check_usable()
             return shim.foreground(argv)
         if ctx.dry_run:
-            ctx.out.command(argv)
+            ctx.out.command(argv, placement=placement)
             return 0
         import signal
 

@@ -49,9 +49,13 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
     """What the run changed in uv.lock, as a lock diff."""
     after = lock_bytes(ctx)
     if after is None or after == before:
-        if not ctx.options.json:
+        if ctx.options.json:
+            ctx.out.json({"lock_changed": False, "added": [], "removed": [], "changed": []})
+        else:
             ctx.out.info("uv.lock unchanged")
         return
+    if ctx.options.json:
+        ctx.out.json({"lock_changed": True})
     from uvdock.commands import lockdiff_view
     from uvdock.lock import lockfile
 

@@ -262,7 +262,7 @@ class Shim:
         if tty is None:
             tty = sys.stdin.isatty() and sys.stdout.isatty()
         if self.dry_run:
-            self.out.command(self.argv(command, tty=tty))
+            self.out.command(self.argv(command, tty=tty), placement=self.target)
             return 0
         if self.placement.mode == "run":
             self.check_usable()
