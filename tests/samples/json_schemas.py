@@ -35,6 +35,7 @@ ENVELOPE: dict[str, Spec] = {
                     "image": "str",
                     "extra_args": ["str"],
                     "env": "list",
+                    "by_hand": "bool",
                 }
             ),
         }
