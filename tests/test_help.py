@@ -153,3 +153,10 @@ def test_group_json_check_runs_on_a_real_repository(
     result = run_cli("image", "--json", "--repo", megatron_repo, "check")
     assert result.code in (0, 1), result.err
     assert json.loads(result.out)["ok"] in (True, False)
+
+
+def test_recipe_unmark_help_says_it_undoes_hand_made_marks_too(run_cli: RunCli) -> None:
+    result = run_cli("recipe", "unmark", "--help")
+    assert result.code == 0
+    assert "by hand" in result.out
+    assert "made by uvdock" not in result.out

@@ -57,7 +57,9 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("recipe", "mark-broken"): CommandSpec(
         "recipe_mark_broken", "move a test case's scopes to -broken"
     ),
-    ("recipe", "unmark"): CommandSpec("recipe_unmark", "undo a mark-broken made by uvdock"),
+    ("recipe", "unmark"): CommandSpec(
+        "recipe_unmark", "undo -broken marks, uvdock's or made by hand"
+    ),
     ("doctor", ""): CommandSpec(
         "doctor", "check the setup, or read a failure log and name the fix"
     ),

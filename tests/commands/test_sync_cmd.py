@@ -71,3 +71,20 @@ def test_lint_profile_removes_nothing_either(megatron_repo: Path, run_cli: RunCl
     )
     assert result.code == 0, result.err
     assert result.out.strip().endswith("uv sync --locked --inexact --only-group linting")
+
+
+def test_lts_profile_on_the_2026_layout_reads_the_dev_dockerfile_as_lts(
+    megatron_repo: Path, run_cli: RunCli
+) -> None:
+    # Megatron-LM early 2026: no Dockerfile.ci.lts; the LTS rows build Dockerfile.ci.dev with
+    # IMAGE_TYPE=lts. That file's `uv sync` line, read for lts, is the LTS image's selection.
+    history = Path(__file__).parents[1] / "data" / "megatron-lm-history" / "2026-02-04-d959620907"
+    (megatron_repo / "docker" / "Dockerfile.ci.lts").unlink()
+    dockerfile = history / "docker" / "Dockerfile.ci.dev"
+    (megatron_repo / "docker" / "Dockerfile.ci.dev").write_bytes(dockerfile.read_bytes())
+    result = run_cli(
+        "--repo", megatron_repo, "--dry-run", "--engine", "podman", "sync", "--profile", "lts", "--lts"
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert "not readable" not in result.err
+    assert "uv sync --locked --inexact --extra lts --extra mlm --group test" in result.out

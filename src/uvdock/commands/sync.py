@@ -82,7 +82,18 @@ class Command(BaseCommand):
 
 
 def _lane_dockerfile(ctx: Context, profile: str) -> str:
-    return ctx.config.lts_dockerfile if profile == "lts" else ctx.config.dockerfile
+    if profile != "lts":
+        return ctx.config.dockerfile
+    # Megatron-LM early 2026 had no LTS Dockerfile: its LTS rows built the dev one with
+    # IMAGE_TYPE=lts, so that file (when it reads IMAGE_TYPE) holds the LTS selection.
+    if not (ctx.repo / ctx.config.lts_dockerfile).is_file():
+        try:
+            dev_text = (ctx.repo / ctx.config.dockerfile).read_text(encoding="utf-8")
+        except OSError:
+            dev_text = ""
+        if "IMAGE_TYPE" in dev_text:
+            return ctx.config.dockerfile
+    return ctx.config.lts_dockerfile
 
 
 def _image_selection(ctx: Context, profile: str) -> SyncSelection | None:
