@@ -131,7 +131,7 @@ def test_check_with_only_pin_files_and_no_ci(
     assert "the lts lane has no managed pin" in result.out
     (repo / "uvdock.toml").write_text('lts-pin-file = ""\n')  # this repository has no LTS lane
     result = run_cli("--repo", repo, "image", "check")
-    assert (result.code, result.out) == (0, "base-image pins agree: dev 26.06-py3 (1 pins)\n")
+    assert (result.code, result.out) == (0, "base-image pins agree: dev 26.06-py3 (1 pin)\n")
 
 
 def test_check_outside_a_repository_is_exit_3(tmp_path: Path, run_cli: RunCli) -> None:

@@ -54,7 +54,7 @@ class Command(BaseCommand):
             return 0
         if not findings:
             summary = ", ".join(
-                f"{lane} {tag} ({len(scan.lane_pins(lane))} pins)" for lane, tag in lanes.items()
+                f"{lane} {tag} ({_pins(len(scan.lane_pins(lane)))})" for lane, tag in lanes.items()
             )
             ctx.out.info(f"base-image pins agree: {summary or 'no managed pins found'}")
             return 0
@@ -76,3 +76,7 @@ class Command(BaseCommand):
             hint += " rewrites every managed pin of that lane"
         count = len(findings)
         return CheckFailed(f"{count} base-image pin finding{'s' if count != 1 else ''}", hint=hint)
+
+
+def _pins(count: int) -> str:
+    return f"{count} pin" if count == 1 else f"{count} pins"

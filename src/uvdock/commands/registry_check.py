@@ -44,7 +44,7 @@ def offline_reason(ctx: Context, flag: bool) -> str:
     if flag:
         return "--offline"
     if ctx.config.offline:
-        return "offline = true in the configuration (or UVDOCK_OFFLINE)"
+        return "offline = true in the configuration or UVDOCK_OFFLINE"
     return ""
 
 
