@@ -26,10 +26,6 @@ class _Interrupts:
     holding = 0  # nested held() blocks
 
 
-def interrupt_in_progress() -> bool:
-    return _Interrupts.fired
-
-
 def shield_children() -> bool:
     """Whether a short helper process started now must be immune to Ctrl-C: while files
     are restored or an interrupt is cleaned up, a second Ctrl-C (sent to the terminal's
