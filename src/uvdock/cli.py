@@ -283,23 +283,13 @@ def _color_choice(argv: Sequence[str] | None) -> str:
     return "auto"
 
 
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    import signal
+    from uvdock import signals
 
     # A `kill` (SIGTERM) before any process is started is an interrupt like Ctrl-C: exit 130,
     # never death by the signal. Commands that start processes install their own handlers.
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    except ValueError:  # not the main thread (an embedding caller)
+    with signals.terminate_as_interrupt():
         return _main(argv)
-    try:
-        return _main(argv)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: Sequence[str] | None) -> int:
