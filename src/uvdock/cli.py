@@ -283,23 +283,13 @@ def _color_choice(argv: Sequence[str] | None) -> str:
     return "auto"
 
 
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    import signal
+    from uvdock import signals
 
     # A `kill` (SIGTERM) before any process is started is an interrupt like Ctrl-C: exit 130,
     # never death by the signal. Commands that start processes install their own handlers.
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    except ValueError:  # not the main thread (an embedding caller)
+    with signals.terminate_as_interrupt():
         return _main(argv)
-    try:
-        return _main(argv)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -307,21 +297,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return run(argv, session)
     except UvdockError as exc:
-        from uvdock.output import Output
-
-        out = Output(color=_color_choice(argv))
-        usage = getattr(exc, "usage", None)
-        if usage:
-            out.usage(usage)
-        out.error(exc.message)
-        if exc.hint:
-            out.hint(exc.hint)
-        if isinstance(exc, CommandFailed) and exc.stderr.strip():
-            tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
-            Output(stdout=sys.stderr).info(tail)
-        if _json_requested(argv, session):
-            _json_document(session, exc.exit_code, exc)
-        return exc.exit_code
+        return _refused(argv, session, exc)
     except SystemExit as exc:
         # --help (0) prints help; a bare `uvdock` or group (2) prints it to stderr as usage.
         code = exc.code if isinstance(exc.code, int) else 2
@@ -330,29 +306,42 @@ def _main(argv: Sequence[str] | None) -> int:
             _json_document(session, code, refused)
         raise
     except KeyboardInterrupt:
-        from uvdock.output import Output
-
-        Output(color=_color_choice(argv)).error("interrupted")
-        if _json_requested(argv, session):
-            _json_document(session, 130, UvdockError("interrupted"))
-        return 130
+        return _failed(argv, session, 130, "interrupted")
     except BrokenPipeError:
         return 1
     except OSError as exc:  # disk full, permission denied, read-only: the environment's
-        from uvdock.output import Output
-
         where = f"{exc.filename}: " if exc.filename else ""
-        message = f"{where}{exc.strerror or exc}"
-        Output(color=_color_choice(argv)).error(message)
-        if _json_requested(argv, session):
-            _json_document(session, 3, UvdockError(message))
-        return 3
+        return _failed(argv, session, 3, f"{where}{exc.strerror or exc}")
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
-        from uvdock.output import Output
-
         path = _crash_log(exc)
         message = f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})"
-        Output(color=_color_choice(argv)).error(message)
-        if _json_requested(argv, session):
-            _json_document(session, 4, UvdockError(message))
-        return 4
+        return _failed(argv, session, 4, message)
+
+
+def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> int:
+    """An error uvdock raised on purpose: usage, message, hint, the failed command's stderr."""
+    from uvdock.output import Output
+
+    out = Output(color=_color_choice(argv))
+    usage = getattr(exc, "usage", None)
+    if usage:
+        out.usage(usage)
+    out.error(exc.message)
+    if exc.hint:
+        out.hint(exc.hint)
+    if isinstance(exc, CommandFailed) and exc.stderr.strip():
+        tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
+        Output(stdout=sys.stderr).info(tail)
+    if _json_requested(argv, session):
+        _json_document(session, exc.exit_code, exc)
+    return exc.exit_code
+
+
+def _failed(argv: Sequence[str] | None, session: Session, code: int, message: str) -> int:
+    """An interrupt, an OS failure or a bug: one line (and the --json document), then `code`."""
+    from uvdock.output import Output
+
+    Output(color=_color_choice(argv)).error(message)
+    if _json_requested(argv, session):
+        _json_document(session, code, UvdockError(message))
+    return code

@@ -68,9 +68,7 @@ def os_error(exc: OSError, path: Path, doing: str) -> EnvironmentUnusable:
 
 def _lines(text: str) -> list[str]:
     """Lines split on LF only, each keeping its ending (a CR stays part of the line)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    return [*lines, parts[-1]] if parts[-1] else lines
+    return [line.text for line in textlines.split_lines(text)]
 
 
 class FileEdit(NamedTuple):

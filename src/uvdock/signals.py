@@ -4,7 +4,8 @@
 and only notes any later one, so the clean-up that the first one starts (stopping what the
 command started, then restoring files) runs to its end. `held()` defers both signals while
 files are swapped or restored, then raises KeyboardInterrupt, unless an interrupt is already
-being handled.
+being handled. `terminate_as_interrupt()` (around all of `uvdock.cli.main`) makes a `kill`
+that lands before any of that an interrupt too: exit 130, never death by the signal.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections.abc import Iterator
-from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 _DEFERRED = (signal.SIGINT, signal.SIGTERM)
 
@@ -24,10 +27,6 @@ class _Interrupts:
     fired = False
     depth = 0
     holding = 0  # nested held() blocks
-
-
-def interrupt_in_progress() -> bool:
-    return _Interrupts.fired
 
 
 def shield_children() -> bool:
@@ -113,3 +112,22 @@ def interruptible() -> Iterator[None]:
                 for sig in _DEFERRED:
                     signal.signal(sig, signal.SIG_IGN)
             _Interrupts.fired = False
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while the block runs, as Ctrl-C does (outside the
+    main thread, where signals are not ours to handle, nothing changes)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread (an embedding caller)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

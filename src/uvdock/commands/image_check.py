@@ -38,7 +38,6 @@ class Command(BaseCommand):
         if ctx.options.json:
             ctx.out.json(
                 {
-                    "ok": not findings,
                     "lanes": lanes,
                     "managed": [pin.to_json() for pin in scan.pins],
                     "findings": [finding.to_json() for finding in findings],

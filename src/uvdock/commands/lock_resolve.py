@@ -189,9 +189,7 @@ class Command(BaseCommand):
             ctx.out.command(["git", "add", "--", LOCK])
             if ctx.out.json_mode:
                 pyproject = merge.report() if merge is not None else None
-                ctx.out.json(
-                    {"conflict": True, "dry_run": True, "ref": ref, "pyproject": pyproject}
-                )
+                ctx.out.json({"conflict": True, "ref": ref, "pyproject": pyproject})
             return 0
         result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
         self._report(ctx, ref, ref_lock, result, operation, merge, fmt=args.format)

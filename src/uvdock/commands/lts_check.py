@@ -23,7 +23,6 @@ class Command(BaseCommand):
             ctx.out.json(
                 {
                     "path": display,
-                    "ok": not problems,
                     "pins": len(pin_set.pins),
                     "problems": [{"line": p.line, "message": p.message} for p in problems],
                 }

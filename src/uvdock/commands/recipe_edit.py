@@ -35,7 +35,7 @@ def edit_recipes(
         edit.apply(plan.changed_edits)
     code = 0 if plan.changes else nothing_to_do_exit
     if ctx.options.json:
-        ctx.out.json(plan.as_json(case, ctx.dry_run))
+        ctx.out.json(plan.as_json(case))
         return code
     for line in plan.report(ctx.dry_run):
         ctx.out.info(line)

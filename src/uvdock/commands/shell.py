@@ -64,7 +64,5 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.command(argv, placement=placement)
             return 0
-        import signal
-
-        # srun cancels its tasks on SIGTERM; a single SIGINT only prints the job's state.
-        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env, forward=signal.SIGTERM)
+        forward = proc.forwarded_signal(placement.mode)
+        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env, forward=forward)

@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from uvdock.commands.context import Context
 
 ENGINES = ("docker", "podman")
-# What docker and podman say when nothing answers on their socket.
-_NO_DAEMON = ("Cannot connect", "connect: ", "dial unix", "Is the docker daemon running")
 
 
 def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> None:
@@ -42,7 +40,7 @@ def daemon_unreachable(ctx: Context, engine: str) -> str | None:
 
     Asked only after a failure, so a working build or pull pays nothing for it.
     """
-    from uvdock.run import proc
+    from uvdock.run import probe, proc
 
     try:
         answer = proc.run(
@@ -54,6 +52,6 @@ def daemon_unreachable(ctx: Context, engine: str) -> str | None:
     except CommandFailed:
         return "no answer within 30 s"
     lines = answer.stderr.strip().splitlines()
-    if answer.ok or not any(sign in answer.stderr for sign in _NO_DAEMON):
+    if answer.ok or not probe.daemon_silent(answer.stderr):
         return None  # it answers, or fails for another reason: the step's own failure stands
     return lines[-1]

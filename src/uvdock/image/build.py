@@ -90,10 +90,6 @@ def tag_argv(engine: str, source: str, target: str) -> list[str]:
     return [engine, "tag", source, target]
 
 
-def image_inspect_argv(engine: str, image: str) -> list[str]:
-    return [engine, "image", "inspect", "--format", "{{.Id}}", image]
-
-
 def enroot_argv(output: str, image: str, engine: str = "docker") -> list[str]:
     """`enroot import` from the local engine's store (`dockerd://`, or `podman://`)."""
     scheme = "podman" if engine == "podman" else "dockerd"

@@ -19,7 +19,6 @@ from typing import Any
 
 from uvdock.image.pins import Finding
 
-FORMATS = ("github", "gitlab")
 CHECK_PREFIX = "uvdock/image-check"
 
 
@@ -71,7 +70,8 @@ def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
 
 
 def render(fmt: str, findings: Sequence[Finding]) -> str:
-    """`fmt` is one of FORMATS; the text ends with a newline unless it is empty."""
+    """`fmt` is "github" or "gitlab" (`image check --format`); the text ends with a newline
+    unless it is empty."""
     if fmt == "github":
         return github_annotations(findings)
     return json.dumps(gitlab_issues(findings), indent=2) + "\n"

@@ -32,10 +32,9 @@ class Plan(NamedTuple):
     def changed_edits(self) -> list[FileEdit]:
         return [e for e in self.edits if e.changed]
 
-    def as_json(self, case: str, dry_run: bool) -> dict[str, object]:
+    def as_json(self, case: str) -> dict[str, object]:
         return {
             "case": case,
-            "dry_run": dry_run,
             "files": [e.name for e in self.changed_edits],
             "changes": [{"path": c.path, "line": c.line, "what": c.what} for c in self.changes],
             "notes": self.notes,

@@ -205,11 +205,6 @@ def add(repo: Path, *paths: str) -> None:
     _git(repo, "add", "--", *paths)
 
 
-def head_sha(repo: Path) -> str | None:
-    out = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
-    return out.stdout.strip() if out.ok else None
-
-
 # --- added for `lock resolve` / `merge-driver install` -------------------------------
 
 

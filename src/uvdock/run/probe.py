@@ -7,6 +7,14 @@ from typing import NamedTuple
 
 from uvdock.run import proc
 
+# What docker and podman say when nothing answers on their socket.
+_NO_DAEMON = ("Cannot connect", "connect:", "dial unix", "Is the docker daemon running")
+
+
+def daemon_silent(stderr: str) -> bool:
+    """Whether an engine's error output says its daemon did not answer at all."""
+    return any(sign in stderr for sign in _NO_DAEMON)
+
 
 class ImageProbe(NamedTuple):
     present: bool
@@ -24,8 +32,7 @@ def image(
         check=False,
         timeout=timeout,
     )
-    unreachable = not out.ok and ("Cannot connect" in out.stderr or "connect:" in out.stderr)
-    return ImageProbe(out.ok, unreachable, out.stderr)
+    return ImageProbe(out.ok, not out.ok and daemon_silent(out.stderr), out.stderr)
 
 
 class ContainerInfo(NamedTuple):

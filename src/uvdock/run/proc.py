@@ -27,7 +27,7 @@ from uvdock import signals
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
 from uvdock.run.captured import Completed
 
-__all__ = ["Completed", "exit_code", "run", "run_foreground", "which"]
+__all__ = ["Completed", "exit_code", "forwarded_signal", "run", "run_foreground", "which"]
 
 if TYPE_CHECKING:
     import subprocess
@@ -124,6 +124,13 @@ def run(
     if check and not result.ok:
         raise CommandFailed(argv, result.returncode, result.stdout, result.stderr)
     return result
+
+
+def forwarded_signal(mode: str) -> signal.Signals:
+    """The signal that stops a foreground child of placement `mode` cleanly: srun cancels its
+    tasks on SIGTERM (a single SIGINT only prints the job's state); everything else takes
+    SIGINT, as from the terminal."""
+    return signal.SIGTERM if mode == "srun" else signal.SIGINT
 
 
 def run_foreground(

@@ -329,16 +329,12 @@ class Shim:
             import shlex
 
             self.out.detail("+ " + shlex.join(argv))
-        import signal
-
-        # srun cancels its tasks on SIGTERM; a single SIGINT only prints the job's state.
-        forward = signal.SIGTERM if self.placement.mode == "srun" else signal.SIGINT
         return proc.run_foreground(
             argv,
             cwd=self.repo,
             env=self.env,
             on_interrupt=self._stop,
-            forward=forward,
+            forward=proc.forwarded_signal(self.placement.mode),
             whole_tree=self.placement.mode == "local",
         )
 
