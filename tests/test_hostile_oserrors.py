@@ -168,3 +168,26 @@ def test_a_malformed_ipv6_remote_is_exit_2(megatron_repo: Path, run_cli: RunCli)
     result = run_cli("--repo", megatron_repo, "--dry-run", "image", "pull")
     assert result.code == 2, result.err
     assert "malformed" in result.err
+
+
+def test_a_full_disk_when_the_repository_lock_is_taken_names_the_lock_file(
+    megatron_repo: Path,
+) -> None:
+    """No room for even the lock's note (pid and command): exit 3 naming the file, not a bare
+    "No space left on device" that leaves the user guessing which disk."""
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
+        "from uvdock.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    before = (megatron_repo / "docker" / "lts" / "requirements.txt").read_bytes()
+    pin = ["lts", "pin", "--lts", "tqdm==4.67.4"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, "--repo", str(megatron_repo), *pin],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 3, done.stderr
+    assert ".git/uvdock/lock: cannot" in done.stderr and "File too large" in done.stderr
+    assert (megatron_repo / "docker" / "lts" / "requirements.txt").read_bytes() == before

@@ -177,3 +177,30 @@ def test_sigterm_before_any_process_is_exit_130(tmp_path: Path) -> None:
     _, err = child.communicate(timeout=30)
     assert child.returncode == 130, err.decode()
     assert b"interrupted" in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_an_interrupt_while_the_cli_loads_is_exit_130(sig: str) -> None:
+    # The console script's own target is run with the signal landing exactly while
+    # uvdock.cli is imported (about half of start-up): exit 130, no traceback, no death by it.
+    import subprocess
+    import sys
+    import tomllib
+
+    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    target = tomllib.loads(pyproject.read_text())["project"]["scripts"]["uvdock"]
+    module, _, function = target.partition(":")
+    script = f"""
+import importlib, os, signal, sys
+class SignalWhileTheCliLoads:
+    def find_spec(self, name, path=None, target=None):
+        if name == "uvdock.cli":
+            os.kill(os.getpid(), signal.{sig})
+        return None
+sys.meta_path.insert(0, SignalWhileTheCliLoads())
+sys.argv = ["uvdock", "--version"]
+sys.exit(getattr(importlib.import_module({module!r}), {function!r})())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "interrupted" in done.stderr and "Traceback" not in done.stderr

@@ -98,7 +98,12 @@ def held(path: Path, command: str, timeout: float) -> Iterator[Holder | None]:
     try:
         _acquire(fd, path, timeout)
         stale = _read_holder(fd)
-        _write_holder(fd, command)
+        try:
+            _write_holder(fd, command)
+        except OSError as exc:  # a full disk or a size limit: say which file
+            raise EnvironmentUnusable(
+                f"{path}: cannot write the repository lock: {exc.strerror}"
+            ) from None
         _depth[key] = 1
         try:
             yield stale if stale is not None and stale.pid != os.getpid() else None

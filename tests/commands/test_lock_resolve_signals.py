@@ -130,3 +130,37 @@ def _containers() -> list[str]:
         ["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True
     )
     return listing.stdout.split()
+
+
+SIGNAL_DURING_REPORT = """
+import os, signal, sys
+from uvdock.lock import lockfile
+original = lockfile.diff_locks
+def diff_locks(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)  # lands once uv.lock is resolved and staged
+    return original(*args, **kwargs)
+lockfile.diff_locks = diff_locks
+from uvdock.__main__ import entry
+sys.argv = ["uvdock", *sys.argv[1:]]
+sys.exit(entry())
+"""
+
+
+def test_an_interrupt_after_the_lock_is_staged_says_it_is_staged(
+    wheelhouse: Path, tmp_path: Path
+) -> None:
+    # The work is done when the signal lands: exit 130, but the user is told that uv.lock
+    # is resolved and staged rather than left to believe nothing changed.
+    conflict = make_conflict(tmp_path, wheelhouse, "merge")
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    (bin_dir / "uv").write_text('#!/bin/sh\n[ "$1" = "--version" ] && echo "uv 0.13.9"\nexit 0\n')
+    (bin_dir / "uv").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    argv = [sys.executable, "-c", SIGNAL_DURING_REPORT, "--repo", str(conflict.repo)]
+    argv += ["--engine", "local", "lock", "resolve", "--onto", "main", "--no-fetch"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 130, done.stderr
+    assert "resolved" in done.stderr and "staged" in done.stderr, done.stderr
+    assert git(conflict.repo, "ls-files", "-u", "uv.lock") == ""
+    assert not resolve_state.state_dir(conflict.repo / ".git").exists()

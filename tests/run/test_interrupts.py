@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from conftest import init_repo, remove_container, start_container
@@ -35,3 +36,66 @@ def test_every_interrupt_stops_the_command_and_exits_130(mounted: Placement, mod
         assert "Traceback" not in outcome.stderr and "internal error" not in outcome.stderr
     time.sleep(SLEEP + 0.5)
     assert late_markers(mounted.repo) == []
+
+
+SLOW_VERSION_UV = """#!/bin/sh
+if [ "$1" = "--version" ]; then : > /uvdock-signal/version-started; exec sleep 60; fi
+exit 0
+"""
+
+
+@pytest.mark.parametrize("kind", ["ctrl-c", "sigterm"])
+def test_an_interrupt_during_the_uv_version_probe_leaves_no_container(
+    engine_image: str, tmp_path: Path, kind: str
+) -> None:
+    # `uv --version` is asked in a container of its own before `lock` runs uv: an interrupt
+    # then must stop that container too, not only kill the podman client.
+    import signal
+    import subprocess
+    import sys
+
+    repo = init_repo(tmp_path / "repo")
+    (repo / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0.1.0"\n')
+    signal_dir = tmp_path / "signal"
+    signal_dir.mkdir()
+    fake = tmp_path / "container-uv"
+    fake.write_text(SLOW_VERSION_UV)
+    fake.chmod(0o755)
+    env = dict(os.environ)
+    env["UVDOCK_ENGINE_ARGS"] = f"-v {fake}:/usr/local/bin/uv:ro -v {signal_dir}:/uvdock-signal"
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo)]
+    argv += ["--engine", "podman", "--image", engine_image, "lock"]
+    child = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while not (signal_dir / "version-started").exists() and time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()[1].decode()
+        time.sleep(0.05)
+    if kind == "ctrl-c":
+        os.killpg(child.pid, signal.SIGINT)
+    else:
+        child.send_signal(signal.SIGTERM)
+    _out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err.decode()
+    listing = subprocess.run(
+        ["podman", "ps", "-a", "--format", "{{.Names}} {{.Mounts}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = [line.split()[0] for line in listing.splitlines() if line.startswith("uvdock-")]
+    left = [
+        name
+        for name in names
+        if str(repo)
+        in subprocess.run(
+            ["podman", "inspect", "--format", "{{range .Mounts}}{{.Source}} {{end}}", name],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+    ]
+    for name in left:
+        remove_container(name)
+    assert left == [], err.decode()

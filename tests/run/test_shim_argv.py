@@ -43,6 +43,19 @@ def test_option_shaped_names_are_refused(repo: Path, run_cli: RunCli, options: l
     assert "--privileged" not in result.out and "podman" not in result.out
 
 
+@pytest.mark.parametrize(
+    "options",
+    [["--image", "--privileged"], ["--image=-v/:/host"], ["--container", "--privileged"]],
+)
+def test_option_shaped_names_are_refused_before_the_engine_is_asked(
+    repo: Path, run_cli: RunCli, options: list[str]
+) -> None:
+    # Not a dry run: the image / container probe must not receive the name as an option.
+    result = run_cli("--repo", repo, "--engine", "podman", *options, "run", "--", "true")
+    assert result.code == 2, result.err
+    assert "would be read as an option" in result.err
+
+
 def test_local_by_hand_without_uv_says_what_is_true(
     repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

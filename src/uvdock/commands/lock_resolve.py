@@ -192,7 +192,12 @@ class Command(BaseCommand):
                 ctx.out.json({"conflict": True, "ref": ref, "pyproject": pyproject})
             return 0
         result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
-        self._report(ctx, ref, ref_lock, result, operation, merge, fmt=args.format)
+        try:
+            self._report(ctx, ref, ref_lock, result, operation, merge, fmt=args.format)
+        except KeyboardInterrupt:  # the work is done: say so, not a bare "interrupted"
+            raise Interrupted(
+                f"interrupted while reporting; {LOCK} is resolved on top of {ref} and staged"
+            ) from None
         return 0
 
     def _ref_lock(self, ctx: Context, ref: str) -> bytes:
@@ -251,7 +256,8 @@ class Command(BaseCommand):
                         f"interrupted; {files} and their index entries are back as they were"
                     ) from None
                 raise
-        resolve_state.discard(index.git_dir)
+        with signals.held(reraise=False):  # staged: the saved state must go whole
+            resolve_state.discard(index.git_dir)
         return result
 
     def _restore_after(

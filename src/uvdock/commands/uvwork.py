@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from uvdock.commands.context import Context
-from uvdock.errors import CommandFailed
+from uvdock.errors import CommandFailed, Interrupted
 from uvdock.run.shim import Shim
 
 
@@ -59,8 +59,14 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
     from uvdock.commands import lockdiff_view
     from uvdock.lock import lockfile
 
-    diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
-    lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes", fmt=fmt)
+    try:
+        diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
+        lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes", fmt=fmt)
+    except KeyboardInterrupt:  # uv has finished: say what it left, not a bare "interrupted"
+        raise Interrupted(
+            "interrupted while showing the lock diff; uv.lock was changed by uv "
+            "(see `git diff uv.lock`)"
+        ) from None
 
 
 def uv_failed(uv_args: Sequence[str], code: int) -> CommandFailed:

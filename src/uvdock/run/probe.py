@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from uvdock.run import proc
+from uvdock.run.engines import operand
 
 # What docker and podman say when nothing answers on their socket.
 _NO_DAEMON = ("Cannot connect", "connect:", "dial unix", "Is the docker daemon running")
@@ -27,7 +28,7 @@ def image(
 ) -> ImageProbe:
     """Whether `image` is in the engine's local store."""
     out = proc.run(
-        [engine, "image", "inspect", "--format", "{{.Id}}", image],
+        [engine, "image", "inspect", "--format", "{{.Id}}", operand(image, "image")],
         env=env,
         check=False,
         timeout=timeout,
@@ -46,7 +47,12 @@ def container(
 ) -> ContainerInfo | None:
     """A container's id, state and mounts, or None when the engine knows no such container."""
     # Plain JSON rather than --format: docker says .Id where podman's template says .ID.
-    out = proc.run([engine, "container", "inspect", target], env=env, check=False, timeout=timeout)
+    out = proc.run(
+        [engine, "container", "inspect", operand(target, "container")],
+        env=env,
+        check=False,
+        timeout=timeout,
+    )
     if not out.ok:
         return None
     import json

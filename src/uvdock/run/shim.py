@@ -321,7 +321,16 @@ class Shim:
     def capture(self, command: Sequence[str]) -> proc.Completed:
         if self.placement.mode == "run":
             self.check_usable()
-        return proc.run(self.argv(command, tty=False), cwd=self.repo, env=self.env, check=False)
+        argv = self.argv(command, tty=False)
+        from uvdock import signals
+
+        with signals.interruptible():
+            try:
+                return proc.run(argv, cwd=self.repo, env=self.env, check=False)
+            except KeyboardInterrupt:
+                # Killing the engine client leaves its container: stop that too.
+                self._stop()
+                raise
 
     def foreground(self, argv: list[str]) -> int:
         """Run an argv built for this shim's placement; an interrupt stops what it started."""
