@@ -205,6 +205,18 @@ def apply_list_plan(plan: ListPlan, ours: Any, theirs: Any) -> None:
         ours.insert(position, theirs[t_index])
         keys.insert(position, key)
         _carry_comment(ours, position, theirs, t_index)
+        _keep_tables_apart(ours, position, theirs, t_index)
+
+
+def _keep_tables_apart(ours: Any, o_index: int, theirs: Any, t_index: int) -> None:
+    """A table added to an array of tables (`[[tool.uv.index]]`) after a blank line keeps
+    it: tomlkit counts that line as the end of the table before, which in ours may lack it."""
+    if not isinstance(ours, AoT) or o_index == 0 or t_index == 0:
+        return
+    if theirs[t_index - 1].as_string().endswith("\n\n"):
+        before = ours[o_index - 1]
+        if not before.as_string().endswith("\n\n"):
+            before.add(tomlkit.nl())
 
 
 def _group_of(array: Any, index: int) -> Any:
