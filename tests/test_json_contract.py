@@ -359,7 +359,12 @@ def test_lock_resolve_of_a_real_conflict(
 
 @pytest.mark.parametrize(
     ("argv", "command"),
-    [(("lock", "--chekc"), "lock"), (("image", "bump"), "image bump"), (("imgae",), "")],
+    [
+        (("lock", "--chekc"), "lock"),
+        (("image", "bump"), "image bump"),
+        (("imgae",), ""),
+        (("image", "-q", "-v", "show"), "image show"),
+    ],
 )
 def test_a_refused_command_line_names_the_command_it_understood(
     contract_repo: Path, run_cli: RunCli, argv: tuple[str, ...], command: str
