@@ -63,6 +63,8 @@ def _bash_complete(script: Path, line: str, cwd: Path, path: Path) -> list[str]:
         ("uvdock recipe mark-broken --is", ["--issue"]),
         ("uvdock recipe show ckpt", ["ckpt_converter"]),
         ("uvdock recipe mark-broken gpt_16", ["gpt_16b_perf"]),
+        ("uvdock completion ", ["bash", "fish", "zsh"]),
+        ("uvdock completion z", ["zsh"]),
     ],
 )
 def test_bash_completes_commands_options_and_case_names(
@@ -70,6 +72,12 @@ def test_bash_completes_commands_options_and_case_names(
 ) -> None:
     script = _script(run_cli, "bash", tmp_path)
     assert _bash_complete(script, line, megatron_repo, _bin_dir(tmp_path)) == expected
+
+
+def test_bash_offers_each_option_once(run_cli: RunCli, tmp_path: Path, megatron_repo: Path) -> None:
+    script = _script(run_cli, "bash", tmp_path)
+    offered = _bash_complete(script, "uvdock lock resolve --", megatron_repo, _bin_dir(tmp_path))
+    assert len(offered) == len(set(offered)), offered
 
 
 def test_every_command_is_in_the_bash_script(run_cli: RunCli, tmp_path: Path) -> None:
@@ -125,6 +133,7 @@ def test_the_fish_script_parses_and_completes(
     assert complete("uvdock image b") == ["build", "bump"]
     assert complete("uvdock sync --profile ") == ["dev", "lint", "lts"]
     assert "ckpt_converter" in complete("uvdock recipe show ")
+    assert complete("uvdock completion ") == ["bash", "fish", "zsh"]
 
 
 def test_no_shell_is_refused(run_cli: RunCli) -> None:

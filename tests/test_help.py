@@ -160,3 +160,27 @@ def test_recipe_unmark_help_says_it_undoes_hand_made_marks_too(run_cli: RunCli) 
     assert result.code == 0
     assert "by hand" in result.out
     assert "made by uvdock" not in result.out
+
+
+@pytest.mark.parametrize(
+    "example",
+    [
+        *cli_spec.EXAMPLES[("lts", "pin")],
+        *cli_spec.EXAMPLES[("recipe", "mark-broken")][1:],
+        *cli_spec.EXAMPLES[("recipe", "unmark")][1:],
+        *cli_spec.EXAMPLES[("recipe", "show")][1:],
+    ],
+)
+def test_lts_and_recipe_examples_work_on_megatron_lm_files(
+    example: str, megatron_repo: Path, run_cli: RunCli
+) -> None:
+    # A user copies an example from --help: on Megatron-LM's real files it must do what it
+    # shows (a case with that environment, a package in the LTS pin set), as a dry run.
+    words = _uvdock_words(example)
+    if "--dry-run" not in words:
+        words = ["--dry-run", *words]
+    if tuple(words[1:3]) == ("recipe", "unmark"):
+        mark = ["recipe", "mark-broken", words[-1], "--issue", "1", "--reason", "x"]
+        assert run_cli("--repo", megatron_repo, *mark).code == 0
+    result = run_cli("--repo", megatron_repo, *words)
+    assert result.code == 0, result.err

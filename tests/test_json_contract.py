@@ -359,7 +359,12 @@ def test_lock_resolve_of_a_real_conflict(
 
 @pytest.mark.parametrize(
     ("argv", "command"),
-    [(("lock", "--chekc"), "lock"), (("image", "bump"), "image bump"), (("imgae",), "")],
+    [
+        (("lock", "--chekc"), "lock"),
+        (("image", "bump"), "image bump"),
+        (("imgae",), ""),
+        (("image", "-q", "-v", "show"), "image show"),
+    ],
 )
 def test_a_refused_command_line_names_the_command_it_understood(
     contract_repo: Path, run_cli: RunCli, argv: tuple[str, ...], command: str
@@ -369,3 +374,23 @@ def test_a_refused_command_line_names_the_command_it_understood(
     document = one_document(result.out)
     check_envelope(document, 2)
     assert document["command"] == command
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("run", "--", "python", "-V"), ("shell",), ("add", "einops"), ("lock",), ("sync",)],
+    ids=lambda argv: argv[0],
+)
+def test_container_dry_runs_name_the_placement(
+    contract_repo: Path, run_cli: RunCli, argv: tuple[str, ...]
+) -> None:
+    options = ("--engine", "podman", "--image", "localhost/uvdock-test:bookworm", "--json")
+    result = run_cli("--repo", contract_repo, *options, "--dry-run", *argv)
+    assert result.code == 0, result.err
+    planned = one_document(result.out)["planned"]
+    container_runs = [p for p in planned if p["argv"][0] == "podman"]
+    assert container_runs, planned
+    for step in container_runs:
+        assert step["placement"] is not None, step
+        assert step["placement"]["mode"] == "run"
+        assert step["placement"]["image"] == "localhost/uvdock-test:bookworm"

@@ -177,10 +177,12 @@ def parse(words: list[str]) -> Invocation:
     after = {name: getattr(args, name) for name in GlobalOptions._fields if hasattr(args, name)}
     options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
     if options.quiet and options.verbose:
-        raise _usage_error(
+        refused = _usage_error(
             "-q/--quiet and -v/--verbose cannot be used together",
             f"usage: uvdock [global options] {' '.join(p for p in key if p)} ...",
         )
+        refused.command = " ".join(part for part in key if part)  # type: ignore[attr-defined]
+        raise refused
     return Invocation(key, command, args, options)
 
 

@@ -123,7 +123,7 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
         "uvdock lts drift --all",
     ),
     ("lts", "pin"): (
-        "uvdock lts pin --lts 'transformer-engine==2.4.0'",
+        "uvdock lts pin --lts 'flashinfer-python==0.6.12'",
         "uvdock --dry-run lts pin --lts 'nvidia-modelopt==0.29.0' --add",
     ),
     ("image", "show"): ("uvdock image show", "uvdock --json image show"),
@@ -152,7 +152,7 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
     ("recipe", "mark-broken"): (
         'uvdock recipe mark-broken gpt3_mcore_te_tp2_pp2 --issue 1234 --reason "hangs on H100"',
         "uvdock recipe mark-broken ckpt_converter --issue 1300 --reason OOM --platform dgx_h100",
-        "uvdock --dry-run recipe mark-broken gpt_16b_perf --issue 77 --reason slow --environment lts",
+        "uvdock --dry-run recipe mark-broken gpt_16b_perf --issue 77 --reason slow --environment dev",
     ),
     ("recipe", "unmark"): (
         "uvdock recipe unmark gpt3_mcore_te_tp2_pp2",

@@ -262,3 +262,10 @@ def test_tag_or_latest_exactly_one(
     assert result.code == 2
     assert message in result.err
     assert snapshot(megatron_repo) == before
+
+
+def test_no_tag_for_the_lts_lane_hints_an_lts_bump(megatron_repo: Path, run_cli: Run) -> None:
+    # The hint is a command to copy: for the LTS lane it must bump the LTS lane, not dev.
+    result = run_cli("--repo", megatron_repo, "image", "bump", "--lts")
+    assert result.code == 2
+    assert "hint: uvdock image bump --lts " in result.err

@@ -46,3 +46,65 @@ def test_merges_pyproject_and_relocks_in_container(
     assert '    "alpha",\n' in text and '    "beta",\n' in text
     assert not resolve_state.state_dir(conflict.repo).exists()
     git(conflict.repo, "-c", "core.editor=true", "rebase", "--continue")
+
+
+SLOW_UV = """#!/bin/sh
+: > /workspace/.uv-started
+exec sleep 120
+"""
+
+
+def test_ctrl_c_on_a_terminal_during_the_container_relock_is_an_interrupt(
+    engine_image: str, wheelhouse: Path, tmp_path: Path
+) -> None:
+    # On a terminal the container gets a tty (-t): podman puts the terminal in raw mode,
+    # so Ctrl-C reaches uv in the container, not uvdock. uv's exit 130 is the user's
+    # interrupt, not a failed relock: exit 130 and everything back as it was.
+    import os
+    import pty
+    import sys
+    import time
+
+    from samples.pyproject_conflicts import full_snapshot
+
+    repo = make_pyproject_conflict(
+        tmp_path,
+        wheelhouse,
+        "merge",
+        main=add_to(BASE, "dependencies", "alpha"),
+        feature=add_to(BASE, "dependencies", "beta"),
+    ).repo
+    fakebin = repo / "fakebin"
+    fakebin.mkdir()
+    (fakebin / "uv").write_text(SLOW_UV)
+    (fakebin / "uv").chmod(0o755)
+    (repo / "uvdock.toml").write_text(
+        'engine-args = ["-e", "PATH=/workspace/fakebin:/usr/local/bin:/usr/bin:/bin"]\n'
+    )
+    before = full_snapshot(repo)
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "podman"]
+    argv += ["--image", engine_image, "lock", "resolve", "--onto", "main", "--no-fetch"]
+    pid, master = pty.fork()
+    if pid == 0:  # the child: uvdock with the pty as its controlling terminal
+        os.execv(sys.executable, argv)
+    output = b""
+    deadline = time.monotonic() + 60
+    while not (repo / ".uv-started").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    os.write(master, b"\x03")
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    os.close(master)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 130, text
+    assert "interrupted" in text
+    (repo / ".uv-started").unlink()
+    assert full_snapshot(repo) == before

@@ -228,3 +228,23 @@ def test_uv_sources_keys_are_one_package_however_spelled() -> None:
     # Both sides changing the one package differently is a conflict, not two packages.
     clash = merge_pyproject(base, ours.replace('rev = "a1"', 'rev = "c3"'), theirs)
     assert [c.path for c in clash.conflicts] == ["tool.uv.sources.flash_mla"]
+
+
+def test_entry_added_after_a_comment_line_keeps_its_trailing_comma() -> None:
+    # `uv remove gamma` on one side leaves gamma's trailing comment as a line of its own;
+    # the other side's `uv add zeta` after gamma must keep the list's trailing commas.
+    base = '[project]\ndependencies = [\n    "delta",\n    "gamma<2",  # why\n]\n'
+    ours = '[project]\ndependencies = [\n    "delta",\n    # why\n]\n'
+    theirs = '[project]\ndependencies = [\n    "delta",\n    "gamma<2",  # why\n    "zeta",\n]\n'
+    result = merge_pyproject(base, ours, theirs)
+    assert result.text == '[project]\ndependencies = [\n    "delta",\n    # why\n    "zeta",\n]\n'
+
+
+def test_index_tables_added_on_both_sides_stay_apart() -> None:
+    # Both sides append a [[tool.uv.index]] after a blank line: the merged file keeps the
+    # blank line between the two new tables, as each side wrote it.
+    base = '[project]\nname = "d"\n\n[[tool.uv.index]]\nname = "one"\nurl = "https://one"\n'
+    ours = base + '\n[[tool.uv.index]]\nname = "two"\nurl = "https://two"\n'
+    theirs = base + '\n[[tool.uv.index]]\nname = "three"\nurl = "https://three"\n'
+    result = merge_pyproject(base, ours, theirs)
+    assert result.text == ours + '\n[[tool.uv.index]]\nname = "three"\nurl = "https://three"\n'

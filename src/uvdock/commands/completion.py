@@ -37,8 +37,10 @@ def shapes() -> list[CommandShape]:
         importlib.import_module(f"uvdock.commands.{spec.module}").Command().configure(parser)
         own = [a for a in parser._actions if a not in parser.global_actions]
         options = tuple(_option(a) for a in own if a.option_strings and a.help != argparse.SUPPRESS)
-        cases = any(a.metavar == CASE_METAVAR for a in own if not a.option_strings)
-        found.append(CommandShape(group, name, spec.help, options, cases))
+        positional = [a for a in own if not a.option_strings]
+        cases = any(a.metavar == CASE_METAVAR for a in positional)
+        words = tuple(str(c) for a in positional for c in a.choices or ())
+        found.append(CommandShape(group, name, spec.help, options, cases, words))
     return found
 
 

@@ -21,6 +21,7 @@ class CommandShape(NamedTuple):
     help: str
     options: tuple[Option, ...]
     completes_cases: bool
+    words: tuple[str, ...] = ()  # the choices of a positional argument (completion's shells)
 
 
 Writer = Callable[[Sequence[CommandShape], Sequence[Option]], str]
@@ -52,7 +53,7 @@ def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
 _BASH = """# uvdock completion for bash: source <(uvdock completion bash)
 _uvdock() {{
     local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}}
-    local group="" sub="" subs="" opts="" cases=0 i word
+    local group="" sub="" subs="" opts="" words="" cases=0 i word
     local globals="{globals}"
     for ((i = 1; i < COMP_CWORD; i++)); do
         word=${{COMP_WORDS[i]}}
@@ -86,9 +87,11 @@ _uvdock() {{
 {per_command}
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$opts $globals --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "$opts $globals" -- "$cur"))
     elif [[ -n $subs && -z $sub ]]; then
         COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+    elif [[ -n $words ]]; then
+        COMPREPLY=($(compgen -W "$words" -- "$cur"))
     elif ((cases)); then
         COMPREPLY=($(compgen -W "$(uvdock completion --list-cases 2>/dev/null)" -- "$cur"))
     else
@@ -108,7 +111,8 @@ def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
         for group, names in groups.items()
     )
     per_command = "\n".join(
-        f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; cases={int(s.completes_cases)};;'
+        f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; words="{" ".join(s.words)}"; '
+        f"cases={int(s.completes_cases)};;"
         for s in shapes
     )
     values = "\n".join(dict.fromkeys(_value_cases(all_options)))
@@ -185,6 +189,10 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
         else:
             condition = f"__fish_seen_subcommand_from {shape.group}"
         lines += [_fish_option(option, condition) for option in shape.options]
+        if shape.words:
+            lines.append(
+                f"complete -c uvdock -n {shlex.quote(condition)} -a {shlex.quote(' '.join(shape.words))}"
+            )
         if shape.completes_cases:
             lines.append(
                 f"complete -c uvdock -n {shlex.quote(condition)} "

@@ -108,7 +108,10 @@ class Command(BaseCommand):
         from uvdock.image.tags import parse_tag_argument
 
         if args.tag is None:
-            raise InputRefused("name a TAG, or pass --latest", hint="uvdock image bump 26.04-py3")
+            lane = "--lts " if args.lts else ""
+            raise InputRefused(
+                "name a TAG, or pass --latest", hint=f"uvdock image bump {lane}26.04-py3"
+            )
         return parse_tag_argument(args.tag)
 
     @staticmethod

@@ -57,7 +57,7 @@ class Command(BaseCommand):
                 name=shim.container_name,  # so an interrupt can stop it
             )
             if ctx.dry_run:
-                ctx.out.command(argv)
+                ctx.out.command(argv, placement=placement)
                 return 0
             shim.check_usable()
             return shim.foreground(argv)

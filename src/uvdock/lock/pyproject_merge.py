@@ -205,6 +205,18 @@ def apply_list_plan(plan: ListPlan, ours: Any, theirs: Any) -> None:
         ours.insert(position, theirs[t_index])
         keys.insert(position, key)
         _carry_comment(ours, position, theirs, t_index)
+        _keep_tables_apart(ours, position, theirs, t_index)
+
+
+def _keep_tables_apart(ours: Any, o_index: int, theirs: Any, t_index: int) -> None:
+    """A table added to an array of tables (`[[tool.uv.index]]`) after a blank line keeps
+    it: tomlkit counts that line as the end of the table before, which in ours may lack it."""
+    if not isinstance(ours, AoT) or o_index == 0 or t_index == 0:
+        return
+    if theirs[t_index - 1].as_string().endswith("\n\n"):
+        before = ours[o_index - 1]
+        if not before.as_string().endswith("\n\n"):
+            before.add(tomlkit.nl())
 
 
 def _group_of(array: Any, index: int) -> Any:
@@ -214,12 +226,19 @@ def _group_of(array: Any, index: int) -> Any:
 
 
 def _carry_comment(ours: Any, o_index: int, theirs: Any, t_index: int) -> None:
-    """An entry added with a trailing comment keeps it in a multi-line list."""
+    """An entry added with a trailing comment (or comma) keeps it in a multi-line list.
+
+    The comma matters after a comment-only line: tomlkit copies the comma from the line
+    before, and a comment line has none."""
     if not isinstance(ours, Array) or "\n" not in ours.as_string():
         return
     source, target = _group_of(theirs, t_index), _group_of(ours, o_index)
-    if source is not None and target is not None and source.comment is not None:
+    if source is None or target is None:
+        return
+    if source.comment is not None:
         target.comment = source.comment
+    if source.comma is not None and target.comma is None:
+        target.comma = source.comma
 
 
 def merge_pyproject(base: str, ours: str, theirs: str) -> MergeResult:

@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
 from uvdock.run import engines, proc, stop
 
 if TYPE_CHECKING:
@@ -283,7 +283,13 @@ class Shim:
             args = ["-q", *args]
         elif self.out.verbose:
             args = ["-v", *args]
+        if tty is None:
+            tty = sys.stdin.isatty() and sys.stdout.isatty()
         code = self.run(["uv", *args], tty=tty, writes=writes)
+        if code == 130 and tty and self.placement.mode in ("run", "exec"):
+            # With -t the engine puts the terminal in raw mode: Ctrl-C reached uv in the
+            # container, not uvdock. It is the user's interrupt, not a failure of uv.
+            raise Interrupted("interrupted")
         if code in (126, 127):
             raise self.uv_missing()
         if code != 0 and self._stopped_from_outside(code):
