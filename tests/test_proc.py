@@ -204,3 +204,20 @@ sys.exit(getattr(importlib.import_module({module!r}), {function!r})())
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert "interrupted" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_starting_a_process_spawns_no_uname_for_plumbum(tmp_path: Path) -> None:
+    # plumbum's import indexes platform.uname(), which runs `uname -p` unless the lazy
+    # processor field is already known: a child process on every uvdock run.
+    import subprocess
+    import sys
+
+    probe = tmp_path / "bin"
+    probe.mkdir()
+    marker = tmp_path / "uname-ran"
+    (probe / "uname").write_text(f'#!/bin/sh\ntouch {marker}\nexec /bin/uname "$@"\n')
+    (probe / "uname").chmod(0o755)
+    code = "from uvdock.run import proc; proc.run(['true'])"
+    env = {**os.environ, "PATH": f"{probe}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    assert not marker.exists()

@@ -62,8 +62,7 @@ def _popen(
     cwd: Path | str | None,
     **streams: Any,
 ) -> subprocess.Popen[Any]:
-    from plumbum import local
-
+    local = _plumbum_local()
     environment = dict(os.environ if env is None else env)
     program = local[_resolve(argv, environment)][list(argv[1:])]
     with local.env():
@@ -74,6 +73,22 @@ def _popen(
         except OSError as exc:  # found but could not be executed (bad #!, no permission)
             raise _NotStarted(argv, exc) from exc
     return cast("subprocess.Popen[Any]", child)
+
+
+def _plumbum_local() -> Any:
+    """plumbum's local machine, imported without the `uname -p` child process.
+
+    plumbum's LocalMachine reads `platform.uname()[0]` when it is imported, and indexing a
+    uname result computes its lazy `processor` field by running `uname -p`: about 30 ms on
+    every command that starts a process (bench/startup.py's `run -- true`). Nothing reads
+    the processor, so it is filled in first as Python would on most Linux systems.
+    """
+    import platform
+
+    platform.uname().__dict__.setdefault("processor", "")
+    from plumbum import local
+
+    return local
 
 
 class _NotStarted(Exception):
