@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
+from samples.oci_registry import Registries, require_tools, serve
 from samples.wheels import build_wheelhouse, project_pyproject
 
 from uvdock import cli
@@ -228,3 +229,22 @@ def uv_project(make_repo: Callable[..., Path], wheelhouse: Path) -> Callable[...
         return make_repo(files)
 
     return make
+
+
+# A real OCI registry on loopback (docker-registry), with token auth as NGC hands it out;
+# started once per session by the first test that asks for it.
+@pytest.fixture(scope="session")
+def registries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registries]:
+    require_tools()
+    yield from serve(tmp_path_factory.mktemp("oci"))
+
+
+@pytest.fixture
+def registry(registries: Registries, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Registries:
+    """The token-auth registry as UVDOCK_REGISTRY; no auth file of this machine's in sight."""
+    for name in ("REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setenv("UVDOCK_REGISTRY", registries.token_url)
+    registries.token.reset()
+    return registries

@@ -6,14 +6,14 @@ below keeps in step with docs/json.md)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import RunCli, git
 from samples import json_schemas
-from samples.oci_registry import Registries, require_tools, serve
+from samples.oci_registry import Registries
 
 DOC = Path(__file__).parents[1] / "docs" / "json.md"
 GITLAB = "https://gitlab-master.example.com/ADLR/megatron-lm.git"
@@ -186,22 +186,6 @@ def test_recipe_unmark_after_mark_broken(contract_repo: Path, run_cli: RunCli) -
 
 
 # -- a real registry: image tags and image bump --latest ------------------------------------
-
-
-@pytest.fixture(scope="module")
-def registries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registries]:
-    require_tools()
-    yield from serve(tmp_path_factory.mktemp("oci"))
-
-
-@pytest.fixture
-def registry(registries: Registries, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Registries:
-    for name in ("REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "XDG_CONFIG_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    monkeypatch.setenv("UVDOCK_REGISTRY", registries.token_url)
-    registries.token.reset()
-    return registries
 
 
 @pytest.mark.engine

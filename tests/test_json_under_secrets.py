@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import RunCli, commit_all
-from samples.oci_registry import Registries, require_tools, serve
+from samples.oci_registry import Registries
 
 # Secret-like names holding the words, keys and values that uvdock's JSON is made of.
 ORDINARY = {
@@ -132,12 +131,6 @@ def test_doctor_log_json_masks_real_secrets_and_keeps_ordinary_words(
     unknown.write_text(log.read_text().rsplit("Error response", 1)[0])
     lines = json.loads(run_cli("--json", "doctor", unknown).out)["error_lines"]
     assert lines[-1]["line"] == "ERROR: login as jet with *** failed: managed line docker lts"
-
-
-@pytest.fixture(scope="module")
-def registries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registries]:
-    require_tools()
-    yield from serve(tmp_path_factory.mktemp("oci"))
 
 
 @pytest.mark.engine

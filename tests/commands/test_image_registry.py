@@ -11,12 +11,12 @@ from __future__ import annotations
 import base64
 import json
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import CliResult
-from samples.oci_registry import Registries, free_port, require_tools, serve
+from samples.oci_registry import Registries, free_port
 from samples.pins import snapshot
 
 Run = Callable[..., CliResult]
@@ -24,23 +24,6 @@ SECRET = "s3cr3t-registry-password-4f9a"
 BASIC = "Basic " + base64.b64encode(f"ci-bot:{SECRET}".encode()).decode()
 
 pytestmark = pytest.mark.engine
-
-
-@pytest.fixture(scope="session")
-def registries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registries]:
-    require_tools()
-    yield from serve(tmp_path_factory.mktemp("oci"))
-
-
-@pytest.fixture
-def registry(registries: Registries, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Registries:
-    """The token-auth registry as UVDOCK_REGISTRY; no auth file of this machine's in sight."""
-    for name in ("REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "XDG_CONFIG_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    monkeypatch.setenv("UVDOCK_REGISTRY", registries.token_url)
-    registries.token.reset()
-    return registries
 
 
 def dev_pin(repo: Path) -> bytes:
