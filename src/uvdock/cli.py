@@ -213,6 +213,7 @@ def run(argv: Sequence[str] | None = None, session: Session | None = None) -> in
         quiet=options.quiet,
         verbose=options.verbose,
         color=options.color or "auto",
+        document_on_stdout=_document_on_stdout(invocation.args),
     )
     ctx = Context(options=options, out=out)
     key, command, args = invocation.key, invocation.command, invocation.args
@@ -229,6 +230,11 @@ def run(argv: Sequence[str] | None = None, session: Session | None = None) -> in
     if options.json:
         _json_document(session, code)
     return code
+
+
+def _document_on_stdout(args: argparse.Namespace) -> bool:
+    """A command asked for a document on stdout: `--format markdown|github|gitlab`, `--pr-body`."""
+    return getattr(args, "format", "text") != "text" or bool(getattr(args, "pr_body", False))
 
 
 def _json_stdout(json_mode: bool, out: Output) -> contextlib.AbstractContextManager[None]:

@@ -107,9 +107,13 @@ class Output:
         stderr: TextIO | None = None,
         env: Mapping[str, str] | None = None,
         color: str = "auto",
+        document_on_stdout: bool = False,
     ) -> None:
         self.color = color
         self.json_mode = json_mode
+        # stdout carries a document (JSON, a Markdown table, a pull-request body, a CI
+        # report) that users redirect to a file: progress, commands and diffs go to stderr.
+        self.document_on_stdout = json_mode or document_on_stdout
         self.quiet = quiet
         self.verbose = verbose
         self.stdout = stdout or sys.stdout
@@ -138,10 +142,19 @@ class Output:
         stream.write(self._clean(text) + "\n")
         stream.flush()
 
-    def info(self, message: str) -> None:
-        """Normal progress and results. In --json mode they go to stderr, keeping stdout JSON."""
+    def _progress(self) -> TextIO:
+        return self.stderr if self.document_on_stdout else self.stdout
+
+    def document_text(self, text: str) -> None:
+        """The command's document as text (a Markdown table, a report) on stdout."""
         if not self.quiet:
-            self._write(self.stderr if self.json_mode else self.stdout, message)
+            self._write(self.stdout, text)
+
+    def info(self, message: str) -> None:
+        """Normal progress and results. When stdout carries a document (--json, --format,
+        --pr-body) they go to stderr, so a redirect captures only the document."""
+        if not self.quiet:
+            self._write(self._progress(), message)
 
     def detail(self, message: str) -> None:
         if self.verbose and not self.quiet:
@@ -174,7 +187,7 @@ class Output:
         import shlex
 
         words = self._redaction().argv(argv)
-        self._write(self.stderr if self.json_mode else self.stdout, prefix + shlex.join(words))
+        self._write(self._progress(), prefix + shlex.join(words))
         if self.json_mode:
             where = placement._asdict() if hasattr(placement, "_asdict") else None
             self._planned.append({"argv": words, "placement": where})
@@ -247,7 +260,7 @@ class Output:
     def diff(self, text: str) -> None:
         if not text or self.quiet:
             return
-        stream = self.stderr if self.json_mode else self.stdout
+        stream = self._progress()
         text = self._clean(text if text.endswith("\n") else text + "\n")
         if self.colour(stream):
             text = "".join(colour_diff_line(line) + "\n" for line in text.splitlines())

@@ -73,3 +73,10 @@ def test_add_and_remove_print_the_markdown_table(
     removed = run_cli(*engine, "remove", "gamma", "--format", "markdown")
     assert removed.code == 0, removed.err
     assert gfm.table_rows(removed.out)[1][:2] == ["`gamma`", "removed"]
+    # `> changes.md` captures the table and nothing else: progress and the commit hint go
+    # to stderr when stdout carries the document.
+    for result in (added, removed):
+        body = [line for line in result.out.splitlines() if line.strip()]
+        assert body[0].startswith("**uv.lock changes**")
+        assert all(line.startswith("|") for line in body[1:]), result.out
+        assert "uv.lock" in result.err

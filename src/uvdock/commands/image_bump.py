@@ -57,7 +57,6 @@ class Command(BaseCommand):
         from uvdock.image.scan import scan_managed
 
         lane = "lts" if args.lts else "dev"
-        ctx.out.json_mode |= args.pr_body  # progress to stderr as with --json: stdout is the body
         scan = scan_managed(ctx.repo, ctx.config)
         if args.latest:
             from uvdock.commands import bump_latest

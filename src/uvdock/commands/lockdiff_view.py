@@ -30,7 +30,7 @@ def show_lock_diff(
     if fmt == "markdown":
         from uvdock.lock import markdown
 
-        out.info(markdown.render(diff, title=title or "uv.lock").rstrip("\n"))
+        out.document_text(markdown.render(diff, title=title or "uv.lock").rstrip("\n"))
         return
     heading = f"{title}: {summary(diff)}" if title else summary(diff)
     if diff.is_empty:
