@@ -59,3 +59,18 @@ def test_no_lock_anywhere(make_repo: Callable[..., Path], run_cli: RunCli) -> No
     repo = make_repo({REQ: "a==1.0\n"})
     result = run_cli("--repo", repo, "lts", "drift")
     assert result.code == 3 and "no uv.lock" in result.err
+
+
+def test_a_named_base_that_does_not_resolve_is_refused(
+    megatron_repo: Path, run_cli: RunCli
+) -> None:
+    # Falling back to the working tree is for a missing default base-ref; a revision the user
+    # named must be the one compared, or the report describes the wrong lock.
+    missing = run_cli("--repo", megatron_repo, "lts", "drift", "--base", "HEAD~5")
+    assert missing.code == 2
+    assert "--base HEAD~5" in missing.err and "no such revision" in missing.err
+    (megatron_repo / "uv.lock").rename(megatron_repo / "uv.lock.moved")
+    git(megatron_repo, "commit", "-qam", "no lock")
+    without = run_cli("--repo", megatron_repo, "lts", "drift", "--base", "HEAD")
+    assert without.code == 2 and "has no uv.lock" in without.err
+    assert run_cli("--repo", megatron_repo, "lts", "drift", "--base", "HEAD~1").code == 0

@@ -22,9 +22,18 @@ class LockSource:
 
 
 def read_lock_source(
-    repo: Path, base_ref: str, *, lock_path: Path | None = None, working_tree: bool = False
+    repo: Path,
+    base_ref: str,
+    *,
+    lock_path: Path | None = None,
+    working_tree: bool = False,
+    named: bool = False,
 ) -> LockSource:
-    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default)."""
+    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default).
+
+    A missing default base-ref (a clone without origin/main) falls back to the working tree;
+    a base the user `named` with --base must be the one compared, so it is refused instead.
+    """
     if lock_path is not None:
         if not lock_path.is_file():
             raise InputRefused(f"--lock {lock_path}: no such file")
@@ -35,6 +44,10 @@ def read_lock_source(
         data = git.show_file(repo, base_ref, "uv.lock")
         if data is not None:
             return LockSource(data.decode("utf-8", errors="replace"), f"{base_ref}:uv.lock")
+        if named:
+            raise InputRefused(f"--base {base_ref}: the revision has no uv.lock")
+    elif not working_tree and named:
+        raise InputRefused(f"--base {base_ref}: no such revision")
     local = repo / "uv.lock"
     if local.is_file():
         return LockSource(local.read_text(encoding="utf-8"), "uv.lock (working tree)")
@@ -75,6 +88,7 @@ class Command(BaseCommand):
             base,
             lock_path=lock_path,
             working_tree=args.working_tree,
+            named=args.base is not None,
         )
         drifts = lts_drift.compare(
             pin_set.pins, lts_drift.locked_packages(source.text, source.description)
