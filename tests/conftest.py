@@ -14,7 +14,7 @@ import pytest
 from samples.oci_registry import Registries, require_tools, serve
 from samples.wheels import build_wheelhouse, project_pyproject
 
-from uvdock import cli
+from uvdock.cli import main as cli
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Real Megatron-LM files kept in this repository (Apache-2.0, see their NOTICE.md files), so a

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import cli_spec
+from uvdock.cli import spec as cli_spec
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "uvdock"
@@ -29,7 +29,7 @@ DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "project")
 DOMAIN_MODULES = ("doctor.signatures",)
 # Modules that may import uvdock.run (besides run/ itself).
 RUN_IMPORTERS_PACKAGES = ("commands", "run")
-RUN_IMPORTERS_MODULES = ("doctor.checks",)
+RUN_IMPORTERS_MODULES = ("doctor.checks", "context")
 # `python -m uvdock` is the one place that may import the CLI.
 ENTRY_POINTS = ("uvdock.__main__",)
 
@@ -192,7 +192,7 @@ def _cycle_path(graph: Mapping[str, set[str]], component: set[str]) -> list[str]
 
 
 def cli_importers(sources: Sources) -> list[str]:
-    cli = f"{PACKAGE}.cli"
+    cli = f"{PACKAGE}.cli.main"
     return [
         module
         for module, targets in import_graph(sources).items()
@@ -257,7 +257,7 @@ def domain_side_effects(sources: Sources) -> list[str]:
     ]
 
 
-def leaf_violations(sources: Sources, leaf: str = f"{PACKAGE}.cli_spec") -> list[str]:
+def leaf_violations(sources: Sources, leaf: str = f"{PACKAGE}.cli.spec") -> list[str]:
     return sorted(
         name
         for name in imported_names(leaf, sources)
@@ -386,7 +386,7 @@ def test_every_command_module_exists(sources: dict[str, str]) -> None:
 def test_the_cli_depends_on_every_command_module(sources: dict[str, str]) -> None:
     """The importlib dispatch is seen, so a command importing the CLI would show as a circle."""
     commands = {m for m in sources if m.startswith(f"{PACKAGE}.commands.")}
-    assert commands <= internal_imports(f"{PACKAGE}.cli", sources)
+    assert commands <= internal_imports(f"{PACKAGE}.cli.main", sources)
 
 
 # -- each rule fires on a synthetic tree ---------------------------------------------------
@@ -410,23 +410,24 @@ def test_a_circle_is_reported_with_its_path() -> None:
 def test_a_relative_import_and_importlib_make_a_circle() -> None:
     tree = _tree(
         uvdock="",
-        uvdock__cli=(
+        uvdock__cli="",
+        uvdock__cli__main=(
             "import importlib\n"
             "def run(name: str) -> None:\n"
             "    importlib.import_module(f'uvdock.commands.{name}')\n"
         ),
         uvdock__commands="",
-        uvdock__commands__run="from .. import cli\n",
+        uvdock__commands__run="from ..cli import main\n",
     )
-    assert import_cycles(tree) == [["uvdock.cli", "uvdock.commands.run", "uvdock.cli"]]
+    assert import_cycles(tree) == [["uvdock.cli.main", "uvdock.commands.run", "uvdock.cli.main"]]
     assert cli_importers(tree) == ["uvdock.commands.run"]
 
 
 def test_importing_the_cli_is_reported_except_from_main() -> None:
-    tree = _tree(uvdock="", uvdock__cli="")
-    tree["uvdock.__main__"] = "from uvdock.cli import main\n"
+    tree = _tree(uvdock="", uvdock__cli="", uvdock__cli__main="")
+    tree["uvdock.__main__"] = "from uvdock.cli.main import main\n"
     assert cli_importers(tree) == []
-    tree["uvdock.config"] = "def f() -> None:\n    from uvdock import cli\n"
+    tree["uvdock.config"] = "def f() -> None:\n    from uvdock.cli import main as cli\n"
     assert cli_importers(tree) == ["uvdock.config"]
 
 
@@ -471,7 +472,7 @@ def test_a_printing_or_spawning_domain_module_is_reported(source: str, problem: 
 
 
 def test_a_leaf_importing_uvdock_is_reported() -> None:
-    tree = _tree(uvdock="", uvdock__errors="", uvdock__cli_spec="from uvdock import errors\n")
+    tree = _tree(uvdock="", uvdock__errors="", uvdock__cli="", uvdock__cli__spec="from uvdock import errors\n")
     assert leaf_violations(tree) == ["uvdock.errors"]
 
 

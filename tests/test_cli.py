@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import RunCli
 
-from uvdock import cli, cli_spec
+from uvdock.cli import main as cli
+from uvdock.cli import spec as cli_spec
 
 
 def test_version(run_cli: RunCli) -> None:
@@ -110,7 +111,7 @@ def test_run_without_a_command_is_refused(make_repo: Callable[..., Path], run_cl
     ],
 )
 def test_hand_read_global_options_agree_with_argparse(words: list[str]) -> None:
-    from uvdock.cliparse import top_parser
+    from uvdock.cli.parse import top_parser
 
     scanned = cli_spec.scan_global_options(words)
     assert scanned is not None

@@ -148,7 +148,7 @@ def test_the_fast_paths_do_not_import_rich(
 ) -> None:
     repo = make_repo()
     code = (
-        "import sys; from uvdock import cli; code = cli.main(sys.argv[1:]); "
+        "import sys; from uvdock.cli import main as cli; code = cli.main(sys.argv[1:]); "
         "assert 'rich' not in sys.modules, 'rich imported'; sys.exit(code)"
     )
     proc = subprocess.run(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import RunCli
 
-from uvdock import cli_spec
+from uvdock.cli import spec as cli_spec
 
 
 def _script(run_cli: RunCli, shell: str, tmp_path: Path) -> Path:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from uvdock.cli_spec import GlobalOptions
-from uvdock.commands.context import Context
+from uvdock.cli.spec import GlobalOptions
+from uvdock.context import Context
 from uvdock.output import Output
 
 

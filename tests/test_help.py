@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import RunCli
 
-from uvdock import cli, cli_spec
-from uvdock.cliparse import UsageError
+from uvdock.cli import main as cli
+from uvdock.cli import spec as cli_spec
+from uvdock.cli.parse import UsageError
 
 
 def _uvdock_words(example: str) -> list[str]:

@@ -87,7 +87,7 @@ def test_image_bump_past_the_file_size_limit_is_exit_3(megatron_repo: Path) -> N
     script = (
         "import resource, sys\n"
         f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
-        "from uvdock.cli import main\n"
+        "from uvdock.cli.main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     before = {p: p.read_bytes() for p in (megatron_repo / "docker").iterdir() if p.is_file()}
@@ -178,7 +178,7 @@ def test_a_full_disk_when_the_repository_lock_is_taken_names_the_lock_file(
     script = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
-        "from uvdock.cli import main\n"
+        "from uvdock.cli.main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     before = (megatron_repo / "docker" / "lts" / "requirements.txt").read_bytes()

@@ -315,7 +315,7 @@ def test_docs_list_every_command_and_its_keys() -> None:
 
 
 def test_every_command_has_a_schema() -> None:
-    from uvdock.cli_spec import COMMANDS
+    from uvdock.cli.spec import COMMANDS
 
     names = {" ".join(part for part in key if part) for key in COMMANDS}
     assert names == set(json_schemas.SCHEMAS) - {""}

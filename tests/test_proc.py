@@ -182,7 +182,7 @@ def test_sigterm_before_any_process_is_exit_130(tmp_path: Path) -> None:
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 def test_an_interrupt_while_the_cli_loads_is_exit_130(sig: str) -> None:
     # The console script's own target is run with the signal landing exactly while
-    # uvdock.cli is imported (about half of start-up): exit 130, no traceback, no death by it.
+    # uvdock.cli.main is imported (about half of start-up): exit 130, no traceback, no death by it.
     import subprocess
     import sys
     import tomllib
@@ -194,7 +194,7 @@ def test_an_interrupt_while_the_cli_loads_is_exit_130(sig: str) -> None:
 import importlib, os, signal, sys
 class SignalWhileTheCliLoads:
     def find_spec(self, name, path=None, target=None):
-        if name == "uvdock.cli":
+        if name == "uvdock.cli.main":
             os.kill(os.getpid(), signal.{sig})
         return None
 sys.meta_path.insert(0, SignalWhileTheCliLoads())

@@ -79,7 +79,7 @@ def test_dry_run_command_hides_credential_arguments(
 def test_crash_log_holds_no_secret(
     run_cli: RunCli, megatron_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from uvdock.commands import image_show
+    from uvdock.commands.image import show as image_show
 
     def crash(*_: object) -> int:
         raise RuntimeError(f"boom at https://oauth2:{SECRET}@gitlab.example.com/a.git")

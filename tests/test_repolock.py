@@ -125,7 +125,7 @@ def test_abort_is_refused_while_a_live_run_holds_the_lock(
     git_dir = conflict.repo / ".git"
     monkeypatch.setenv("UVDOCK_LOCK_TIMEOUT", "0")
     # a live run that has saved its state and is relocking
-    from uvdock.commands.lock_resolve import RepoIndex
+    from uvdock.commands.lock.resolve import RepoIndex
 
     resolve_state.save(RepoIndex(conflict.repo), "uv.lock", ref="main", operation="merge")
     before = snapshot(conflict.repo)

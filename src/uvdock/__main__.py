@@ -15,7 +15,7 @@ def entry() -> int:
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        from uvdock.cli import main
+        from uvdock.cli.main import main
 
         return main()
     except KeyboardInterrupt:  # before main() handles interrupts, or after it returned

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from uvdock.cli_spec import ENGINE_CHOICES
+from uvdock.cli.spec import ENGINE_CHOICES
 from uvdock.errors import InputRefused
 
 ENGINES = ENGINE_CHOICES

@@ -4,7 +4,7 @@
 and only notes any later one, so the clean-up that the first one starts (stopping what the
 command started, then restoring files) runs to its end. `held()` defers both signals while
 files are swapped or restored, then raises KeyboardInterrupt, unless an interrupt is already
-being handled. `terminate_as_interrupt()` (around all of `uvdock.cli.main`) makes a `kill`
+being handled. `terminate_as_interrupt()` (around all of `uvdock.cli.main.main`) makes a `kill`
 that lands before any of that an interrupt too: exit 130, never death by the signal.
 """
 

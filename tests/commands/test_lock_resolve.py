@@ -15,7 +15,7 @@ from samples.lock_conflicts import (
     uv_lock,
 )
 
-from uvdock.commands.lock_resolve import RepoIndex
+from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.lock import lockfile, resolve_state
 
 LOCAL = ("--engine", "local")

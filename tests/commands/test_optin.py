@@ -6,9 +6,9 @@ import argparse
 
 import pytest
 
-from uvdock.cli_spec import GlobalOptions
+from uvdock.cli.spec import GlobalOptions
 from uvdock.commands import optin
-from uvdock.commands.context import Context
+from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.output import Output
 

@@ -10,8 +10,8 @@ import pytest
 from conftest import commit_all
 from samples.projects import pyproject_requiring_uv
 
-from uvdock.cli_spec import GlobalOptions
-from uvdock.commands.context import Context
+from uvdock.cli.spec import GlobalOptions
+from uvdock.context import Context
 from uvdock.doctor import checks as doctor_checks
 from uvdock.output import Output
 

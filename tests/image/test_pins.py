@@ -16,7 +16,7 @@ from uvdock.errors import InputRefused
 from uvdock.image import pins
 from uvdock.image.gitlab import sequence_items
 from uvdock.image.scan import scan_managed
-from uvdock.image.tags import PREFIX, parse_tag_argument, tag_key
+from uvdock.registry.tags import PREFIX, parse_tag_argument, tag_key
 from uvdock.run import git
 
 

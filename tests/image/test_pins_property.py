@@ -13,7 +13,7 @@ from uvdock.config import Config
 from uvdock.image import pins
 from uvdock.image.bump import plan_bump
 from uvdock.image.scan import scan_managed
-from uvdock.image.tags import PREFIX
+from uvdock.registry.tags import PREFIX
 
 OLD = {"dev": DEV, "lts": LTS}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import commit_all, git
 
-from uvdock.commands.lock_resolve import RepoIndex
+from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.lock import resolve_state
 
 

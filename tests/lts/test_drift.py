@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git
 
-from uvdock.commands.lts_drift import read_lock_source
+from uvdock.commands.lts.drift import read_lock_source
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.lts import drift as lts_drift
 from uvdock.lts import requirements as lts

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.context import Context
 from uvdock.commands.depchange import change_dependencies
-from uvdock.commands.lockdiff_view import add_lock_format_option
+from uvdock.commands.lock.diff_view import add_lock_format_option
+from uvdock.context import Context
 
 
 class Command(BaseCommand):

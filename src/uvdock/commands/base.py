@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from uvdock.commands.context import Context
+    from uvdock.context import Context
     from uvdock.run.shim import Shim
 
 

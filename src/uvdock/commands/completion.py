@@ -14,7 +14,7 @@ from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.completion_scripts import CommandShape, Option
 
 if TYPE_CHECKING:
-    from uvdock.commands.context import Context
+    from uvdock.context import Context
 
 SHELLS = ("bash", "zsh", "fish")
 CASE_METAVAR = "CASE"
@@ -28,8 +28,8 @@ def _option(action: argparse.Action) -> Option:
 
 def shapes() -> list[CommandShape]:
     """Every command with its own options, read from the parsers the commands build."""
-    from uvdock.cli_spec import COMMANDS
-    from uvdock.cliparse import command_parser
+    from uvdock.cli.parse import command_parser
+    from uvdock.cli.spec import COMMANDS
 
     found = []
     for (group, name), spec in COMMANDS.items():
@@ -45,7 +45,7 @@ def shapes() -> list[CommandShape]:
 
 
 def global_options() -> tuple[Option, ...]:
-    from uvdock.cli_spec import GLOBAL_OPTIONS
+    from uvdock.cli.spec import GLOBAL_OPTIONS
 
     return tuple(
         Option(o.flags, o.help, o.metavar is not None, o.choices or ()) for o in GLOBAL_OPTIONS

@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Sequence
 
 from uvdock.commands.base import shim_for
-from uvdock.commands.context import Context
+from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.names import normalize_name
 

@@ -11,7 +11,7 @@ from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
-    from uvdock.commands.context import Context
+    from uvdock.context import Context
     from uvdock.doctor.checks import CheckResult
     from uvdock.doctor.signatures import Diagnosis
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
-    from uvdock.commands.context import Context
+    from uvdock.context import Context
 
 LTS_FLAG = "--lts"
 LTS_POLICY = (

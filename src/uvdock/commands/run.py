@@ -13,7 +13,7 @@ from uvdock.errors import InputRefused
 if TYPE_CHECKING:
     import argparse
 
-    from uvdock.commands.context import Context
+    from uvdock.context import Context
 
 
 class Command(BaseCommand):
@@ -27,7 +27,7 @@ class Command(BaseCommand):
     ) -> argparse.Namespace:
         # Everything after the global options belongs to the command, so argparse (whose
         # import and set-up would double uvdock's own start-up) is needed only for --help.
-        from uvdock.cli_spec import scan_global_options
+        from uvdock.cli.spec import scan_global_options
 
         scanned = None if words[:1] in (["-h"], ["--help"]) else scan_global_options(words)
         if scanned is None or scanned[0].get("version"):

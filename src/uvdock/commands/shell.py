@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.context import Context
+from uvdock.context import Context
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from uvdock.errors import CommandFailed, EnvironmentUnusable
 
 if TYPE_CHECKING:
-    from uvdock.commands.context import Context
+    from uvdock.context import Context
 
 ENGINES = ("docker", "podman")
 

@@ -8,7 +8,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.context import Context
+from uvdock.context import Context
 
 if TYPE_CHECKING:
     from uvdock.project.dockerfile_sync import SyncSelection

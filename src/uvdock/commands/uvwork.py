@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from uvdock.commands.context import Context
+from uvdock.context import Context
 from uvdock.errors import CommandFailed, Interrupted
 from uvdock.run.shim import Shim
 
@@ -56,7 +56,7 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
         return
     if ctx.options.json:
         ctx.out.json({"lock_changed": True})
-    from uvdock.commands import lockdiff_view
+    from uvdock.commands.lock import diff_view as lockdiff_view
     from uvdock.lock import lockfile
 
     try:

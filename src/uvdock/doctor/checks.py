@@ -16,7 +16,7 @@ from uvdock.errors import UvdockError
 from uvdock.run import proc
 
 if TYPE_CHECKING:
-    from uvdock.commands.context import Context
+    from uvdock.context import Context
     from uvdock.run.shim import Shim
 
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives

@@ -8,7 +8,7 @@ from pathlib import Path
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
 from uvdock.image.pins import Finding, Pin, Scan, expected_tag
-from uvdock.image.tags import PREFIX, tag_key
+from uvdock.registry.tags import PREFIX, tag_key
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.image.tags import PREFIX, is_tag, tag_key
+from uvdock.registry.tags import PREFIX, is_tag, tag_key
 
 if TYPE_CHECKING:
     from uvdock.config import Config

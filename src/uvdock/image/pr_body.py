@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from uvdock.image.pins import Pin
-from uvdock.image.tags import PREFIX
+from uvdock.registry.tags import PREFIX
 
 FUNCTIONAL_TESTS_LABEL = "Run functional tests"
 LTS_LABEL = "container::lts"

@@ -25,7 +25,7 @@ from uvdock.image.pins import (
     configured_gitlab_file,
     lane_rules,
 )
-from uvdock.image.tags import PREFIX
+from uvdock.registry.tags import PREFIX
 from uvdock.textlines import read_text, split_lines
 
 if TYPE_CHECKING:

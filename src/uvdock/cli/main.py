@@ -1,0 +1,355 @@
+"""main(): dispatch from the command table (cli_spec.py) and the one handler that maps
+errors to exit codes.
+
+Only the module of the command being run is imported, which keeps start-up within budget
+(bench/startup.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+
+    from uvdock.cli.spec import GlobalOptions
+    from uvdock.commands.base import Command as BaseCommand
+    from uvdock.context import Context
+    from uvdock.output import Output
+
+from uvdock import __version__
+from uvdock.cli.spec import (
+    COMMANDS,
+    WRITERS,
+    CommandSpec,
+    command_groups,
+    scan_global_options,
+)
+from uvdock.errors import CommandFailed, UvdockError
+
+
+def _usage_error(message: str, usage: str) -> Exception:
+    from uvdock.cli.parse import UsageError
+
+    return UsageError(message, usage)
+
+
+def _split_command(
+    command: str | None, rest: list[str], given: dict[str, Any]
+) -> tuple[tuple[str, str], list[str]]:
+    """The command's key and its words. Global options between a group and its subcommand
+    (`uvdock image --json check`) are moved into `given`."""
+    groups = command_groups()
+    if command is None:
+        from uvdock.cli.parse import top_parser
+
+        top_parser().print_help()
+        raise SystemExit(2)
+    if command not in groups:
+        import difflib
+
+        close = difflib.get_close_matches(command, [*groups, "help"], n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; see `uvdock --help`"
+        raise _usage_error(
+            f"unknown command `{command}`{hint}", "usage: uvdock [global options] COMMAND ..."
+        )
+    names = groups[command]
+    front = scan_global_options(rest) if rest[:1] != ["--"] else None
+    if front is not None and front[1][:1] and front[1][0] in names and front[1][0]:
+        given.update(front[0])
+        return (command, front[1][0]), front[1][1:]
+    if "" in names:
+        return (command, ""), rest
+    if front is None and rest[:1] and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
+        return _group_with_options(command, names, rest, given)
+    if front is not None:
+        given.update(front[0])
+        rest = front[1]
+    return (command, _subcommand(command, names, rest)), rest[1:]
+
+
+def _group_with_options(
+    group: str, names: list[str], rest: list[str], given: dict[str, Any]
+) -> tuple[tuple[str, str], list[str]]:
+    """Options the scanner does not read before a subcommand: argparse reads them, or names
+    the problem (with a suggestion)."""
+    import argparse
+
+    from uvdock.cli import parse as cliparse
+
+    parser = cliparse.command_parser((group, ""), COMMANDS[(group, names[0])])
+    parser.prog, parser.usage = f"uvdock {group}", cliparse.group_usage(group)[len("usage: ") :]
+    parser.subcommands = tuple(names)
+    parser.add_argument("subcommand")
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parsed = vars(parser.parse_args(rest))
+    words = [parsed.pop("subcommand"), *parsed.pop("rest")]
+    given.update(parsed)
+    return (group, _subcommand(group, names, words)), words[1:]
+
+
+def _subcommand(group: str, names: list[str], rest: list[str]) -> str:
+    from uvdock.cli import parse as cliparse
+
+    wanted = rest[0] if rest else ""
+    if wanted in names:
+        return wanted
+    if wanted in ("-h", "--help"):
+        sys.stdout.write(cliparse.group_help(group))
+        raise SystemExit(0)
+    if not wanted:
+        sys.stderr.write(cliparse.group_help(group))
+        raise SystemExit(2)
+    similar = cliparse.closest(wanted, names)
+    hint = f"did you mean {similar}?" if similar else f"choose from {', '.join(names)}"
+    raise cliparse.UsageError(
+        f"unknown command `{group} {wanted}`; {hint}", cliparse.group_usage(group)
+    )
+
+
+def _help_words(words: list[str]) -> list[str]:
+    """`uvdock help CMD [SUB]` is `uvdock CMD [SUB] --help`."""
+    return [*words[1:3], "--help"] if len(words) > 1 else ["--help"]
+
+
+def _crash_log(exc: BaseException) -> Path:
+    import os
+    import shlex
+    import tempfile
+    import traceback
+
+    from uvdock.redact import Redactor
+
+    # Secrets given on the command line (`-H 'Authorization: ...'`, `--password X`) or carried
+    # by the exception's message stay out of a file that users attach to bug reports.
+    redactor = Redactor()
+    command = shlex.join(redactor.argv(sys.argv))
+    trace = "".join(traceback.format_exception(exc))
+    fd, path = tempfile.mkstemp(prefix="uvdock-crash-", suffix=".log")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"uvdock {__version__} {command}\n{redactor.text(trace)}")
+    from pathlib import Path
+
+    return Path(path)
+
+
+class Invocation(NamedTuple):
+    """A command line read completely: what runs, its own arguments and the global options."""
+
+    key: tuple[str, str]
+    command: BaseCommand
+    args: argparse.Namespace
+    options: GlobalOptions
+
+
+def parse(words: list[str]) -> Invocation:
+    """Read a command line; --help prints and raises SystemExit, a bad one raises UsageError."""
+    scanned = scan_global_options(words)
+    if scanned is not None and scanned[1][:1] == ["help"]:
+        return parse([*words[: len(words) - len(scanned[1])], *_help_words(scanned[1])])
+    if scanned is None or not scanned[1]:
+        from uvdock.cli.parse import top_parser
+
+        top_args = top_parser().parse_args(words)
+        given = {k: v for k, v in vars(top_args).items() if k not in ("command", "rest")}
+        if top_args.command == "help":
+            return parse(_help_words([top_args.command, *top_args.rest]))
+        key, rest = _split_command(top_args.command, top_args.rest, given)
+    else:
+        given, remaining = scanned
+        key, rest = _split_command(remaining[0], remaining[1:], given)
+
+    spec = COMMANDS[key]
+    command: BaseCommand = importlib.import_module(f"uvdock.commands.{spec.module}").Command()
+    try:
+        args = command.parse(rest, lambda: _command_parser(key, spec))
+    except UvdockError as exc:
+        exc.command = " ".join(part for part in key if part)  # for the --json error document
+        raise
+
+    from uvdock.cli.spec import GlobalOptions
+
+    after = {name: getattr(args, name) for name in GlobalOptions._fields if hasattr(args, name)}
+    options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
+    if options.quiet and options.verbose:
+        refused = _usage_error(
+            "-q/--quiet and -v/--verbose cannot be used together",
+            f"usage: uvdock [global options] {' '.join(p for p in key if p)} ...",
+        )
+        refused.command = " ".join(part for part in key if part)  # type: ignore[attr-defined]
+        raise refused
+    return Invocation(key, command, args, options)
+
+
+class Session:
+    """What the root handler needs to know about the invocation in flight: its Output (the
+    --json document is written there, once) and its name and context."""
+
+    out: Output | None = None
+    name: str = ""
+    ctx: Context | None = None
+
+
+def run(argv: Sequence[str] | None = None, session: Session | None = None) -> int:
+    session = session or Session()
+    words = list(sys.argv[1:] if argv is None else argv)
+    scanned = scan_global_options(words)
+    if scanned is not None and scanned[0].get("version"):
+        print(f"uvdock {__version__}")
+        return 0
+    invocation = parse(words)
+
+    from uvdock.context import Context
+    from uvdock.output import Output
+
+    options = invocation.options
+    out = Output(
+        json_mode=options.json,
+        quiet=options.quiet,
+        verbose=options.verbose,
+        color=options.color or "auto",
+        document_on_stdout=_document_on_stdout(invocation.args),
+    )
+    ctx = Context(options=options, out=out)
+    key, command, args = invocation.key, invocation.command, invocation.args
+    session.out, session.ctx = out, ctx
+    session.name = " ".join(part for part in key if part)
+    with _json_stdout(options.json, out):
+        if key in WRITERS and not options.dry_run:
+            from uvdock.commands.base import writing
+
+            with writing(ctx, " ".join(("uvdock", *key)).strip()):
+                code = int(command.run(ctx, args))
+        else:
+            code = int(command.run(ctx, args))
+    if options.json:
+        _json_document(session, code)
+    return code
+
+
+def _document_on_stdout(args: argparse.Namespace) -> bool:
+    """A command asked for a document on stdout: `--format markdown|github|gitlab`, `--pr-body`."""
+    return getattr(args, "format", "text") != "text" or bool(getattr(args, "pr_body", False))
+
+
+def _json_stdout(json_mode: bool, out: Output) -> contextlib.AbstractContextManager[None]:
+    """Under --json, stdout is kept for the document (see output.stdout_kept_for_json)."""
+    if not json_mode:
+        return contextlib.nullcontext()
+    from uvdock.output import stdout_kept_for_json
+
+    return stdout_kept_for_json(out.stdout)
+
+
+def _json_document(session: Session, code: int, error: UvdockError | None = None) -> None:
+    """The one --json document of this invocation (see docs/json.md)."""
+    from uvdock.output import Output
+
+    out = session.out if session.out is not None and session.out.json_mode else Output()
+    ctx = session.ctx
+    root = ctx.__dict__.get("repo") if ctx is not None else None
+    detail = None
+    if error is not None:
+        detail = {"message": error.message, "hint": error.hint}
+    out.document(
+        session.name or (error.command if error is not None else ""),
+        code,
+        dry_run=bool(ctx is not None and ctx.dry_run),
+        root=root,
+        error=detail,
+    )
+
+
+def _json_requested(argv: Sequence[str] | None, session: Session) -> bool:
+    if session.ctx is not None:
+        return bool(session.ctx.options.json)
+    words = list(sys.argv[1:] if argv is None else argv)
+    return "--json" in words[: words.index("--") if "--" in words else len(words)]
+
+
+def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.ArgumentParser:
+    from uvdock.cli.parse import command_parser
+
+    return command_parser(key, spec)
+
+
+def _color_choice(argv: Sequence[str] | None) -> str:
+    """--color as given, for errors raised before the options were parsed."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        if word.startswith("--color="):
+            return word.partition("=")[2]
+        if word == "--color" and index + 1 < len(words):
+            return words[index + 1]
+    return "auto"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from uvdock import signals
+
+    # A `kill` (SIGTERM) before any process is started is an interrupt like Ctrl-C: exit 130,
+    # never death by the signal. Commands that start processes install their own handlers.
+    with signals.terminate_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    session = Session()
+    try:
+        return run(argv, session)
+    except UvdockError as exc:
+        return _refused(argv, session, exc)
+    except SystemExit as exc:
+        # --help (0) prints help; a bare `uvdock` or group (2) prints it to stderr as usage.
+        code = exc.code if isinstance(exc.code, int) else 2
+        if code != 0 and _json_requested(argv, session):
+            refused = UvdockError("no command given; see `uvdock --help`")
+            _json_document(session, code, refused)
+        raise
+    except KeyboardInterrupt:
+        return _failed(argv, session, 130, "interrupted")
+    except BrokenPipeError:
+        return 1
+    except OSError as exc:  # disk full, permission denied, read-only: the environment's
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _failed(argv, session, 3, f"{where}{exc.strerror or exc}")
+    except Exception as exc:  # a bug: one line to the user, the traceback to a file
+        path = _crash_log(exc)
+        message = f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})"
+        return _failed(argv, session, 4, message)
+
+
+def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> int:
+    """An error uvdock raised on purpose: usage, message, hint, the failed command's stderr."""
+    from uvdock.output import Output
+
+    out = Output(color=_color_choice(argv))
+    usage = getattr(exc, "usage", None)
+    if usage:
+        out.usage(usage)
+    out.error(exc.message)
+    if exc.hint:
+        out.hint(exc.hint)
+    if isinstance(exc, CommandFailed) and exc.stderr.strip():
+        tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
+        Output(stdout=sys.stderr).info(tail)
+    if _json_requested(argv, session):
+        _json_document(session, exc.exit_code, exc)
+    return exc.exit_code
+
+
+def _failed(argv: Sequence[str] | None, session: Session, code: int, message: str) -> int:
+    """An interrupt, an OS failure or a bug: one line (and the --json document), then `code`."""
+    from uvdock.output import Output
+
+    Output(color=_color_choice(argv)).error(message)
+    if _json_requested(argv, session):
+        _json_document(session, code, UvdockError(message))
+    return code

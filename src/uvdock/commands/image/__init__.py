@@ -1,0 +1,1 @@
+"""`uvdock image ...`: one module per subcommand."""

@@ -1,0 +1,58 @@
+"""`uvdock image build [--lts] [--tag T]`: build the CI image, always `--target main`."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.stream import stream
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        from uvdock.commands import optin
+
+        parser.description = (
+            "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
+            "pin file. The build always stops at the `main` stage (build-target): the `jet` "
+            "stage needs an internal secret. Without --lts it never builds the LTS image."
+        )
+        optin.add_lts_flag(
+            parser,
+            "build the LTS image (Dockerfile.ci.lts, the LTS pin, tag lts-image); "
+            "explicit opt-in: " + optin.LTS_POLICY,
+        )
+        parser.add_argument(
+            "--tag", metavar="T", help="image tag (default: image / lts-image from the config)"
+        )
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.base import engine_for
+        from uvdock.image import build as imagebuild
+        from uvdock.run.engines import operand
+
+        spec = imagebuild.build_spec(ctx.repo, ctx.config, lts=args.lts, tag=args.tag)
+        operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
+        engine = engine_for(ctx)
+        argv = imagebuild.build_argv(engine, spec)
+        if ctx.dry_run:
+            ctx.out.command(argv)
+            return 0
+        lane = "the LTS image (--lts)" if spec.lane == "lts" else "the dev image"
+        ctx.out.info(f"building {spec.tag}, {lane}: {spec.dockerfile} --target {spec.target}")
+        ctx.out.info(f"base image {spec.base_image} (from {spec.pin_file})")
+        started = time.monotonic()
+        stream(ctx, argv, hint="save the output and run `uvdock doctor LOGFILE` to name the cause")
+        elapsed = _duration(time.monotonic() - started)
+        ctx.out.info(f"built {spec.tag} in {elapsed}")
+        return 0
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"

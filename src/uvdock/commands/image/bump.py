@@ -1,0 +1,157 @@
+"""`uvdock image bump TAG|--latest [--lts] [--offline]`: move one lane's managed pins to
+nvcr.io/nvidia/pytorch:TAG.
+
+Without --lts only the dev lane changes; --lts is the explicit opt-in for the LTS lane, and
+then only the LTS lane changes. Every managed pin of the lane is written, or none. Before
+anything is written the registry must have the tag for every platform of the lane
+(commands/registry_check.py); --offline skips that and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from uvdock.commands.base import Command as BaseCommand
+
+if TYPE_CHECKING:
+    from uvdock.commands.image.registry_check import TagReport
+    from uvdock.context import Context
+    from uvdock.image.bump import BumpPlan
+
+
+def _print_handoff(ctx: Context, tag: str, lane: str) -> None:
+    from uvdock.image.pr_body import handoff_lines
+
+    for line in handoff_lines(tag, lane):
+        ctx.out.info(line)
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
+        )
+        parser.add_argument(
+            "--latest",
+            action="store_true",
+            help="the registry's newest YY.MM-py3 tag published for every platform of the lane",
+        )
+        parser.add_argument(
+            "--offline", action="store_true", help="do not ask the registry whether TAG exists"
+        )
+        from uvdock.commands import optin
+
+        optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
+        parser.add_argument(
+            "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
+        )
+        parser.add_argument(
+            "--pr-body",
+            action="store_true",
+            help="print the pull request's title and Markdown body (pins changed, checklist)",
+        )
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.image.bump import plan_bump
+        from uvdock.image.scan import scan_managed
+
+        lane = "lts" if args.lts else "dev"
+        scan = scan_managed(ctx.repo, ctx.config)
+        if args.latest:
+            from uvdock.commands.image import bump_latest
+
+            picked = bump_latest.pick(ctx, args, scan, lane)
+            if picked is None:
+                return 0
+            tag, report = picked
+        else:
+            tag, report = self._tag_argument(args), None
+        plan = plan_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
+        for warning in plan.warnings:
+            ctx.out.warn(f"{warning.location}: {warning.message}")
+        if plan.noop:
+            if ctx.options.json:
+                ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
+            else:
+                ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
+            return 0
+        report = report or self._check_registry(ctx, args, tag)
+        from uvdock import edit
+
+        if ctx.dry_run:
+            ctx.out.diff(edit.plan_diff(plan.edits))
+            if ctx.options.json:
+                ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
+            else:
+                ctx.out.info(
+                    f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
+                )
+                # The hand-off is part of the plan: show what comes after the write.
+                self._handoff(ctx, args, plan)
+            return 0
+        edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
+        if ctx.options.json:
+            ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
+            return 0
+        before = plan.current or "?"
+        ctx.out.info(f"{lane} base image: {before} -> {tag}")
+        for pin in plan.changed:
+            ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
+        self._handoff(ctx, args, plan)
+        return 0
+
+    @staticmethod
+    def _tag_argument(args: argparse.Namespace) -> str:
+        from uvdock.errors import InputRefused
+        from uvdock.registry.tags import parse_tag_argument
+
+        if args.tag is None:
+            lane = "--lts " if args.lts else ""
+            raise InputRefused(
+                "name a TAG, or pass --latest", hint=f"uvdock image bump {lane}26.04-py3"
+            )
+        return parse_tag_argument(args.tag)
+
+    @staticmethod
+    def _check_registry(ctx: Context, args: argparse.Namespace, tag: str) -> TagReport:
+        from uvdock.commands.image import registry_check
+
+        offline = registry_check.offline_reason(ctx, args.offline)
+        if offline:
+            base = registry_check.registry_base(ctx)[0]
+            ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
+            return registry_check.TagReport(False, base, skipped=offline)
+        client = registry_check.client_for(ctx, hint=registry_check.OFFLINE_HINT)
+        report = registry_check.require_tag(client, tag, ctx.config.platforms)
+        ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
+        return report
+
+    @staticmethod
+    def _handoff(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
+        from uvdock.image import pr_body
+
+        if not args.pr_body:
+            _print_handoff(ctx, plan.tag, plan.lane)
+            return
+        ctx.out.stdout.write(pr_body.render(plan.lane, plan.tag, plan.current, plan.changed))
+        ctx.out.stdout.flush()
+
+    @staticmethod
+    def _payload(
+        plan: BumpPlan, *, report: TagReport | None = None, pr_body: bool = False
+    ) -> dict[str, Any]:
+        from uvdock.image import pr_body as body
+
+        payload = {
+            "lane": plan.lane,
+            "from": plan.current,
+            "to": plan.tag,
+            "changed": [pin.to_json() for pin in plan.changed],
+            "warnings": [warning.to_json() for warning in plan.warnings],
+            "handoff": body.handoff(plan.tag, plan.lane),
+            "registry": report.to_json() if report is not None else None,
+        }
+        if pr_body:
+            payload["pr_body"] = body.render(plan.lane, plan.tag, plan.current, plan.changed)
+        return payload

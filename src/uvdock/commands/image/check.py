@@ -1,0 +1,81 @@
+"""`uvdock image check`: do the managed base-image pins of each lane agree? (CI, pre-commit)
+
+The success path stays small: no rich, no git grep, only the managed files are read.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+
+FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+    from uvdock.errors import CheckFailed
+    from uvdock.image.pins import Finding
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        from uvdock.commands.base import add_format_option
+
+        add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.image import pins
+        from uvdock.image.scan import scan_managed
+
+        scan = scan_managed(ctx.repo, ctx.config)
+        findings = pins.check(scan)
+        lanes = {
+            rule.lane: pins.reference_tag(scan, rule.lane)[0]
+            for rule in scan.lanes
+            if scan.lane_pins(rule.lane)
+        }
+        if ctx.options.json:
+            ctx.out.json(
+                {
+                    "lanes": lanes,
+                    "managed": [pin.to_json() for pin in scan.pins],
+                    "findings": [finding.to_json() for finding in findings],
+                }
+            )
+            return 1 if findings else 0
+        if args.format != "text":  # for CI: findings on the diff; --json above wins
+            from uvdock.image import ci_report
+
+            ctx.out.stdout.write(ci_report.render(args.format, findings))
+            if findings:
+                raise self._failed(findings, lanes)  # the summary and hint on stderr, exit 1
+            return 0
+        if not findings:
+            summary = ", ".join(
+                f"{lane} {tag} ({_pins(len(scan.lane_pins(lane)))})" for lane, tag in lanes.items()
+            )
+            ctx.out.info(f"base-image pins agree: {summary or 'no managed pins found'}")
+            return 0
+        for finding in findings:
+            ctx.out.info(f"{finding.location}: {finding.message}")
+        raise self._failed(findings, lanes)
+
+    @staticmethod
+    def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:
+        from uvdock.errors import CheckFailed
+
+        drifting = sorted({f.lane for f in findings if f.kind in ("drift", "malformed")})
+        hint = None
+        if drifting:
+            lane = drifting[0]
+            hint = (
+                f"`uvdock image bump {lanes.get(lane) or 'TAG'}{' --lts' if lane == 'lts' else ''}`"
+            )
+            hint += " rewrites every managed pin of that lane"
+        count = len(findings)
+        return CheckFailed(f"{count} base-image pin finding{'s' if count != 1 else ''}", hint=hint)
+
+
+def _pins(count: int) -> str:
+    return f"{count} pin" if count == 1 else f"{count} pins"

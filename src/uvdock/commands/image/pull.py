@@ -1,0 +1,62 @@
+"""`uvdock image pull [--lts]`: pull the CI image from the GitLab registry and tag it locally."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.stream import stream
+from uvdock.errors import EnvironmentUnusable
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+_LOGIN_HINT = "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        from uvdock.commands import optin
+
+        parser.description = (
+            "Pull <host>/<registry-image> where host comes from the git remote named by "
+            "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
+            "then tag it as the local image name the other commands use."
+        )
+        optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.base import engine_for
+        from uvdock.image import build as imagebuild
+        from uvdock.registry.gitlab_host import registry_host, registry_image
+        from uvdock.run import git
+
+        cfg = ctx.config
+        name = cfg.gitlab_remote
+        url = git.remote_url(ctx.repo, name)
+        if url is None:
+            raise EnvironmentUnusable(
+                f"no git remote named `{name}` (the registry host comes from it)",
+                hint=f"add it with `git remote add {name} <gitlab url>`, "
+                "or set gitlab-remote in [tool.uvdock]",
+            )
+        host = registry_host(url)
+        if host is None:
+            raise EnvironmentUnusable(f"git remote `{name}` ({url}) names no host")
+        image = registry_image(host, cfg.lts_registry_image if args.lts else cfg.registry_image)
+        local = cfg.lts_image if args.lts else cfg.image
+        from uvdock.run.engines import operand
+
+        operand(image, "registry image")
+        operand(local, "image")
+        engine = engine_for(ctx)
+        steps = [imagebuild.pull_argv(engine, image), imagebuild.tag_argv(engine, image, local)]
+        if ctx.dry_run:
+            for argv in steps:
+                ctx.out.command(argv)
+            return 0
+        for argv in steps:
+            stream(ctx, argv, hint=_LOGIN_HINT)
+        ctx.out.info(f"pulled {image} and tagged it {local}, the image uvdock uses")
+        return 0

@@ -1,0 +1,150 @@
+"""What `image bump` and `image tags` ask the base image's registry, and how they say it.
+
+Builds the client from the configuration (`registry`, timeouts, the user's auth file) and
+turns the registry's answers into the refusals the issue asks for: a tag that does not exist
+(exit 2, with the nearest tags), a tag missing one of the lane's platforms (exit 2, naming
+what it has). Transport failures are exit 3 from the client itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
+
+from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.registry import oci
+from uvdock.registry.tags import REPOSITORY
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+    from uvdock.registry.client import RegistryClient
+
+OFFLINE_HINT = "pass --offline (or set offline = true) to bump without asking the registry"
+NAMED_TAG_OFFLINE_HINT = "name the TAG and pass --offline to bump without asking the registry"
+MAX_PROBES = 12  # --latest: tags tried, newest first, before giving up
+
+
+class TagReport(NamedTuple):
+    """What the registry said about the tag a bump writes (JSON `registry`)."""
+
+    checked: bool
+    url: str
+    platforms: tuple[str, ...] = ()
+    skipped: str = ""  # why it was not checked
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.checked:
+            return {"checked": False, "url": self.url, "skipped": self.skipped}
+        return {"checked": True, "url": self.url, "platforms": list(self.platforms)}
+
+
+def offline_reason(ctx: Context, flag: bool) -> str:
+    """'' when the registry may be asked; else which setting turned it off."""
+    if flag:
+        return "--offline"
+    if ctx.config.offline:
+        return "offline = true in the configuration or UVDOCK_OFFLINE"
+    return ""
+
+
+def registry_base(ctx: Context) -> tuple[str, str, str]:
+    """(base URL, host the auth file is keyed by, repository) of the lane images' registry."""
+    host, repository = oci.split_image(REPOSITORY)
+    if ctx.config.registry:
+        base = oci.registry_url(ctx.config.registry, "config `registry` (UVDOCK_REGISTRY)")
+        return base, urlsplit(base).netloc, repository
+    return oci.default_registry_url(host), host, repository
+
+
+def client_for(ctx: Context, *, hint: str | None) -> RegistryClient:
+    from uvdock.registry.auth import find_credentials
+    from uvdock.registry.client import RegistryClient
+
+    config = ctx.config
+    for key, value in (
+        ("registry-connect-timeout", config.registry_connect_timeout),
+        ("registry-timeout", config.registry_timeout),
+    ):
+        if value <= 0:
+            raise InputRefused(f"config `{key}` must be a positive number of seconds, got {value}")
+    base, auth_host, repository = registry_base(ctx)
+    return RegistryClient(
+        base,
+        repository,
+        credentials=find_credentials(auth_host, repository, ctx.env),
+        connect_timeout=config.registry_connect_timeout,
+        total_timeout=config.registry_timeout,
+        page_size=max(0, config.registry_page_size),
+        log=ctx.out.detail,
+        hint=hint,
+        env=ctx.env,
+    )
+
+
+def tag_platforms(client: RegistryClient, tag: str) -> list[oci.Platform] | None:
+    """The platforms a tag is published for; None when the registry has no such tag."""
+    manifest = client.manifest(tag)
+    if manifest is None:
+        return None
+    if oci.is_list(manifest.media_type):
+        return oci.list_platforms(manifest.body)
+    digest = oci.config_digest(manifest.body)
+    if digest is None:
+        return []
+    found = oci.config_platform(client.blob_json(digest))
+    return [found] if found is not None else []
+
+
+def _nearest_hint(client: RegistryClient, tag: str) -> str:
+    try:
+        nearest = oci.nearest_tags(tag, client.tags())
+    except EnvironmentUnusable:
+        return "the registry's tag list could not be read for a suggestion"
+    if not nearest:
+        return "the registry lists no YY.MM-py3 tags"
+    return "nearest existing tags: " + ", ".join(nearest)
+
+
+def require_tag(client: RegistryClient, tag: str, platforms: tuple[str, ...]) -> TagReport:
+    """Refuse (exit 2) a tag the registry does not have, or has without a lane platform."""
+    have = tag_platforms(client, tag)
+    if have is None:
+        raise InputRefused(
+            f"{REPOSITORY}:{tag} does not exist in the registry ({client.base_url})",
+            hint=_nearest_hint(client, tag),
+        )
+    missing = oci.missing_platforms(platforms, have)
+    if missing:
+        raise InputRefused(
+            f"{REPOSITORY}:{tag} is not published for {', '.join(missing)}: "
+            f"it has {', '.join(map(str, have)) or 'no platform the registry names'}",
+            hint=f"the lane needs every platform in config `platforms` ({', '.join(platforms)})",
+        )
+    return TagReport(True, client.base_url, tuple(map(str, have)))
+
+
+def newest_complete_tag(
+    client: RegistryClient, platforms: tuple[str, ...], log: Callable[[str], None] | None = None
+) -> tuple[str, TagReport]:
+    """The newest YY.MM-py3 tag published for every platform (exit 3 when none is)."""
+    candidates = oci.release_tags(client.tags())
+    for tag in candidates[:MAX_PROBES]:
+        have = tag_platforms(client, tag)
+        if have is None:
+            continue  # listed but gone: registries list tags lazily
+        missing = oci.missing_platforms(platforms, have)
+        if not missing:
+            return tag, TagReport(True, client.base_url, tuple(map(str, have)))
+        if log is not None:
+            log(f"{tag}: skipped, not published for {', '.join(missing)}")
+    if not candidates:
+        raise EnvironmentUnusable(
+            f"the registry ({client.base_url}) lists no YY.MM-py3 tags",
+            hint="check config `registry`; or name a tag: uvdock image bump TAG --offline",
+        )
+    raise EnvironmentUnusable(
+        f"none of the registry's newest {min(len(candidates), MAX_PROBES)} YY.MM-py3 tags "
+        f"is published for every platform ({', '.join(platforms)})",
+        hint="name a tag explicitly: uvdock image bump TAG",
+    )

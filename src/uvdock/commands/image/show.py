@@ -1,0 +1,33 @@
+"""`uvdock image show`: every base-image pin, managed or informational."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.image import pins
+        from uvdock.image.scan import scan_managed
+        from uvdock.registry.tags import PREFIX
+        from uvdock.run import git
+
+        scan = scan_managed(ctx.repo, ctx.config)
+        # Matrix rows no lane selects come first among the others: a new layout shows here.
+        known = [*scan.pins, *scan.unclassified]
+        found = pins.all_pins(known, git.grep_files(ctx.repo, PREFIX))
+        if ctx.options.json:
+            ctx.out.json({"pins": [pin.to_json() for pin in found]})
+            return 0
+        if not found:
+            ctx.out.info(f"no nvcr.io/nvidia/pytorch:<tag> pins in {ctx.repo}")
+            return 0
+        rows = [(pin.location, pin.lane or "-", pin.tag, pins.kind_of(pin)) for pin in found]
+        ctx.out.table(("location", "lane", "tag", "kind"), rows, title="base-image pins")
+        return 0

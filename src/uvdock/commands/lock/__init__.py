@@ -1,0 +1,1 @@
+"""`uvdock lock` and `uvdock lock resolve|diff`: one module per subcommand."""

@@ -1,0 +1,84 @@
+"""`uvdock lock [--check] [--upgrade] [--upgrade-package P]...`: uv lock in the container."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.lock import diff_view as lockdiff_view
+from uvdock.context import Context
+from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable
+
+if TYPE_CHECKING:
+    from uvdock.run.shim import Shim
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--check", action="store_true", help="fail (exit 1) when uv.lock is out of date"
+        )
+        parser.add_argument("--upgrade", action="store_true", help="allow every package to move")
+        lockdiff_view.add_lock_format_option(parser)
+        parser.add_argument(
+            "--upgrade-package", action="append", default=[], metavar="P", help="allow P to move"
+        )
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands import uvwork
+        from uvdock.commands.base import shim_for
+
+        shim = shim_for(ctx)
+        uv_args = ["lock"]
+        if args.check:
+            uv_args.append("--check")
+        if args.upgrade:
+            uv_args.append("--upgrade")
+        for package in args.upgrade_package:
+            uv_args += ["--upgrade-package", package]
+        uvwork.report_uv(ctx, shim)
+        if args.check and not ctx.dry_run:
+            return _check(ctx, shim, uv_args)
+        before = uvwork.lock_bytes(ctx)
+        code = shim.run_uv(uv_args, writes=() if args.check else ("uv.lock",))
+        if ctx.dry_run:
+            return 0
+        if code != 0:
+            raise uvwork.uv_failed(uv_args, code)
+        uvwork.show_lock_change(ctx, before, args.format)
+        return 0
+
+
+def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:
+    """`uv lock --check`, captured: "out of date" only when uv says the lock needs updating."""
+    from uvdock.project import lockcheck
+
+    done = shim.capture(["uv", *uv_args])
+    if done.returncode in (126, 127) and shim.placement.mode != "local":
+        raise shim.uv_missing()
+    output = done.stdout + "\n" + done.stderr
+    result = lockcheck.classify(done.returncode, output)
+    if result.verdict is lockcheck.Verdict.CURRENT:
+        ctx.out.info("uv.lock is up to date")
+        return 0
+    if result.verdict is lockcheck.Verdict.STALE:
+        raise CheckFailed(
+            "uv.lock is out of date with pyproject.toml",
+            hint="run `uvdock lock` and commit uv.lock",
+        )
+    tail = lockcheck.last_lines(output)
+    if result.verdict is lockcheck.Verdict.ENVIRONMENT:
+        raise EnvironmentUnusable(
+            f"uv lock --check could not run (exit {done.returncode}): {result.cause}",
+            hint="uv's last lines:\n" + tail + "\nthe lock was not judged; fix the network or "
+            "the container's Python, or use --offline when the cache holds everything",
+        )
+    raise CommandFailed(
+        ["uv", *uv_args],
+        done.returncode,
+        done.stdout,
+        tail,
+        message=f"uv lock --check failed (exit {done.returncode}) for a reason other than a "
+        "stale lock; uv's last lines follow",
+    )

@@ -1,0 +1,365 @@
+"""`uvdock lock resolve [--onto REF] [--no-fetch] [--abort]`: fix a uv.lock conflict safely.
+
+The recipe: take REF's uv.lock (by name, so a rebase's swapped ours/theirs does not
+matter), relock in the CI container, stage it. Before anything changes the lock's bytes
+and all its index stages are saved under .git/uvdock/resolve-state/; any failure, Ctrl-C
+or SIGTERM puts them back exactly, and `--abort` does the same after a hard kill.
+An unmerged pyproject.toml is merged first (commands.pyproject_resolve), written and
+staged inside the same guard, and saved and restored with the lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from uvdock import signals
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import shim_for
+from uvdock.commands.lock import pyproject_resolve
+from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
+from uvdock.context import Context
+from uvdock.edit import atomic_write_bytes
+from uvdock.errors import (
+    CheckFailed,
+    EnvironmentUnusable,
+    InputRefused,
+    Interrupted,
+    UvdockError,
+)
+from uvdock.lock import lockfile, resolve_state
+from uvdock.run import git
+
+if TYPE_CHECKING:
+    from uvdock.run.shim import Shim
+
+LOCK = "uv.lock"
+PYPROJECT = "pyproject.toml"
+
+NEXT_STEP = {
+    "rebase": "git rebase --continue",
+    "merge": "git commit",
+    "cherry-pick": "git cherry-pick --continue",
+    "revert": "git revert --continue",
+}
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+class RepoIndex:
+    """resolve_state's view of one repository's index and object store, through run.git."""
+
+    def __init__(self, repo: Path) -> None:
+        self.worktree = repo
+
+    @cached_property
+    def git_dir(self) -> Path:
+        return git.git_dir(self.worktree)
+
+    def stage_entries(self, path: str) -> list[resolve_state.IndexEntry]:
+        return [
+            resolve_state.IndexEntry(e.mode, e.sha, e.stage)
+            for e in git.stage_entries(self.worktree, path)
+        ]
+
+    def blob_bytes(self, sha: str) -> bytes:
+        return git.blob_bytes(self.worktree, sha)
+
+    def unmerged_listing(self, path: str) -> str:
+        return git.ls_files_unmerged_text(self.worktree, path)
+
+    def has_object(self, sha: str) -> bool:
+        return git.object_exists(self.worktree, sha)
+
+    def store_blob(self, file: Path) -> None:
+        git.hash_object_file(self.worktree, file)
+
+    def set_entries(self, path: str, entries: Sequence[resolve_state.IndexEntry]) -> None:
+        git.set_index_entries(
+            self.worktree, path, [git.IndexEntry(e.mode, e.sha, e.stage, path) for e in entries]
+        )
+
+
+def check_pyproject(ctx: Context) -> None:
+    repo = ctx.repo
+    if git.unmerged_entries(repo, PYPROJECT):
+        raise InputRefused(
+            f"{PYPROJECT} has a merge conflict too; resolve it first",
+            hint=f"edit {PYPROJECT}, `git add {PYPROJECT}`, then run `uvdock lock resolve` again",
+        )
+    data = _read(repo / PYPROJECT)
+    if data is not None and lockfile.has_conflict_markers(data):
+        lines = ", ".join(str(n) for n in lockfile.conflict_marker_lines(data)[:5])
+        raise InputRefused(
+            f"{PYPROJECT} holds conflict markers (line {lines}); resolve it first",
+            hint="then run `uvdock lock resolve` again",
+        )
+
+
+def chosen_ref(ctx: Context, onto: str | None) -> str:
+    """--onto REF or the configured base-ref, refused unless it can only be a revision."""
+    if onto is not None:
+        return git.checked_ref(onto, "--onto")
+    return git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
+
+
+def fetch_ref(ctx: Context, ref: str) -> None:
+    remote = git.remote_of(ref, ctx.repo)
+    if remote is None:
+        ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
+        return
+    branch = ref[len(remote) + 1 :]
+    if not git.ref_name_ok(ctx.repo, f"refs/remotes/{ref}") or branch.startswith("+"):
+        raise InputRefused(f"{ref}: not a valid branch of remote {remote}; nothing was fetched")
+    if ctx.dry_run:
+        ctx.out.command(["git", "fetch", "--quiet", remote, branch])
+        return
+    result = git.fetch(ctx.repo, remote, branch)
+    if not result.ok:
+        last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+        ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--onto",
+            metavar="REF",
+            help="take this revision's uv.lock (default: the configured base ref, origin/main)",
+        )
+        parser.add_argument(
+            "--no-fetch", action="store_true", help="do not fetch REF's remote first"
+        )
+        parser.add_argument(
+            "--abort",
+            action="store_true",
+            help="put uv.lock and its index entries back from the state an interrupted run saved",
+        )
+        add_lock_format_option(parser)
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        if args.abort:
+            return self._abort(ctx)
+        ref = chosen_ref(ctx, args.onto)  # refused before anything else sees it
+        repo = ctx.repo
+        index = RepoIndex(repo)
+        if resolve_state.load(index.git_dir) is not None:
+            raise InputRefused(
+                "an earlier `uvdock lock resolve` did not finish (its saved state is in "
+                f"{resolve_state.state_dir(index.git_dir)})",
+                hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
+            )
+        current = _read(repo / LOCK)
+        unmerged = git.unmerged_entries(repo, LOCK)
+        pyproject_unmerged = pyproject_resolve.is_unmerged(repo)
+        lock_conflict = unmerged or (current and lockfile.has_conflict_markers(current))
+        if not lock_conflict and not pyproject_unmerged:
+            if ctx.out.json_mode:
+                ctx.out.json({"conflict": False})
+            else:
+                ctx.out.info(f"{LOCK} has no conflict; nothing to do")
+            return 0
+        merge = pyproject_resolve.merge_unmerged(ctx) if pyproject_unmerged else None
+        if merge is None:
+            check_pyproject(ctx)
+        if not args.no_fetch:
+            fetch_ref(ctx, ref)
+        ref_lock = self._ref_lock(ctx, ref)
+
+        shim = shim_for(ctx)
+        shim.check_usable()
+        operation = git.in_progress_operation(repo)
+        if ctx.dry_run:
+            sha = git.rev_parse(repo, ref)[:12]
+            folder = resolve_state.state_dir(index.git_dir)
+            if merge is not None:
+                pyproject_resolve.show_plan(ctx, merge)
+            saved = f"{LOCK} and {PYPROJECT}" if merge is not None else LOCK
+            ctx.out.info(f"would save {saved} and their index entries to {folder}")
+            ctx.out.info(f"would write {ref}:{LOCK} ({sha}) to {LOCK}, then run:")
+            shim.run_uv(["lock"], writes=(LOCK,))
+            ctx.out.command(["git", "add", "--", LOCK])
+            if ctx.out.json_mode:
+                pyproject = merge.report() if merge is not None else None
+                ctx.out.json({"conflict": True, "ref": ref, "pyproject": pyproject})
+            return 0
+        result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
+        try:
+            self._report(ctx, ref, ref_lock, result, operation, merge, fmt=args.format)
+        except KeyboardInterrupt:  # the work is done: say so, not a bare "interrupted"
+            raise Interrupted(
+                f"interrupted while reporting; {LOCK} is resolved on top of {ref} and staged"
+            ) from None
+        return 0
+
+    def _ref_lock(self, ctx: Context, ref: str) -> bytes:
+        if not git.rev_exists(ctx.repo, ref):
+            raise InputRefused(
+                f"{ref} does not exist", hint="fetch it, or name another with --onto REF"
+            )
+        data = git.show_file(ctx.repo, ref, LOCK)
+        if data is None:
+            raise InputRefused(f"{ref} has no {LOCK}", hint="name another with --onto REF")
+        if lockfile.has_conflict_markers(data):
+            raise InputRefused(f"{ref}:{LOCK} itself holds conflict markers")
+        return data
+
+    def _relock(
+        self,
+        ctx: Context,
+        index: RepoIndex,
+        shim: Shim,
+        ref: str,
+        ref_lock: bytes,
+        operation: str | None,
+        merge: pyproject_resolve.PyprojectMerge | None,
+    ) -> bytes:
+        repo = ctx.repo
+        also = (PYPROJECT,) if merge is not None else ()
+        state = resolve_state.save(
+            index, LOCK, ref=ref, operation=operation, also=also, started=_started(shim)
+        )
+        ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
+        files = f"{LOCK}, {PYPROJECT}" if merge is not None else LOCK
+        with signals.interruptible():
+            try:
+                if merge is not None:
+                    atomic_write_bytes(repo / PYPROJECT, merge.merged)
+                    git.add(repo, PYPROJECT)
+                    pyproject_resolve.show_taken(ctx, merge, operation)
+                atomic_write_bytes(repo / LOCK, ref_lock)
+                ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
+                code = shim.run_uv(["lock"], writes=(LOCK,))
+                if code != 0:
+                    raise CheckFailed(
+                        f"`uv lock` failed (exit {code}) on top of {ref}'s {LOCK}; "
+                        f"{files} and their index entries are back as they were",
+                        hint=f"fix what uv reports above (usually in {PYPROJECT}), then run "
+                        "`uvdock lock resolve` again",
+                    )
+                result = _read(repo / LOCK)
+                if result is None or lockfile.has_conflict_markers(result):
+                    raise CheckFailed(f"`uv lock` left no usable {LOCK}; restored the previous one")
+                git.add(repo, LOCK)
+            except BaseException as exc:
+                self._restore_after(ctx, index, state)
+                if isinstance(exc, KeyboardInterrupt | Interrupted):
+                    raise Interrupted(
+                        f"interrupted; {files} and their index entries are back as they were"
+                    ) from None
+                raise
+        with signals.held(reraise=False):  # staged: the saved state must go whole
+            resolve_state.discard(index.git_dir)
+        return result
+
+    def _restore_after(
+        self, ctx: Context, index: RepoIndex, state: resolve_state.SavedState
+    ) -> None:
+        try:
+            with signals.held(reraise=False):  # a second Ctrl-C must not cut the restore
+                resolve_state.restore(index, state)
+        except (OSError, UvdockError) as exc:
+            cause = exc.message if isinstance(exc, UvdockError) else str(exc)
+            raise EnvironmentUnusable(
+                f"could not restore {LOCK} ({cause}); the saved state is kept in {state.folder}",
+                hint="fix the cause (space, permissions), then run `uvdock lock resolve --abort`",
+            ) from None
+        resolve_state.discard(index.git_dir)
+
+    def _report(
+        self,
+        ctx: Context,
+        ref: str,
+        ref_lock: bytes,
+        result: bytes,
+        operation: str | None,
+        merge: pyproject_resolve.PyprojectMerge | None,
+        *,
+        fmt: str = "text",
+    ) -> None:
+        diff = lockfile.diff_locks(ref_lock, result)
+        others = [p for p in git.unmerged_paths(ctx.repo) if p not in (LOCK, PYPROJECT)]
+        step = NEXT_STEP.get(operation or "", "git commit")
+        if ctx.out.json_mode:
+            ctx.out.json(
+                {
+                    "conflict": True,
+                    "resolved": True,
+                    "ref": ref,
+                    "operation": operation,
+                    "other_conflicts": others,
+                    "next_step": step,
+                    "diff": diff.to_json(),
+                    "pyproject": merge.report() if merge is not None else None,
+                }
+            )
+            return
+        ctx.out.info(f"resolved {LOCK} on top of {ref} and staged it")
+        show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}", fmt=fmt)
+        if others:
+            ctx.out.info(f"still unmerged: {', '.join(others)}; resolve and `git add` them, then:")
+        ctx.out.info(f"next: {step}")
+
+    def _abort(self, ctx: Context) -> int:
+        index = RepoIndex(ctx.repo)
+        state = resolve_state.load(index.git_dir)
+        if state is None:
+            raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
+        if ctx.dry_run:
+            ctx.out.info(
+                f"would restore {state.path} and {len(state.entries)} index entries "
+                f"from {state.folder}"
+            )
+            return 0
+        _stop_started(ctx, state)
+        with signals.held():
+            resolve_state.restore(index, state)
+            resolve_state.discard(index.git_dir)
+        if ctx.out.json_mode:
+            ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
+        else:
+            paths = " and ".join([state.path, *(s.path for s in state.also)])
+            ctx.out.info(f"restored {paths} and their index entries as they were")
+        return 0
+
+
+def _started(shim: Shim) -> dict[str, str]:
+    """What an interrupted or killed relock may leave running, for `--abort`."""
+    placement = shim.placement
+    if placement.mode == "run":
+        return {"mode": "run", "engine": placement.engine, "container": shim.container_name}
+    if placement.mode == "exec":
+        return {
+            "mode": "exec",
+            "engine": placement.engine,
+            "container": placement.container,
+            "run_id": shim.run_id,
+        }
+    return {"mode": placement.mode}
+
+
+def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
+    """`--abort` after a kill: stop the relock the killed run left behind, before restoring."""
+    from uvdock.run import stop
+
+    started = dict(state.started)
+    engine, container = started.get("engine", ""), started.get("container", "")
+    if not engine or not container:
+        return
+    if started.get("mode") == "run":
+        problem = stop.stop_container(engine, container, ctx.env)
+    else:
+        problem = stop.stop_tagged(engine, container, started.get("run_id", ""), ctx.env)
+    if problem:
+        raise EnvironmentUnusable(
+            problem, hint="stop it, then run `uvdock lock resolve --abort` again"
+        )
+    ctx.out.detail(f"stopped what the interrupted run started in {container}")

@@ -1,0 +1,1 @@
+"""`uvdock lts ...`: one module per subcommand."""

@@ -1,0 +1,37 @@
+"""`uvdock lts check`: every LTS line parses, is unique and is an exact pin (exit 1 if not)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.errors import CheckFailed
+from uvdock.lts import requirements as lts
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        display = ctx.rel(path)
+        pin_set = lts.load(path, display)
+        problems = lts.check(pin_set)
+        if ctx.options.json:
+            ctx.out.json(
+                {
+                    "path": display,
+                    "pins": len(pin_set.pins),
+                    "problems": [{"line": p.line, "message": p.message} for p in problems],
+                }
+            )
+        else:
+            for problem in problems:
+                ctx.out.info(f"{display}:{problem.line}: {problem.message}")
+        if problems:
+            raise CheckFailed(f"{display}: {len(problems)} problem(s) in the LTS pin set")
+        if not ctx.options.json:
+            ctx.out.info(f"{display}: {len(pin_set.pins)} exact pins, no duplicates")
+        return 0

@@ -1,0 +1,112 @@
+"""`uvdock lts drift`: which packages the LTS pins hold back against uv.lock, and by how much."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.lts import requirements as lts
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+@dataclass(frozen=True)
+class LockSource:
+    text: str
+    description: str  # e.g. "origin/main:uv.lock" or "uv.lock (working tree)"
+
+
+def read_lock_source(
+    repo: Path,
+    base_ref: str,
+    *,
+    lock_path: Path | None = None,
+    working_tree: bool = False,
+    named: bool = False,
+) -> LockSource:
+    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default).
+
+    A missing default base-ref (a clone without origin/main) falls back to the working tree;
+    a base the user `named` with --base must be the one compared, so it is refused instead.
+    """
+    if lock_path is not None:
+        if not lock_path.is_file():
+            raise InputRefused(f"--lock {lock_path}: no such file")
+        return LockSource(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    from uvdock.run import git
+
+    if not working_tree and git.rev_exists(repo, base_ref):
+        data = git.show_file(repo, base_ref, "uv.lock")
+        if data is not None:
+            return LockSource(data.decode("utf-8", errors="replace"), f"{base_ref}:uv.lock")
+        if named:
+            raise InputRefused(f"--base {base_ref}: the revision has no uv.lock")
+    elif not working_tree and named:
+        raise InputRefused(f"--base {base_ref}: no such revision")
+    local = repo / "uv.lock"
+    if local.is_file():
+        return LockSource(local.read_text(encoding="utf-8"), "uv.lock (working tree)")
+    where = "the working tree" if working_tree else f"{base_ref} or the working tree"
+    raise EnvironmentUnusable(f"no uv.lock in {where}")
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        source = parser.add_mutually_exclusive_group()
+        source.add_argument(
+            "--base", metavar="REF", help="compare with REF's uv.lock (default: base-ref)"
+        )
+        source.add_argument(
+            "--working-tree", action="store_true", help="compare with the working tree's uv.lock"
+        )
+        source.add_argument(
+            "--lock", metavar="PATH", type=Path, help="compare with this uv.lock file"
+        )
+        parser.add_argument("--all", action="store_true", help="list pins that match the lock too")
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.lts import drift as lts_drift
+
+        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        display = ctx.rel(path)
+        pin_set = lts.load(path, display)
+        lock_path = None if args.lock is None else ctx.user_path(args.lock)
+        from uvdock.run import git
+
+        base = (
+            git.checked_ref(args.base, "--base")
+            if args.base is not None
+            else git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
+        )
+        source = read_lock_source(
+            ctx.repo,
+            base,
+            lock_path=lock_path,
+            working_tree=args.working_tree,
+            named=args.base is not None,
+        )
+        drifts = lts_drift.compare(
+            pin_set.pins, lts_drift.locked_packages(source.text, source.description)
+        )
+        shown = drifts if args.all else [d for d in drifts if d.status != "same"]
+        same = sum(1 for d in drifts if d.status == "same")
+        behind = sum(1 for d in drifts if d.status == "behind")
+        if ctx.options.json:
+            ctx.out.json(
+                {"path": display, "lock": source.description, "drift": [d.as_json() for d in shown]}
+            )
+            return 0
+        ctx.out.info(f"comparing {display} with {source.description}")
+        if shown:
+            rows = [(d.name, d.lts, d.lock or "-", d.detail) for d in shown]
+            ctx.out.table(("name", "LTS", "uv.lock", "LTS is"), rows)
+        ctx.out.info(
+            f"{behind} held back, {len(drifts) - same - behind} otherwise different, "
+            f"{same} the same"
+        )
+        return 0

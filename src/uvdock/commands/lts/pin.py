@@ -1,0 +1,90 @@
+"""`uvdock lts pin SPEC... --lts [--add]`: change LTS pins, only on explicit request."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock import edit
+from uvdock.commands import optin
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.errors import InputRefused
+from uvdock.lts import requirements as lts
+
+if TYPE_CHECKING:
+    from uvdock.config import Config
+    from uvdock.context import Context
+
+
+def next_steps(config: Config) -> list[str]:
+    build = (
+        f"docker build --target {config.build_target} "
+        f"--build-arg FROM_IMAGE_NAME=$(cat {config.lts_pin_file}) "
+        f"-f {config.lts_dockerfile} -t {config.lts_image} ."
+    )
+    return [
+        f"rebuild the LTS image: uvdock image build --lts  (runs: {build})",
+        "run the LTS CI lane: put the `container::lts` label on the merge request",
+    ]
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "specs", nargs="+", metavar="SPEC", help="name==VERSION or 'name @ URL'"
+        )
+        parser.add_argument(
+            "--add", action="store_true", help="append names the pin set does not have yet"
+        )
+        optin.add_lts_flag(parser)
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.lts import pin as lts_edit
+
+        words = ["lts", "pin", *args.specs, *(["--add"] if args.add else [])]
+        optin.require_lts(args.lts, "lts pin", optin.command_line(ctx, *words))
+        specs = lts_edit.parse_specs(args.specs)
+        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        display = ctx.rel(path)
+        old = lts.load(path, display).text
+        try:
+            plan = lts_edit.plan_pins(old, specs, add=args.add)
+        except InputRefused as exc:
+            raise InputRefused(f"{display}: {exc.message}", hint=exc.hint) from None
+        file_edit = edit.FileEdit(path, old, plan.new_text, display=display)
+        if file_edit.changed and not ctx.dry_run:
+            edit.apply([file_edit])
+        steps = next_steps(ctx.config) if file_edit.changed else []
+        if ctx.options.json:
+            ctx.out.json(
+                {
+                    "path": display,
+                    "changes": [
+                        {
+                            "name": c.name,
+                            "line": c.line,
+                            "old": c.old,
+                            "new": c.new,
+                            "added": c.added,
+                        }
+                        for c in plan.changes
+                    ],
+                    "unchanged": [pin.name for pin in plan.unchanged],
+                    "diff": file_edit.diff(),
+                    "next_steps": steps,
+                }
+            )
+            return 0
+        for pin in plan.unchanged:
+            ctx.out.info(f"{display}:{pin.line}: {pin.name} is already {pin.spec}")
+        if not file_edit.changed:
+            ctx.out.info("nothing to change")
+            return 0
+        ctx.out.diff(file_edit.diff())
+        if ctx.dry_run:
+            ctx.out.info(f"dry run: {display} not written")
+            return 0
+        ctx.out.info(f"wrote {display} ({len(plan.changes)} pin(s)); next steps:")
+        for number, step in enumerate(steps, 1):
+            ctx.out.info(f"  {number}. {step}")
+        return 0

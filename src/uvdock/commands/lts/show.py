@@ -1,0 +1,41 @@
+"""`uvdock lts show`: the LTS pin set as a table, or `--json` {"pins": [...]}."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.lts import requirements as lts
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.epilog = "LTS pins change only on explicit request: see `uvdock lts pin --help`."
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        display = ctx.rel(path)
+        pin_set = lts.load(path, display)
+        if ctx.options.json:
+            ctx.out.json({"path": display, "pins": [pin.as_json() for pin in pin_set.pins]})
+        else:
+            rows = [
+                (
+                    pin.line,
+                    pin.name,
+                    pin.version or pin.url or pin.specifier or "*",
+                    ",".join(pin.extras),
+                    pin.marker or "",
+                    pin.comment.removeprefix("#").strip(),
+                )
+                for pin in pin_set.pins
+            ]
+            columns = ("line", "name", "version or URL", "extras", "marker", "comment")
+            ctx.out.table(columns, rows, title=f"{display}: {len(rows)} LTS pins")
+        if pin_set.problems:
+            ctx.out.warn(f"{len(pin_set.problems)} line(s) are not pins; run `uvdock lts check`")
+        return 0

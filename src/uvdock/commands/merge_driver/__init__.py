@@ -1,0 +1,1 @@
+"""`uvdock merge-driver install|pyproject`."""

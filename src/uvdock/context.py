@@ -1,0 +1,75 @@
+"""What a command receives: global options, output, environment, and lazily the repo and config."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from uvdock import config as config_module
+from uvdock.cli.spec import GlobalOptions
+from uvdock.output import Output
+
+
+class Context:
+    # A plain class: `dataclasses` would import `inspect` on every command's start-up.
+    def __init__(
+        self,
+        options: GlobalOptions,
+        out: Output,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.options = options
+        self.out = out
+        self.env = dict(os.environ) if env is None else env
+        self.cwd = Path.cwd() if cwd is None else cwd
+
+    def with_options(self, **changes: Any) -> Context:
+        """The same context with some global options changed (repo and config re-read)."""
+        return Context(self.options._replace(**changes), self.out, self.env, self.cwd)
+
+    @cached_property
+    def repo(self) -> Path:
+        """--repo PATH as given (it may be a project inside a larger checkout), else the
+        git top level of the working directory. Either way it must be in a git work tree."""
+        from uvdock.run import git
+
+        if self.options.repo:
+            path = Path(self.options.repo)
+            if not path.is_dir():
+                from uvdock.errors import InputRefused
+
+                raise InputRefused(f"--repo {path}: no such directory")
+            path = path.resolve()
+            git.toplevel(path)
+            return path
+        return git.toplevel(self.cwd.resolve())
+
+    @cached_property
+    def config(self) -> config_module.Config:
+        loaded = config_module.load(self.repo, self.env)
+        overrides: dict[str, str] = {}
+        if self.options.engine:
+            overrides["engine"] = self.options.engine
+        if self.options.container:
+            overrides["container"] = self.options.container
+        if self.options.image:
+            overrides["image"] = self.options.image
+        return loaded.replace(**overrides) if overrides else loaded
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
+    def user_path(self, path: str | Path) -> Path:
+        """A path the user typed: relative ones are taken from where uvdock was started."""
+        return self.cwd / path  # an absolute `path` replaces cwd
+
+    def rel(self, path: Path) -> str:
+        """A path as the user should see it: relative to the repository root when inside it."""
+        try:
+            return str(path.resolve().relative_to(self.repo))
+        except ValueError:
+            return str(path)

@@ -1,0 +1,314 @@
+"""HTTP for the OCI distribution API: stdlib http.client, bounded time, careful redirects.
+
+Imported only by the commands that ask a registry (`image bump`, `image tags`): http.client
+and ssl cost start-up time no other command should pay. What the headers and bodies mean is
+decided in uvdock.registry.oci; this module moves bytes, authenticates and turns every network
+failure into one EnvironmentUnusable (exit 3) with its cause.
+
+Authentication is the registry's own dance: a request answered 401 with
+`WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (anonymous, or
+with the user's credentials as Basic auth when their auth file has some). Credentials and
+tokens go only into Authorization headers: never into a message, a log line or a URL, and
+never to another origin after a redirect. https goes through `HTTPS_PROXY` (an http://
+proxy, CONNECT tunnel) unless `NO_PROXY` or a loopback address says otherwise.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+import time
+from base64 import b64encode
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
+
+from uvdock import __version__
+from uvdock.errors import EnvironmentUnusable
+from uvdock.registry import oci
+from uvdock.registry.auth import Credentials
+
+MAX_BODY = 16 * 1024 * 1024  # manifests are at most 4 MiB (distribution spec); tag pages less
+MAX_REDIRECTS = 5
+MAX_PAGES = 1000
+_CHUNK = 64 * 1024
+
+
+class Response(NamedTuple):
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+    url: str
+
+
+class Manifest(NamedTuple):
+    media_type: str
+    body: dict[str, Any]
+
+
+class RegistryClient:
+    """One repository on one registry, for the length of one command (one time budget)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        repository: str,
+        *,
+        credentials: Credentials | None = None,
+        connect_timeout: float = 5.0,
+        total_timeout: float = 30.0,
+        page_size: int = 0,
+        log: Callable[[str], None] | None = None,
+        hint: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.repository = repository
+        self.credentials = credentials
+        self.connect_timeout = connect_timeout
+        self.total_timeout = total_timeout
+        self.page_size = page_size
+        self._log = log or (lambda _message: None)
+        self._hint = hint
+        self._env = env or {}
+        self._deadline = time.monotonic() + total_timeout
+        self._authorization: str | None = None  # a bearer token, once the registry asked
+        self._ssl: ssl.SSLContext | None = None
+
+    # --- the API --------------------------------------------------------------------------
+
+    def _api(self, path: str) -> str:
+        return f"{self.base_url}/v2/{self.repository}/{path}"
+
+    def manifest(self, reference: str) -> Manifest | None:
+        """The manifest (list) a tag or digest names; None when the registry has no such tag."""
+        url = self._api("manifests/" + quote(reference, safe=":"))
+        response = self.get(url, accept=oci.MANIFEST_ACCEPT)
+        if response.status == 404:
+            return None
+        body = self._json(self._expect_ok(response), "manifest " + reference)
+        return Manifest(oci.manifest_media_type(response.headers.get("Content-Type"), body), body)
+
+    def blob_json(self, digest: str) -> dict[str, Any]:
+        """A small JSON blob (an image config), following the registry's redirect to storage."""
+        response = self._expect_ok(self.get(self._api("blobs/" + digest), accept="*/*"))
+        return self._json(response, "blob " + digest)
+
+    def tags(self) -> list[str]:
+        """Every tag of the repository, page after page as the Link headers lead."""
+        url = self._api("tags/list")
+        if self.page_size > 0:
+            url += "?" + urlencode({"n": self.page_size})
+        tags: list[str] = []
+        seen: set[str] = set()
+        while url and url not in seen and len(seen) < MAX_PAGES:
+            seen.add(url)
+            response = self._expect_ok(self.get(url, accept="application/json"))
+            tags.extend(oci.tags_page(self._json(response, "tag list")))
+            url = oci.next_page(response.headers.get("Link"), url) or ""
+        return tags
+
+    # --- requests -------------------------------------------------------------------------
+
+    def get(self, url: str, *, accept: str) -> Response:
+        """GET with the registry's authentication; 401 after authenticating is an error."""
+        headers = {"Accept": accept}
+        if self._authorization:
+            headers["Authorization"] = self._authorization
+        response = self._request("GET", url, headers)
+        if response.status != 401:
+            return response
+        challenge = oci.parse_challenge(response.headers.get("WWW-Authenticate", ""))
+        authorization = self._authenticate(challenge)
+        if authorization is None:
+            raise self._denied(response.status)
+        self._authorization = authorization
+        response = self._request("GET", url, {**headers, "Authorization": authorization})
+        if response.status in (401, 403):
+            raise self._denied(response.status)
+        return response
+
+    def _authenticate(self, challenge: oci.Challenge | None) -> str | None:
+        if challenge is None:
+            return None
+        if challenge.scheme == "basic":
+            return self.credentials.basic_header() if self.credentials else None
+        if challenge.scheme != "bearer" or "realm" not in challenge.params:
+            return None
+        return "Bearer " + self._token(challenge)
+
+    def _token(self, challenge: oci.Challenge) -> str:
+        realm = challenge.params["realm"]
+        problem = oci.url_problem(realm)
+        if problem is not None:
+            raise self._unusable(f"the token realm is not acceptable: {problem}")
+        query = oci.bearer_realm_query(challenge)
+        headers = {"Accept": "application/json"}
+        if self.credentials is not None:
+            query["account"] = self.credentials.username
+            headers["Authorization"] = self.credentials.basic_header()
+            self._log(f"registry: credentials from {self.credentials.source}")
+        url = realm + ("&" if "?" in realm else "?") + urlencode(query)
+        response = self._request("GET", url, headers)
+        if response.status in (401, 403):
+            raise self._denied(response.status, token=True)
+        body = self._json(self._expect_ok(response), "token")
+        token = body.get("token") or body.get("access_token")
+        if not isinstance(token, str) or not token:
+            raise self._unusable(f"the token endpoint {_origin(realm)} sent no token")
+        return token
+
+    def _request(self, method: str, url: str, headers: Mapping[str, str]) -> Response:
+        """One request, following allowed redirects; Authorization stays with its origin."""
+        current, sent = url, dict(headers)
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._exchange(method, current, sent)
+            location = response.headers.get("Location")
+            if response.status not in (301, 302, 303, 307, 308) or not location:
+                return response
+            target = urljoin(current, location)
+            if not oci.redirect_allowed(current, target):
+                raise self._unusable(
+                    f"{_origin(current)} redirected to {_origin(target)}; uvdock follows "
+                    "redirects only to https or to the same loopback host"
+                )
+            if not oci.same_origin(current, target):
+                sent.pop("Authorization", None)
+            self._log(f"registry: redirected to {_origin(target)}")
+            current = target
+        raise self._unusable(f"more than {MAX_REDIRECTS} redirects from {_origin(url)}")
+
+    def _exchange(self, method: str, url: str, headers: Mapping[str, str]) -> Response:
+        parts = urlsplit(url)
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._timed_out()
+        connection = self._connection(
+            parts.scheme, parts.netloc, min(self.connect_timeout, remaining)
+        )
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            connection.connect()
+            assert connection.sock is not None
+            connection.sock.settimeout(max(0.001, self._deadline - time.monotonic()))
+            connection.request(
+                method, target, headers={"User-Agent": f"uvdock/{__version__}", **headers}
+            )
+            raw = connection.getresponse()
+            body = self._read_body(raw)
+            self._log(f"registry: {method} {_origin(url)}{parts.path} -> {raw.status}")
+            return Response(raw.status, raw.headers, body, url)
+        except TimeoutError:
+            raise self._timed_out() from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._unusable(f"cannot reach {_origin(url)}: {_describe(exc)}") from None
+        finally:
+            connection.close()
+
+    def _connection(self, scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:
+        if scheme != "https":
+            return http.client.HTTPConnection(netloc, timeout=timeout)  # loopback only
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context()
+        proxy = https_proxy(netloc, self._env)
+        if proxy is None:
+            return http.client.HTTPSConnection(netloc, timeout=timeout, context=self._ssl)
+        parts = urlsplit(proxy)
+        if parts.scheme != "http" or not parts.hostname:
+            raise self._unusable(
+                f"HTTPS_PROXY {_origin(proxy)}: only http:// proxies are supported"
+            )
+        self._log(f"registry: through the proxy {_origin(proxy)}")
+        connection = http.client.HTTPSConnection(
+            parts.hostname, parts.port or 80, timeout=timeout, context=self._ssl
+        )
+        tunnel_headers = {}
+        if parts.username is not None:
+            raw = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+            tunnel_headers["Proxy-Authorization"] = "Basic " + b64encode(raw).decode("ascii")
+        target = urlsplit(f"//{netloc}")
+        connection.set_tunnel(target.hostname or netloc, target.port or 443, tunnel_headers)
+        return connection
+
+    def _read_body(self, raw: http.client.HTTPResponse) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := raw.read(_CHUNK):
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
+            if time.monotonic() > self._deadline:
+                raise self._timed_out()
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    # --- errors ---------------------------------------------------------------------------
+
+    def _expect_ok(self, response: Response) -> Response:
+        if 200 <= response.status < 300:
+            return response
+        raise self._unusable(
+            f"{_origin(response.url)} answered HTTP {response.status} "
+            f"for {urlsplit(response.url).path}"
+        )
+
+    def _json(self, response: Response, what: str) -> dict[str, Any]:
+        try:
+            data = json.loads(response.body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            data = None
+        if not isinstance(data, dict):
+            raise self._unusable(f"the registry's {what} is not a JSON object")
+        return data
+
+    def _unusable(self, message: str) -> EnvironmentUnusable:
+        return EnvironmentUnusable(f"registry: {message}", hint=self._hint)
+
+    def _timed_out(self) -> EnvironmentUnusable:
+        return self._unusable(
+            f"no complete answer from {_origin(self.base_url)} within {self.total_timeout:g} s"
+        )
+
+    def _denied(self, status: int, *, token: bool = False) -> EnvironmentUnusable:
+        who = "its token endpoint" if token else "it"
+        if self.credentials is None:
+            detail = "anonymous access was refused; log in with `docker login` or `podman login`"
+        else:
+            detail = f"the credentials from {self.credentials.source} were refused"
+        return self._unusable(
+            f"{_origin(self.base_url)} denied access to {self.repository} "
+            f"(HTTP {status} from {who}): {detail}"
+        )
+
+
+def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:
+    """The proxy for an https host, as curl reads https_proxy / HTTPS_PROXY and no_proxy."""
+    proxy = env.get("https_proxy") or env.get("HTTPS_PROXY")
+    if not proxy:
+        return None
+    host = (urlsplit(f"//{netloc}").hostname or "").lower()
+    if oci.is_loopback(host):
+        return None
+    for entry in (env.get("no_proxy") or env.get("NO_PROXY") or "").split(","):
+        entry = entry.strip().lower().lstrip(".").split(":")[0]
+        if entry == "*" or (entry and (host == entry or host.endswith("." + entry))):
+            return None
+    return proxy if "://" in proxy else "http://" + proxy
+
+
+def _origin(url: str) -> str:
+    """scheme://host[:port] without userinfo, path or query: safe to show."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"TLS certificate not trusted ({exc.verify_message})"
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return str(reason)

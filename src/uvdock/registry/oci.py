@@ -1,0 +1,243 @@
+"""The OCI distribution API as data: challenges, paging links, manifests, platforms, tag order.
+
+Pure: the HTTP transport (uvdock.registry.client) hands the headers and bodies it received
+to these functions and acts on what they return. Nothing here opens a socket or prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+from urllib.parse import urljoin, urlsplit
+
+from uvdock.errors import InputRefused
+from uvdock.registry.tags import is_tag, tag_key
+
+# Lists first: a registry serving a tag as a list must not fall back to one platform's manifest.
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+LIST_TYPES = (OCI_INDEX, DOCKER_LIST)
+MANIFEST_ACCEPT = ", ".join((OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST))
+
+DOCKER_HUB_API = "https://registry-1.docker.io"
+_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
+
+
+class Challenge(NamedTuple):
+    scheme: str  # lower-cased: "bearer" or "basic"
+    params: dict[str, str]  # realm, service, scope, ... (keys lower-cased)
+
+
+class Platform(NamedTuple):
+    os: str
+    architecture: str
+    variant: str = ""
+
+    def __str__(self) -> str:
+        parts = [self.os, self.architecture] + ([self.variant] if self.variant else [])
+        return "/".join(parts)
+
+
+# --- where the registry is ------------------------------------------------------------
+
+
+def split_image(image: str) -> tuple[str, str]:
+    """`nvcr.io/nvidia/pytorch` -> ("nvcr.io", "nvidia/pytorch"); Docker Hub names as docker reads them."""
+    first, sep, rest = image.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return first, rest
+    return "docker.io", image if sep else f"library/{image}"
+
+
+def default_registry_url(host: str) -> str:
+    return DOCKER_HUB_API if host == "docker.io" else f"https://{host}"
+
+
+def is_loopback(host: str) -> bool:
+    name = host.strip("[]").lower()
+    if name in _LOOPBACK_NAMES or name == "::1":
+        return True
+    octets = name.split(".")
+    return len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
+
+
+def url_problem(url: str) -> str | None:
+    """Why uvdock will not talk to `url` (None: it will): https anywhere, http on loopback only."""
+    try:
+        parts = urlsplit(url.strip())
+        hostname = parts.hostname
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        return f"`{url}` is malformed: {exc}"
+    if parts.scheme not in ("http", "https") or not hostname:
+        return f"`{url}` is not an http(s) URL"
+    if parts.username or parts.password:
+        return "the URL must not hold credentials"
+    if parts.scheme == "http" and not is_loopback(hostname):
+        return f"plain http is allowed only for a loopback registry, not {hostname}"
+    return None
+
+
+def registry_url(url: str, origin: str) -> str:
+    """A registry base URL as configured, checked, without a trailing slash."""
+    problem = url_problem(url)
+    if problem is not None:
+        parts = urlsplit(url.strip())
+        hint = (
+            f"use https://{parts.netloc}"
+            if parts.scheme == "http" and parts.hostname
+            else "set it to the registry's base URL, e.g. https://nvcr.io"
+        )
+        raise InputRefused(f"{origin}: {problem}", hint=hint)
+    parts = urlsplit(url.strip())
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+
+
+def redirect_allowed(origin: str, target: str) -> bool:
+    """Follow a redirect only to https, or to the same host over loopback http."""
+    source, dest = urlsplit(origin), urlsplit(target)
+    if dest.scheme == "https":
+        return bool(dest.hostname)
+    return (
+        dest.scheme == "http" and dest.netloc == source.netloc and is_loopback(dest.hostname or "")
+    )
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Credentials go only where they were meant for: same scheme, host and port."""
+    left, right = urlsplit(a), urlsplit(b)
+    return (left.scheme, left.netloc.lower()) == (right.scheme, right.netloc.lower())
+
+
+# --- headers ----------------------------------------------------------------------------
+
+_AUTH_PARAM = re.compile(r'\s*([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
+
+
+def parse_challenge(header: str) -> Challenge | None:
+    """`Bearer realm="...",service="...",scope="..."` (RFC 6750) or `Basic realm="..."`."""
+    scheme, _, rest = header.strip().partition(" ")
+    if not scheme:
+        return None
+    params: dict[str, str] = {}
+    position = 0
+    while position < len(rest):
+        match = _AUTH_PARAM.match(rest, position)
+        if match is None or match.end() == position:
+            break
+        value = match[2] if match[2] is not None else match[3]
+        params[match[1].lower()] = re.sub(r"\\(.)", r"\1", value)
+        position = match.end()
+    return Challenge(scheme.lower(), params)
+
+
+def bearer_realm_query(challenge: Challenge) -> dict[str, str]:
+    """The token request's query: service and scope as the challenge gave them."""
+    return {key: challenge.params[key] for key in ("service", "scope") if key in challenge.params}
+
+
+_LINK = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]+)*)")
+
+
+def next_page(link_header: str | None, current_url: str) -> str | None:
+    """The `rel="next"` target of a Link header, absolute (registries send a path)."""
+    if not link_header:
+        return None
+    for match in _LINK.finditer(link_header):
+        rels = re.findall(r';\s*rel\s*=\s*"?([^";]+)"?', match[2])
+        if any("next" in rel.split() for rel in rels):
+            target: str = match[1]
+            return urljoin(current_url, target)
+    return None
+
+
+# --- manifests ----------------------------------------------------------------------------
+
+
+def is_list(media_type: str) -> bool:
+    return media_type.split(";")[0].strip() in LIST_TYPES
+
+
+def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> str:
+    """The body's own mediaType when it names one, else the response's Content-Type."""
+    declared = body.get("mediaType")
+    if isinstance(declared, str) and declared:
+        return declared
+    if content_type:
+        return content_type.split(";")[0].strip()
+    return OCI_INDEX if "manifests" in body else OCI_MANIFEST
+
+
+def list_platforms(body: Mapping[str, Any]) -> list[Platform]:
+    """The platforms of a manifest list / OCI index; attestation entries (unknown/unknown) skipped."""
+    platforms = []
+    for entry in body.get("manifests") or []:
+        platform = entry.get("platform") if isinstance(entry, Mapping) else None
+        if not isinstance(platform, Mapping):
+            continue
+        found = config_platform(platform)
+        if found is not None and found not in platforms:
+            platforms.append(found)
+    return platforms
+
+
+def config_platform(config: Mapping[str, Any]) -> Platform | None:
+    """The platform an image config (or a list entry's `platform`) names."""
+    os_name, arch = config.get("os"), config.get("architecture")
+    if not isinstance(os_name, str) or not isinstance(arch, str) or "unknown" in (os_name, arch):
+        return None
+    variant = config.get("variant")
+    return Platform(os_name, arch, variant if isinstance(variant, str) else "")
+
+
+def config_digest(body: Mapping[str, Any]) -> str | None:
+    """The config blob of a single-platform manifest: where its platform is written."""
+    config = body.get("config")
+    digest = config.get("digest") if isinstance(config, Mapping) else None
+    return digest if isinstance(digest, str) and digest.startswith("sha256:") else None
+
+
+def platform_matches(wanted: str, platform: Platform) -> bool:
+    """`arm64` matches any OS; `linux/arm64` and `linux/arm64/v8` match more narrowly."""
+    parts = wanted.strip().split("/")
+    if len(parts) == 1:
+        return parts[0] == platform.architecture
+    if len(parts) == 2:
+        return (parts[0], parts[1]) == (platform.os, platform.architecture)
+    return tuple(parts[:3]) == (platform.os, platform.architecture, platform.variant)
+
+
+def missing_platforms(wanted: Sequence[str], have: Iterable[Platform]) -> list[str]:
+    have = list(have)
+    return [w for w in wanted if not any(platform_matches(w, p) for p in have)]
+
+
+# --- tags -------------------------------------------------------------------------------
+
+
+def release_tags(tags: Iterable[str]) -> list[str]:
+    """The tags that look like YY.MM-py3, newest first, each once (registries list them lexically)."""
+    return sorted({tag for tag in tags if is_tag(tag)}, key=tag_key, reverse=True)
+
+
+def _months(tag: str) -> int:
+    year, month = tag_key(tag)
+    return year * 12 + month
+
+
+def nearest_tags(tag: str, existing: Iterable[str], count: int = 3) -> list[str]:
+    """The existing YY.MM-py3 tags closest in time to `tag`, newest first."""
+    candidates = release_tags(existing)
+    if not is_tag(tag) or not candidates:
+        return candidates[:count]
+    target = _months(tag)
+    closest = sorted(candidates, key=lambda t: (abs(_months(t) - target), -_months(t)))[:count]
+    return release_tags(closest)
+
+
+def tags_page(body: Mapping[str, Any]) -> list[str]:
+    """The `tags` of one tags/list page (null when a repository has none)."""
+    tags = body.get("tags") or []
+    return [tag for tag in tags if isinstance(tag, str)]
