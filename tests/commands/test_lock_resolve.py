@@ -66,12 +66,14 @@ def test_resolves_and_stages(
     assert git(conflict.repo, "status", "--porcelain") == ""
 
 
-def test_default_ref_is_fetched_origin_main(
+def test_onto_a_remote_ref_is_fetched_first(
     wheelhouse: Path, tmp_path: Path, run_cli: RunCli
 ) -> None:
     # The local origin/main is one commit behind: only the fetch brings main's lock.
     conflict = make_conflict(tmp_path, wheelhouse, "merge", with_origin=True)
-    result = run_cli("--repo", conflict.repo, *LOCAL, "--json", "lock", "resolve")
+    result = run_cli(
+        "--repo", conflict.repo, *LOCAL, "--json", "lock", "resolve", "--onto", "origin/main"
+    )
     assert result.code == 0, result.err
     payload = json.loads(result.out)
     assert payload["ref"] == "origin/main" and payload["operation"] == "merge"
@@ -91,7 +93,7 @@ def test_failed_fetch_warns_and_uses_local_ref(
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     git(conflict.repo, "remote", "add", "origin", str(tmp_path / "missing.git"))
     git(conflict.repo, "update-ref", "refs/remotes/origin/main", "main")
-    result = run_cli("--repo", conflict.repo, *LOCAL, "lock", "resolve")
+    result = run_cli("--repo", conflict.repo, *LOCAL, "lock", "resolve", "--onto", "origin/main")
     assert result.code == 0, result.err
     assert "could not fetch origin main" in result.err
     assert_resolved(conflict)

@@ -63,7 +63,7 @@ def make_conflict(
     feature_in_dependencies: bool = False,
     with_origin: bool = False,
 ) -> Conflict:
-    """A repo stopped in `operation` ('merge', 'rebase', 'cherry-pick') on a uv.lock conflict.
+    """A repo stopped in `operation` ('merge', 'rebase', 'cherry-pick', 'am') on a uv.lock conflict.
 
     main adds `main_pkg` to the dependencies; the feature branch adds `feature_pkg` to the
     `feature` group, or, with `feature_in_dependencies`, next to main's edit (a
@@ -97,6 +97,10 @@ def make_conflict(
         stopped = git(repo, "rebase", "main", check=False)
     elif operation == "cherry-pick":
         stopped = git(repo, "cherry-pick", "feature", check=False)
+    elif operation == "am":
+        patch = root / f"feature-{operation}.patch"
+        patch.write_text(git(repo, "format-patch", "-1", "--stdout", "feature"))
+        stopped = git(repo, "am", "-3", str(patch), check=False)
     else:
         raise ValueError(operation)
     del stopped

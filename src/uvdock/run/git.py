@@ -187,8 +187,10 @@ def unmerged_paths(repo: Path) -> list[str]:
 
 
 def in_progress_operation(repo: Path) -> str | None:
-    """'merge', 'rebase', 'cherry-pick', 'revert' or None."""
+    """'merge', 'rebase', 'am', 'cherry-pick', 'revert' or None."""
     gd = git_dir(repo)
+    if (gd / "rebase-apply" / "applying").exists():
+        return "am"  # `git am` keeps its state in rebase-apply/ too, marked by `applying`
     if (gd / "rebase-merge").is_dir() or (gd / "rebase-apply").is_dir():
         return "rebase"
     for marker, name in (
@@ -199,6 +201,58 @@ def in_progress_operation(repo: Path) -> str | None:
         if (gd / marker).exists():
             return name
     return None
+
+
+class InProgress(NamedTuple):
+    """The operation git stopped in, and the commit whose side is being merged in."""
+
+    operation: str
+    onto: str | None  # a commit id; None when git left no record of it
+    source: str  # where `onto` was read: MERGE_HEAD, rebase-merge/onto, HEAD, ...
+
+
+def in_progress(repo: Path) -> InProgress | None:
+    """What a conflict resolution should build on: the lock of the ref being merged in.
+
+    A merge brings in MERGE_HEAD; a rebase replays onto its `onto` commit; cherry-pick,
+    revert and `git am` apply onto HEAD.
+    """
+    operation = in_progress_operation(repo)
+    if operation is None:
+        return None
+    gd = git_dir(repo)
+    if operation == "merge":
+        return InProgress(operation, _first_word(gd / "MERGE_HEAD"), "MERGE_HEAD")
+    if operation == "rebase":
+        for source in ("rebase-merge/onto", "rebase-apply/onto"):
+            onto = _first_word(gd / source)
+            if onto is not None:
+                return InProgress(operation, onto, source)
+        return InProgress(operation, None, "rebase-merge/onto")
+    return InProgress(operation, verify_commit(repo, "HEAD"), "HEAD")
+
+
+def _first_word(path: Path) -> str | None:
+    try:
+        words = path.read_text(encoding="utf-8", errors="replace").split()
+    except OSError:
+        return None
+    return words[0] if words and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", words[0]) else None
+
+
+def names_of(repo: Path, commit: str) -> list[str]:
+    """Branch and tag names pointing at `commit`: local branches, then remote ones, then tags."""
+    out = _git(
+        repo,
+        "for-each-ref",
+        "--format=%(refname:short)",
+        f"--points-at={commit}",
+        "refs/heads",
+        "refs/remotes",
+        "refs/tags",
+        check=False,
+    )
+    return [n for n in out.stdout.splitlines() if n and not n.endswith("/HEAD")] if out.ok else []
 
 
 def add(repo: Path, *paths: str) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from uvdock import signals
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
-from uvdock.commands.lock import pyproject_resolve
+from uvdock.commands.lock import pyproject_resolve, resolve_base
 from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
 from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
@@ -39,12 +39,7 @@ if TYPE_CHECKING:
 LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
 
-NEXT_STEP = {
-    "rebase": "git rebase --continue",
-    "merge": "git commit",
-    "cherry-pick": "git cherry-pick --continue",
-    "revert": "git revert --continue",
-}
+NEXT_STEP = resolve_base.NEXT_STEP
 
 
 def _read(path: Path) -> bytes | None:
@@ -104,13 +99,6 @@ def check_pyproject(ctx: Context) -> None:
         )
 
 
-def chosen_ref(ctx: Context, onto: str | None) -> str:
-    """--onto REF or the configured base-ref, refused unless it can only be a revision."""
-    if onto is not None:
-        return git.checked_ref(onto, "--onto")
-    return git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
-
-
 def fetch_ref(ctx: Context, ref: str) -> None:
     remote = git.remote_of(ref, ctx.repo)
     if remote is None:
@@ -133,7 +121,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--onto",
             metavar="REF",
-            help="take this revision's uv.lock (default: the configured base ref, origin/main)",
+            help="take this revision's uv.lock (default: the ref being merged in: MERGE_HEAD, "
+            "the rebase's onto, HEAD for cherry-pick, revert and am; else the configured "
+            "base-ref, origin/main)",
         )
         parser.add_argument(
             "--no-fetch", action="store_true", help="do not fetch REF's remote first"
@@ -148,7 +138,8 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.abort:
             return self._abort(ctx)
-        ref = chosen_ref(ctx, args.onto)  # refused before anything else sees it
+        # Refused before anything else sees them.
+        onto, configured = resolve_base.checked_refs(ctx, args.onto)
         repo = ctx.repo
         index = RepoIndex(repo)
         if resolve_state.load(index.git_dir) is not None:
@@ -170,15 +161,17 @@ class Command(BaseCommand):
         merge = pyproject_resolve.merge_unmerged(ctx) if pyproject_unmerged else None
         if merge is None:
             check_pyproject(ctx)
-        if not args.no_fetch:
-            fetch_ref(ctx, ref)
-        ref_lock = self._ref_lock(ctx, ref)
+        base = resolve_base.choose(ctx, onto, configured)
+        if base.fetch and not args.no_fetch:
+            fetch_ref(ctx, base.rev)
+        ref = base.label
+        ref_lock = self._ref_lock(ctx, base.rev, ref)
 
         shim = shim_for(ctx)
         shim.check_usable()
         operation = git.in_progress_operation(repo)
         if ctx.dry_run:
-            sha = git.rev_parse(repo, ref)[:12]
+            sha = git.rev_parse(repo, base.rev)[:12]
             folder = resolve_state.state_dir(index.git_dir)
             if merge is not None:
                 pyproject_resolve.show_plan(ctx, merge)
@@ -189,23 +182,30 @@ class Command(BaseCommand):
             ctx.out.command(["git", "add", "--", LOCK])
             if ctx.out.json_mode:
                 pyproject = merge.report() if merge is not None else None
-                ctx.out.json({"conflict": True, "ref": ref, "pyproject": pyproject})
+                ctx.out.json(
+                    {
+                        "conflict": True,
+                        "ref": ref,
+                        "ref_source": base.source,
+                        "pyproject": pyproject,
+                    }
+                )
             return 0
         result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
         try:
-            self._report(ctx, ref, ref_lock, result, operation, merge, fmt=args.format)
+            self._report(ctx, base, ref_lock, result, operation, merge, fmt=args.format)
         except KeyboardInterrupt:  # the work is done: say so, not a bare "interrupted"
             raise Interrupted(
                 f"interrupted while reporting; {LOCK} is resolved on top of {ref} and staged"
             ) from None
         return 0
 
-    def _ref_lock(self, ctx: Context, ref: str) -> bytes:
-        if not git.rev_exists(ctx.repo, ref):
+    def _ref_lock(self, ctx: Context, rev: str, ref: str) -> bytes:
+        if not git.rev_exists(ctx.repo, rev):
             raise InputRefused(
                 f"{ref} does not exist", hint="fetch it, or name another with --onto REF"
             )
-        data = git.show_file(ctx.repo, ref, LOCK)
+        data = git.show_file(ctx.repo, rev, LOCK)
         if data is None:
             raise InputRefused(f"{ref} has no {LOCK}", hint="name another with --onto REF")
         if lockfile.has_conflict_markers(data):
@@ -277,7 +277,7 @@ class Command(BaseCommand):
     def _report(
         self,
         ctx: Context,
-        ref: str,
+        base: resolve_base.Base,
         ref_lock: bytes,
         result: bytes,
         operation: str | None,
@@ -288,12 +288,15 @@ class Command(BaseCommand):
         diff = lockfile.diff_locks(ref_lock, result)
         others = [p for p in git.unmerged_paths(ctx.repo) if p not in (LOCK, PYPROJECT)]
         step = NEXT_STEP.get(operation or "", "git commit")
+        ref = base.label
         if ctx.out.json_mode:
             ctx.out.json(
                 {
                     "conflict": True,
                     "resolved": True,
                     "ref": ref,
+                    "ref_source": base.source,
+                    "commit": git.rev_parse(ctx.repo, base.rev),
                     "operation": operation,
                     "other_conflicts": others,
                     "next_step": step,
