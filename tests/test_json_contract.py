@@ -27,7 +27,7 @@ OFFLINE_CASES: list[tuple[str, tuple[str, ...], int | None, str]] = [
     ("remove-dry", ("--dry-run", "remove", "einops"), 0, ""),
     ("lock-dry", ("--dry-run", "lock"), 0, ""),
     ("lock-check-dry", ("--dry-run", "lock", "--check"), 0, ""),
-    ("sync-dry", ("--dry-run", "sync"), 0, ""),
+    ("sync-dry", ("--dry-run", "--container", "ci", "sync"), 0, ""),
     ("lock-resolve-dry", ("--dry-run", "lock", "resolve"), 0, "lock resolve"),
     ("lock-diff", ("lock", "diff", "HEAD", "HEAD"), 0, "lock diff"),
     ("lts-show", ("lts", "show"), 0, "lts show"),
@@ -362,7 +362,7 @@ def test_a_refused_command_line_names_the_command_it_understood(
 
 @pytest.mark.parametrize(
     "argv",
-    [("run", "--", "python", "-V"), ("shell",), ("add", "einops"), ("lock",), ("sync",)],
+    [("run", "--", "python", "-V"), ("shell",), ("add", "einops"), ("lock",)],
     ids=lambda argv: argv[0],
 )
 def test_container_dry_runs_name_the_placement(

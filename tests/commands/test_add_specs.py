@@ -59,7 +59,8 @@ def repo(uv_project: Callable[..., Path]) -> Path:
 
 
 def _uv_words(out: str) -> list[str]:
-    argv = shlex.split(out.strip().splitlines()[-1])
+    line = next(line for line in out.splitlines() if " uv add " in line)
+    argv = shlex.split(line)
     return argv[argv.index("uv") :]
 
 
@@ -67,7 +68,7 @@ def _uv_words(out: str) -> list[str]:
 def test_valid_spec_reaches_uv_unchanged(repo: Path, run_cli: RunCli, spec: str) -> None:
     result = run_cli("--repo", repo, "--dry-run", "--engine", "podman", "add", spec)
     assert result.code == 0, result.err
-    assert _uv_words(result.out) == ["uv", "add", spec]
+    assert _uv_words(result.out) == ["uv", "add", "--no-sync", spec]
 
 
 def test_several_specs_and_a_group_keep_their_order(repo: Path, run_cli: RunCli) -> None:
@@ -76,7 +77,7 @@ def test_several_specs_and_a_group_keep_their_order(repo: Path, run_cli: RunCli)
         "--repo", repo, "--dry-run", "--engine", "podman", "add", "--group", "test", *specs
     )
     assert result.code == 0, result.err
-    assert _uv_words(result.out) == ["uv", "add", "--group", "test", *specs]
+    assert _uv_words(result.out) == ["uv", "add", "--no-sync", "--group", "test", *specs]
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ more package added with `uv pip install` afterwards. Everything runs offline.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -167,22 +168,29 @@ def _uvdock(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, check=False)
 
 
-def test_sync_in_run_placement_removes_nothing(ci_image: tuple[str, Path]) -> None:
+def test_sync_with_only_an_image_is_refused(ci_image: tuple[str, Path]) -> None:
     tag, repo = ci_image
-    before = _freeze("run", "--rm", tag)
-    assert before >= IMAGE_SELECTION
     result = _uvdock("--repo", repo, "--engine", "podman", "--image", tag, "sync")
-    assert result.returncode == 0, result.stderr
-    # The fresh container is gone after the run: uv's own report of what it changed is the
-    # "after" (uv lists every `+ installed` and `- removed` package).
-    changes = [line.strip() for line in (result.stdout + result.stderr).splitlines()]
-    assert "+ delta==4.0.0" in changes, changes
-    assert not [line for line in changes if line.startswith("- ")], changes
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "removed when uv exits" in result.stderr and "--container NAME" in result.stderr
+    assert "Installed" not in result.stderr and "+ delta" not in result.stdout + result.stderr
 
 
-def test_exact_shows_what_uv_would_remove_first(ci_image: tuple[str, Path]) -> None:
-    tag, repo = ci_image
-    result = _uvdock("--repo", repo, "--engine", "podman", "--image", tag, "sync", "--exact")
+@pytest.fixture
+def ci_container(ci_image: tuple[str, Path], tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A long-lived container of the CI-like image on a copy of its repository."""
+    tag, source = ci_image
+    repo = tmp_path / "repo"
+    shutil.copytree(source, repo, symlinks=True)
+    name = f"uvdock-ci-like-{os.getpid()}-{time.monotonic_ns()}"
+    start_container(tag, repo, name)
+    yield name, repo
+    remove_container(name)
+
+
+def test_exact_shows_what_uv_would_remove_first(ci_container: tuple[str, Path]) -> None:
+    name, repo = ci_container
+    result = _uvdock("--repo", repo, "--container", name, "sync", "--exact")
     assert result.returncode == 0, result.stderr
     said = result.stdout + result.stderr
     # epsilon came from `uv pip install`: only --exact removes it, and it is named before uv
@@ -190,3 +198,28 @@ def test_exact_shows_what_uv_would_remove_first(ci_image: tuple[str, Path]) -> N
     listed = said.index("--exact: uv will uninstall")
     assert "  - epsilon==1.0.0" in said[listed:]
     assert said.index("- epsilon==1.0.0", listed) < said.rindex("- epsilon==1.0.0")
+    assert not any(line.startswith("epsilon==") for line in _freeze("exec", name))
+
+
+@pytest.mark.parametrize("action", ["remove", "add"])
+def test_add_and_remove_keep_what_other_groups_installed(
+    action: str, ci_container: tuple[str, Path]
+) -> None:
+    # The issue's case: `remove pandas` in a running CI container also uninstalled the test
+    # group's iniconfig. Here the test group's delta is installed by `uvdock sync`; uv's own
+    # sync after `uv remove` / `uv add` would uninstall it (and epsilon, and the mlm extra).
+    name, repo = ci_container
+    synced = _uvdock("--repo", repo, "--container", name, "sync")
+    assert synced.returncode == 0, synced.stderr
+    before = _freeze("exec", name)
+    protected = _protected_in_place("exec", name)
+    assert {"delta==4.0.0", "epsilon==1.0.0", "beta==2.0.0"} <= before
+    words = ["remove", "alpha"] if action == "remove" else ["add", "gamma<2"]
+    result = _uvdock("--repo", repo, "--container", name, *words)
+    assert result.returncode == 0, result.stdout + result.stderr
+    after = _freeze("exec", name)
+    assert before <= after, f"removed: {sorted(before - after)}"
+    assert _protected_in_place("exec", name) == protected  # never installed into the venv
+    assert "syncing the environment in running container" in result.stdout
+    pyproject = (repo / "pyproject.toml").read_text()
+    assert ('"alpha"' not in pyproject) if action == "remove" else ('"gamma<2"' in pyproject)

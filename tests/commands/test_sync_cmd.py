@@ -11,7 +11,7 @@ from conftest import RunCli
 def test_dry_run_sync_uses_extra_dev_and_protects_base_image_packages(
     megatron_repo: Path, run_cli: RunCli
 ) -> None:
-    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "sync")
+    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "--container", "ci", "sync")
     assert result.code == 0, result.err
     argv = shlex.split(result.out.strip())
     uv = argv[argv.index("uv") :]
@@ -25,8 +25,7 @@ def test_dry_run_sync_uses_extra_dev_and_protects_base_image_packages(
     protected = {uv[i + 1] for i, word in enumerate(uv) if word == "--no-install-package"}
     assert {"torch", "torchvision", "triton", "nvidia-nccl-cu12"} <= protected
     assert len(protected) == 16
-    assert argv[:5] == ["docker", "run", "--rm", "--init", "-i"]
-    assert f"{megatron_repo}:/workspace" in argv
+    assert argv[:4] == ["docker", "exec", "-i", "-w"] and "ci" in argv
 
 
 def test_lts_profile_needs_the_opt_in(megatron_repo: Path, run_cli: RunCli) -> None:
@@ -39,6 +38,8 @@ def test_lts_profile_needs_the_opt_in(megatron_repo: Path, run_cli: RunCli) -> N
         "--dry-run",
         "--engine",
         "podman",
+        "--container",
+        "ci",
         "sync",
         "--profile",
         "lts",
@@ -59,7 +60,7 @@ def test_unknown_group_is_refused_with_the_list(megatron_repo: Path, run_cli: Ru
 
 
 def test_exact_is_an_opt_in(megatron_repo: Path, run_cli: RunCli) -> None:
-    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "sync", "--exact")
+    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "--container", "ci", "sync", "--exact")
     assert result.code == 0, result.err
     uv = shlex.split(result.out.strip())
     assert "--exact" in uv and "--inexact" not in uv
@@ -67,7 +68,7 @@ def test_exact_is_an_opt_in(megatron_repo: Path, run_cli: RunCli) -> None:
 
 def test_lint_profile_removes_nothing_either(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli(
-        "--repo", megatron_repo, "--dry-run", "--engine", "docker", "sync", "--profile", "lint"
+        "--repo", megatron_repo, "--dry-run", "--engine", "docker", "--container", "ci", "sync", "--profile", "lint"
     )
     assert result.code == 0, result.err
     assert result.out.strip().endswith("uv sync --locked --inexact --only-group linting")
@@ -83,7 +84,7 @@ def test_lts_profile_on_the_2026_layout_reads_the_dev_dockerfile_as_lts(
     dockerfile = history / "docker" / "Dockerfile.ci.dev"
     (megatron_repo / "docker" / "Dockerfile.ci.dev").write_bytes(dockerfile.read_bytes())
     result = run_cli(
-        "--repo", megatron_repo, "--dry-run", "--engine", "podman", "sync", "--profile", "lts", "--lts"
+        "--repo", megatron_repo, "--dry-run", "--engine", "podman", "--container", "ci", "sync", "--profile", "lts", "--lts"
     )  # fmt: skip
     assert result.code == 0, result.err
     assert "not readable" not in result.err

@@ -88,6 +88,8 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "conflict?": "bool",
         "resolved?": "bool",
         "ref?": "str",
+        "ref_source?": "str",
+        "commit?": "str",
         "operation?": "str?",
         "other_conflicts?": ["str"],
         "next_step?": "str",

@@ -20,10 +20,20 @@ class Command(BaseCommand):
         where.add_argument(
             "--optional", metavar="X", help="add to extra X ([project.optional-dependencies])"
         )
-
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="do not bring a running container's environment up to date afterwards",
+        )
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         return change_dependencies(
-            ctx, "add", args.packages, group=args.group, optional=args.optional, fmt=args.format
+            ctx,
+            "add",
+            args.packages,
+            group=args.group,
+            optional=args.optional,
+            fmt=args.format,
+            sync=not args.no_sync,
         )

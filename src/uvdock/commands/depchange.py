@@ -1,15 +1,28 @@
-"""`uv add` / `uv remove` in the container, checked against the project's real groups and extras."""
+"""`uv add` / `uv remove` in the container, checked against the project's real groups and extras.
+
+uv runs with `--no-sync`: its own sync is exact and knows nothing of the image, so in a
+running CI container it would uninstall what other groups installed and reinstall what
+the base image provides. A persistent container (exec, or local: already inside one) is
+then brought up to date by `uvdock sync`'s own inexact, Dockerfile-selected, protected
+sync; a throwaway container (run, srun) is not synced at all: it is gone a moment later.
+"""
 
 from __future__ import annotations
 
 import re
 import shlex
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import shim_for
 from uvdock.context import Context
-from uvdock.errors import InputRefused
+from uvdock.errors import CommandFailed, InputRefused
 from uvdock.names import normalize_name
+
+if TYPE_CHECKING:
+    from uvdock.run.shim import Shim
+
+PERSISTENT = ("exec", "local")  # placements whose environment outlives the command
 
 # uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/@\s]*)@)?[^\s]*$")
@@ -70,7 +83,7 @@ def _refuse_credentials(spec: str, url: str) -> None:
         )
 
 
-def _target_args(ctx: Context, group: str | None, optional: str | None) -> list[str]:
+def _target_args(ctx: Context, action: str, group: str | None, optional: str | None) -> list[str]:
     from uvdock.project import pyproject
 
     if group is None and optional is None:
@@ -78,6 +91,16 @@ def _target_args(ctx: Context, group: str | None, optional: str | None) -> list[
     deps = pyproject.read(ctx.repo)
     name = group if group is not None else optional
     assert name is not None
+    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
+    if action == "add" and normalize_name(name) not in declared:
+        # uv creates the group or extra; say so, the user may have mistyped an existing one.
+        what = "dependency group" if group is not None else "extra"
+        ctx.out.info(
+            f"`{name}` is a new {what}: uv will create it "
+            f"(extras: {', '.join(deps.extras) or '(none)'}; "
+            f"groups: {', '.join(deps.groups) or '(none)'})"
+        )
+        return ["--group", name] if group is not None else ["--optional", name]
     kind = deps.classify(name)
     if group is not None and kind == "extra":
         raise InputRefused(
@@ -100,6 +123,7 @@ def change_dependencies(
     group: str | None,
     optional: str | None,
     fmt: str = "text",
+    sync: bool = True,
 ) -> int:
     from uvdock.commands import uvwork
 
@@ -110,16 +134,19 @@ def change_dependencies(
             hint="use `uvdock lts pin NAME==VERSION --lts`",
         )
     names = _validate(action, packages)
-    uv_args = [action, *_target_args(ctx, group, optional), *packages]
+    target = _target_args(ctx, action, group, optional)
+    uv_args = [action, "--no-sync", *target, *packages]
     shim = shim_for(ctx)
     uvwork.report_uv(ctx, shim)
     before = uvwork.lock_bytes(ctx)
     code = shim.run_uv(uv_args, writes=("pyproject.toml", "uv.lock"))
+    if code != 0 and not ctx.dry_run:
+        raise uvwork.uv_failed(uv_args, code)
+    if not ctx.dry_run:
+        uvwork.show_lock_change(ctx, before, fmt)
+    _sync_after(ctx, shim, action, target if action == "add" else [], sync=sync)
     if ctx.dry_run:
         return 0
-    if code != 0:
-        raise uvwork.uv_failed(uv_args, code)
-    uvwork.show_lock_change(ctx, before, fmt)
     verb = "add" if action == "add" else "remove"
     if not ctx.options.json:
         ctx.out.info("next: commit the change")
@@ -131,3 +158,40 @@ def change_dependencies(
             )
         )
     return 0
+
+
+def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, sync: bool) -> None:
+    """Bring a persistent environment up to date the way `uvdock sync` does; else say why not."""
+    placement = shim.placement
+    if placement.mode not in PERSISTENT:
+        ctx.out.info(
+            f"not syncing: the {placement.engine} container uv ran in is removed when it exits "
+            "(a running container, --container NAME, is brought up to date)"
+        )
+        return
+    if not sync:
+        ctx.out.info("not syncing (--no-sync); `uvdock sync` brings the environment up to date")
+        return
+    from uvdock.commands import sync as sync_command
+
+    kind, name = (target[0], target[1]) if target else ("", "")
+    plan = sync_command.environment_plan(
+        ctx,
+        groups=[name] if kind == "--group" else [],
+        extras=[name] if kind == "--optional" else [],
+        declared_only=True,
+    )
+    for note in plan.notes:
+        ctx.out.warn(note)
+    if not ctx.dry_run:
+        ctx.out.info(f"syncing the environment {placement.describe()} (inexact: removes nothing)")
+    code = shim.run_uv(plan.uv_args)
+    if code != 0 and not ctx.dry_run:
+        raise CommandFailed(
+            ["uv", *plan.uv_args],
+            code,
+            message=f"uv {action} succeeded (pyproject.toml and uv.lock are changed), but the "
+            f"sync after it failed (exit {code}); uv's output is above",
+        )
+    if action == "remove" and not ctx.dry_run:
+        ctx.out.info("the removed packages stay installed; `uvdock sync --exact` removes them")

@@ -16,10 +16,20 @@ class Command(BaseCommand):
         where = parser.add_mutually_exclusive_group()
         where.add_argument("--group", metavar="G", help="remove from dependency group G")
         where.add_argument("--optional", metavar="X", help="remove from extra X")
-
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="do not bring a running container's environment up to date afterwards",
+        )
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         return change_dependencies(
-            ctx, "remove", args.packages, group=args.group, optional=args.optional, fmt=args.format
+            ctx,
+            "remove",
+            args.packages,
+            group=args.group,
+            optional=args.optional,
+            fmt=args.format,
+            sync=not args.no_sync,
         )

@@ -9,9 +9,13 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
+from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from uvdock.project.dockerfile_sync import SyncSelection
+    from uvdock.project.syncplan import SyncPlan
     from uvdock.run.shim import Shim
 
 
@@ -42,7 +46,6 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands import uvwork
         from uvdock.commands.base import shim_for
-        from uvdock.project import pyproject, syncplan
 
         if args.profile == "lts":
             from uvdock.commands import optin
@@ -50,22 +53,13 @@ class Command(BaseCommand):
             optin.require_lts(
                 args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts")
             )
-        deps = pyproject.read(ctx.repo)
-        protected = pyproject.protected_packages(
-            ctx.repo / _lane_dockerfile(ctx, args.profile), ctx.config.protected_packages
+        plan = environment_plan(
+            ctx, args.profile, groups=args.group, extras=args.extra, exact=args.exact
         )
-        plan = syncplan.build(
-            args.profile,
-            deps,
-            groups=args.group,
-            extras=args.extra,
-            protected=protected,
-            image=_image_selection(ctx, args.profile),
-            exact=args.exact,
-        )
+        shim = shim_for(ctx)
+        refuse_throwaway(ctx, shim)
         for note in plan.notes:
             ctx.out.warn(note)
-        shim = shim_for(ctx)
         uvwork.report_uv(ctx, shim)
         if args.exact and not ctx.dry_run:
             _show_removals(ctx, shim, plan.uv_args)
@@ -79,6 +73,49 @@ class Command(BaseCommand):
             raise uvwork.uv_failed(plan.uv_args, code)
         ctx.out.info(f"environment synced ({args.profile} profile) {shim.placement.describe()}")
         return 0
+
+
+def environment_plan(
+    ctx: Context,
+    profile: str = "dev",
+    *,
+    groups: Sequence[str] = (),
+    extras: Sequence[str] = (),
+    exact: bool = False,
+    declared_only: bool = False,
+) -> SyncPlan:
+    """The sync `uvdock sync` runs: the lane Dockerfile's selection plus the profile's,
+    inexact unless `exact`, never reinstalling what the base image provides."""
+    from uvdock.project import pyproject, syncplan
+
+    deps = pyproject.read(ctx.repo)
+    protected = pyproject.protected_packages(
+        ctx.repo / _lane_dockerfile(ctx, profile), ctx.config.protected_packages
+    )
+    return syncplan.build(
+        profile,
+        deps,
+        groups=groups,
+        extras=extras,
+        protected=protected,
+        image=_image_selection(ctx, profile),
+        exact=exact,
+        declared_only=declared_only,
+    )
+
+
+def refuse_throwaway(ctx: Context, shim: Shim) -> None:
+    """A sync into a container removed when uv exits (run placement, --rm) is lost at once."""
+    placement = shim.placement
+    if placement.mode != "run":
+        return
+    raise InputRefused(
+        f"`uvdock sync` with only an image ({placement.image}) would install into a fresh "
+        f"{placement.engine} container that is removed when uv exits; nothing was synced",
+        hint="keep a container running with this repository at "
+        f"{ctx.config.workdir} and pass `--container NAME`, or open `uvdock shell` and "
+        "run `uvdock sync` inside it",
+    )
 
 
 def _lane_dockerfile(ctx: Context, profile: str) -> str:

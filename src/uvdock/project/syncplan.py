@@ -41,7 +41,10 @@ def build(
     protected: Sequence[str] = (),
     image: SyncSelection | None = None,
     exact: bool = False,
+    declared_only: bool = False,
 ) -> SyncPlan:
+    """`declared_only`: leave out (with a note) the profile's names the project lacks, for
+    the sync after `add`/`remove` on projects without Megatron-LM's `dev` extra or `test` group."""
     if profile not in PROFILES:
         raise InputRefused(f"unknown profile `{profile}`; profiles: {', '.join(PROFILES)}")
     notes: list[str] = []
@@ -54,7 +57,7 @@ def build(
         return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], notes)
 
     wanted: list[tuple[str, str]] = _image_selection(image, deps, notes)
-    wanted += [(name, "") for name in PROFILES[profile]]
+    wanted += _profile_names(profile, deps, notes, declared_only=declared_only)
     wanted += [(name, "group") for name in groups] + [(name, "extra") for name in extras]
     if profile == "lts" and "lts" in {e.lower() for e in deps.extras}:
         wanted.insert(0, ("lts", "extra"))
@@ -73,6 +76,19 @@ def build(
     for package in protected:
         args += ["--no-install-package", package]
     return SyncPlan(args, notes)
+
+
+def _profile_names(
+    profile: str, deps: ProjectDeps, notes: list[str], *, declared_only: bool
+) -> list[tuple[str, str]]:
+    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
+    wanted: list[tuple[str, str]] = []
+    for name in PROFILES[profile]:
+        if declared_only and normalize_name(name) not in declared:
+            notes.append(f"this project declares no `{name}` extra or group: left out of the sync")
+        else:
+            wanted.append((name, ""))
+    return wanted
 
 
 def _image_selection(

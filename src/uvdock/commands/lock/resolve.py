@@ -171,26 +171,7 @@ class Command(BaseCommand):
         shim.check_usable()
         operation = git.in_progress_operation(repo)
         if ctx.dry_run:
-            sha = git.rev_parse(repo, base.rev)[:12]
-            folder = resolve_state.state_dir(index.git_dir)
-            if merge is not None:
-                pyproject_resolve.show_plan(ctx, merge)
-            saved = f"{LOCK} and {PYPROJECT}" if merge is not None else LOCK
-            ctx.out.info(f"would save {saved} and their index entries to {folder}")
-            ctx.out.info(f"would write {ref}:{LOCK} ({sha}) to {LOCK}, then run:")
-            shim.run_uv(["lock"], writes=(LOCK,))
-            ctx.out.command(["git", "add", "--", LOCK])
-            if ctx.out.json_mode:
-                pyproject = merge.report() if merge is not None else None
-                ctx.out.json(
-                    {
-                        "conflict": True,
-                        "ref": ref,
-                        "ref_source": base.source,
-                        "pyproject": pyproject,
-                    }
-                )
-            return 0
+            return self._dry_run(ctx, index, shim, base, merge)
         result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
         try:
             self._report(ctx, base, ref_lock, result, operation, merge, fmt=args.format)
@@ -198,6 +179,35 @@ class Command(BaseCommand):
             raise Interrupted(
                 f"interrupted while reporting; {LOCK} is resolved on top of {ref} and staged"
             ) from None
+        return 0
+
+    def _dry_run(
+        self,
+        ctx: Context,
+        index: RepoIndex,
+        shim: Shim,
+        base: resolve_base.Base,
+        merge: pyproject_resolve.PyprojectMerge | None,
+    ) -> int:
+        sha = git.rev_parse(ctx.repo, base.rev)[:12]
+        folder = resolve_state.state_dir(index.git_dir)
+        if merge is not None:
+            pyproject_resolve.show_plan(ctx, merge)
+        saved = f"{LOCK} and {PYPROJECT}" if merge is not None else LOCK
+        ctx.out.info(f"would save {saved} and their index entries to {folder}")
+        ctx.out.info(f"would write {base.label}:{LOCK} ({sha}) to {LOCK}, then run:")
+        shim.run_uv(["lock"], writes=(LOCK,))
+        ctx.out.command(["git", "add", "--", LOCK])
+        if ctx.out.json_mode:
+            pyproject = merge.report() if merge is not None else None
+            ctx.out.json(
+                {
+                    "conflict": True,
+                    "ref": base.label,
+                    "ref_source": base.source,
+                    "pyproject": pyproject,
+                }
+            )
         return 0
 
     def _ref_lock(self, ctx: Context, rev: str, ref: str) -> bytes:
