@@ -46,6 +46,17 @@ EXPECTED = {
         "git commit --allow-empty -m 'ci: retrigger' && git push",
         "test",
     ),
+    # Real output of podman 4.3.1 (buildah 1.28.2) and of the docker CLI on its socket.
+    "heredoc-unsupported-podman.log": (
+        "heredoc-unsupported",
+        "uvdock --engine docker image build",
+        "APT-GET",
+    ),
+    "heredoc-unsupported-docker-on-podman.log": (
+        "heredoc-unsupported",
+        "uvdock --engine docker image build",
+        "heredocs",
+    ),
 }
 
 

@@ -215,6 +215,18 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="push another commit to trigger it again (an empty one is fine)",
         command="git commit --allow-empty -m 'ci: retrigger' && git push",
     ),
+    Signature(
+        name="heredoc-unsupported",
+        # buildah (podman < 5): `Unknown instruction: "APT-GET"`; Docker's legacy builder:
+        # `unknown instruction: APT-GET`. Each line of a `RUN <<EOF` body read as an instruction.
+        patterns=(r"[Uu]nknown instruction:? \"?(?P<word>[A-Za-z][\w-]*)",),
+        cause="the image builder cannot parse the Dockerfile's heredocs (`RUN <<EOF`): it read "
+        "the body line `{word}` as an instruction (podman < 5 / buildah < 1.35, or docker "
+        "without BuildKit)",
+        fix="build with podman 5 or later (buildah >= 1.35), or with docker and BuildKit (the "
+        "buildx plugin, DOCKER_BUILDKIT not 0); `uvdock image build` checks this before building",
+        command="uvdock --engine docker image build",
+    ),
 )
 
 # Lines worth showing when no signature matched.

@@ -43,6 +43,7 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.command(argv)
             return 0
+        _check_heredocs(ctx, engine, spec.dockerfile)
         lane = "the LTS image (--lts)" if spec.lane == "lts" else "the dev image"
         ctx.out.info(f"building {spec.tag}, {lane}: {spec.dockerfile} --target {spec.target}")
         ctx.out.info(f"base image {spec.base_image} (from {spec.pin_file})")
@@ -51,6 +52,30 @@ class Command(BaseCommand):
         elapsed = _duration(time.monotonic() - started)
         ctx.out.info(f"built {spec.tag} in {elapsed}")
         return 0
+
+
+def _check_heredocs(ctx: Context, engine: str, dockerfile: str) -> None:
+    """Refuse (exit 3) before the build when the engine cannot parse the Dockerfile's
+    heredocs, rather than fail minutes in on `Unknown instruction: "APT-GET"`."""
+    from uvdock.errors import EnvironmentUnusable
+    from uvdock.image import heredoc
+
+    try:
+        text = (ctx.repo / dockerfile).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return  # the engine will say what is wrong with it
+    line = heredoc.first_heredoc(text)
+    if line is None:
+        return
+    from uvdock.run import builder_probe
+
+    found = heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
+    if found is None:
+        return
+    if not found.refuse:
+        ctx.out.warn(f"{found.message}; what works everywhere: {heredoc.WHAT_WORKS}")
+        return
+    raise EnvironmentUnusable(found.message, hint=f"what works: {heredoc.WHAT_WORKS}")
 
 
 def _duration(seconds: float) -> str:

@@ -1,0 +1,101 @@
+"""Whether the engine can parse a Dockerfile's heredocs (`RUN <<EOF`), decided before a build.
+
+Megatron-LM's CI Dockerfiles hold `RUN bash -ex <<"EOF"` blocks. BuildKit parses them;
+Docker's legacy builder never did; buildah (what podman builds with) first recognised
+them in 1.33 (containers/buildah#5092), and the Debian and Ubuntu packages of 1.33.x and
+1.34 still fail on them (containers/buildah#5474), so 1.35 is the first version known to
+work everywhere. An engine that cannot parse them fails minutes into the build with
+`Unknown instruction: "APT-GET"` (each line of the heredoc body read as an instruction).
+
+Pure: the command layer reads the Dockerfile and asks the engine (run.builder_probe).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+BUILDAH_FIRST = (1, 33)  # buildah that first parses heredocs
+BUILDAH_EVERYWHERE = (1, 35)  # the first one distribution packages parse them with too
+PODMAN_FIRST = (4, 8)  # the podman release that ships buildah 1.33
+PODMAN_EVERYWHERE = (5, 0)  # ships buildah 1.35
+
+WHAT_WORKS = (
+    "podman 5 or later (buildah >= 1.35), or docker with BuildKit (the buildx plugin; "
+    "DOCKER_BUILDKIT not 0)"
+)
+
+_INSTRUCTION = re.compile(r"^\s*(RUN|COPY|ADD)\b", re.IGNORECASE)
+_HEREDOC = re.compile(r"<<-?[\"']?[A-Za-z_][A-Za-z0-9_]*[\"']?")
+
+
+def first_heredoc(text: str) -> int | None:
+    """The 1-based line of the first RUN/COPY/ADD instruction that opens a heredoc."""
+    start: int | None = None
+    is_candidate = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if start is None:
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            start, is_candidate = number, bool(_INSTRUCTION.match(line))
+        if is_candidate and _HEREDOC.search(line):
+            return start
+        if not line.rstrip().endswith("\\"):
+            start = None
+    return None
+
+
+class Builder(NamedTuple):
+    """What does the building when uvdock runs `ENGINE build`."""
+
+    cli: str  # docker or podman: the program uvdock runs
+    version: str  # that engine's version ("" when it did not say)
+    buildah: str = ""  # podman: the buildah it builds with
+    podman_server: str = ""  # the docker CLI talking to podman's socket: podman's version
+    buildkit: bool = True  # docker: BuildKit builds (the buildx plugin, DOCKER_BUILDKIT != 0)
+    buildkit_why: str = ""  # why not, when it does not
+
+
+class Verdict(NamedTuple):
+    refuse: bool  # False: a warning (may fail), True: will fail
+    message: str
+
+
+def _version(text: str) -> tuple[int, int] | None:
+    match = re.match(r"\s*v?(\d+)\.(\d+)", text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def verdict(builder: Builder, dockerfile: str, line: int) -> Verdict | None:
+    """None when the builder parses heredocs (or cannot be told apart from one that does)."""
+    where = f"{dockerfile} uses heredocs (`RUN <<EOF`, line {line})"
+    if builder.cli == "podman" or builder.podman_server:
+        return _buildah_verdict(builder, where)
+    if not builder.buildkit:
+        name = f"docker {builder.version}".strip()
+        return Verdict(
+            True, f"{where}, which {name} without BuildKit cannot parse ({builder.buildkit_why})"
+        )
+    return None
+
+
+def _buildah_verdict(builder: Builder, where: str) -> Verdict | None:
+    if builder.cli == "podman":
+        name = f"podman {builder.version} (buildah {builder.buildah or 'version unknown'})"
+        found, first, everywhere = _version(builder.buildah), BUILDAH_FIRST, BUILDAH_EVERYWHERE
+    else:
+        name = f"podman {builder.podman_server} behind the docker CLI (it builds with buildah)"
+        found, first, everywhere = (
+            _version(builder.podman_server),
+            PODMAN_FIRST,
+            PODMAN_EVERYWHERE,
+        )
+    if found is None or found >= everywhere:
+        return None
+    if found < first:
+        return Verdict(True, f"{where}, which {name} cannot parse")
+    return Verdict(
+        False,
+        f"{where}: {name} parses them only in upstream builds; Debian and Ubuntu packages "
+        'of this version stop with `Unknown instruction: "APT-GET"`',
+    )
