@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
+from samples.engine_leftovers import TEST_RUN
+from samples.engine_leftovers import engine_name as engine_name
 from samples.oci_registry import Registries, require_tools, serve
 from samples.wheels import build_wheelhouse, project_pyproject
 
@@ -248,3 +250,29 @@ def registry(registries: Registries, monkeypatch: pytest.MonkeyPatch, tmp_path: 
     monkeypatch.setenv("UVDOCK_REGISTRY", registries.token_url)
     registries.token.reset()
     return registries
+
+
+# -- nothing left behind in podman ---------------------------------------------------------
+
+# Every podman object a test creates is named with engine_name() (samples/engine_leftovers).
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_engine_leftovers() -> Iterator[None]:
+    """At the end of the run: remove what the tests left in podman, and fail loudly if any."""
+    yield
+    if shutil.which("podman") is None:
+        return
+    from samples import engine_leftovers
+
+    left = engine_leftovers.find(TEST_RUN)
+    if not left:
+        return
+    engine_leftovers.remove(left)
+    still = engine_leftovers.find(TEST_RUN)
+    listed = ", ".join(map(str, left))
+    pytest.fail(
+        f"tests left {len(left)} podman object(s) behind: {listed}; "
+        + (f"could not remove: {', '.join(map(str, still))}" if still else "removed now"),
+        pytrace=False,
+    )

@@ -5,12 +5,11 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, remove_container, start_container
+from conftest import RunCli, engine_name, remove_container, start_container
 from samples.projects import pyproject_requiring_uv
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "doctor"
@@ -177,7 +176,7 @@ def test_missing_image_fails_and_skips_the_container_checks(
 def foreign_container(engine_image: str, tmp_path: Path) -> Iterator[str]:
     other = tmp_path / "other-checkout"
     other.mkdir()
-    name = f"uvdock-doctor-{uuid.uuid4().hex[:8]}"
+    name = engine_name("doctor")
     start_container(engine_image, other, name)
     yield name
     remove_container(name)
@@ -207,7 +206,7 @@ def test_container_mounting_another_checkout_fails(
 
 @pytest.fixture
 def own_container(engine_image: str, engine_repo: Path) -> Iterator[str]:
-    name = f"uvdock-doctor-{uuid.uuid4().hex[:8]}"
+    name = engine_name("doctor")
     start_container(engine_image, engine_repo, name)
     yield name
     remove_container(name)

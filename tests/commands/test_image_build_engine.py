@@ -7,12 +7,11 @@ RUN needs a build secret nobody outside NVIDIA has. The build must stop at `main
 from __future__ import annotations
 
 import subprocess
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli
+from conftest import RunCli, engine_name
 
 pytestmark = pytest.mark.engine
 
@@ -42,7 +41,7 @@ def build_repo(make_repo: Callable[..., Path], engine_image: str) -> Path:
 
 @pytest.fixture
 def tag() -> Iterator[str]:
-    name = f"uvdock-build-test:{uuid.uuid4().hex[:10]}"
+    name = f"{engine_name('build-test')}:latest"
     yield name
     for ref in (name, f"localhost/{name}", f"docker.io/library/{name}"):
         subprocess.run(["podman", "rmi", "-f", ref], capture_output=True, check=False)

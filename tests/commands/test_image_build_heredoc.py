@@ -8,12 +8,11 @@ docker CLI on its socket. On a podman whose buildah parses heredocs the refusal 
 from __future__ import annotations
 
 import subprocess
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli
+from conftest import RunCli, engine_name
 
 from uvdock.doctor import signatures
 from uvdock.image.heredoc import BUILDAH_FIRST
@@ -57,7 +56,7 @@ def heredoc_repo(make_repo: Callable[..., Path], old_buildah: str) -> Path:
 
 @pytest.fixture
 def tag() -> Iterator[str]:
-    name = f"localhost/uvdock-heredoc-test:{uuid.uuid4().hex[:10]}"
+    name = f"localhost/{engine_name('heredoc-test')}:latest"
     yield name
     subprocess.run(["podman", "rmi", "-f", name], capture_output=True, check=False)
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, remove_container
+from conftest import engine_name, git, remove_container
 from samples.interrupts import CONTAINER_FAKE_UV, start_resolve_in_container
 from samples.lock_conflicts import make_conflict, snapshot
 from samples.slow_uv import start_resolve
@@ -100,7 +100,7 @@ def test_a_container_stopped_mid_relock_is_exit_3(
 ) -> None:
     conflict = make_conflict(tmp_path, wheelhouse, "rebase")
     before = snapshot(conflict.repo)
-    name = f"uvdock-test-stopped-{os.getpid()}-{time.monotonic_ns()}"
+    name = engine_name("test-stopped")
     fake = tmp_path / "container-uv"
     fake.write_text(CONTAINER_FAKE_UV)
     fake.chmod(0o755)

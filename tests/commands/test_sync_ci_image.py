@@ -9,16 +9,14 @@ more package added with `uv pip install` afterwards. Everything runs offline.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, commit_all, init_repo, remove_container, start_container
+from conftest import RunCli, commit_all, engine_name, init_repo, remove_container, start_container
 from samples.wheels import build_wheelhouse, make_wheel, project_pyproject
 
 pytestmark = pytest.mark.engine
@@ -99,7 +97,7 @@ def ci_image(
     commit_all(repo, "ci-like project")
     # The pin names an NGC image; the local test image stands in for it (no pull happens).
     _podman("tag", engine_image, FAKE_BASE)
-    tag = f"localhost/uvdock-ci-like:{os.getpid()}"
+    tag = f"localhost/{engine_name('ci-like')}:latest"
     build = subprocess.run(
         [
             sys.executable,
@@ -146,7 +144,7 @@ def test_sync_in_exec_placement_removes_nothing(
     ci_image: tuple[str, Path], run_cli: RunCli
 ) -> None:
     tag, repo = ci_image
-    name = f"uvdock-ci-like-{os.getpid()}-{time.monotonic_ns()}"
+    name = engine_name("ci-like")
     start_container(tag, repo, name)
     try:
         before = _freeze("exec", name)
@@ -182,7 +180,7 @@ def ci_container(ci_image: tuple[str, Path], tmp_path: Path) -> Iterator[tuple[s
     tag, source = ci_image
     repo = tmp_path / "repo"
     shutil.copytree(source, repo, symlinks=True)
-    name = f"uvdock-ci-like-{os.getpid()}-{time.monotonic_ns()}"
+    name = engine_name("ci-like")
     start_container(tag, repo, name)
     yield name, repo
     remove_container(name)

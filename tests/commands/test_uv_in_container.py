@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, remove_container, start_container
+from conftest import RunCli, engine_name, remove_container, start_container
 
 pytestmark = pytest.mark.engine
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.engine
 def container(engine_image: str, uv_project: Callable[..., Path]) -> Iterator[tuple[str, Path]]:
     """A running container that mounts a fresh project at /workspace, as developers keep one."""
     repo = uv_project(("alpha",), extras={"dev": ["delta"]}, groups={"test": ["gamma"]})
-    name = f"uvdock-test-{os.getpid()}-{time.monotonic_ns()}"
+    name = engine_name("test")
     start_container(engine_image, repo, name)
     yield name, repo
     remove_container(name)

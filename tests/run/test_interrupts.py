@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import init_repo, remove_container, start_container
+from conftest import engine_name, init_repo, remove_container, start_container
 from samples.interrupts import SIGNAL_KINDS, SLEEP, Placement, interrupt_run, late_markers
 
 pytestmark = pytest.mark.engine
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.engine
 @pytest.fixture(scope="module")
 def mounted(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Placement]:
     repo = init_repo(tmp_path_factory.mktemp("interrupts") / "repo")
-    name = f"uvdock-test-interrupts-{os.getpid()}-{time.monotonic_ns()}"
+    name = engine_name("test-interrupts")
     start_container(engine_image, repo, name)
     yield Placement("exec", repo, image=engine_image, container=name)
     remove_container(name)

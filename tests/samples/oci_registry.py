@@ -29,6 +29,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from samples.engine_leftovers import engine_name
+
 REPOSITORY = "nvidia/pytorch"
 SERVICE = "uvdock-test-registry"
 ISSUER = "uvdock-test-token-issuer"
@@ -284,8 +286,8 @@ def push_tags(folder: Path, host: str) -> None:
     (rootfs / "hello.txt").write_text("uvdock registry test\n")
     tarball = folder / "tiny.tar"
     subprocess.run(["tar", "-C", str(rootfs), "-cf", str(tarball), "."], check=True)
-    suffix = os.urandom(4).hex()
-    images = {arch: f"localhost/uvdock-regtest-{suffix}:{arch}" for arch in ("amd64", "arm64")}
+    base = engine_name("regtest")
+    images = {arch: f"localhost/{base}:{arch}" for arch in ("amd64", "arm64")}
     for arch, image in images.items():
         _podman("import", "-q", "--arch", arch, str(tarball), image)
     lists: list[str] = []
@@ -295,7 +297,7 @@ def push_tags(folder: Path, host: str) -> None:
             if len(platforms) == 1:
                 _podman("push", "-q", "--tls-verify=false", images[platforms[0]], target)
                 continue
-            manifest_list = f"localhost/uvdock-regtest-list-{suffix}:{tag}"
+            manifest_list = f"localhost/{base}-list:{tag}"
             lists.append(manifest_list)
             _podman("manifest", "create", manifest_list)
             for arch in platforms:
@@ -303,7 +305,11 @@ def push_tags(folder: Path, host: str) -> None:
             _podman("manifest", "push", "-q", "--all", "--format", LIST_FORMAT[tag],
                     "--tls-verify=false", manifest_list, target)  # fmt: skip
     finally:
-        subprocess.run(["podman", "rmi", "-f", *lists, *images.values()], capture_output=True)
+        # podman 4.3's `rmi -f` leaves a manifest list whose images it removes in the same
+        # call: the lists go first, with `manifest rm`.
+        for manifest_list in lists:
+            subprocess.run(["podman", "manifest", "rm", manifest_list], capture_output=True)
+        subprocess.run(["podman", "rmi", "-f", *images.values()], capture_output=True)
 
 
 @dataclass
