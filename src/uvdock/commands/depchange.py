@@ -194,4 +194,7 @@ def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, syn
             f"sync after it failed (exit {code}); uv's output is above",
         )
     if action == "remove" and not ctx.dry_run:
-        ctx.out.info("the removed packages stay installed; `uvdock sync --exact` removes them")
+        ctx.out.info(
+            "what is no longer needed stays installed (the sync is inexact); "
+            "`uvdock sync --exact` removes it"
+        )

@@ -73,11 +73,13 @@ def _say_why(ctx: Context, base: Base, operation: str, configured: str) -> None:
     if configured_commit == base.rev:
         ctx.out.detail(f"relocking on {base.explained()}, {what} (also base-ref {configured})")
         return
-    where = "is another commit" if configured_commit else "does not exist here"
+    if configured_commit:
+        why = f"is another commit, so it is not used (--onto {configured} takes it instead)"
+    else:
+        why = "does not exist here"
     ctx.out.info(
         f"relocking on {base.explained()}, {what}: its {_LOCK} holds the versions being "
-        f"merged in; the configured base-ref {configured} {where}, so it is not used "
-        f"(--onto {configured} takes it instead)"
+        f"merged in; the configured base-ref {configured} {why}"
     )
 
 
