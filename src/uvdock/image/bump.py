@@ -34,6 +34,21 @@ def current_tag(scan: Scan, lane: str) -> str | None:
     return max(tags, key=tag_key) if tags else None
 
 
+def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
+    """--allow-downgrade moves the lane back; a dev tag not older than LTS is an LTS bump first."""
+    downgrade = "pass --allow-downgrade to move back on purpose"
+    if lane != "dev" or not any(rule.lane == "lts" for rule in scan.lanes):
+        return downgrade
+    lts = current_tag(scan, "lts")
+    if lts is None or tag_key(tag) < tag_key(lts):
+        return downgrade
+    return (
+        f"{tag} is not older than the LTS lane's {lts}: to move LTS, pass --lts"
+        f" (`uvdock image bump {tag} --lts`); to move dev back on purpose, pass"
+        " --allow-downgrade"
+    )
+
+
 def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: bool) -> BumpPlan:
     rule = next(r for r in scan.lanes if r.lane == lane)
     for finding in scan.findings:
@@ -53,7 +68,7 @@ def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: b
     if current is not None and tag_key(tag) < tag_key(current) and not allow_downgrade:
         raise InputRefused(
             f"{tag} is older than the {lane} lane's current {current}",
-            hint="pass --allow-downgrade to move back on purpose",
+            hint=_downgrade_hint(scan, lane, tag),
         )
     new_value = PREFIX + tag
     changed = [pin for pin in pins if pin.value != new_value]

@@ -12,6 +12,7 @@ The steps run through recipes/plan.py, which unmark shares.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -33,6 +34,8 @@ from uvdock.recipes.parse import (
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.textlines import ending_of
 
+LTS_ENVIRONMENT = "lts"  # recipe rows of `environment: [lts]` change only with --lts
+
 
 class MarkRequest(NamedTuple):
     case: str
@@ -42,10 +45,28 @@ class MarkRequest(NamedTuple):
     platforms: tuple[str, ...] = ()
     suffix: str = "-broken"
     scopes: tuple[str, ...] = ()  # only these scopes of a row (none: every scope)
+    lts: bool = False  # the opt-in: without it, rows of the LTS environment are left alone
 
     def breaks(self, scope: str) -> bool:
         """Whether this request breaks `scope` (an unbroken scope name)."""
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
+
+
+# `4321`, `#4321`, or the issue's address on GitHub (`/issues/N`) or GitLab (`/-/issues/N`).
+_ISSUE = re.compile(
+    r"#?(?P<plain>\d+)|https?://[^/\s]+/[^\s?#]+?/(?:-/)?issues/(?P<url>\d+)/?(?:[?#]\S*)?"
+)
+
+
+def parse_issue(text: str) -> int:
+    """The issue number of `--issue` as people paste it; anything else is refused."""
+    match = _ISSUE.fullmatch(text.strip())
+    if match is None:
+        raise InputRefused(
+            f"--issue {text!r}: expected an issue number",
+            hint="e.g. --issue 4321, --issue '#4321' or the issue's https://.../issues/4321 URL",
+        )
+    return int(match["plain"] or match["url"])
 
 
 def validate(issue: int, reason: str) -> None:
@@ -182,6 +203,10 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
     for entry in recipe.entries_of(request.case):
         for row in entry.rows:
             environments = _selected(row.environments, request.environments)
+            if not request.lts:
+                environments = tuple(e for e in environments if e != LTS_ENVIRONMENT)
+                if row.environments and not environments:
+                    continue  # an LTS-only row: never touched without --lts
             platforms = _selected(row.platforms, request.platforms)
             if (request.environments and not environments) or (request.platforms and not platforms):
                 continue
@@ -245,5 +270,13 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         edits.append(edit)
         changes.extend(done)
     what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""
-    notes = [] if changes else [f"{request.case} is already broken {what}in every matching row"]
+    lts_rows = [] if request.lts else [p for p in matching if LTS_ENVIRONMENT in p.environments]
+    which = "non-LTS row" if lts_rows else "row"
+    notes = [] if changes else [f"{request.case} is already broken {what}in every matching {which}"]
+    notes += [
+        f"{p.path}:{p.line}: the {LTS_ENVIRONMENT} part of this row is left alone"
+        " (LTS changes only with --lts)"
+        for p in lts_rows
+        if any(request.breaks(scope) for scope in p.scopes)
+    ]
     return Plan(edits, changes, notes)

@@ -395,3 +395,4 @@ def placements(recipes: Iterable[Recipe], case: str) -> list[Placement]:
                     )
                 )
     return found
+

@@ -95,7 +95,10 @@ class Command(BaseCommand):
             ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
             return 0
         before = plan.current or "?"
-        ctx.out.info(f"{lane} base image: {before} -> {tag}")
+        if plan.current == tag:
+            ctx.out.info(f"{lane} base image already at {tag}; pins brought in line with it:")
+        else:
+            ctx.out.info(f"{lane} base image: {before} -> {tag}")
         for pin in plan.changed:
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
         self._handoff(ctx, args, plan)
@@ -131,6 +134,13 @@ class Command(BaseCommand):
     def _handoff(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
         from uvdock.image import pr_body
 
+        if plan.current == plan.tag:
+            # Drifting pins fixed, no new base image: no pull request title or checklist fits.
+            ctx.out.info(
+                f"already at {plan.tag}: this is no base-image bump; commit the fixed pins"
+                " with the change that needs them"
+            )
+            return
         if not args.pr_body:
             _print_handoff(ctx, plan.tag, plan.lane)
             return
