@@ -8,6 +8,7 @@ from pathlib import Path
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
 from uvdock.image.pins import Finding, Pin, Scan, expected_tag
+from uvdock.image.scan import UNSUPPORTED_SHAPE
 from uvdock.registry.tags import PREFIX, tag_key
 
 
@@ -57,6 +58,12 @@ def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: b
                 f"{finding.path}: {finding.message}",
                 hint="fix the pin file by hand (resolve the conflict, drop extra lines or"
                 " comments), then bump again",
+            )
+    for finding in scan.findings:
+        if finding.lane == lane and finding.kind == UNSUPPORTED_SHAPE:
+            raise InputRefused(
+                f"{finding.location}: {finding.message}; nothing was changed",
+                hint="rewrite that pin in the plain shape by hand, then bump again",
             )
     pins = scan.lane_pins(lane)
     if not pins:

@@ -9,7 +9,6 @@ become findings; whether the tags agree is pins.check's business.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,15 +25,15 @@ from uvdock.image.pins import (
     lane_rules,
 )
 from uvdock.registry.tags import PREFIX
-from uvdock.textlines import read_text, split_lines
+from uvdock.textlines import read_text
 
 if TYPE_CHECKING:
     from uvdock.config import Config
     from uvdock.image.gitlab import Item
 
-_DOCKERFILE_ARG = re.compile(
-    r"""(?P<head>[ \t]*ARG[ \t]+FROM_IMAGE_NAME[ \t]*=[ \t]*)(?P<rest>\S.*)?""", re.IGNORECASE
-)
+# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
+# bump: refused, exit 2, naming file and line).
+UNSUPPORTED_SHAPE = "unsupported-shape"
 
 
 def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
@@ -97,18 +96,18 @@ def _pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
     )
 
 
-def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
-    from uvdock.image.gitlab import parse_scalar
+def _dockerfile_pins(path: str, text: str, lane: str) -> tuple[list[Pin], list[Finding]]:
+    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see dockerfile_args).
 
-    pins = []
-    for line in split_lines(text):
-        match = _DOCKERFILE_ARG.fullmatch(line.content)
-        if match is None or match["rest"] is None:
-            continue  # a bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value
-        parsed = parse_scalar(match["rest"], line.offset + match.start("rest"))
-        if parsed is not None:
-            pins.append(_managed(path, text, lane, "dockerfile", parsed[1], parsed[2]))
-    return pins
+    A bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value. A default uvdock
+    cannot edit exactly is an `unsupported-shape` finding: check reports it, bump refuses.
+    """
+    from uvdock.image.dockerfile_args import arg_defaults
+
+    defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
+    pins = [_managed(path, text, lane, "dockerfile", d.start, d.end) for d in defaults]
+    findings = [Finding(UNSUPPORTED_SHAPE, lane, path, p.line, p.message) for p in problems]
+    return pins, findings
 
 
 def _lanes_of(item: Item, rules: Sequence[LaneRules]) -> list[str]:
@@ -242,7 +241,9 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
                 scan.findings.append(_missing(rule.lane, path, setting))
             continue
         if path == rule.dockerfile:
-            scan.pins.extend(_dockerfile_pins(path, text, rule.lane))
+            pins, findings = _dockerfile_pins(path, text, rule.lane)
+            scan.pins.extend(pins)
+            scan.findings.extend(findings)
             continue
         found = _pin_file_pin(path, text, rule.lane)
         if isinstance(found, Pin):

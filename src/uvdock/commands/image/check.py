@@ -65,9 +65,15 @@ class Command(BaseCommand):
     def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:
         from uvdock.errors import CheckFailed
 
-        drifting = sorted({f.lane for f in findings if f.kind in ("drift", "malformed")})
+        # A bump refuses a lane with a pin it cannot edit exactly: never recommend it there.
+        unsupported = {f.lane for f in findings if f.kind == "unsupported-shape"}
+        drifting = sorted(
+            {f.lane for f in findings if f.kind in ("drift", "malformed")} - unsupported
+        )
         hint = None
-        if drifting:
+        if unsupported:
+            hint = "rewrite the pins named above in their plain shape by hand; then check again"
+        elif drifting:
             lane = drifting[0]
             hint = (
                 f"`uvdock image bump {lanes.get(lane) or 'TAG'}{' --lts' if lane == 'lts' else ''}`"
