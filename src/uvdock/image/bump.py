@@ -8,7 +8,7 @@ from pathlib import Path
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
 from uvdock.image.pins import Finding, Pin, Scan, expected_tag
-from uvdock.image.scan import UNSUPPORTED_SHAPE
+from uvdock.image.scan import NOT_CHECKED_OUT, UNSUPPORTED_SHAPE
 from uvdock.registry.tags import PREFIX, tag_key
 
 
@@ -60,6 +60,11 @@ def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: b
                 " comments), then bump again",
             )
     for finding in scan.findings:
+        if finding.kind == NOT_CHECKED_OUT and finding.lane in (lane, ""):
+            raise InputRefused(
+                f"{finding.path}: {finding.message}; nothing was changed",
+                hint="bump in a full checkout, or add the file to the sparse checkout first",
+            )
         if finding.lane == lane and finding.kind == UNSUPPORTED_SHAPE:
             raise InputRefused(
                 f"{finding.location}: {finding.message}; nothing was changed",

@@ -9,7 +9,7 @@ become findings; whether the tags agree is pins.check's business.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 # A managed pin written in a shape the span editor cannot change exactly (check: a finding;
 # bump: refused, exit 2, naming file and line).
 UNSUPPORTED_SHAPE = "unsupported-shape"
+# A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
+# can be neither checked nor bumped, so check fails and bump refuses.
+NOT_CHECKED_OUT = "not-checked-out"
 
 
 def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
@@ -286,8 +289,38 @@ def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Fin
     ]
 
 
-def scan_managed(repo: Path, config: Config) -> Scan:
-    """Read every lane's managed pins from the working tree."""
+def managed_paths(config: Config) -> list[str]:
+    """Every file that holds managed pins: pin files, Dockerfiles, the GitLab build file."""
+    paths = [p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)]
+    paths.append(configured_gitlab_file(config)[0])
+    return sorted({p for p in paths if p})
+
+
+def _not_checked_out(scan: Scan, absent_tracked: Collection[str]) -> None:
+    """Name each tracked managed file the work tree lacks, instead of what its absence implies."""
+    scan.findings[:] = [f for f in scan.findings if f.path not in absent_tracked]
+    for path in sorted(absent_tracked):
+        lanes = [r.lane for r in scan.lanes if path in (r.pin_file, r.dockerfile)] or [""]
+        scan.findings.extend(
+            Finding(
+                NOT_CHECKED_OUT,
+                lane,
+                path,
+                None,
+                "tracked by git but absent from the work tree (a sparse checkout?): its pins"
+                " can be neither checked nor bumped; bring it back with `git sparse-checkout"
+                f" add {path.rpartition('/')[0] or path}`",
+            )
+            for lane in lanes
+        )
+
+
+def scan_managed(repo: Path, config: Config, absent_tracked: Collection[str] = ()) -> Scan:
+    """Read every lane's managed pins from the working tree.
+
+    `absent_tracked`: the managed files git tracks that the work tree lacks (the command asks
+    git; see managed_paths), each a finding of its own.
+    """
     scan = Scan(lane_rules(config), [], [], {}, [])
     for rule in scan.lanes:
         _read_lane_files(repo, rule, scan)
@@ -306,5 +339,7 @@ def scan_managed(repo: Path, config: Config) -> Scan:
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
         scan.findings.extend(_lane_findings(rule, scan, pin_files))
+    if absent_tracked:
+        _not_checked_out(scan, absent_tracked)
     scan.pins.sort(key=lambda p: (p.path, p.line))
     return scan

@@ -53,11 +53,12 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image.bump import plan_bump
         from uvdock.image.scan import scan_managed
 
         lane = "lts" if args.lts else "dev"
-        scan = scan_managed(ctx.repo, ctx.config)
+        scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         if args.latest:
             from uvdock.commands.image import bump_latest
 

@@ -25,10 +25,11 @@ class Command(BaseCommand):
         add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image import pins
         from uvdock.image.scan import scan_managed
 
-        scan = scan_managed(ctx.repo, ctx.config)
+        scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         findings = pins.check(scan)
         lanes = {
             rule.lane: pins.reference_tag(scan, rule.lane)[0]
