@@ -50,8 +50,9 @@ def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
     )
 
 
-def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: bool) -> BumpPlan:
-    rule = next(r for r in scan.lanes if r.lane == lane)
+def _refuse_unbumpable(scan: Scan, lane: str) -> None:
+    """Findings a bump cannot go past: a pin file that is no single reference, a managed file
+    the work tree lacks, a pin in a shape the span editor cannot edit exactly."""
     for finding in scan.findings:
         if finding.lane == lane and finding.kind == "pin-file-content":
             raise InputRefused(
@@ -70,6 +71,24 @@ def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: b
                 f"{finding.location}: {finding.message}; nothing was changed",
                 hint="rewrite that pin in the plain shape by hand, then bump again",
             )
+
+
+def plan_bump(
+    repo: Path,
+    scan: Scan,
+    lane: str,
+    tag: str,
+    *,
+    allow_downgrade: bool,
+    gitlab_file: str = "",
+) -> BumpPlan:
+    """The edits that move every managed pin of `lane` to `tag`, or a refusal (InputRefused).
+
+    `gitlab_file`, when given, is re-read as YAML after the edit (image/matrix_verify.py):
+    every row of the lane at the new image and nothing else changed, or the bump is refused.
+    """
+    rule = next(r for r in scan.lanes if r.lane == lane)
+    _refuse_unbumpable(scan, lane)
     pins = scan.lane_pins(lane)
     if not pins:
         raise InputRefused(
@@ -91,5 +110,10 @@ def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: b
         for pin in sorted((p for p in changed if p.path == path), key=lambda p: -p.start):
             new = new[: pin.start] + new_value + new[pin.end :]
         edits.append(FileEdit(repo / path, old, new, display=path))
+    if gitlab_file in scan.texts:
+        from uvdock.image.matrix_verify import verify_matrix_bump
+
+        after = next((e.new for e in edits if e.display == gitlab_file), scan.texts[gitlab_file])
+        verify_matrix_bump(gitlab_file, scan.texts[gitlab_file], after, scan.lanes, lane, new_value)
     warnings = [f for f in scan.findings if f.lane == lane]
     return BumpPlan(lane, tag, current, edits, changed, warnings)

@@ -68,7 +68,12 @@ class Command(BaseCommand):
             tag, report = picked
         else:
             tag, report = self._tag_argument(args), None
-        plan = plan_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
+        from uvdock.image.pins import configured_gitlab_file
+
+        gitlab_file = configured_gitlab_file(ctx.config)[0]
+        plan = plan_bump(
+            ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade, gitlab_file=gitlab_file
+        )
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
