@@ -1,13 +1,14 @@
 """Mapping items of YAML block sequences (GitLab `parallel: matrix:` rows), read line by line.
 
 A YAML library would lose what an edit has to keep (quotes, comments, CRLF, key order); a
-bump re-reads its result with PyYAML instead (image/matrix_verify.py). The rows uvdock manages are flat mappings of scalars, so a
-small scanner is enough: every `- KEY: value` line starts an item, and the lines at the same
-indentation as that first key add to it. Values are read bare, 'single' or "double" quoted,
-with trailing comments dropped; a key given twice counts once, the last (as YAML reads it);
-lines inside block scalars (`script: |`) are text, never rows. Each keeps its exact span in the text so that an edit can
-replace the value and nothing else. Records are NamedTuples, cheaper to define than
-dataclasses: `image check` start-up time is budgeted.
+bump re-reads its result with PyYAML instead (image/matrix_verify.py). The rows uvdock
+manages are flat mappings of scalars, so a small scanner is enough: every `- KEY: value` line
+starts an item, and the lines at the same indentation as that first key add to it. Values
+are read bare, 'single' or "double" quoted, with trailing comments dropped; a key given twice
+counts once, the last (as YAML reads it); lines inside block scalars (`script: |`) are text,
+never rows. Each keeps its exact span in the text so that an edit can replace the value and
+nothing else. Records are NamedTuples, cheaper to define than dataclasses: `image check`
+start-up time is budgeted.
 """
 
 from __future__ import annotations
