@@ -13,7 +13,7 @@ The steps run through recipes/plan.py, which unmark shares.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from uvdock.edit import FileEdit
@@ -24,6 +24,7 @@ from uvdock.recipes.parse import (
     SPLIT_MARKER,
     Entry,
     FlowList,
+    Placement,
     Recipe,
     Row,
     body_of,
@@ -32,6 +33,7 @@ from uvdock.recipes.parse import (
     placements,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
+from uvdock.recipes.verify import Run, verify_recipe_edit
 from uvdock.textlines import ending_of
 
 LTS_ENVIRONMENT = "lts"  # recipe rows of `environment: [lts]` change only with --lts
@@ -241,6 +243,37 @@ def _base(scope: str, suffix: str) -> str:
     return scope[: -len(suffix)] if scope.endswith(suffix) and scope != suffix else scope
 
 
+def _moved_by(request: MarkRequest) -> Callable[[Run], Run]:
+    """Where a run (as YAML reads the recipe) must be after the mark."""
+
+    def moved(run: Run) -> Run:
+        case, environment, platform, scope, entry, row = run
+        selected = (
+            case == request.case
+            and scope is not None
+            and request.breaks(scope)
+            and (not request.environments or environment in request.environments)
+            and (request.lts or environment != LTS_ENVIRONMENT)
+            and (not request.platforms or platform in request.platforms)
+        )
+        if not selected or scope is None:
+            return run
+        return (case, environment, platform, scope + request.suffix, entry, row)
+
+    return moved
+
+
+def _refuse_empty_scopes(request: MarkRequest, matching: Sequence[Placement]) -> None:
+    """`scope: []` runs nowhere: nothing to break is no "already broken"."""
+    empty = [p for p in matching if not p.scopes]
+    if empty and len(empty) == len(matching):
+        place = empty[0]
+        raise InputRefused(
+            f"{place.path}:{place.line}: {request.case} has an empty scope list here (`scope: []`):"
+            " it runs in no scope, so there is nothing to mark broken; nothing was changed"
+        )
+
+
 def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
     validate(request.issue, request.reason)
@@ -267,8 +300,11 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     changes: list[Change] = []
     for recipe in recipes:
         edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
+        verify_recipe_edit(recipe.display, edit.old, edit.new, _moved_by(request))
         edits.append(edit)
         changes.extend(done)
+    if not changes:
+        _refuse_empty_scopes(request, matching)
     what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""
     lts_rows = [] if request.lts else [p for p in matching if LTS_ENVIRONMENT in p.environments]
     which = "non-LTS row" if lts_rows else "row"

@@ -9,7 +9,7 @@ suffix go back to their base names (or to the `# was: [...]` list when there is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
@@ -31,6 +31,7 @@ from uvdock.recipes.parse import (
     split_marker,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
+from uvdock.recipes.verify import Run, verify_recipe_edit
 from uvdock.textlines import ending_of
 
 
@@ -146,6 +147,19 @@ def _unmark_step(
     return None
 
 
+def _unchanged(run: Run) -> Run:
+    return run
+
+
+def _own_runs(case: str, lts: bool) -> Callable[[Run], bool]:
+    """The runs unmark may change: the case's, and its LTS ones only with --lts."""
+
+    def own(run: Run) -> bool:
+        return run[0] == case and (lts or run[1] != LTS_ENVIRONMENT)
+
+    return own
+
+
 def plan_unmark(
     recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
 ) -> Plan:
@@ -156,9 +170,8 @@ def plan_unmark(
     edits: list[FileEdit] = []
     changes: list[Change] = []
     for recipe in recipes:
-        edit, done = run_steps(
-            recipe, lambda r, lines: _unmark_step(r, lines, case, suffix, lts)
-        )
+        edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case, suffix, lts))
+        verify_recipe_edit(recipe.display, edit.old, edit.new, _unchanged, _own_runs(case, lts))
         edits.append(edit)
         changes.extend(done)
     notes: list[str] = []
