@@ -310,8 +310,9 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     which = "non-LTS row" if lts_rows else "row"
     notes = [] if changes else [f"{request.case} is already broken {what}in every matching {which}"]
     notes += [
-        f"{p.path}:{p.line}: the {LTS_ENVIRONMENT} part of this row is left alone"
-        " (LTS changes only with --lts)"
+        f"{p.path}:{p.line}: "
+        + ("this LTS row" if set(p.environments) == {LTS_ENVIRONMENT} else "its LTS part")
+        + " is left alone (LTS changes only with --lts)"
         for p in lts_rows
         if any(request.breaks(scope) for scope in p.scopes)
     ]
