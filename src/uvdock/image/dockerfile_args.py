@@ -53,7 +53,7 @@ def _continues(content: str, escape: str) -> int | None:
 
 
 def _instructions(text: str, escape: str) -> list[tuple[str, list[int]]]:
-    """Each instruction's logical text and, per character, its offset in `text`."""
+    """Each ARG instruction's logical text and, per character, its offset in `text`."""
     lines = split_lines(text)
     found: list[tuple[str, list[int]]] = []
     index = 0
@@ -63,33 +63,37 @@ def _instructions(text: str, escape: str) -> list[tuple[str, list[int]]]:
         index += 1
         if not stripped or stripped.startswith("#"):
             continue
-        chars: list[str] = []
-        offsets: list[int] = []
-        current: Line | None = line
-        while current is not None:
-            cut = _continues(current.content, escape)
-            body = current.content if cut is None else current.content[:cut]
-            chars.extend(body)
-            offsets.extend(range(current.offset, current.offset + len(body)))
-            current = None
-            while cut is not None and index < len(lines):
-                following = lines[index]
-                index += 1
-                inner = following.content.lstrip(" \t")
-                if inner and not inner.startswith("#"):
-                    current = following
-                    break
-        logical = "".join(chars)
-        found.append((logical, offsets))
-        index = _skip_heredocs(logical, lines, index)
+        parts = [line]
+        cut = _continues(line.content, escape)
+        while cut is not None and index < len(lines):
+            following = lines[index]
+            index += 1
+            inner = following.content.lstrip(" \t")
+            if inner and not inner.startswith("#"):
+                parts.append(following)
+                cut = _continues(following.content, escape)
+        keyword = stripped.split(None, 1)[0].upper()
+        if keyword == "ARG":
+            found.append(_logical(parts, escape))
+        elif keyword in _HEREDOC_INSTRUCTIONS:
+            index = _skip_heredocs(_logical(parts, escape)[0], lines, index)
     return found
+
+
+def _logical(parts: list[Line], escape: str) -> tuple[str, list[int]]:
+    """The instruction's physical lines joined as Docker joins them, with each char's offset."""
+    chars: list[str] = []
+    offsets: list[int] = []
+    for part in parts:
+        cut = _continues(part.content, escape)
+        body = part.content if cut is None else part.content[:cut]
+        chars.extend(body)
+        offsets.extend(range(part.offset, part.offset + len(body)))
+    return "".join(chars), offsets
 
 
 def _skip_heredocs(logical: str, lines: list[Line], index: int) -> int:
     """The index after the heredoc bodies this instruction opens (none: `index` itself)."""
-    keyword = logical.lstrip(" \t").split(None, 1)[0].upper() if logical.strip() else ""
-    if keyword not in _HEREDOC_INSTRUCTIONS:
-        return index
     for match in _HEREDOC.finditer(logical):
         while index < len(lines):
             content = lines[index].content
@@ -147,9 +151,7 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
     problems: list[ArgProblem] = []
     for logical, offsets in _instructions(text, escape):
         head = logical.lstrip(" \t")
-        keyword = head.split(None, 1)[0] if head else ""
-        if keyword.upper() != "ARG":
-            continue
+        keyword = head.split(None, 1)[0]
         skip = len(logical) - len(head) + len(keyword)
         for start, end, plain in _words(logical[skip:], escape):
             word = logical[skip + start : skip + end]
