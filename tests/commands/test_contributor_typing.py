@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,22 @@ def test_bump_to_the_current_tag_prints_no_pr_title(megatron_repo: Path, run_cli
     assert "already at 26.06-py3" in result.out + result.err
     assert "Update Docker image version" not in result.out
     assert ":26.06-py3" in dockerfile.read_text()
+
+
+def test_mark_broken_of_a_case_with_only_lts_rows_needs_lts(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    recipe = "tests/test_utils/recipes/h100/lts_only.yaml"
+    text = (
+        "type: basic\nspec:\n  platforms: [dgx_h100]\nproducts:\n"
+        "  - test_case: [only_lts]\n    products:\n"
+        "      - environment: [lts]\n        scope: [nightly]\n"
+    )
+    repo = make_repo({recipe: text})
+    words = ["recipe", "mark-broken", "only_lts", "--issue", "3", "--reason", "x"]
+    refused = run_cli("--repo", repo, *words)
+    assert refused.code == 2 and "re-run with --lts" in refused.err
+    assert (repo / recipe).read_text() == text
+    opted = run_cli("--repo", repo, *words, "--lts")
+    assert opted.code == 0, opted.err
+    assert "scope: [nightly-broken]  # was: [nightly]" in (repo / recipe).read_text()
