@@ -78,6 +78,12 @@ REFUSED = [
     ("dash-on-its-own-line", ROW.replace("      - IMAGE:", "      -\n        IMAGE:"), "", 4),
     ("str-tag", ROW.replace("BASE_IMAGE: ", "BASE_IMAGE: !!str "), "", 3),
     ("value-on-the-next-line", ROW.replace("BASE_IMAGE: ", "BASE_IMAGE:\n          "), "", 4),
+    (
+        "plain-value-continued-on-the-next-line",
+        ROW.replace(f"{OLD_IMAGE}\n", f"{OLD_IMAGE}\n          -extra\n"),
+        "",
+        3,
+    ),
     ("image-type-null", ROW.replace("IMAGE_TYPE: dev", "IMAGE_TYPE: ~"), "", 2),
 ]
 
