@@ -51,7 +51,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing(repo: Path, run_cli: RunCli) 
 
 def test_apply_marks_every_file_and_keeps_crlf(repo: Path, run_cli: RunCli) -> None:
     result = run_cli(
-        "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", "hangs"
+        "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", "hangs", "--lts"
     )
     assert result.code == 0, result.err
     model, other = _bytes(repo)
@@ -110,7 +110,7 @@ def test_already_broken_exits_0_unchanged(megatron_repo: Path, run_cli: RunCli) 
     [
         (["--reason", "x"], "--issue"),
         (["--issue", "5"], "--reason"),
-        (["--issue", "five", "--reason", "x"], "invalid int"),
+        (["--issue", "five", "--reason", "x"], "expected an issue number"),
         (["--issue", "0", "--reason", "x"], "positive"),
         (["--issue", "5", "--reason", "two\nlines"], "one line"),
         (
@@ -202,7 +202,7 @@ def test_every_accepted_reason_keeps_valid_yaml_and_unmarks(
 
 def test_scope_option_on_the_real_recipes(megatron_repo: Path, run_cli: RunCli) -> None:
     case = "ckpt_converter"  # hand-marked in the real repository: dev [mr-broken, mr-github-broken]
-    assert run_cli("--repo", megatron_repo, "recipe", "unmark", case).code == 0
+    assert run_cli("--repo", megatron_repo, "recipe", "unmark", case, "--lts").code == 0
     git(megatron_repo, "commit", "-qam", "unmarked")
     args = ("recipe", "mark-broken", case, "--issue", "3", "--reason", "gh", "--scope", "mr-github")
     dry = run_cli("--repo", megatron_repo, "--dry-run", *args)

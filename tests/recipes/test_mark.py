@@ -27,7 +27,7 @@ def _mark(
     environments: tuple[str, ...] = (),
     platforms: tuple[str, ...] = (),
 ) -> list[str]:
-    request = MarkRequest(case, 42, "hangs on iter 3", environments, platforms)
+    request = MarkRequest(case, 42, "hangs on iter 3", environments, platforms, lts=True)
     plan = recipes_edit.plan_mark(_recipes(*texts), request)
     return [e.new for e in plan.edits]
 
@@ -249,7 +249,7 @@ def test_nothing_to_unmark_says_so() -> None:
 
 
 def test_custom_suffix() -> None:
-    request = MarkRequest("alpha", 7, "oom", environments=("lts",), suffix="-flaky")
+    request = MarkRequest("alpha", 7, "oom", environments=("lts",), suffix="-flaky", lts=True)
     (edit,) = recipes_edit.plan_mark(_recipes(MODEL), request).edits
     assert "scope: [nightly-flaky]  # was: [nightly]\n" in edit.new
 

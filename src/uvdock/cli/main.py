@@ -54,6 +54,10 @@ def _split_command(
         import difflib
 
         close = difflib.get_close_matches(command, [*groups, "help"], n=1)
+        # `uvdock bump`: the word is a subcommand of a group (`image bump`).
+        owners = [f"{group} {command}" for group, names in groups.items() if command in names]
+        if owners:
+            close = [" or ".join(f"`uvdock {owner}`" for owner in owners)]
         hint = f"; did you mean {close[0]}?" if close else "; see `uvdock --help`"
         raise _usage_error(
             f"unknown command `{command}`{hint}", "usage: uvdock [global options] COMMAND ..."

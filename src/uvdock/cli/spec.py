@@ -147,16 +147,18 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
         "uvdock image enroot --output /lustre/$USER/megatron-lm.sqsh",
     ),
     ("recipe", "show"): (
-        "uvdock recipe show gpt3_mcore_te_tp2_pp2",
+        "uvdock recipe show",
+        "uvdock recipe show ckpt_converter",
         "uvdock --json recipe show ckpt_converter",
     ),
     ("recipe", "mark-broken"): (
-        'uvdock recipe mark-broken gpt3_mcore_te_tp2_pp2 --issue 1234 --reason "hangs on H100"',
-        "uvdock recipe mark-broken ckpt_converter --issue 1300 --reason OOM --platform dgx_h100",
+        'uvdock recipe mark-broken ckpt_converter --issue 1234 --reason "hangs on H100"',
+        "uvdock recipe mark-broken gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_validation"
+        " --issue '#1300' --reason OOM --platform dgx_h100",
         "uvdock --dry-run recipe mark-broken gpt_16b_perf --issue 77 --reason slow --environment dev",
     ),
     ("recipe", "unmark"): (
-        "uvdock recipe unmark gpt3_mcore_te_tp2_pp2",
+        "uvdock recipe unmark gpt_16b_perf",
         "uvdock --dry-run recipe unmark ckpt_converter",
     ),
     ("doctor", ""): (

@@ -1,12 +1,14 @@
 """Mapping items of YAML block sequences (GitLab `parallel: matrix:` rows), read line by line.
 
-A YAML library would lose what an edit has to keep (quotes, comments, CRLF, key order), and
-pyyaml is not a runtime dependency. The rows uvdock manages are flat mappings of scalars, so a
-small scanner is enough: every `- KEY: value` line starts an item, and the lines at the same
-indentation as that first key add to it. Values are read bare, 'single' or "double" quoted,
-with trailing comments dropped; each keeps its exact span in the text so that an edit can
-replace the value and nothing else. Records are NamedTuples, cheaper to define than
-dataclasses: `image check` start-up time is budgeted.
+A YAML library would lose what an edit has to keep (quotes, comments, CRLF, key order); a
+bump re-reads its result with PyYAML instead (image/matrix_verify.py). The rows uvdock
+manages are flat mappings of scalars, so a small scanner is enough: every `- KEY: value` line
+starts an item, and the lines at the same indentation as that first key add to it. Values
+are read bare, 'single' or "double" quoted, with trailing comments dropped; a key given twice
+counts once, the last (as YAML reads it); lines inside block scalars (`script: |`) are text,
+never rows. Each keeps its exact span in the text so that an edit can replace the value and
+nothing else. Records are NamedTuples, cheaper to define than dataclasses: `image check`
+start-up time is budgeted.
 """
 
 from __future__ import annotations
@@ -94,11 +96,43 @@ def _sibling_keys(following: list[Line], column: int) -> list[tuple[Line, re.Mat
     return siblings
 
 
+# A block scalar's header after `key:` or `- `: `|` or `>`, indicators, an optional comment.
+_BLOCK_HEADER = re.compile(r"[|>][0-9+\-]*[ \t]*(?:#.*)?")
+_DASH_BLOCK = re.compile(r"(?P<indent>[ ]*)-[ ]+(?P<rest>[|>].*)")
+
+
+def _block_scalar_lines(lines: list[Line]) -> set[int]:
+    """Indexes of the lines inside block scalars (`script: |`): text, never rows or keys."""
+    inside: set[int] = set()
+    parent = -1  # the indentation of the node that owns the open block scalar, or -1
+    for index, line in enumerate(lines):
+        stripped = line.content.lstrip(" ")
+        indent = len(line.content) - len(stripped)
+        if parent >= 0:
+            if not stripped or indent > parent:
+                inside.add(index)
+                continue
+            parent = -1
+        key = YAML_KEY_LINE.fullmatch(line.content)
+        dash = _DASH_BLOCK.fullmatch(line.content) if key is None else None
+        if key is not None and _BLOCK_HEADER.fullmatch(key["rest"]):
+            parent = len(key["indent"]) + len(key["dash"] or "")
+        elif dash is not None and _BLOCK_HEADER.fullmatch(dash["rest"]):
+            parent = len(dash["indent"])
+    return inside
+
+
 def sequence_items(text: str) -> list[Item]:
-    """Every mapping item of every block sequence in the text, in file order."""
+    """Every mapping item of every block sequence in the text, in file order.
+
+    A key given twice counts as YAML reads it: the last one (GitLab does the same).
+    """
     lines = split_lines(text)
     items: list[Item] = []
+    text_lines = _block_scalar_lines(lines)
     for index, line in enumerate(lines):
+        if index in text_lines:
+            continue
         match = YAML_KEY_LINE.fullmatch(line.content)
         if match is None or not match["dash"]:
             continue
@@ -109,7 +143,9 @@ def sequence_items(text: str) -> list[Item]:
             *_sibling_keys(lines[index + 1 :], content_column),
         ]:
             key, scalar = _key_value(key_line, key_match)
-            if scalar is not None and key not in fields:
+            if scalar is None:
+                fields.pop(key, None)  # the last value is not a scalar this scanner can edit
+            else:
                 fields[key] = scalar
         items.append(Item(line.number, fields))
     return items

@@ -9,8 +9,7 @@ become findings; whether the tags agree is pins.check's business.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,15 +25,18 @@ from uvdock.image.pins import (
     lane_rules,
 )
 from uvdock.registry.tags import PREFIX
-from uvdock.textlines import read_text, split_lines
+from uvdock.textlines import read_text
 
 if TYPE_CHECKING:
     from uvdock.config import Config
     from uvdock.image.gitlab import Item
 
-_DOCKERFILE_ARG = re.compile(
-    r"""(?P<head>[ \t]*ARG[ \t]+FROM_IMAGE_NAME[ \t]*=[ \t]*)(?P<rest>\S.*)?""", re.IGNORECASE
-)
+# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
+# bump: refused, exit 2, naming file and line).
+UNSUPPORTED_SHAPE = "unsupported-shape"
+# A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
+# can be neither checked nor bumped, so check fails and bump refuses.
+NOT_CHECKED_OUT = "not-checked-out"
 
 
 def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
@@ -97,18 +99,18 @@ def _pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
     )
 
 
-def _dockerfile_pins(path: str, text: str, lane: str) -> list[Pin]:
-    from uvdock.image.gitlab import parse_scalar
+def _dockerfile_pins(path: str, text: str, lane: str) -> tuple[list[Pin], list[Finding]]:
+    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see dockerfile_args).
 
-    pins = []
-    for line in split_lines(text):
-        match = _DOCKERFILE_ARG.fullmatch(line.content)
-        if match is None or match["rest"] is None:
-            continue  # a bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value
-        parsed = parse_scalar(match["rest"], line.offset + match.start("rest"))
-        if parsed is not None:
-            pins.append(_managed(path, text, lane, "dockerfile", parsed[1], parsed[2]))
-    return pins
+    A bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value. A default uvdock
+    cannot edit exactly is an `unsupported-shape` finding: check reports it, bump refuses.
+    """
+    from uvdock.image.dockerfile_args import arg_defaults
+
+    defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
+    pins = [_managed(path, text, lane, "dockerfile", d.start, d.end) for d in defaults]
+    findings = [Finding(UNSUPPORTED_SHAPE, lane, path, p.line, p.message) for p in problems]
+    return pins, findings
 
 
 def _lanes_of(item: Item, rules: Sequence[LaneRules]) -> list[str]:
@@ -242,7 +244,9 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
                 scan.findings.append(_missing(rule.lane, path, setting))
             continue
         if path == rule.dockerfile:
-            scan.pins.extend(_dockerfile_pins(path, text, rule.lane))
+            pins, findings = _dockerfile_pins(path, text, rule.lane)
+            scan.pins.extend(pins)
+            scan.findings.extend(findings)
             continue
         found = _pin_file_pin(path, text, rule.lane)
         if isinstance(found, Pin):
@@ -285,8 +289,38 @@ def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Fin
     ]
 
 
-def scan_managed(repo: Path, config: Config) -> Scan:
-    """Read every lane's managed pins from the working tree."""
+def managed_paths(config: Config) -> list[str]:
+    """Every file that holds managed pins: pin files, Dockerfiles, the GitLab build file."""
+    paths = [p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)]
+    paths.append(configured_gitlab_file(config)[0])
+    return sorted({p for p in paths if p})
+
+
+def _not_checked_out(scan: Scan, absent_tracked: Collection[str]) -> None:
+    """Name each tracked managed file the work tree lacks, instead of what its absence implies."""
+    scan.findings[:] = [f for f in scan.findings if f.path not in absent_tracked]
+    for path in sorted(absent_tracked):
+        lanes = [r.lane for r in scan.lanes if path in (r.pin_file, r.dockerfile)] or [""]
+        scan.findings.extend(
+            Finding(
+                NOT_CHECKED_OUT,
+                lane,
+                path,
+                None,
+                "tracked by git but absent from the work tree (a sparse checkout?): its pins"
+                " can be neither checked nor bumped; bring it back with `git sparse-checkout"
+                f" add {path.rpartition('/')[0] or path}`",
+            )
+            for lane in lanes
+        )
+
+
+def scan_managed(repo: Path, config: Config, absent_tracked: Collection[str] = ()) -> Scan:
+    """Read every lane's managed pins from the working tree.
+
+    `absent_tracked`: the managed files git tracks that the work tree lacks (the command asks
+    git; see managed_paths), each a finding of its own.
+    """
     scan = Scan(lane_rules(config), [], [], {}, [])
     for rule in scan.lanes:
         _read_lane_files(repo, rule, scan)
@@ -305,5 +339,7 @@ def scan_managed(repo: Path, config: Config) -> Scan:
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
         scan.findings.extend(_lane_findings(rule, scan, pin_files))
+    if absent_tracked:
+        _not_checked_out(scan, absent_tracked)
     scan.pins.sort(key=lambda p: (p.path, p.line))
     return scan

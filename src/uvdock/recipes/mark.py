@@ -12,7 +12,8 @@ The steps run through recipes/plan.py, which unmark shares.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from uvdock.edit import FileEdit
@@ -23,6 +24,7 @@ from uvdock.recipes.parse import (
     SPLIT_MARKER,
     Entry,
     FlowList,
+    Placement,
     Recipe,
     Row,
     body_of,
@@ -31,7 +33,10 @@ from uvdock.recipes.parse import (
     placements,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
+from uvdock.recipes.verify import Run, verify_recipe_edit
 from uvdock.textlines import ending_of
+
+LTS_ENVIRONMENT = "lts"  # recipe rows of `environment: [lts]` change only with --lts
 
 
 class MarkRequest(NamedTuple):
@@ -42,10 +47,28 @@ class MarkRequest(NamedTuple):
     platforms: tuple[str, ...] = ()
     suffix: str = "-broken"
     scopes: tuple[str, ...] = ()  # only these scopes of a row (none: every scope)
+    lts: bool = False  # the opt-in: without it, rows of the LTS environment are left alone
 
     def breaks(self, scope: str) -> bool:
         """Whether this request breaks `scope` (an unbroken scope name)."""
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
+
+
+# `4321`, `#4321`, or the issue's address on GitHub (`/issues/N`) or GitLab (`/-/issues/N`).
+_ISSUE = re.compile(
+    r"#?(?P<plain>\d+)|https?://[^/\s]+/[^\s?#]+?/(?:-/)?issues/(?P<url>\d+)/?(?:[?#]\S*)?"
+)
+
+
+def parse_issue(text: str) -> int:
+    """The issue number of `--issue` as people paste it; anything else is refused."""
+    match = _ISSUE.fullmatch(text.strip())
+    if match is None:
+        raise InputRefused(
+            f"--issue {text!r}: expected an issue number",
+            hint="e.g. --issue 4321, --issue '#4321' or the issue's https://.../issues/4321 URL",
+        )
+    return int(match["plain"] or match["url"])
 
 
 def validate(issue: int, reason: str) -> None:
@@ -182,6 +205,10 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
     for entry in recipe.entries_of(request.case):
         for row in entry.rows:
             environments = _selected(row.environments, request.environments)
+            if not request.lts:
+                environments = tuple(e for e in environments if e != LTS_ENVIRONMENT)
+                if row.environments and not environments:
+                    continue  # an LTS-only row: never touched without --lts
             platforms = _selected(row.platforms, request.platforms)
             if (request.environments and not environments) or (request.platforms and not platforms):
                 continue
@@ -216,6 +243,37 @@ def _base(scope: str, suffix: str) -> str:
     return scope[: -len(suffix)] if scope.endswith(suffix) and scope != suffix else scope
 
 
+def _moved_by(request: MarkRequest) -> Callable[[Run], Run]:
+    """Where a run (as YAML reads the recipe) must be after the mark."""
+
+    def moved(run: Run) -> Run:
+        case, environment, platform, scope, entry, row = run
+        selected = (
+            case == request.case
+            and scope is not None
+            and request.breaks(scope)
+            and (not request.environments or environment in request.environments)
+            and (request.lts or environment != LTS_ENVIRONMENT)
+            and (not request.platforms or platform in request.platforms)
+        )
+        if not selected or scope is None:
+            return run
+        return (case, environment, platform, scope + request.suffix, entry, row)
+
+    return moved
+
+
+def _refuse_empty_scopes(request: MarkRequest, matching: Sequence[Placement]) -> None:
+    """`scope: []` runs nowhere: nothing to break is no "already broken"."""
+    empty = [p for p in matching if not p.scopes]
+    if empty and len(empty) == len(matching):
+        place = empty[0]
+        raise InputRefused(
+            f"{place.path}:{place.line}: {request.case} has an empty scope list here (`scope: []`):"
+            " it runs in no scope, so there is nothing to mark broken; nothing was changed"
+        )
+
+
 def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
     validate(request.issue, request.reason)
@@ -242,8 +300,20 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     changes: list[Change] = []
     for recipe in recipes:
         edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
+        verify_recipe_edit(recipe.display, edit.old, edit.new, _moved_by(request))
         edits.append(edit)
         changes.extend(done)
+    if not changes:
+        _refuse_empty_scopes(request, matching)
     what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""
-    notes = [] if changes else [f"{request.case} is already broken {what}in every matching row"]
+    lts_rows = [] if request.lts else [p for p in matching if LTS_ENVIRONMENT in p.environments]
+    which = "non-LTS row" if lts_rows else "row"
+    notes = [] if changes else [f"{request.case} is already broken {what}in every matching {which}"]
+    notes += [
+        f"{p.path}:{p.line}: "
+        + ("this LTS row" if set(p.environments) == {LTS_ENVIRONMENT} else "its LTS part")
+        + " is left alone (LTS changes only with --lts)"
+        for p in lts_rows
+        if any(request.breaks(scope) for scope in p.scopes)
+    ]
     return Plan(edits, changes, notes)

@@ -18,8 +18,10 @@ from typing import NamedTuple
 from uvdock.errors import InputRefused
 from uvdock.textlines import YAML_KEY_LINE, ending_of, read_text, split_lines, unquote
 
-# A one-line flow list: text up to and including "[", the items, "]", then the tail.
+# A one-line flow list: text up to and including "[", the items, "]", then the tail; and one
+# item of it: quoted runs (commas inside them included) and unquoted characters.
 _FLOW_LIST = re.compile(r"^(?P<prefix>[^\[#]*\[)(?P<raw>[^\]#]*)\](?P<tail>.*)$")
+_FLOW_ITEM = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'])+""")
 
 # A comment: "#" at the start of a value or after a blank.
 _COMMENT = re.compile(r"(?:^|[ \t])#")
@@ -59,11 +61,12 @@ class FlowList(NamedTuple):
 
     @property
     def items(self) -> tuple[str, ...]:
-        return tuple(unquote(i) for i in self.raw.split(",") if i.strip())
+        return tuple(unquote(i) for i in self.raw_items)
 
     @property
     def raw_items(self) -> tuple[str, ...]:
-        return tuple(i.strip() for i in self.raw.split(",") if i.strip())
+        # A comma inside quotes (`["mr,x", nightly]`) is part of the item, as YAML reads it.
+        return tuple(m[0].strip() for m in _FLOW_ITEM.finditer(self.raw) if m[0].strip())
 
     def with_raw(self, raw: str, tail: str | None = None) -> str:
         return f"{self.prefix}{raw}]{self.tail if tail is None else tail}"
@@ -177,7 +180,7 @@ def _keys(lines: Sequence[str], start: int, end: int, key_column: int) -> dict[s
             continue
         column = len(match["indent"]) + len(match["dash"] or "")
         if column == key_column and (index == start or not match["dash"]):
-            keys.setdefault(unquote(match["key"]), index)
+            keys[unquote(match["key"])] = index  # a duplicate key: YAML reads the last one
     return keys
 
 
@@ -216,10 +219,9 @@ def _block_list(lines: Sequence[str], start: int, key_column: int) -> tuple[str,
 
 
 def _top_level(lines: Sequence[str], key: str) -> int | None:
-    for index, line in enumerate(lines):
-        if line.startswith(f"{key}:") and indent_of(line) == 0:
-            return index
-    return None
+    """The line of a top-level key; the last one when it is given twice, as YAML reads it."""
+    found = [i for i, line in enumerate(lines) if line.startswith(f"{key}:")]
+    return found[-1] if found else None
 
 
 def parse(path: Path, display: str, text: str) -> Recipe:

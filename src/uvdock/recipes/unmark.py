@@ -9,10 +9,11 @@ suffix go back to their base names (or to the `# was: [...]` list when there is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
+from uvdock.recipes.mark import LTS_ENVIRONMENT
 from uvdock.recipes.parse import (
     ADDED,
     LOOSE_WAS_SUFFIX,
@@ -30,6 +31,7 @@ from uvdock.recipes.parse import (
     split_marker,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
+from uvdock.recipes.verify import Run, verify_recipe_edit
 from uvdock.textlines import ending_of
 
 
@@ -84,11 +86,15 @@ def _undo_row_split(
     return Change(recipe.display, split.start + 1, f"joined the {key} split back")
 
 
-def _unmark_row(recipe: Recipe, lines: list[str], row: Row, suffix: str) -> Change | None:
+def _unmark_row(
+    recipe: Recipe, lines: list[str], row: Row, suffix: str, lts: bool
+) -> Change | None:
     """Undo one row's mark: uvdock's exactly, a hand-made one by the team's convention."""
     index = row.scope_line
     if index is None or not is_marked(recipe, row, suffix):
         return None
+    if not lts and LTS_ENVIRONMENT in row.environments:
+        return None  # the row runs in LTS: its scope changes only with --lts
     line = recipe.lines[index]
     body = body_of(line)
     was = WAS_SUFFIX.match(body) or LOOSE_WAS_SUFFIX.match(body)
@@ -118,7 +124,9 @@ def _unbroken_raw(raw: str, suffix: str) -> str:
     return raw[0] + inner + raw[-1] if quoted else inner
 
 
-def _unmark_step(recipe: Recipe, lines: list[str], case: str, suffix: str) -> Change | None:
+def _unmark_step(
+    recipe: Recipe, lines: list[str], case: str, suffix: str, lts: bool
+) -> Change | None:
     entries = recipe.entries
     for at, entry in enumerate(entries):
         marker = split_marker(body_of(recipe.lines[entry.case_line]))
@@ -133,23 +141,46 @@ def _unmark_step(recipe: Recipe, lines: list[str], case: str, suffix: str) -> Ch
                     return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
     for entry in recipe.entries_of(case):
         for row in entry.rows:
-            change = _unmark_row(recipe, lines, row, suffix)
+            change = _unmark_row(recipe, lines, row, suffix, lts)
             if change is not None:
                 return change
     return None
 
 
-def plan_unmark(recipes: Sequence[Recipe], case: str, suffix: str = "-broken") -> Plan:
-    """Undo every uvdock mark of `case`: scopes, comments, split rows and entries."""
+def _unchanged(run: Run) -> Run:
+    return run
+
+
+def _own_runs(case: str, lts: bool) -> Callable[[Run], bool]:
+    """The runs unmark may change: the case's, and its LTS ones only with --lts."""
+
+    def own(run: Run) -> bool:
+        return run[0] == case and (lts or run[1] != LTS_ENVIRONMENT)
+
+    return own
+
+
+def plan_unmark(
+    recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
+) -> Plan:
+    """Undo every uvdock mark of `case`: scopes, comments, split rows and entries.
+
+    Without `lts` (the --lts opt-in) a row that runs in the LTS environment keeps its mark.
+    """
     edits: list[FileEdit] = []
     changes: list[Change] = []
     for recipe in recipes:
-        edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case, suffix))
+        edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case, suffix, lts))
+        verify_recipe_edit(recipe.display, edit.old, edit.new, _unchanged, _own_runs(case, lts))
         edits.append(edit)
         changes.extend(done)
     notes: list[str] = []
     final = [parse(e.path, e.name, e.new) for e in edits]
     for place in placements(final, case):
+        if not lts and LTS_ENVIRONMENT in place.environments:
+            if any(s.endswith(suffix) for s in place.scopes):
+                notes.append(f"{place.path}:{place.line}: an LTS row; left as is without --lts")
+            continue
         if any(s.endswith(suffix) for s in place.scopes):
             notes.append(
                 f"{place.path}:{place.line}: [{', '.join(place.scopes)}] is still broken"

@@ -53,11 +53,12 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image.bump import plan_bump
         from uvdock.image.scan import scan_managed
 
         lane = "lts" if args.lts else "dev"
-        scan = scan_managed(ctx.repo, ctx.config)
+        scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         if args.latest:
             from uvdock.commands.image import bump_latest
 
@@ -67,7 +68,12 @@ class Command(BaseCommand):
             tag, report = picked
         else:
             tag, report = self._tag_argument(args), None
-        plan = plan_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
+        from uvdock.image.pins import configured_gitlab_file
+
+        gitlab_file = configured_gitlab_file(ctx.config)[0]
+        plan = plan_bump(
+            ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade, gitlab_file=gitlab_file
+        )
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
@@ -95,7 +101,10 @@ class Command(BaseCommand):
             ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
             return 0
         before = plan.current or "?"
-        ctx.out.info(f"{lane} base image: {before} -> {tag}")
+        if plan.current == tag:
+            ctx.out.info(f"{lane} base image already at {tag}; pins brought in line with it:")
+        else:
+            ctx.out.info(f"{lane} base image: {before} -> {tag}")
         for pin in plan.changed:
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
         self._handoff(ctx, args, plan)
@@ -131,6 +140,13 @@ class Command(BaseCommand):
     def _handoff(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
         from uvdock.image import pr_body
 
+        if plan.current == plan.tag:
+            # Drifting pins fixed, no new base image: no pull request title or checklist fits.
+            ctx.out.info(
+                f"already at {plan.tag}: this is no base-image bump; commit the fixed pins"
+                " with the change that needs them"
+            )
+            return
         if not args.pr_body:
             _print_handoff(ctx, plan.tag, plan.lane)
             return

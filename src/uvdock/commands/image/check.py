@@ -25,10 +25,11 @@ class Command(BaseCommand):
         add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image import pins
         from uvdock.image.scan import scan_managed
 
-        scan = scan_managed(ctx.repo, ctx.config)
+        scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         findings = pins.check(scan)
         lanes = {
             rule.lane: pins.reference_tag(scan, rule.lane)[0]
@@ -65,9 +66,15 @@ class Command(BaseCommand):
     def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:
         from uvdock.errors import CheckFailed
 
-        drifting = sorted({f.lane for f in findings if f.kind in ("drift", "malformed")})
+        # A bump refuses a lane with a pin it cannot edit exactly: never recommend it there.
+        unsupported = {f.lane for f in findings if f.kind == "unsupported-shape"}
+        drifting = sorted(
+            {f.lane for f in findings if f.kind in ("drift", "malformed")} - unsupported
+        )
         hint = None
-        if drifting:
+        if unsupported:
+            hint = "rewrite the pins named above in their plain shape by hand; then check again"
+        elif drifting:
             lane = drifting[0]
             hint = (
                 f"`uvdock image bump {lanes.get(lane) or 'TAG'}{' --lts' if lane == 'lts' else ''}`"

@@ -13,12 +13,16 @@ if TYPE_CHECKING:
 
 class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image import pins
         from uvdock.image.scan import scan_managed
         from uvdock.registry.tags import PREFIX
         from uvdock.run import git
 
-        scan = scan_managed(ctx.repo, ctx.config)
+        scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
+        for finding in scan.findings:
+            if finding.kind == "not-checked-out":
+                ctx.out.warn(f"{finding.path}: {finding.message}")
         # Matrix rows no lane selects come first among the others: a new layout shows here.
         known = [*scan.pins, *scan.unclassified]
         found = pins.all_pins(known, git.grep_files(ctx.repo, PREFIX))

@@ -5,16 +5,23 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from uvdock.commands import base
+from uvdock.commands import base, optin
 
 if TYPE_CHECKING:
     from uvdock.context import Context
+    from uvdock.recipes.parse import Recipe
+    from uvdock.recipes.plan import Plan
 
 
 class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("case", metavar="CASE", help="test case name")
-        parser.add_argument("--issue", type=int, required=True, metavar="N", help="tracking issue")
+        parser.add_argument(
+            "--issue",
+            required=True,
+            metavar="N",
+            help="tracking issue: 4321, '#4321' or its GitHub/GitLab issue URL",
+        )
         parser.add_argument(
             "--reason", required=True, metavar="TEXT", help="why it is broken (one line)"
         )
@@ -39,19 +46,46 @@ class Command(base.Command):
             metavar="P",
             help="only this platform (splits rows)",
         )
+        optin.add_lts_flag(parser, "also mark rows of the lts environment (the explicit opt-in)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.recipe.edit import edit_recipes
         from uvdock.recipes import mark
 
-        mark.validate(args.issue, args.reason)
+        issue = mark.parse_issue(args.issue)
+        mark.validate(issue, args.reason)
         request = mark.MarkRequest(
             case=args.case,
-            issue=args.issue,
+            issue=issue,
             reason=args.reason.strip(),
             environments=tuple(args.environment),
             platforms=tuple(args.platform),
             scopes=tuple(args.scope),
             suffix=ctx.config.broken_suffix,
+            lts=args.lts,
         )
-        return edit_recipes(ctx, args.case, lambda found: mark.plan_mark(found, request))
+        argv = self._argv(ctx, args)
+        if mark.LTS_ENVIRONMENT in request.environments:
+            optin.require_lts(args.lts, "recipe mark-broken --environment lts", argv)
+
+        def make_plan(found: list[Recipe]) -> Plan:
+            plan = mark.plan_mark(found, request)
+            # Nothing outside LTS to mark: if LTS rows are what is left, say how to opt in.
+            lts_left = not plan.changes and not args.lts
+            if lts_left and mark.plan_mark(found, request._replace(lts=True)).changes:
+                optin.require_lts(False, "recipe mark-broken on LTS rows", argv)
+            return plan
+
+        return edit_recipes(ctx, args.case, make_plan)
+
+    @staticmethod
+    def _argv(ctx: Context, args: argparse.Namespace) -> list[str]:
+        words = ["recipe", "mark-broken", args.case, "--issue", args.issue, "--reason", args.reason]
+        for flag, values in (
+            ("--environment", args.environment),
+            ("--scope", args.scope),
+            ("--platform", args.platform),
+        ):
+            for value in values:
+                words += [flag, value]
+        return optin.command_line(ctx, *words)

@@ -1,4 +1,5 @@
-"""`uvdock recipe show CASE`: every place a test case runs, from the recipe YAMLs."""
+"""`uvdock recipe show [CASE]`: every place a test case runs, from the recipe YAMLs; without a
+case, every case with its files and its scopes per environment."""
 
 from __future__ import annotations
 
@@ -14,12 +15,17 @@ if TYPE_CHECKING:
 class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "case", metavar="CASE", help="test case name, e.g. gpt3_mcore_te_tp2_pp2"
+            "case",
+            metavar="CASE",
+            nargs="?",
+            help="test case name, e.g. ckpt_converter; without it, list every case",
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.recipes import parse as recipes
 
+        if args.case is None:
+            return self._list(ctx)
         found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)
         places = recipes.placements(found, args.case)
         if ctx.options.json:
@@ -37,5 +43,29 @@ class Command(base.Command):
         ]
         ctx.out.table(
             ["where", "environment", "scope", "platforms", "issue"], rows, title=args.case
+        )
+        return 0
+
+    @staticmethod
+    def _list(ctx: Context) -> int:
+        from uvdock.recipes import parse as recipes
+        from uvdock.recipes.summary import case_summaries
+
+        summaries = case_summaries(recipes.load(ctx.repo, ctx.config.recipes_dir))
+        if ctx.options.json:
+            ctx.out.json({"cases": [summary.as_json() for summary in summaries]})
+            return 0
+        rows = [
+            (
+                summary.case,
+                ", ".join(summary.files),
+                "; ".join(f"{env}: {', '.join(scopes)}" for env, scopes in summary.scopes.items()),
+            )
+            for summary in summaries
+        ]
+        ctx.out.table(
+            ["case", "file", "scopes per environment"],
+            rows,
+            title=f"{len(summaries)} test cases in {ctx.config.recipes_dir}",
         )
         return 0

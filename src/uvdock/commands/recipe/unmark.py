@@ -7,24 +7,31 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from uvdock.commands import base
+from uvdock.commands import base, optin
 
 if TYPE_CHECKING:
     from uvdock.context import Context
+    from uvdock.recipes.parse import Recipe
+    from uvdock.recipes.plan import Plan
 
 
 class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("case", metavar="CASE", help="test case name")
+        optin.add_lts_flag(parser, "also unmark rows of the lts environment (the explicit opt-in)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.recipe.edit import edit_recipes
         from uvdock.recipes import unmark
 
         suffix = ctx.config.broken_suffix
-        return edit_recipes(
-            ctx,
-            args.case,
-            lambda found: unmark.plan_unmark(found, args.case, suffix),
-            nothing_to_do_exit=1,
-        )
+
+        def make_plan(found: list[Recipe]) -> Plan:
+            plan = unmark.plan_unmark(found, args.case, suffix, lts=args.lts)
+            lts_left = not plan.changes and not args.lts
+            if lts_left and unmark.plan_unmark(found, args.case, suffix, lts=True).changes:
+                argv = optin.command_line(ctx, "recipe", "unmark", args.case)
+                optin.require_lts(False, "recipe unmark on LTS rows", argv)
+            return plan
+
+        return edit_recipes(ctx, args.case, make_plan, nothing_to_do_exit=1)

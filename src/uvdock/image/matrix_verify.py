@@ -1,0 +1,120 @@
+"""Verify a bump of the GitLab build file with a real YAML parser (see yaml_verify).
+
+The span editor (image/gitlab.py, image/bump.py) rewrites the BASE_IMAGE values of the rows it
+reads line by line. Read as YAML, before and after, the edit must change exactly the
+BASE_IMAGE of every sequence-item mapping the lane's rules select, each to the new image, and
+nothing else. A lane row YAML sees but the line scanner cannot edit (a flow mapping, an
+alias, a tag, a value over several lines, `-` on a line of its own) would stay stale: refused;
+a change YAML does not see as a lane row (text in a block scalar, the first of duplicate
+keys) is refused too. Both name file and line; nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from uvdock.errors import InputRefused
+from uvdock.image.pins import BASE_IMAGE_KEY, LaneRules
+from uvdock.registry.tags import PREFIX
+from uvdock.yaml_verify import YMap, YScalar, YValue, load, scalar_leaves, sequence_mappings
+
+Path = tuple[str | int, ...]
+_SHAPES = (
+    "a flow mapping, an anchor or alias, a tag, a value over several lines, or `-` on a line"
+    " of its own"
+)
+
+
+def _refuse(display: str, line: int, message: str) -> InputRefused:
+    return InputRefused(f"{display}:{line}: {message}; nothing was changed")
+
+
+def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[str, str] | None:
+    """The row's values of the keys the lane rules use.
+
+    A key YAML reads as no string (`IMAGE_TYPE: ~`) makes the row's lane unclear: refused
+    when the row builds an NGC PyTorch image (`strict`), else the row is no lane's (None).
+    """
+    fields: dict[str, str] = {}
+    for key in sorted(keys):
+        value = row.items.get(key)
+        if value is None:
+            continue
+        if isinstance(value, YScalar) and value.text is not None:
+            fields[key] = value.text
+            continue
+        if not strict:
+            return None
+        shape = (
+            f"`{value.value or '~'}` ({value.tag.rsplit(':', 1)[-1]})"
+            if isinstance(value, YScalar)
+            else "a collection"
+        )
+        raise _refuse(
+            display,
+            value.line,
+            f"{key} of this matrix row is {shape} as YAML reads it, not a string: which lane"
+            " the row builds is unclear; write a string value or drop the key",
+        )
+    return fields
+
+
+def _lane_rows(
+    display: str, docs: Sequence[YValue], rules: Sequence[LaneRules], lane: str
+) -> dict[Path, YScalar]:
+    """The BASE_IMAGE of every row the lane's rules select, by its path in the document."""
+    rule = next(r for r in rules if r.lane == lane)
+    keys = {key for r in rules for alternative in r.matrix_match for key, _ in alternative}
+    rows: dict[Path, YScalar] = {}
+    for number, doc in enumerate(docs):
+        for path, row in sequence_mappings(doc):
+            base = row.items.get(BASE_IMAGE_KEY)
+            if base is None:
+                continue
+            ngc = isinstance(base, YScalar) and base.value.startswith(PREFIX)
+            fields = _fields(display, row, keys, strict=ngc)
+            if fields is None or not rule.selects(fields):
+                continue
+            if not isinstance(base, YScalar) or base.text is None:
+                raise _refuse(
+                    display, row.line, f"the {BASE_IMAGE_KEY} of this {lane} row is no string"
+                )
+            rows[(number, *path, BASE_IMAGE_KEY)] = base
+    return rows
+
+
+def _leaves(docs: Sequence[YValue]) -> dict[Path, YScalar]:
+    return {(n, *p): s for n, doc in enumerate(docs) for p, s in scalar_leaves(doc).items()}
+
+
+def verify_matrix_bump(
+    display: str, old: str, new: str, rules: Sequence[LaneRules], lane: str, image: str
+) -> None:
+    """Refuse unless, as YAML reads them, `new` is `old` with every `lane` row at `image`."""
+    before = load(old, display)
+    after = load(new, display, after_edit=True)
+    expected = _lane_rows(display, before, rules, lane)
+    old_leaves, new_leaves = _leaves(before), _leaves(after)
+    if old_leaves.keys() != new_leaves.keys():
+        moved = min(old_leaves.keys() ^ new_leaves.keys(), key=str)
+        line = (old_leaves.get(moved) or new_leaves[moved]).line
+        raise _refuse(display, line, "the edit would change the structure of the YAML here")
+    for path, value in new_leaves.items():
+        was = old_leaves[path]
+        if (was.tag, was.value) != (value.tag, value.value) and path not in expected:
+            raise _refuse(
+                display,
+                value.line,
+                f"the edit would change `{was.value[:60]}` here, which YAML does not read as the"
+                f" {BASE_IMAGE_KEY} of a {lane} matrix row (text in a block scalar? the first of"
+                " duplicate keys?)",
+            )
+    for path, was in expected.items():
+        if new_leaves[path].value != image:
+            raise _refuse(
+                display,
+                was.line,
+                f"this {lane} matrix row's {BASE_IMAGE_KEY} would stay {was.value}: uvdock cannot"
+                f" edit its shape exactly ({_SHAPES}); write it as `{BASE_IMAGE_KEY}: IMAGE` in a"
+                " block mapping, then bump again",
+            )
