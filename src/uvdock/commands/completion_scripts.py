@@ -93,7 +93,12 @@ _uvdock() {{
     elif [[ -n $words ]]; then
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
     elif ((cases)); then
-        COMPREPLY=($(compgen -W "$(uvdock completion --list-cases 2>/dev/null)" -- "$cur"))
+        # Case names come from the repository: uvdock answers with quoted literal words, one a
+        # line, and each line is taken as it is (compgen -W would expand $(...) in them).
+        COMPREPLY=()
+        while IFS= read -r word; do
+            COMPREPLY+=("$word")
+        done < <(uvdock completion {shell} --list-cases --prefix="$cur" 2>/dev/null)
     else
         COMPREPLY=($(compgen -f -- "$cur"))
     fi
@@ -102,7 +107,7 @@ complete -F _uvdock uvdock
 """
 
 
-def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
+def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str = "bash") -> str:
     groups = _groups(shapes)
     all_options = [*globals_, *(o for s in shapes for o in s.options)]
     valued = sorted({f for o in all_options if o.takes_value for f in o.flags})
@@ -123,6 +128,7 @@ def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
         values=values,
         groups=" ".join(groups),
         per_command=per_command,
+        shell=shell,
     )
 
 
@@ -130,7 +136,8 @@ def zsh(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     # zsh runs the bash function through bashcompinit: one generated logic for both shells.
     return (
         "#compdef uvdock\n# uvdock completion for zsh: uvdock completion zsh > ~/.zfunc/_uvdock\n"
-        "autoload -U +X bashcompinit && bashcompinit\n" + bash(shapes, globals_).split("\n", 1)[1]
+        "autoload -U +X bashcompinit && bashcompinit\n"
+        + bash(shapes, globals_, "zsh").split("\n", 1)[1]
     )
 
 
@@ -196,7 +203,8 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
         if shape.completes_cases:
             lines.append(
                 f"complete -c uvdock -n {shlex.quote(condition)} "
-                "-a '(uvdock completion --list-cases 2>/dev/null)'"
+                # Raw names, NUL-terminated; fish quotes what it inserts and never evaluates it.
+                "-a '(uvdock completion fish --list-cases 2>/dev/null | string split0)'"
             )
     return "\n".join(lines) + "\n"
 
