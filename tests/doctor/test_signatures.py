@@ -1,4 +1,4 @@
-"""doctor.diagnose over a corpus of failure logs written as the tools print them."""
+"""logscan.diagnose over a corpus of failure logs written as the tools print them."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from uvdock.doctor import logscan
 from uvdock.doctor import signatures as doctor
 
 CORPUS = Path(__file__).parents[1] / "data" / "doctor"
@@ -56,7 +57,7 @@ def test_every_corpus_file_is_covered() -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_corpus_log_names_cause_fix_and_command(name: str) -> None:
     signature, command, cause_word = EXPECTED[name]
-    findings = doctor.diagnose((CORPUS / name).read_text()).findings
+    findings = logscan.diagnose((CORPUS / name).read_text()).findings
     assert [f.signature for f in findings] == [signature]
     finding = findings[0]
     assert finding.command == command
@@ -66,39 +67,39 @@ def test_corpus_log_names_cause_fix_and_command(name: str) -> None:
 
 
 def test_the_finding_quotes_the_matching_line() -> None:
-    finding = doctor.diagnose((CORPUS / "stale-lock.log").read_text()).findings[0]
+    finding = logscan.diagnose((CORPUS / "stale-lock.log").read_text()).findings[0]
     assert finding.line_number == 4
     assert finding.line.startswith("error: The lockfile at `uv.lock` needs to be updated")
 
 
 def test_torch_lines_without_downloads() -> None:
     log = "Installed 1 package in 2.1s\n - torch==2.8.0a0+5228986c39.nv25.5\n + torch==2.7.1\n"
-    finding = doctor.diagnose(log).findings[0]
+    finding = logscan.diagnose(log).findings[0]
     assert (finding.signature, finding.line_number) == ("protected-package-reinstalled", 3)
     assert "torch" in finding.cause
 
 
 def test_other_packages_are_not_protected() -> None:
-    assert doctor.diagnose(" Downloading torchmetrics (900KiB)\n + torchao==0.1\n").findings == []
+    assert logscan.diagnose(" Downloading torchmetrics (900KiB)\n + torchao==0.1\n").findings == []
 
 
 def test_parse_error_without_conflict_markers_is_not_a_merge_conflict() -> None:
     log = "error: Failed to parse `uv.lock`\n  cause: TOML parse error at line 3\ninvalid key\n"
-    diagnosis = doctor.diagnose(log)
+    diagnosis = logscan.diagnose(log)
     assert diagnosis.findings == []
     assert diagnosis.error_lines == [(1, "error: Failed to parse `uv.lock`")]
 
 
 def test_unknown_log_shows_the_error_looking_lines() -> None:
-    diagnosis = doctor.diagnose((CORPUS / "unknown.log").read_text())
+    diagnosis = logscan.diagnose((CORPUS / "unknown.log").read_text())
     assert diagnosis.findings == []
     assert [n for n, _ in diagnosis.error_lines] == [9, 12, 14, 15]
     assert diagnosis.error_lines[-1][1].startswith("fatal: not a git repository")
 
 
 def test_error_lines_are_capped() -> None:
-    diagnosis = doctor.diagnose("error: x\n" * 500)
-    assert len(diagnosis.error_lines) == doctor.MAX_ERROR_LINES
+    diagnosis = logscan.diagnose("error: x\n" * 500)
+    assert len(diagnosis.error_lines) == logscan.MAX_ERROR_LINES
 
 
 def test_ci_decorations_are_removed() -> None:
@@ -107,7 +108,7 @@ def test_ci_decorations_are_removed() -> None:
         "project's `dependency-groups` table\r\n"
         "2025-06-01T10:00:01.0000000Z  + torch==2.7.1\r\n"
     )
-    findings = doctor.diagnose(log).findings
+    findings = logscan.diagnose(log).findings
     assert [(f.signature, f.line_number) for f in findings] == [
         ("group-is-an-extra", 1),
         ("protected-package-reinstalled", 2),
@@ -123,7 +124,7 @@ def test_several_signatures_in_log_order_once_each() -> None:
             "bash: uv: command not found",
         ]
     )
-    assert [f.signature for f in doctor.diagnose(log).findings] == [
+    assert [f.signature for f in logscan.diagnose(log).findings] == [
         "uv-not-found",
         "group-is-an-extra",
     ]
@@ -142,7 +143,7 @@ def test_a_custom_table() -> None:
             "x", (r"boom (?P<what>\w+)",), "it went {what}", "fix {what}", "uvdock {what}"
         ),
     )
-    finding = doctor.diagnose("ok\nboom bang\n", table).findings[0]
+    finding = logscan.diagnose("ok\nboom bang\n", table).findings[0]
     assert (finding.cause, finding.fix, finding.command) == (
         "it went bang",
         "fix bang",
@@ -152,13 +153,13 @@ def test_a_custom_table() -> None:
 
 def test_carriage_return_redraws_keep_line_numbers() -> None:
     log = "Resolved 3 packages\n 10%\r 50%\r Downloading torch (846.2MiB)\nerror: x\n"
-    finding = doctor.diagnose(log).findings[0]
+    finding = logscan.diagnose(log).findings[0]
     assert (finding.line_number, finding.line) == (2, "Downloading torch (846.2MiB)")
 
 
 def test_patterns_never_match_across_lines() -> None:
     # `+` on one line and the package on the next is not a reinstall line.
-    assert doctor.diagnose(" +\n torch==2.7.1\nGroup `a\nb` is not defined\n").findings == []
+    assert logscan.diagnose(" +\n torch==2.7.1\nGroup `a\nb` is not defined\n").findings == []
 
 
 @pytest.mark.parametrize(
@@ -171,18 +172,18 @@ def test_patterns_never_match_across_lines() -> None:
     ],
 )
 def test_protected_package_forms(line: str, package: str) -> None:
-    finding = doctor.diagnose(line + "\n").findings[0]
+    finding = logscan.diagnose(line + "\n").findings[0]
     assert finding.signature == "protected-package-reinstalled"
     assert f"{package} is being downloaded" in finding.cause
 
 
 def test_git_conflict_in_uv_lock() -> None:
     log = "Auto-merging uv.lock\nCONFLICT (content): Merge conflict in uv.lock\n"
-    assert [f.command for f in doctor.diagnose(log).findings] == ["uvdock lock resolve"]
+    assert [f.command for f in logscan.diagnose(log).findings] == ["uvdock lock resolve"]
 
 
 def test_network_fix_names_proxy_index_and_offline() -> None:
-    (finding,) = doctor.diagnose((CORPUS / "network-dns-uv.log").read_text()).findings
+    (finding,) = logscan.diagnose((CORPUS / "network-dns-uv.log").read_text()).findings
     for word in ("HTTPS_PROXY", "UV_DEFAULT_INDEX", "--offline"):
         assert word in finding.fix
     assert finding.line.startswith("Caused by: dns error")
@@ -202,5 +203,5 @@ def test_network_fix_names_proxy_index_and_offline() -> None:
     ],
 )
 def test_not_network_failures(log: str) -> None:
-    names = [f.signature for f in doctor.diagnose(log).findings]
+    names = [f.signature for f in logscan.diagnose(log).findings]
     assert not [n for n in names if n.startswith("network-")]
