@@ -34,8 +34,7 @@ _NEXT_STAMP = re.compile(rb"\n" + _STAMP)
 def _redrawn(line: bytes) -> bytes:
     """What stays on screen of a line redrawn with carriage returns: the text after the
     last CR that something followed."""
-    head, _, tail = line.rstrip(b"\r").rpartition(b"\r")
-    return tail if head or tail else line
+    return line.rstrip(b"\r").rpartition(b"\r")[2]
 
 
 def _bounded(line: bytes) -> bytes:
