@@ -8,9 +8,14 @@ import pytest
 
 from uvdock.doctor import logscan
 from uvdock.doctor import signatures as doctor
+from uvdock.project import declared
 
 CORPUS = Path(__file__).parents[1] / "data" / "doctor"
 NETWORK_COMMAND = "uvdock run -- uv sync --locked --offline"
+TLS_COMMAND = (
+    "UVDOCK_ENGINE_ARGS='-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro "
+    "--env SSL_CERT_FILE=/etc/ssl/certs/corp.pem' uvdock run -- uv sync --locked"
+)
 
 # log file -> (signature, the uvdock command that fixes it, a word the cause must name)
 EXPECTED = {
@@ -42,6 +47,14 @@ EXPECTED = {
     "network-refused.log": ("network-connect", NETWORK_COMMAND, "refused"),
     "network-timeout.log": ("network-connect", NETWORK_COMMAND, "timed out"),
     "network-registry.log": ("network-connect", NETWORK_COMMAND, "timed out"),
+    "module-not-found-einops.log": ("module-not-found", "uvdock add einops", "pip install"),
+    "network-dns-pull-podman.log": ("network-name-resolution", NETWORK_COMMAND, "resolved"),
+    "tls-unknown-issuer-uv.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-self-signed-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-local-issuer-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-local-issuer-git.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-verify-failed-python.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-unknown-authority-podman.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
     "copy-pr-bot.log": (
         "copy-pr-bot-deploy",
         "git commit --allow-empty -m 'ci: retrigger' && git push",
@@ -205,3 +218,77 @@ def test_network_fix_names_proxy_index_and_offline() -> None:
 def test_not_network_failures(log: str) -> None:
     names = [f.signature for f in logscan.diagnose(log).findings]
     assert not [n for n in names if n.startswith("network-")]
+
+
+# -- advice that fits the project --------------------------------------------------------------
+
+MEGATRON_PYPROJECT = Path(__file__).parents[2] / "examples" / "megatron-lm" / "pyproject.toml"
+
+
+def _megatron_declarations() -> dict[str, declared.Declared]:
+    import tomllib
+
+    if not MEGATRON_PYPROJECT.is_file():
+        pytest.skip("../shared/megatron-lm is absent (a user's clone has none)")
+    return declared.declarations(tomllib.loads(MEGATRON_PYPROJECT.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("module", "command", "where"),
+    [
+        ("einops", "uvdock sync --extra dev", "the `dev` extra"),  # the issue's case
+        ("numpy", "uvdock sync", "[project] dependencies"),
+        ("pytest", "uvdock sync --group test", "the `test` dependency group"),
+        ("flash_mla", "uvdock sync --group no_pypi_wheels", "the `no_pypi_wheels` dependency"),
+        ("gitlab", "uvdock sync --group ci", "`python-gitlab`"),  # import name != distribution
+        ("modelopt", "uvdock sync --extra dev", "`nvidia-modelopt"),
+    ],
+)
+def test_a_declared_module_needs_a_sync_not_an_add(module: str, command: str, where: str) -> None:
+    log = (CORPUS / "module-not-found-einops.log").read_text().replace("einops", module)
+    (finding,) = logscan.diagnose(log, declared=_megatron_declarations()).findings
+    assert finding.signature == "module-not-found"
+    assert finding.command == command
+    assert where in finding.cause and "declared by the project" in finding.cause
+    assert "uv add" not in finding.fix
+
+
+def test_an_undeclared_module_still_says_add() -> None:
+    log = (CORPUS / "module-not-found-einops.log").read_text().replace("einops", "leftpad")
+    (finding,) = logscan.diagnose(log, declared=_megatron_declarations()).findings
+    assert finding.command == "uvdock add leftpad"
+
+
+@pytest.mark.parametrize(
+    ("module", "declared_as"),
+    [
+        ("yaml", "PyYAML"),
+        ("PIL", "pillow"),
+        ("flash_attn", "Flash.Attn"),
+        ("cv2", "opencv-python-headless"),
+    ],
+)
+def test_import_names_match_distribution_names(module: str, declared_as: str) -> None:
+    found = declared.declarations(
+        {"project": {"dependencies": [f"{declared_as}>=1; python_version>'3'"]}}
+    )
+    hit = declared.for_module(found, module)
+    assert hit is not None and hit.distribution == declared_as
+
+
+def test_declarations_skip_what_is_not_a_requirement() -> None:
+    data = {
+        "project": {"optional-dependencies": {"lts": ["torch"]}, "dependencies": "oops"},
+        "dependency-groups": {"dev": [{"include-group": "test"}, "ruff"], "test": ["pytest"]},
+    }
+    found = declared.declarations(data)
+    assert sorted(found) == ["pytest", "ruff", "torch"]
+    assert found["torch"].sync == "uvdock sync --profile lts --lts"  # LTS only with --lts
+
+
+def test_name_resolution_is_not_tls_or_access() -> None:
+    names = {
+        f.signature
+        for f in logscan.diagnose((CORPUS / "network-dns-pull-podman.log").read_text()).findings
+    }
+    assert names == {"network-name-resolution"}

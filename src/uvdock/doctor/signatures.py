@@ -240,13 +240,15 @@ SIGNATURES: tuple[Signature, ...] = (
         # uv (rustls): `invalid peer certificate: UnknownIssuer`; pip/Python: `[SSL:
         # CERTIFICATE_VERIFY_FAILED] certificate verify failed: self signed certificate in
         # certificate chain`; curl/git: `SSL certificate problem: unable to get local issuer
-        # certificate`; Go (docker, podman): `x509: certificate signed by unknown authority`.
+        # certificate`, Debian's git: `server certificate verification failed`; Go (docker,
+        # podman): `x509: certificate signed by unknown authority`.
         patterns=(
             r"invalid peer certificate: UnknownIssuer",
             r"[Cc]ertificate verify failed",
             r"CERTIFICATE_VERIFY_FAILED",
-            r"self[- ]signed certificate in certificate chain",
+            r"self[- ]signed certificate\b",
             r"unable to get local issuer certificate",
+            r"server certificate verification failed",  # git built with GnuTLS (Debian)
             r"x509: certificate signed by unknown authority",
         ),
         cause="TLS interception: something on this network (a corporate proxy or firewall) "
@@ -255,7 +257,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fix="give uv that CA inside the container: mount the CA file and point SSL_CERT_FILE "
         "at it, through engine-args in your own environment or user config (UVDOCK_ENGINE_ARGS, "
         "as below); or, when the image's system store already holds the CA, pass "
-        "--env UV_NATIVE_TLS=1 the same way. For an image pull the engine on the host needs "
+        "--env UV_SYSTEM_CERTS=1 the same way (UV_NATIVE_TLS=1 for uv before 0.9). For an image pull the engine on the host needs "
         "the CA (/etc/containers/certs.d/HOST/ca.crt, /etc/docker/certs.d/HOST/ca.crt)",
         command="UVDOCK_ENGINE_ARGS='-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro "
         "--env SSL_CERT_FILE=/etc/ssl/certs/corp.pem' uvdock run -- uv sync --locked",
