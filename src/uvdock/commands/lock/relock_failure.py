@@ -26,8 +26,13 @@ NETWORK_HINT = (
 def relock_failed(shim: Shim, ref: str, files: str, code: int, pyproject: str) -> UvdockError:
     from uvdock.project import lockcheck
 
-    probe = shim.capture(["uv", "lock", "--check", "--offline"])
-    verdict = lockcheck.classify(probe.returncode, probe.stdout + "\n" + probe.stderr).verdict
+    try:
+        probe = shim.capture(["uv", "lock", "--check", "--offline"])
+    except UvdockError:  # the question failed to run: say what was said before
+        verdict = lockcheck.Verdict.FAILED
+    else:
+        output = probe.stdout + "\n" + probe.stderr
+        verdict = lockcheck.classify(probe.returncode, output).verdict
     again = "then run `uvdock lock resolve` again"
     if verdict is not lockcheck.Verdict.FAILED:
         return EnvironmentUnusable(
