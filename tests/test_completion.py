@@ -302,3 +302,21 @@ def test_a_quoted_word_reads_back_as_the_name_in_the_real_shell(shell: str, name
         [shell, "-c", f"printf '%s' {word}"], capture_output=True, check=True, cwd="/"
     )
     assert proc.stdout.decode() == name
+
+
+def test_bash_offers_hostile_file_names_whole(run_cli: RunCli, tmp_path: Path) -> None:
+    script = _script(run_cli, "bash", tmp_path)
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    names = sorted(["a b.log", "*.log", "$(touch pwned).log", "it's.log"])
+    for name in names:
+        (folder / name).write_text("x\n")
+    program = (
+        f"source {script}; COMP_WORDS=(uvdock doctor ''); COMP_CWORD=2; _uvdock; "
+        "printf '%s\\0' \"${COMPREPLY[@]}\""
+    )
+    proc = subprocess.run(
+        ["bash", "-c", program], capture_output=True, text=True, cwd=folder, check=True
+    )
+    assert sorted(proc.stdout.split("\0")[:-1]) == names
+    assert not (folder / "pwned").exists()

@@ -36,10 +36,12 @@ def _value_cases(options: Sequence[Option]) -> list[str]:
     for option in options:
         if option.takes_value:
             words = " ".join(option.choices)
-            action = f'compgen -W "{words}"' if option.choices else "compgen -f"
-            lines.append(
-                f'        {"|".join(option.flags)}) COMPREPLY=($({action} -- "$cur")); return;;'
+            action = (
+                f'COMPREPLY=($(compgen -W "{words}" -- "$cur"))'
+                if option.choices
+                else "_uvdock_files"
             )
+            lines.append(f"        {'|'.join(option.flags)}) {action}; return;;")
     return lines
 
 
@@ -51,6 +53,17 @@ def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
 
 
 _BASH = """# uvdock completion for bash: source <(uvdock completion bash)
+# File names are repository text too: each is one literal reply (no word splitting or glob
+# of $(...) output), quoted by the shell when inserted.
+_uvdock_files() {{
+    local file
+    COMPREPLY=()
+    while IFS= read -r file; do
+        COMPREPLY+=("$file")
+    done < <(compgen -f -- "$cur")
+    type compopt >/dev/null 2>&1 && compopt -o filenames 2>/dev/null
+    return 0
+}}
 _uvdock() {{
     local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}}
     local group="" sub="" subs="" opts="" words="" cases=0 i word
@@ -100,7 +113,7 @@ _uvdock() {{
             COMPREPLY+=("$word")
         done < <(uvdock completion {shell} --list-cases --prefix="$cur" 2>/dev/null)
     else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _uvdock_files
     fi
 }}
 complete -F _uvdock uvdock
