@@ -51,6 +51,7 @@ def test_every_match_holds_a_hint(pattern: str) -> None:
         (r"Get \"https?://|dial tcp", (b'Get "http', b"dial tcp")),
         (r"ab(?:cd)?|x", None),  # one alternative holds nothing plain: no skipping
         (r"\x1bxyz", None),  # a code, not text
+        (r"(?i)heredoc not supported", None),  # case-blind: the text may be spelled otherwise
         (r"uv(?<![\w-]uv): (?:command )?not found", (b"not found",)),
     ],
 )

@@ -42,6 +42,8 @@ def _hints(pattern: str) -> tuple[bytes, ...] | None:
     """Plain text that every match of `pattern` holds, one per top-level alternative (None:
     no such text). A block holding none of them is not searched: `in` runs at memory speed,
     a regular expression that starts with a class or `\\b` at a few MB/s."""
+    if re.search(r"\(\?[a-zA-Z]*[ix]", pattern):  # case-blind or verbose: no plain text
+        return None
     hints = []
     for branch in _top_level(pattern):
         hint = max(_literal_runs(branch), key=len, default="")
