@@ -26,7 +26,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "uvdock"
 
 DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "project")
-DOMAIN_MODULES = ("doctor.signatures",)
+DOMAIN_MODULES = ("doctor.signatures", "doctor.logscan", "doctor.logread")
 # Modules that may import uvdock.run (besides run/ itself).
 RUN_IMPORTERS_PACKAGES = ("commands", "run")
 RUN_IMPORTERS_MODULES = ("doctor.checks", "context")

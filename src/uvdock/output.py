@@ -136,10 +136,19 @@ class Output:
         return self._redactor
 
     def _clean(self, text: str) -> str:
-        return self._redaction().text(text)
+        """Redacted, with control sequences from file or log text made visible
+        (terminal_text); uvdock's own colour codes are added after this."""
+        from uvdock.terminal_text import escape
 
-    def _write(self, stream: TextIO, text: str) -> None:
-        stream.write(self._clean(text) + "\n")
+        return escape(self._redaction().text(text))
+
+    def shown(self, text: str) -> str:
+        """`text` as the terminal may get it: a document written to stdout as it is (a CI
+        report, a pull-request body) passes here first."""
+        return self._clean(text)
+
+    def _write(self, stream: TextIO, text: str, *, label: str = "") -> None:
+        stream.write(label + self._clean(text) + "\n")
         stream.flush()
 
     def _progress(self) -> TextIO:
@@ -167,18 +176,18 @@ class Output:
         return _paint(f"{label}:", _SGR[label]) if self.colour(stream) else f"{label}:"
 
     def warn(self, message: str) -> None:
-        self._write(self.stderr, f"{self._label('warning', self.stderr)} {message}")
+        self._write(self.stderr, message, label=self._label("warning", self.stderr) + " ")
 
     def error(self, message: str) -> None:
-        self._write(self.stderr, f"{self._label('error', self.stderr)} {message}")
+        self._write(self.stderr, message, label=self._label("error", self.stderr) + " ")
 
     def hint(self, message: str) -> None:
-        self._write(self.stderr, f"{self._label('hint', self.stderr)} {message}")
+        self._write(self.stderr, message, label=self._label("hint", self.stderr) + " ")
 
     def usage(self, line: str) -> None:
         """The usage line of a refused command line (argparse's `usage: ...`)."""
         rest = line.partition(":")[2]
-        self._write(self.stderr, f"{self._label('usage', self.stderr)}{rest}")
+        self._write(self.stderr, rest, label=self._label("usage", self.stderr))
 
     def command(self, argv: Sequence[str], *, prefix: str = "", placement: object = None) -> None:
         """A command as one copy-pasteable shell line (what --dry-run and -v show). Under

@@ -238,3 +238,26 @@ def test_container_states(run_cli: RunCli, engine_repo: Path, own_container: str
         "fail",
         "no container named uvdock-no-such-ctr",
     )
+
+
+def test_a_module_megatron_declares_gets_a_sync(run_cli: RunCli, megatron_repo: Path) -> None:
+    # A real traceback from the CI image (python3 -c "import einops"), read in Megatron-LM,
+    # which declares einops in its `dev` extra: the fix is a sync, not `uvdock add`.
+    log = CORPUS / "module-not-found-einops.log"
+    result = run_cli("--repo", megatron_repo, "doctor", log)
+    assert result.code == 0, result.err
+    assert "run:     uvdock sync --extra dev" in result.out
+    assert "uvdock add" not in result.out
+
+
+def test_a_module_outside_any_project_still_gets_add(run_cli: RunCli, tmp_path: Path) -> None:
+    result = run_cli("--repo", tmp_path, "doctor", CORPUS / "module-not-found-einops.log")
+    assert result.code == 0, result.err
+    assert "run:     uvdock add einops" in result.out
+
+
+def test_tls_interception_names_the_ca_mount(run_cli: RunCli) -> None:
+    result = run_cli("doctor", CORPUS / "tls-unknown-issuer-uv.log")
+    assert result.code == 0, result.err
+    assert "TLS interception" in result.out and "SSL_CERT_FILE" in result.out
+    assert "-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro" in result.out

@@ -101,7 +101,8 @@ def test_no_engine_exits_3(
             "podman build exited with status 7",
             "uvdock doctor LOGFILE",
         ),
-        (("image", "pull"), "podman", "podman pull exited with status 7", "docker login HOST"),
+        # the registry host has no address: the hint is about name resolution, not login
+        (("image", "pull"), "podman", "podman pull exited with status 7", "does not resolve"),
         (("image", "enroot"), "enroot", "enroot import exited with status 7", None),
     ],
 )
@@ -121,6 +122,7 @@ def test_a_failed_step_names_itself_and_its_hint(
     repo = make_repo(BUILD_FILES)
     git(repo, "remote", "add", "gitlab", "git@gitlab.example.com:adlr/megatron-lm.git")
     fake_engine(tmp_path, monkeypatch, program, rc=7)
+    monkeypatch.setattr("uvdock.registry.gitlab_host.resolves", lambda host: False)
     result = run_cli("--repo", repo, "--engine", "podman", *words)
     assert result.code == 1
     lines = result.err.splitlines()

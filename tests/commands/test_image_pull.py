@@ -106,8 +106,28 @@ def test_failed_pull_stops_before_tag(
 ) -> None:
     _with_remote(repo, f"git@{HOST}:adlr/megatron-lm.git")
     calls = fake_engine(tmp_path, monkeypatch, "podman", rc=125)
+    # The example host has no address here; a registry that resolves gets the login hint.
+    monkeypatch.setattr("uvdock.registry.gitlab_host.resolves", lambda host: True)
     result = run_cli("--repo", repo, "--engine", "podman", "image", "pull")
     assert result.code == 1
     steps = [c for c in calls.read_text().splitlines() if " version " not in c]  # daemon probe
     assert len(steps) == 1
     assert "access forbidden" in result.err  # the hint names the likely cause
+
+
+def test_a_pull_failing_on_name_resolution_does_not_hint_access_forbidden(
+    run_cli: RunCli, repo: Path
+) -> None:
+    import os
+    import shutil
+
+    if shutil.which("podman") is None:
+        if os.environ.get("UVDOCK_REQUIRE_ENGINE"):
+            pytest.fail("podman is required (UVDOCK_REQUIRE_ENGINE=1)")
+        pytest.skip("podman is not installed (run .ci/engine-setup)")
+    # .invalid never resolves (RFC 6761): the real podman fails with `no such host`.
+    _with_remote(repo, "git@gitlab.registry.invalid:adlr/megatron-lm.git")
+    result = run_cli("--repo", repo, "--engine", "podman", "image", "pull")
+    assert result.code == 1
+    assert "access forbidden" not in result.err and "docker login" not in result.err
+    assert "`gitlab.registry.invalid` does not resolve from here" in result.err

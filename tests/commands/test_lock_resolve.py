@@ -135,8 +135,31 @@ def test_unsatisfiable_merge_restores_exact_prior_state(
     result = run_cli("--repo", conflict.repo, *ONTO_MAIN)
     assert result.code == 1
     assert "back as they were" in result.err
+    assert "usually in pyproject.toml" in result.err and "network" not in result.err
     assert snapshot(conflict.repo) == before
     assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+
+
+def test_a_relock_failing_on_the_network_says_network(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    conflict = make_conflict(tmp_path, wheelhouse, "merge")
+    repo = conflict.repo
+    # The merged project now asks an index whose host never resolves (RFC 6761 .invalid):
+    # the real uv fails with a DNS error, as in a container without network.
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            "no-index = true", 'index-url = "https://pypi.invalid/simple"'
+        )
+    )
+    git(repo, "add", "pyproject.toml")
+    before = snapshot(repo)
+    result = run_cli("--repo", repo, *ONTO_MAIN)
+    assert result.code == 3, result.err
+    assert "could not reach the package index" in result.err
+    assert "fix the network" in result.err and "usually in pyproject.toml" not in result.err
+    assert snapshot(repo) == before
 
 
 def test_no_conflict_changes_nothing(wheelhouse: Path, tmp_path: Path, run_cli: RunCli) -> None:

@@ -1,4 +1,4 @@
-"""doctor.diagnose over a corpus of failure logs written as the tools print them."""
+"""logscan.diagnose over a corpus of failure logs written as the tools print them."""
 
 from __future__ import annotations
 
@@ -6,10 +6,16 @@ from pathlib import Path
 
 import pytest
 
+from uvdock.doctor import logscan
 from uvdock.doctor import signatures as doctor
+from uvdock.project import declared
 
 CORPUS = Path(__file__).parents[1] / "data" / "doctor"
 NETWORK_COMMAND = "uvdock run -- uv sync --locked --offline"
+TLS_COMMAND = (
+    "UVDOCK_ENGINE_ARGS='-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro "
+    "--env SSL_CERT_FILE=/etc/ssl/certs/corp.pem' uvdock run -- uv sync --locked"
+)
 
 # log file -> (signature, the uvdock command that fixes it, a word the cause must name)
 EXPECTED = {
@@ -41,6 +47,14 @@ EXPECTED = {
     "network-refused.log": ("network-connect", NETWORK_COMMAND, "refused"),
     "network-timeout.log": ("network-connect", NETWORK_COMMAND, "timed out"),
     "network-registry.log": ("network-connect", NETWORK_COMMAND, "timed out"),
+    "module-not-found-einops.log": ("module-not-found", "uvdock add einops", "pip install"),
+    "network-dns-pull-podman.log": ("network-name-resolution", NETWORK_COMMAND, "resolved"),
+    "tls-unknown-issuer-uv.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-self-signed-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-local-issuer-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-local-issuer-git.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-verify-failed-python.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
+    "tls-unknown-authority-podman.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
     "copy-pr-bot.log": (
         "copy-pr-bot-deploy",
         "git commit --allow-empty -m 'ci: retrigger' && git push",
@@ -67,7 +81,7 @@ def test_every_corpus_file_is_covered() -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_corpus_log_names_cause_fix_and_command(name: str) -> None:
     signature, command, cause_word = EXPECTED[name]
-    findings = doctor.diagnose((CORPUS / name).read_text()).findings
+    findings = logscan.diagnose((CORPUS / name).read_text()).findings
     assert [f.signature for f in findings] == [signature]
     finding = findings[0]
     assert finding.command == command
@@ -77,39 +91,39 @@ def test_corpus_log_names_cause_fix_and_command(name: str) -> None:
 
 
 def test_the_finding_quotes_the_matching_line() -> None:
-    finding = doctor.diagnose((CORPUS / "stale-lock.log").read_text()).findings[0]
+    finding = logscan.diagnose((CORPUS / "stale-lock.log").read_text()).findings[0]
     assert finding.line_number == 4
     assert finding.line.startswith("error: The lockfile at `uv.lock` needs to be updated")
 
 
 def test_torch_lines_without_downloads() -> None:
     log = "Installed 1 package in 2.1s\n - torch==2.8.0a0+5228986c39.nv25.5\n + torch==2.7.1\n"
-    finding = doctor.diagnose(log).findings[0]
+    finding = logscan.diagnose(log).findings[0]
     assert (finding.signature, finding.line_number) == ("protected-package-reinstalled", 3)
     assert "torch" in finding.cause
 
 
 def test_other_packages_are_not_protected() -> None:
-    assert doctor.diagnose(" Downloading torchmetrics (900KiB)\n + torchao==0.1\n").findings == []
+    assert logscan.diagnose(" Downloading torchmetrics (900KiB)\n + torchao==0.1\n").findings == []
 
 
 def test_parse_error_without_conflict_markers_is_not_a_merge_conflict() -> None:
     log = "error: Failed to parse `uv.lock`\n  cause: TOML parse error at line 3\ninvalid key\n"
-    diagnosis = doctor.diagnose(log)
+    diagnosis = logscan.diagnose(log)
     assert diagnosis.findings == []
     assert diagnosis.error_lines == [(1, "error: Failed to parse `uv.lock`")]
 
 
 def test_unknown_log_shows_the_error_looking_lines() -> None:
-    diagnosis = doctor.diagnose((CORPUS / "unknown.log").read_text())
+    diagnosis = logscan.diagnose((CORPUS / "unknown.log").read_text())
     assert diagnosis.findings == []
     assert [n for n, _ in diagnosis.error_lines] == [9, 12, 14, 15]
     assert diagnosis.error_lines[-1][1].startswith("fatal: not a git repository")
 
 
 def test_error_lines_are_capped() -> None:
-    diagnosis = doctor.diagnose("error: x\n" * 500)
-    assert len(diagnosis.error_lines) == doctor.MAX_ERROR_LINES
+    diagnosis = logscan.diagnose("error: x\n" * 500)
+    assert len(diagnosis.error_lines) == logscan.MAX_ERROR_LINES
 
 
 def test_ci_decorations_are_removed() -> None:
@@ -118,7 +132,7 @@ def test_ci_decorations_are_removed() -> None:
         "project's `dependency-groups` table\r\n"
         "2025-06-01T10:00:01.0000000Z  + torch==2.7.1\r\n"
     )
-    findings = doctor.diagnose(log).findings
+    findings = logscan.diagnose(log).findings
     assert [(f.signature, f.line_number) for f in findings] == [
         ("group-is-an-extra", 1),
         ("protected-package-reinstalled", 2),
@@ -134,7 +148,7 @@ def test_several_signatures_in_log_order_once_each() -> None:
             "bash: uv: command not found",
         ]
     )
-    assert [f.signature for f in doctor.diagnose(log).findings] == [
+    assert [f.signature for f in logscan.diagnose(log).findings] == [
         "uv-not-found",
         "group-is-an-extra",
     ]
@@ -153,7 +167,7 @@ def test_a_custom_table() -> None:
             "x", (r"boom (?P<what>\w+)",), "it went {what}", "fix {what}", "uvdock {what}"
         ),
     )
-    finding = doctor.diagnose("ok\nboom bang\n", table).findings[0]
+    finding = logscan.diagnose("ok\nboom bang\n", table).findings[0]
     assert (finding.cause, finding.fix, finding.command) == (
         "it went bang",
         "fix bang",
@@ -163,13 +177,13 @@ def test_a_custom_table() -> None:
 
 def test_carriage_return_redraws_keep_line_numbers() -> None:
     log = "Resolved 3 packages\n 10%\r 50%\r Downloading torch (846.2MiB)\nerror: x\n"
-    finding = doctor.diagnose(log).findings[0]
+    finding = logscan.diagnose(log).findings[0]
     assert (finding.line_number, finding.line) == (2, "Downloading torch (846.2MiB)")
 
 
 def test_patterns_never_match_across_lines() -> None:
     # `+` on one line and the package on the next is not a reinstall line.
-    assert doctor.diagnose(" +\n torch==2.7.1\nGroup `a\nb` is not defined\n").findings == []
+    assert logscan.diagnose(" +\n torch==2.7.1\nGroup `a\nb` is not defined\n").findings == []
 
 
 @pytest.mark.parametrize(
@@ -182,18 +196,18 @@ def test_patterns_never_match_across_lines() -> None:
     ],
 )
 def test_protected_package_forms(line: str, package: str) -> None:
-    finding = doctor.diagnose(line + "\n").findings[0]
+    finding = logscan.diagnose(line + "\n").findings[0]
     assert finding.signature == "protected-package-reinstalled"
     assert f"{package} is being downloaded" in finding.cause
 
 
 def test_git_conflict_in_uv_lock() -> None:
     log = "Auto-merging uv.lock\nCONFLICT (content): Merge conflict in uv.lock\n"
-    assert [f.command for f in doctor.diagnose(log).findings] == ["uvdock lock resolve"]
+    assert [f.command for f in logscan.diagnose(log).findings] == ["uvdock lock resolve"]
 
 
 def test_network_fix_names_proxy_index_and_offline() -> None:
-    (finding,) = doctor.diagnose((CORPUS / "network-dns-uv.log").read_text()).findings
+    (finding,) = logscan.diagnose((CORPUS / "network-dns-uv.log").read_text()).findings
     for word in ("HTTPS_PROXY", "UV_DEFAULT_INDEX", "--offline"):
         assert word in finding.fix
     assert finding.line.startswith("Caused by: dns error")
@@ -213,5 +227,79 @@ def test_network_fix_names_proxy_index_and_offline() -> None:
     ],
 )
 def test_not_network_failures(log: str) -> None:
-    names = [f.signature for f in doctor.diagnose(log).findings]
+    names = [f.signature for f in logscan.diagnose(log).findings]
     assert not [n for n in names if n.startswith("network-")]
+
+
+# -- advice that fits the project --------------------------------------------------------------
+
+MEGATRON_PYPROJECT = Path(__file__).parents[2] / "examples" / "megatron-lm" / "pyproject.toml"
+
+
+def _megatron_declarations() -> dict[str, declared.Declared]:
+    import tomllib
+
+    if not MEGATRON_PYPROJECT.is_file():
+        pytest.skip("../shared/megatron-lm is absent (a user's clone has none)")
+    return declared.declarations(tomllib.loads(MEGATRON_PYPROJECT.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("module", "command", "where"),
+    [
+        ("einops", "uvdock sync --extra dev", "the `dev` extra"),  # the issue's case
+        ("numpy", "uvdock sync", "[project] dependencies"),
+        ("pytest", "uvdock sync --group test", "the `test` dependency group"),
+        ("flash_mla", "uvdock sync --group no_pypi_wheels", "the `no_pypi_wheels` dependency"),
+        ("gitlab", "uvdock sync --group ci", "`python-gitlab`"),  # import name != distribution
+        ("modelopt", "uvdock sync --extra dev", "`nvidia-modelopt"),
+    ],
+)
+def test_a_declared_module_needs_a_sync_not_an_add(module: str, command: str, where: str) -> None:
+    log = (CORPUS / "module-not-found-einops.log").read_text().replace("einops", module)
+    (finding,) = logscan.diagnose(log, declared=_megatron_declarations()).findings
+    assert finding.signature == "module-not-found"
+    assert finding.command == command
+    assert where in finding.cause and "declared by the project" in finding.cause
+    assert "uv add" not in finding.fix
+
+
+def test_an_undeclared_module_still_says_add() -> None:
+    log = (CORPUS / "module-not-found-einops.log").read_text().replace("einops", "leftpad")
+    (finding,) = logscan.diagnose(log, declared=_megatron_declarations()).findings
+    assert finding.command == "uvdock add leftpad"
+
+
+@pytest.mark.parametrize(
+    ("module", "declared_as"),
+    [
+        ("yaml", "PyYAML"),
+        ("PIL", "pillow"),
+        ("flash_attn", "Flash.Attn"),
+        ("cv2", "opencv-python-headless"),
+    ],
+)
+def test_import_names_match_distribution_names(module: str, declared_as: str) -> None:
+    found = declared.declarations(
+        {"project": {"dependencies": [f"{declared_as}>=1; python_version>'3'"]}}
+    )
+    hit = declared.for_module(found, module)
+    assert hit is not None and hit.distribution == declared_as
+
+
+def test_declarations_skip_what_is_not_a_requirement() -> None:
+    data = {
+        "project": {"optional-dependencies": {"lts": ["torch"]}, "dependencies": "oops"},
+        "dependency-groups": {"dev": [{"include-group": "test"}, "ruff"], "test": ["pytest"]},
+    }
+    found = declared.declarations(data)
+    assert sorted(found) == ["pytest", "ruff", "torch"]
+    assert found["torch"].sync == "uvdock sync --profile lts --lts"  # LTS only with --lts
+
+
+def test_name_resolution_is_not_tls_or_access() -> None:
+    names = {
+        f.signature
+        for f in logscan.diagnose((CORPUS / "network-dns-pull-podman.log").read_text()).findings
+    }
+    assert names == {"network-name-resolution"}

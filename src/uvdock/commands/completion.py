@@ -1,7 +1,8 @@
 """`uvdock completion bash|zsh|fish`: a shell completion script generated from the command
 table (cli_spec) and each command's own parser: commands, subcommands, options and their
 choices (e.g. the sync profiles). Test case names are asked for at TAB time with the hidden
-`uvdock completion --list-cases`, which only reads the recipe YAMLs.
+`uvdock completion SHELL --list-cases`, which only reads the recipe YAMLs and answers with
+literal words (completion_words): a name is never evaluated by the shell.
 """
 
 from __future__ import annotations
@@ -56,10 +57,12 @@ class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("shell", nargs="?", choices=SHELLS, help="the shell to complete for")
         parser.add_argument("--list-cases", action="store_true", help=argparse.SUPPRESS)
+        # The word typed so far (bash): passed as `--prefix=$cur`, so a leading `-` is a value.
+        parser.add_argument("--prefix", default="", help=argparse.SUPPRESS)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.list_cases:
-            return _list_cases(ctx)
+            return _list_cases(ctx, args.shell, args.prefix)
         if args.shell is None:
             from uvdock.errors import InputRefused
 
@@ -82,7 +85,8 @@ def _write(ctx: Context, script: str, document: dict[str, object]) -> None:
     ctx.out.stdout.flush()
 
 
-def _list_cases(ctx: Context) -> int:
+def _list_cases(ctx: Context, shell: str | None, typed: str) -> int:
+    from uvdock.commands import completion_words
     from uvdock.errors import UvdockError
     from uvdock.recipes import parse
 
@@ -90,5 +94,13 @@ def _list_cases(ctx: Context) -> int:
         names = parse.all_cases(parse.load(ctx.repo, ctx.config.recipes_dir))
     except UvdockError:  # outside a repository there is nothing to offer, and nothing to say
         return 0
-    _write(ctx, "".join(name + "\n" for name in names), {"cases": names})
+    if shell == "fish":
+        text = completion_words.fish_replies(names)
+    elif shell == "zsh":
+        text = completion_words.zsh_replies(names, typed)
+    elif shell is not None:
+        text = completion_words.bash_replies(names, typed)
+    else:  # plain lines, for people and older scripts: quoted like bash, never raw
+        text = completion_words.bash_replies(names, "")
+    _write(ctx, text, {"cases": names})
     return 0

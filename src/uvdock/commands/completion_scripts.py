@@ -36,10 +36,12 @@ def _value_cases(options: Sequence[Option]) -> list[str]:
     for option in options:
         if option.takes_value:
             words = " ".join(option.choices)
-            action = f'compgen -W "{words}"' if option.choices else "compgen -f"
-            lines.append(
-                f'        {"|".join(option.flags)}) COMPREPLY=($({action} -- "$cur")); return;;'
+            action = (
+                f'COMPREPLY=($(compgen -W "{words}" -- "$cur"))'
+                if option.choices
+                else "_uvdock_files"
             )
+            lines.append(f"        {'|'.join(option.flags)}) {action}; return;;")
     return lines
 
 
@@ -51,6 +53,17 @@ def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
 
 
 _BASH = """# uvdock completion for bash: source <(uvdock completion bash)
+# File names are repository text too: each is one literal reply (no word splitting or glob
+# of $(...) output), quoted by the shell when inserted.
+_uvdock_files() {{
+    local file
+    COMPREPLY=()
+    while IFS= read -r file; do
+        COMPREPLY+=("$file")
+    done < <(compgen -f -- "$cur")
+    type compopt >/dev/null 2>&1 && compopt -o filenames 2>/dev/null
+    return 0
+}}
 _uvdock() {{
     local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}}
     local group="" sub="" subs="" opts="" words="" cases=0 i word
@@ -93,16 +106,21 @@ _uvdock() {{
     elif [[ -n $words ]]; then
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
     elif ((cases)); then
-        COMPREPLY=($(compgen -W "$(uvdock completion --list-cases 2>/dev/null)" -- "$cur"))
+        # Case names come from the repository: uvdock answers with quoted literal words, one a
+        # line, and each line is taken as it is (compgen -W would expand $(...) in them).
+        COMPREPLY=()
+        while IFS= read -r word; do
+            COMPREPLY+=("$word")
+        done < <(uvdock completion {shell} --list-cases --prefix="$cur" 2>/dev/null)
     else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        _uvdock_files
     fi
 }}
 complete -F _uvdock uvdock
 """
 
 
-def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
+def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str = "bash") -> str:
     groups = _groups(shapes)
     all_options = [*globals_, *(o for s in shapes for o in s.options)]
     valued = sorted({f for o in all_options if o.takes_value for f in o.flags})
@@ -123,6 +141,7 @@ def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
         values=values,
         groups=" ".join(groups),
         per_command=per_command,
+        shell=shell,
     )
 
 
@@ -130,7 +149,8 @@ def zsh(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     # zsh runs the bash function through bashcompinit: one generated logic for both shells.
     return (
         "#compdef uvdock\n# uvdock completion for zsh: uvdock completion zsh > ~/.zfunc/_uvdock\n"
-        "autoload -U +X bashcompinit && bashcompinit\n" + bash(shapes, globals_).split("\n", 1)[1]
+        "autoload -U +X bashcompinit && bashcompinit\n"
+        + bash(shapes, globals_, "zsh").split("\n", 1)[1]
     )
 
 
@@ -196,7 +216,8 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
         if shape.completes_cases:
             lines.append(
                 f"complete -c uvdock -n {shlex.quote(condition)} "
-                "-a '(uvdock completion --list-cases 2>/dev/null)'"
+                # Raw names, NUL-terminated; fish quotes what it inserts and never evaluates it.
+                "-a '(uvdock completion fish --list-cases 2>/dev/null | string split0)'"
             )
     return "\n".join(lines) + "\n"
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import InputRefused
@@ -13,7 +16,8 @@ from uvdock.errors import InputRefused
 if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.doctor.checks import CheckResult
-    from uvdock.doctor.signatures import Diagnosis
+    from uvdock.doctor.logscan import Diagnosis
+    from uvdock.project.declared import Declared
 
 _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
 
@@ -37,24 +41,47 @@ class Command(BaseCommand):
         return _check_setup(ctx)
 
 
-def _read_log(source: str) -> str:
+@contextlib.contextmanager
+def _open_log(source: str) -> Iterator[BinaryIO]:
+    """The log as bytes, read as it streams: a log of any size is never held whole."""
     if source == "-":
-        return sys.stdin.read()
+        buffer = getattr(sys.stdin, "buffer", None)
+        yield buffer if buffer is not None else io.BytesIO(sys.stdin.read().encode())
+        return
     path = Path(source)
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        stream = path.open("rb")
     except FileNotFoundError:
         raise InputRefused(f"{source}: no such file") from None
     except IsADirectoryError:
         raise InputRefused(f"{source}: is a directory, not a log file") from None
     except OSError as exc:
         raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
+    with stream:
+        yield stream
+
+
+def _declared(ctx: Context) -> Mapping[str, Declared]:
+    """The project's declarations, when doctor runs in one (a log can be read anywhere)."""
+    from uvdock.errors import UvdockError
+    from uvdock.project import declared
+
+    try:
+        repo = ctx.repo
+    except UvdockError:
+        return {}
+    return declared.read(repo)
 
 
 def _diagnose_log(ctx: Context, source: str) -> int:
-    from uvdock.doctor.signatures import diagnose
+    from uvdock.doctor.logscan import diagnose_stream
+    from uvdock.doctor.signatures import SIGNATURES
 
-    diagnosis = diagnose(_read_log(source))
+    with _open_log(source) as stream:
+        try:
+            diagnosis = diagnose_stream(stream, SIGNATURES, _declared(ctx))
+        except OSError as exc:
+            raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
     if ctx.options.json:
         ctx.out.json(
             {

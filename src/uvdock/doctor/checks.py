@@ -183,7 +183,7 @@ class _Checks:
         return _passed("the managed base-image pins agree")
 
     def lock(self) -> tuple[str, str, str]:
-        from uvdock.doctor.signatures import diagnose
+        from uvdock.doctor.logscan import diagnose
 
         found = self.shim.capture(["uv", "lock", "--check"])
         if found.ok:

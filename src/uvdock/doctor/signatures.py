@@ -1,16 +1,30 @@
-"""Failure signatures -> cause and fix, and the reader that finds them in a log.
+"""Failure signatures -> cause and fix (logscan.py reads a log and finds them).
 
 The signatures are data: each names the tool's own wording (a regular expression on one
 line, plus optional patterns that must appear somewhere else in the log), the cause, the
 fix and the command that applies it. Named groups of the pattern (`{group}`, `{module}`,
 ...) fill the texts. Add a row to SIGNATURES to teach `uvdock doctor LOG` a new failure.
+
+Patterns run over logs of any size, so each must take linear time on any line: a pattern
+never spans lines (no class that matches "\n"), a scan that follows a literal is bounded
+(`{1,200}`) or stops at a character that starts the next try, and `.*` runs only from an
+anchor (`^`) or inside an atomic group; a condition on the whole line is `unless`, checked
+on hit lines only. tests/doctor/test_linear_patterns.py checks it.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Cause, fix and command for when the package a hit names (its `module` group) is one
+    the project declares: `{declared_in}`, `{distribution}` and `{sync}` fill the texts."""
+
+    cause: str
+    fix: str
+    command: str
 
 
 @dataclass(frozen=True)
@@ -21,6 +35,8 @@ class Signature:
     fix: str
     command: str
     requires: tuple[str, ...] = ()  # each must match some line of the log too
+    unless: str | None = None  # a hit whose line matches this is no hit
+    if_declared: Advice | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +93,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="lock-conflict-markers",
         patterns=(r"Failed to parse:? `uv\.lock`",),
-        requires=(r"^[ \t|0-9]*(?:<{7}|>{7})",),
+        requires=(r"^[ \t|0-9]*<<<<<<<|^[ \t|0-9]*>>>>>>>",),
         cause="uv.lock still holds git conflict markers (<<<<<<< ... >>>>>>>) "
         "from a merge or rebase",
         fix="never resolve uv.lock by hand: take the base branch's uv.lock "
@@ -86,7 +102,10 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         name="lock-merge-conflict",
-        patterns=(r"CONFLICT \([^)\n]*\): Merge conflict in uv\.lock", r"uv\.lock: needs merge"),
+        patterns=(
+            r"CONFLICT \([^)\n]{0,80}\): Merge conflict in uv\.lock",
+            r"uv\.lock: needs merge",
+        ),
         cause="uv.lock conflicted in a merge or rebase",
         fix="take the base branch's uv.lock, relock in the container and stage it",
         command="uvdock lock resolve",
@@ -94,7 +113,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="group-is-an-extra",
         patterns=(
-            r"Group `(?P<group>[^`\n]+)` is not defined in the project's `dependency-groups` table",
+            r"Group `(?P<group>[^`\n]{1,200})` is not defined in the project's `dependency-groups` table",
         ),
         cause="`{group}` is not a dependency group; in Megatron-LM `dev` and `lts` are extras "
         "([project.optional-dependencies]), so `--group {group}` fails",
@@ -128,13 +147,24 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         name="module-not-found",
-        patterns=(r"ModuleNotFoundError: No module named '(?P<module>[^'.\n]+)[^'\n]*'",),
+        # `No module named 'a.b.c'`: the top-level package is what a distribution provides.
+        patterns=(
+            r"ModuleNotFoundError: No module named "
+            r"'(?P<module>[^'.\n]{1,200})(?:\.[^'\n]{0,300})?'",
+        ),
         cause="`{module}` is not installed in the uv-managed venv (/opt/venv): "
         "a bare `pip install` puts it elsewhere "
         "and the next `uv sync` removes what uv.lock does not list",
         fix="declare the dependency with uv add (in the container) and sync; "
         "never bare pip install (the distribution name may differ from the module name)",
         command="uvdock add {module}",
+        if_declared=Advice(
+            cause="`{module}` is declared by the project ({declared_in}: `{distribution}`) but "
+            "not installed where this ran: the environment is behind uv.lock (or the process "
+            "ran another interpreter than the uv-managed venv)",
+            fix="sync the environment from uv.lock in the container; there is nothing to add",
+            command="{sync}",
+        ),
     ),
     Signature(
         name="no-space-left",
@@ -148,8 +178,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="build-secret-missing",
         patterns=(
-            r"/run/secrets/(?P<secret>[A-Za-z0-9_]+): No such file or directory",
-            r"secret (?P<secret>[A-Za-z0-9_]+):? not found",
+            r"/run/secrets/(?P<secret>[A-Za-z0-9_]{1,200}): No such file or directory",
+            r"secret (?P<secret>[A-Za-z0-9_]{1,200}):? not found",
         ),
         cause="the build reached the `jet` stage of Dockerfile.ci.dev, which needs the internal "
         "secret {secret}",
@@ -174,8 +204,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"[Tt]emporary failure in name resolution",
             r"Name or service not known",
             r"nodename nor servname provided",
-            r"\blookup [^\s:]+(?: on \S+)?: no such host",
-            r"Failed to resolve '[^'\n]+'",
+            r"\blookup [^\s:]{1,300}(?: on \S{1,300})?: no such host",
+            r"Failed to resolve '[^'\n]{1,300}'",
             r"getaddrinfo failed",
         ),
         cause=_NETWORK_CAUSE.format(
@@ -192,23 +222,52 @@ SIGNATURES: tuple[Signature, ...] = (
         # 443`, `Connection timed out`; Go: `dial tcp 1.2.3.4:443: i/o timeout`. A refused unix
         # socket is a daemon that is not running, not the network.
         patterns=(
-            r"^(?!.*\bunix\b).*?\b[Cc]onnection refused",
-            r"^(?!.*\bunix\b).*?\b(?:[Cc]onnection|[Oo]peration|[Rr]ead|[Cc]onnect) timed out",
+            r"\b[Cc]onnection refused",
+            r"\b(?:[Cc]onnection|[Oo]peration|[Rr]ead|[Cc]onnect) timed out",
             r"\bi/o timeout\b",
             r"\bnetwork timeout\b",
             r"[Nn]etwork is unreachable",
-            r"Failed to connect to \S+ port \d+",
+            r"Failed to connect to \S{1,300} port \d",
         ),
         requires=(_FETCHING,),
+        unless=r"\bunix\b",
         cause=_NETWORK_CAUSE.format(what="a connection was refused or timed out"),
         fix=_NETWORK_FIX + "; for slow links raise UV_HTTP_TIMEOUT",
         command=_NETWORK_COMMAND,
     ),
     Signature(
+        name="tls-interception",
+        # uv (rustls): `invalid peer certificate: UnknownIssuer`; pip/Python: `[SSL:
+        # CERTIFICATE_VERIFY_FAILED] certificate verify failed: self signed certificate in
+        # certificate chain`; curl/git: `SSL certificate problem: unable to get local issuer
+        # certificate`, Debian's git: `server certificate verification failed`; Go (docker,
+        # podman): `x509: certificate signed by unknown authority`.
+        patterns=(
+            r"invalid peer certificate: UnknownIssuer",
+            r"[Cc]ertificate verify failed",
+            r"CERTIFICATE_VERIFY_FAILED",
+            r"self[- ]signed certificate\b",
+            r"unable to get local issuer certificate",
+            r"server certificate verification failed",  # git built with GnuTLS (Debian)
+            r"x509: certificate signed by unknown authority",
+        ),
+        cause="TLS interception: something on this network (a corporate proxy or firewall) "
+        "re-signs HTTPS with its own certificate authority, which uv in the container does "
+        "not trust; it is not a network outage",
+        fix="give uv that CA inside the container: mount the CA file and point SSL_CERT_FILE "
+        "at it, through engine-args in your own environment or user config (UVDOCK_ENGINE_ARGS, "
+        "as below); or, when the image's system store already holds the CA, pass "
+        "--env UV_SYSTEM_CERTS=1 the same way (UV_NATIVE_TLS=1 for uv before 0.9). For an image pull the engine on the host needs "
+        "the CA (/etc/containers/certs.d/HOST/ca.crt, /etc/docker/certs.d/HOST/ca.crt)",
+        command="UVDOCK_ENGINE_ARGS='-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro "
+        "--env SSL_CERT_FILE=/etc/ssl/certs/corp.pem' uvdock run -- uv sync --locked",
+    ),
+    Signature(
         name="copy-pr-bot-deploy",
         patterns=(
             r"had a problem deploying to[ \t]+test\b",
-            r"copy-pr-bot.*had a problem deploying",
+            # from the line start, atomic: repeated `copy-pr-bot` is one try, not one per copy
+            r"^(?>.*?copy-pr-bot).*had a problem deploying",
         ),
         cause="copy-pr-bot failed to deploy the PR to the test environment "
         "(a transient CI failure)",
@@ -228,98 +287,3 @@ SIGNATURES: tuple[Signature, ...] = (
         command="uvdock --engine docker image build",
     ),
 )
-
-# Lines worth showing when no signature matched.
-ERROR_LINE = re.compile(r"[Ee]rror:|Error\b|ERROR|Traceback|FAILED|fatal:")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n]*\x07")
-# CI log prefixes: GitHub Actions `2024-05-01T10:00:00.1234567Z `, GitLab `[12:00:00] `.
-_TIMESTAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT[\d:.]+Z[ \t]|\[\d\d:\d\d:\d\d\][ \t])", re.MULTILINE)
-# What a terminal shows of a line redrawn with carriage returns: the text after the last one.
-_REDRAWN = re.compile(r"^[^\n]*\r(?=[^\n])", re.MULTILINE)
-_TIMESTAMP_PROBE = 64 * 1024
-MAX_ERROR_LINES = 40
-
-
-@dataclass
-class Diagnosis:
-    findings: list[Finding] = field(default_factory=list)
-    error_lines: list[tuple[int, str]] = field(default_factory=list)  # when nothing matched
-
-
-@cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    # Whole-log search, one C-level scan per pattern: `^` anchors at every line start.
-    return re.compile(pattern, re.MULTILINE)
-
-
-def clean_text(text: str) -> str:
-    """The log without colour codes, CI timestamps or carriage-return redraws; "\n" lines."""
-    # Each pass costs a scan of the whole log, so it runs only when its mark is there.
-    if "\r" in text:
-        text = _REDRAWN.sub("", text.replace("\r\n", "\n"))
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
-    # CI runners stamp every line: looking at the head of the log is enough to know.
-    if _TIMESTAMP.search(text, 0, _TIMESTAMP_PROBE):
-        text = _TIMESTAMP.sub("", text)
-    return text
-
-
-def _fill(template: str, values: dict[str, str]) -> str:
-    return template.format_map(_Defaults(values))
-
-
-class _Defaults(dict[str, str]):
-    def __missing__(self, key: str) -> str:
-        return f"<{key}>"
-
-
-class _Log:
-    def __init__(self, text: str) -> None:
-        self.text = clean_text(text)
-
-    def line_number(self, offset: int) -> int:
-        return self.text.count("\n", 0, offset) + 1
-
-    def line_at(self, offset: int) -> str:
-        start = self.text.rfind("\n", 0, offset) + 1
-        end = self.text.find("\n", offset)
-        return self.text[start : end if end >= 0 else len(self.text)]
-
-
-def _first_hit(signature: Signature, log: _Log) -> re.Match[str] | None:
-    hits = [m for p in signature.patterns if (m := _compiled(p).search(log.text))]
-    return min(hits, key=lambda m: m.start()) if hits else None
-
-
-def diagnose(text: str, signatures: tuple[Signature, ...] = SIGNATURES) -> Diagnosis:
-    """Every signature found in the log (first hit of each, in log order)."""
-    log = _Log(text)
-    findings: list[Finding] = []
-    for signature in signatures:
-        match = _first_hit(signature, log)
-        if match is None or not all(_compiled(p).search(log.text) for p in signature.requires):
-            continue
-        groups = {k: v for k, v in match.groupdict().items() if v is not None}
-        number = log.line_number(match.start())
-        findings.append(
-            Finding(
-                signature=signature.name,
-                line_number=number,
-                line=log.line_at(match.start()).strip(),
-                cause=_fill(signature.cause, groups),
-                fix=_fill(signature.fix, groups),
-                command=_fill(signature.command, groups),
-            )
-        )
-    findings.sort(key=lambda f: f.line_number)
-    diagnosis = Diagnosis(findings)
-    if not findings:
-        for match in ERROR_LINE.finditer(log.text):
-            number = log.line_number(match.start())
-            if diagnosis.error_lines and diagnosis.error_lines[-1][0] == number:
-                continue
-            diagnosis.error_lines.append((number, log.line_at(match.start()).strip()))
-            if len(diagnosis.error_lines) == MAX_ERROR_LINES:
-                break
-    return diagnosis

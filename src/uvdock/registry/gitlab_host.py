@@ -44,3 +44,15 @@ def registry_host(remote_url: str) -> str | None:
 def registry_image(host: str, image: str) -> str:
     """`<host>/<image path:tag>` as `docker pull` takes it."""
     return f"{host}/{image.lstrip('/')}"
+
+
+def resolves(host: str) -> bool:
+    """Whether `host` has an address here: asked after a failed pull, so a name that does not
+    resolve is reported as that (DNS, VPN, proxy) rather than as a login problem."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return False
+    return True

@@ -150,7 +150,9 @@ class Command(BaseCommand):
         if not args.pr_body:
             _print_handoff(ctx, plan.tag, plan.lane)
             return
-        ctx.out.stdout.write(pr_body.render(plan.lane, plan.tag, plan.current, plan.changed))
+        ctx.out.stdout.write(
+            ctx.out.shown(pr_body.render(plan.lane, plan.tag, plan.current, plan.changed))
+        )
         ctx.out.stdout.flush()
 
     @staticmethod

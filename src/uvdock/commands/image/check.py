@@ -48,7 +48,7 @@ class Command(BaseCommand):
         if args.format != "text":  # for CI: findings on the diff; --json above wins
             from uvdock.image import ci_report
 
-            ctx.out.stdout.write(ci_report.render(args.format, findings))
+            ctx.out.stdout.write(ctx.out.shown(ci_report.render(args.format, findings)))
             if findings:
                 raise self._failed(findings, lanes)  # the summary and hint on stderr, exit 1
             return 0

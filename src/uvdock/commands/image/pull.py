@@ -7,12 +7,26 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.stream import stream
-from uvdock.errors import EnvironmentUnusable
+from uvdock.errors import CommandFailed, EnvironmentUnusable
 
 if TYPE_CHECKING:
     from uvdock.context import Context
 
 _LOGIN_HINT = "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
+
+
+def _pull_hint(host: str) -> str:
+    """The login hint fits only a registry that answered: a host that does not resolve is a
+    network problem, whatever the engine printed."""
+    from uvdock.registry.gitlab_host import resolves
+
+    if resolves(host):
+        return _LOGIN_HINT
+    return (
+        f"`{host}` does not resolve from here: name resolution failed (DNS, VPN or proxy), "
+        "not a login problem; check the network, or the remote that gitlab-remote names; "
+        "see `uvdock doctor LOGFILE`"
+    )
 
 
 class Command(BaseCommand):
@@ -56,7 +70,11 @@ class Command(BaseCommand):
             for argv in steps:
                 ctx.out.command(argv)
             return 0
-        for argv in steps:
-            stream(ctx, argv, hint=_LOGIN_HINT)
+        try:
+            stream(ctx, steps[0])
+        except CommandFailed as failed:
+            failed.hint = _pull_hint(host)
+            raise
+        stream(ctx, steps[1])
         ctx.out.info(f"pulled {image} and tagged it {local}, the image uvdock uses")
         return 0

@@ -249,12 +249,9 @@ class Command(BaseCommand):
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
                 code = shim.run_uv(["lock"], writes=(LOCK,))
                 if code != 0:
-                    raise CheckFailed(
-                        f"`uv lock` failed (exit {code}) on top of {ref}'s {LOCK}; "
-                        f"{files} and their index entries are back as they were",
-                        hint=f"fix what uv reports above (usually in {PYPROJECT}), then run "
-                        "`uvdock lock resolve` again",
-                    )
+                    from uvdock.commands.lock.relock_failure import relock_failed
+
+                    raise relock_failed(shim, ref, files, code, PYPROJECT)
                 result = _read(repo / LOCK)
                 if result is None or lockfile.has_conflict_markers(result):
                     raise CheckFailed(f"`uv lock` left no usable {LOCK}; restored the previous one")

@@ -1,0 +1,112 @@
+"""A failure log of any size read in bounded memory, cleaned as a terminal shows it.
+
+The log is read in blocks of whole lines (BLOCK bytes). Each block is cleaned: colour and
+title codes removed, carriage-return redraws collapsed to what stayed on screen, CI
+timestamps dropped. A line is cut at MAX_LINE bytes (a 2 GB log without a newline is one
+such line), so memory is a block and one carried line, whatever the size of the log. The
+text stays bytes (UTF-8 as written): nothing is decoded but the lines a finding shows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import BinaryIO
+
+BLOCK = 1 << 20
+MAX_LINE = 8 * 1024  # bytes of a line kept: every signature's words fit many times over
+TRUNCATED = b" [...]"
+
+# Escape sequences a CI log carries: CSI (colours, cursor), OSC (titles, links; ended by BEL or
+# ST, or cut off), DCS/SOS/PM/APC strings, and two-byte escapes. No class can run past the
+# next ESC, so each start scans only to the next sequence: linear on any input.
+_ESCAPES = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]?"
+    rb"|\x1b[\]PX^_][^\x1b\x07\n]*(?:\x07|\x1b\\)?"
+    rb"|\x1b[ -Z\\`-~]?"
+)
+# CI log prefixes: GitHub Actions `2024-05-01T10:00:00.1234567Z `, GitLab `[12:00:00] `.
+_STAMP = rb"(?:\d{4}-\d\d-\d\dT[\d:.]{1,40}Z[ \t]|\[\d\d:\d\d:\d\d\][ \t])"
+_TIMESTAMP = re.compile(_STAMP)
+_NEXT_STAMP = re.compile(rb"\n" + _STAMP)
+
+
+def _redrawn(line: bytes) -> bytes:
+    """What stays on screen of a line redrawn with carriage returns: the text after the
+    last CR that something followed."""
+    return line.rstrip(b"\r").rpartition(b"\r")[2]
+
+
+def _bounded(line: bytes) -> bytes:
+    if b"\r" in line:
+        line = _redrawn(line)
+    if len(line) > MAX_LINE:
+        line = line[:MAX_LINE] + TRUNCATED
+    return line
+
+
+class _Carry:
+    """The unfinished last line of a block, kept to MAX_LINE bytes however long it grows,
+    redrawn as it arrives (a progress bar is one "line" of many CRs)."""
+
+    def __init__(self) -> None:
+        self.text = b""
+        self.cut = False
+        self.pending_cr = False  # a CR ended the last part: the next text starts over
+
+    def add(self, part: bytes) -> None:
+        if not part:
+            return
+        stripped = part.rstrip(b"\r")
+        if b"\r" in stripped:  # redrawn within this part: only what follows the last CR stays
+            self.text, self.cut = b"", False
+            stripped = stripped.rpartition(b"\r")[2]
+        elif stripped and self.pending_cr:
+            self.text, self.cut = b"", False
+        room = MAX_LINE - len(self.text)
+        if len(stripped) > room:
+            stripped, self.cut = stripped[:room], True
+        self.text += stripped
+        self.pending_cr = part.endswith(b"\r")
+
+    def take(self, rest: bytes) -> bytes:
+        self.add(rest)
+        line = self.text + (TRUNCATED if self.cut else b"")
+        self.text, self.cut, self.pending_cr = b"", False, False
+        return line
+
+
+def blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """The log as cleaned blocks of whole lines (b"\\n"-separated, no final newline). Bytes:
+    the patterns run on UTF-8 as it is, and nothing is decoded but the lines shown."""
+    carry = _Carry()
+    stamped: bool | None = None
+    while chunk := stream.read(BLOCK):
+        body, newline, tail = chunk.rpartition(b"\n")
+        if not newline:
+            carry.add(chunk)
+            continue
+        first, more, body = body.partition(b"\n")
+        lines = [carry.take(first)]
+        if more:
+            rest = body.split(b"\n")
+            if b"\r" in body or max(map(len, rest)) > MAX_LINE:
+                rest = [_bounded(line) for line in rest]
+            lines += rest
+        carry.add(tail)
+        text, stamped = _clean(b"\n".join(lines), stamped)
+        yield text
+    if carry.text:
+        yield _clean(carry.take(b""), stamped)[0]
+
+
+def _clean(text: bytes, stamped: bool | None) -> tuple[bytes, bool]:
+    if b"\x1b" in text:
+        text = _ESCAPES.sub(b"", text)
+    first = _TIMESTAMP.match(text)
+    if stamped is None:  # CI runners stamp every line: the head of the log tells
+        stamped = first is not None or _NEXT_STAMP.search(text, 0, 64 * 1024) is not None
+    if stamped:
+        # After a line feed: a search that starts at a literal runs faster than one at `^`.
+        text = _NEXT_STAMP.sub(b"\n", text[first.end() :] if first else text)
+    return text, stamped

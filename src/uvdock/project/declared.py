@@ -1,0 +1,103 @@
+"""Which distributions the project declares, and where (dependencies, an extra, a group).
+
+`doctor` asks it about a module a log could not import: a declared one needs a sync, not
+`uvdock add`. An import name is matched to distribution names PEP 503-normalised
+(`flash_attn` is `flash-attn`), plus the well-known ones whose names differ (`yaml` is
+PyYAML). Read-only; an unreadable pyproject.toml declares nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from uvdock.names import normalize_name
+
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+
+# Import names whose distribution is not the import name, normalised.
+KNOWN_DISTRIBUTIONS: Mapping[str, tuple[str, ...]] = {
+    "yaml": ("pyyaml",),
+    "PIL": ("pillow",),
+    "cv2": ("opencv-python", "opencv-python-headless", "opencv-contrib-python"),
+    "sklearn": ("scikit-learn",),
+    "skimage": ("scikit-image",),
+    "bs4": ("beautifulsoup4",),
+    "dateutil": ("python-dateutil",),
+    "dotenv": ("python-dotenv",),
+    "jwt": ("pyjwt",),
+    "attr": ("attrs",),
+    "Crypto": ("pycryptodome",),
+    "git": ("gitpython",),
+    "gitlab": ("python-gitlab",),
+    "zmq": ("pyzmq",),
+    "OpenSSL": ("pyopenssl",),
+    "serial": ("pyserial",),
+    "magic": ("python-magic",),
+    "modelopt": ("nvidia-modelopt",),
+    "multistorageclient": ("multi-storage-client",),
+    "msc": ("multi-storage-client",),
+    "nvtx": ("nvtx",),
+    "google": ("protobuf",),
+    "grpc": ("grpcio",),
+    "pkg_resources": ("setuptools",),
+    "Levenshtein": ("levenshtein", "python-levenshtein"),
+}
+
+
+class Declared(NamedTuple):
+    distribution: str  # as the project spells it
+    where: str  # "[project] dependencies", "the `dev` extra", "the `test` dependency group"
+    sync: str  # the uvdock command that installs it
+
+
+def _names(requirements: object) -> Iterable[str]:
+    if not isinstance(requirements, list):
+        return
+    for item in requirements:  # a group may hold {include-group = "..."} tables
+        if isinstance(item, str) and (match := _REQUIREMENT_NAME.match(item)):
+            yield match.group(1)
+
+
+def _sources(data: Mapping[str, Any]) -> Iterable[tuple[object, str, str]]:
+    project = data.get("project")
+    project = project if isinstance(project, Mapping) else {}
+    yield project.get("dependencies"), "[project] dependencies", "uvdock sync"
+    extras = project.get("optional-dependencies")
+    for extra, requirements in (extras if isinstance(extras, Mapping) else {}).items():
+        sync = (
+            "uvdock sync --profile lts --lts" if extra == "lts" else f"uvdock sync --extra {extra}"
+        )
+        yield requirements, f"the `{extra}` extra", sync
+    groups = data.get("dependency-groups")
+    for group, requirements in (groups if isinstance(groups, Mapping) else {}).items():
+        yield requirements, f"the `{group}` dependency group", f"uvdock sync --group {group}"
+
+
+def declarations(data: Mapping[str, Any]) -> dict[str, Declared]:
+    """Normalised distribution name -> its first declaration (dependencies, extras, groups)."""
+    found: dict[str, Declared] = {}
+    for requirements, where, sync in _sources(data):
+        for name in _names(requirements):
+            found.setdefault(normalize_name(name), Declared(name, where, sync))
+    return found
+
+
+def read(repo: Path) -> dict[str, Declared]:
+    try:
+        with (repo / "pyproject.toml").open("rb") as fh:
+            return declarations(tomllib.load(fh))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def for_module(found: Mapping[str, Declared], module: str) -> Declared | None:
+    """The declaration that provides import name `module`, if the project has one."""
+    candidates = (module, *KNOWN_DISTRIBUTIONS.get(module, ()))
+    for name in candidates:
+        if (hit := found.get(normalize_name(name))) is not None:
+            return hit
+    return None
