@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import RunCli, engine_name
 
-from uvdock.doctor import signatures
+from uvdock.doctor import logscan
 from uvdock.image.heredoc import BUILDAH_FIRST
 
 pytestmark = pytest.mark.engine
@@ -104,6 +104,6 @@ def test_the_real_build_fails_as_doctor_says(
     assert out.returncode != 0
     log = out.stdout + out.stderr
     assert 'Unknown instruction: "APT-GET"' in log
-    found = [f.signature for f in signatures.diagnose(log).findings]
+    found = [f.signature for f in logscan.diagnose(log).findings]
     assert "heredoc-unsupported" in found
     assert not _exists(tag)
