@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from uvdock.commands.image.registry_check import TagReport
     from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
+    from uvdock.image.contents import ImageReport
 
 
 def _print_handoff(ctx: Context, tag: str, lane: str) -> None:
@@ -77,29 +78,39 @@ class Command(BaseCommand):
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
         report = report or self._check_registry(ctx, args, tag)
+        contents = self._contents(ctx, args, plan)
         from uvdock import edit
 
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
             if ctx.options.json:
-                ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
+                ctx.out.json(self._payload(plan, report=report, contents=contents))
             else:
                 ctx.out.info(
                     f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
                 )
                 # The hand-off is part of the plan: show what comes after the write.
-                self._handoff(ctx, args, plan)
+                self._handoff(ctx, plan, contents)
             return 0
         edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
         if ctx.options.json:
-            ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
+            ctx.out.json(self._payload(plan, report=report, contents=contents))
             return 0
         before = plan.current or "?"
         ctx.out.info(f"{lane} base image: {before} -> {tag}")
         for pin in plan.changed:
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
-        self._handoff(ctx, args, plan)
+        self._handoff(ctx, plan, contents)
         return 0
+
+    @staticmethod
+    def _contents(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> ImageReport | None:
+        """Both images' contents for --pr-body (read before anything is written)."""
+        if not args.pr_body:
+            return None
+        from uvdock.commands.image.image_contents import read_report
+
+        return read_report(ctx, args, plan.current, plan.tag)
 
     @staticmethod
     def _tag_argument(args: argparse.Namespace) -> str:
@@ -128,18 +139,23 @@ class Command(BaseCommand):
         return report
 
     @staticmethod
-    def _handoff(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
+    def _handoff(ctx: Context, plan: BumpPlan, contents: ImageReport | None) -> None:
         from uvdock.image import pr_body
 
-        if not args.pr_body:
+        if contents is None:
             _print_handoff(ctx, plan.tag, plan.lane)
             return
-        ctx.out.stdout.write(pr_body.render(plan.lane, plan.tag, plan.current, plan.changed))
+        body = pr_body.render(plan.lane, plan.tag, plan.current, plan.changed, contents)
+        ctx.out.stdout.write(body)
         ctx.out.stdout.flush()
 
     @staticmethod
     def _payload(
-        plan: BumpPlan, *, report: TagReport | None = None, pr_body: bool = False
+        plan: BumpPlan,
+        *,
+        report: TagReport | None = None,
+        pr_body: bool = False,
+        contents: ImageReport | None = None,
     ) -> dict[str, Any]:
         from uvdock.image import pr_body as body
 
@@ -152,6 +168,11 @@ class Command(BaseCommand):
             "handoff": body.handoff(plan.tag, plan.lane),
             "registry": report.to_json() if report is not None else None,
         }
-        if pr_body:
+        if contents is not None:
+            payload["image_contents"] = contents.to_json()
+            payload["pr_body"] = body.render(
+                plan.lane, plan.tag, plan.current, plan.changed, contents
+            )
+        elif pr_body:  # nothing to change: no body to write either
             payload["pr_body"] = body.render(plan.lane, plan.tag, plan.current, plan.changed)
         return payload
