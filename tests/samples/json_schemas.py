@@ -103,7 +103,13 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     "image enroot": {},
     "add": {"lock_changed?": "bool", **{f"{k}?": v for k, v in LOCK_DIFF.items()}},
     "remove": {"lock_changed?": "bool", **{f"{k}?": v for k, v in LOCK_DIFF.items()}},
-    "lock": {"lock_changed?": "bool", **{f"{k}?": v for k, v in LOCK_DIFF.items()}},
+    "lock": {
+        "lock_changed?": "bool",
+        **{f"{k}?": v for k, v in LOCK_DIFF.items()},
+        "title?": "str",
+        "kinds?": "object",
+        "pr_body?": "str",
+    },
     "lock diff": LOCK_DIFF,
     "lock resolve": {
         "conflict?": "bool",
