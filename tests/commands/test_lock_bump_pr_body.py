@@ -12,13 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import RunCli, commit_all, git
 from samples import gfm
+from samples.lock_bump import DEPENDENCIES, make_stale
 from samples.pins import snapshot
-from samples.wheels import make_wheel
 
 pytestmark = pytest.mark.engine
-
-# Moved into ./wheels only after the first lock: `--upgrade` then has somewhere to go.
-LATER = (("alpha", "1.1.0"), ("gamma", "2.0.0"), ("torch", "2.9.0"))
 
 
 def _podman(engine_image: str) -> list[str]:
@@ -29,24 +26,14 @@ def _podman(engine_image: str) -> list[str]:
 def stale_project(
     uv_project: Callable[..., Path], engine_image: str, run_cli: RunCli, tmp_path: Path
 ) -> Path:
-    """A project locked at alpha 1.0.0, gamma 1.0.0, torch 2.8.0, delta 4.0.0; then the
-    newer wheels arrive and delta 4.0.0 is withdrawn (only 3.0.0 left: a downgrade)."""
-    repo = uv_project(("alpha", "gamma", "torch", "delta"))
-    wheels = repo / "wheels"
-    held = tmp_path / "held"
-    held.mkdir()
-    for name, version in LATER:
-        target = wheels / f"{name}-{version}-py3-none-any.whl"
-        if target.exists():
-            target.rename(held / target.name)
-    make_wheel(wheels, "torch", "2.8.0")
-    make_wheel(held, "torch", "2.9.0")
-    locked = run_cli("--repo", repo, *_podman(engine_image), "lock")
-    assert locked.code == 0, locked.err
-    for wheel in held.iterdir():
-        wheel.rename(wheels / wheel.name)
-    (wheels / "delta-4.0.0-py3-none-any.whl").unlink()
-    make_wheel(wheels, "delta", "3.0.0")
+    """samples/lock_bump.py's project, committed, on a branch `weekly`."""
+    repo = uv_project(DEPENDENCIES)
+
+    def lock(path: Path) -> None:
+        locked = run_cli("--repo", path, *_podman(engine_image), "lock")
+        assert locked.code == 0, locked.err
+
+    make_stale(repo, lock, tmp_path / "held")
     commit_all(repo, "locked")
     git(repo, "checkout", "-q", "-b", "weekly")
     return repo

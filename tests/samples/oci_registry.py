@@ -334,9 +334,9 @@ def push_image(
         _podman("manifest", "push", "-q", "--all", "--format", fmt,
                 "--tls-verify=false", manifest_list, target)  # fmt: skip
     finally:
-        subprocess.run(
-            ["podman", "rmi", "-f", manifest_list, *images.values()], capture_output=True
-        )
+        # A manifest list goes with `podman manifest rm`: `rmi` leaves it behind.
+        subprocess.run(["podman", "manifest", "rm", manifest_list], capture_output=True)
+        subprocess.run(["podman", "rmi", "-f", *images.values()], capture_output=True)
 
 
 def push_tags(folder: Path, host: str) -> None:
