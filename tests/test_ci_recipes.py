@@ -257,7 +257,7 @@ def test_github_image_bump(megatron_repo: Path, registry: Registries, tmp_path: 
     ]  # fmt: skip
     assert run.outputs["bump"]["title"] == "chore: Update Docker image version to 26.09-py3"
     body = (tmp_path / "pr-body.md").read_text()
-    assert "**CUDA 12.9 -> 13.0 (a new major release)**" in body
+    assert "- **CUDA 12.9 -> 13.0 (a new major release)**" in body
     assert "| PyTorch | `2.8.0a0+5228986` | **`2.9.0a0+50eac81`** |" in body
     assert "rel-26-09.html" in body
     assert "pr.md" not in git(megatron_repo, "status", "--porcelain")  # kept in RUNNER_TEMP
@@ -281,7 +281,7 @@ def test_gitlab_image_bump(
     assert request["title"] == "chore: Update Docker image version to 26.09-py3"
     assert request["source_branch"] == "uvdock/base-image-bump"
     assert "### Image contents" in request["description"]
-    assert "**PyTorch 2.8 -> 2.9 (a new minor release)**" in request["description"]
+    assert "- **PyTorch 2.8 -> 2.9 (a new minor release)**" in request["description"]
     pin = git(bare, "show", "uvdock/base-image-bump:docker/.ngc_version.dev")
     assert pin == "nvcr.io/nvidia/pytorch:26.09-py3\n"
     # The next scheduled run on the default branch: the same bump, pushed again; the open

@@ -62,8 +62,8 @@ def test_pr_body_shows_versions_digests_and_release_notes(
     assert result.code == 0, result.err
     body = result.out
     assert body.startswith("chore: Update Docker image version to 26.09-py3\n\n")
-    assert "**PyTorch 2.8 -> 2.9 (a new minor release)**" in body
-    assert "**CUDA 12.9 -> 13.0 (a new major release)**" in body
+    assert "- **PyTorch 2.8 -> 2.9 (a new minor release)**" in body
+    assert "- **CUDA 12.9 -> 13.0 (a new major release)**" in body
     assert "| Component | `26.06-py3` | `26.09-py3` |" in body
     assert "| PyTorch | `2.8.0a0+5228986` | **`2.9.0a0+50eac81`** |" in body
     assert "| CUDA | `12.9.1.010` | **`13.0.1.012`** |" in body
@@ -82,6 +82,10 @@ def test_pr_body_shows_versions_digests_and_release_notes(
     assert body.index("### Image contents") < body.index("### Checklist")
     assert registry.token.seen and set(registry.token.seen) == {""}  # anonymous bearer flow
     assert gfm.task_items(body)  # the checklist still renders as task items
+    rows = gfm.table_rows(body)  # as GitHub renders them: the tables hold
+    assert ["PyTorch", "`2.8.0a0+5228986`", "**`2.9.0a0+50eac81`**"] in rows
+    assert ["linux/arm64", f"`{old['linux/arm64']}`", f"`{new['linux/arm64']}`"] in rows
+    assert "image contents: CUDA 12.9 -> 13.0 (a new major release)" in result.err
 
 
 def test_json_carries_the_same_data(

@@ -105,7 +105,7 @@ def _version_rows(report: contents.ImageReport) -> list[str]:
         new = f"**{new}**" if c.changed and c.after else new
         lines.append(f"| {c.label} | {_code(c.before) if c.before else '-'} | {new} |")
     called = contents.callouts(components)
-    head = [f"**{line}**" for line in called] + ([""] if called else [])
+    head = [f"- **{line}**" for line in called] + ([""] if called else [])
     return head + lines + [""]
 
 

@@ -45,4 +45,7 @@ def read_report(
 
     for line in problems((before, after)):
         ctx.out.warn(f"image contents not read: {line}")
-    return ImageReport(old_tag, new_tag, before, after, unread=unread)
+    report = ImageReport(old_tag, new_tag, before, after, unread=unread)
+    for line in report.to_json()["callouts"]:
+        ctx.out.info(f"image contents: {line}")
+    return report
