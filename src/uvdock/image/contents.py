@@ -29,6 +29,7 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Transformer Engine", ("TRANSFORMER_ENGINE_VERSION",)),
     ("Python", ("PYTHON_VERSION",)),
 )
+KEYS = tuple(key for _, keys in COMPONENTS for key in keys)
 CALLED_OUT = ("PyTorch", "CUDA")  # a new major or minor of these is named above the table
 RELEASE_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-{}.html"
 
@@ -57,6 +58,16 @@ class Component(NamedTuple):
             "changed": self.changed,
             "callout": self.callout or None,
         }
+
+
+def tag_json(image: TagImage) -> dict[str, Any]:
+    """The image as JSON with only the version variables of its environment: an image's ENV
+    may hold anything (a token baked in by mistake), and only these are uvdock's business."""
+    data = image.to_json()
+    for platform in data["platforms"]:
+        if platform["env"] is not None:
+            platform["env"] = {k: v for k, v in platform["env"].items() if k in KEYS}
+    return data
 
 
 def release_notes_url(tag: str) -> str:
@@ -157,8 +168,8 @@ class ImageReport(NamedTuple):
         return {
             "checked": self.checked,
             "skipped": self.skipped or None,
-            "from": self.before.to_json() if self.before else None,
-            "to": self.after.to_json() if self.after else None,
+            "from": tag_json(self.before) if self.before else None,
+            "to": tag_json(self.after) if self.after else None,
             "versions": [c.to_json() for c in components],
             "callouts": callouts(components),
             "not_found": self.not_found(),

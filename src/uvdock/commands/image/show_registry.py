@@ -59,12 +59,12 @@ def show(ctx: Context, scan: Scan, args: argparse.Namespace) -> int:
 
 
 def _json(lane: str, tag: str, image: TagImage | None) -> dict[str, object]:
-    from uvdock.image.contents import compare
+    from uvdock.image.contents import compare, tag_json
 
     if image is None:
         return {"lane": lane, "tag": tag, "found": False}
     versions = [c.to_json() for c in compare(None, image)]
-    return {"lane": lane, "found": True, **image.to_json(), "versions": versions}
+    return {"lane": lane, "found": True, **tag_json(image), "versions": versions}
 
 
 def _table(ctx: Context, found: list[tuple[str, str, TagImage | None]], versions: bool) -> None:
