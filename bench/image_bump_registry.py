@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "megatron-lm"
+SHARED = ROOT / "examples" / "megatron-lm"  # the real files, kept in the repository
 sys.path.insert(0, str(ROOT / "tests"))
 
 from samples.oci_registry import missing_reason, serve  # noqa: E402
@@ -73,7 +73,7 @@ def main() -> int:
     runs = parser.parse_args().runs
     reason = missing_reason()
     if reason or not SHARED.is_dir():
-        print(f"skipped: {reason or 'no ../shared/megatron-lm'}")
+        print(f"skipped: {reason or 'no examples/megatron-lm'}")
         return 0
     compileall.compile_dir(str(ROOT / "src"), quiet=1)
     script = Path(sys.executable).parent / "uvdock"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
     from uvdock.image.contents import ImageReport
+    from uvdock.registry.client import RegistryClient
 
 
 def _print_handoff(ctx: Context, tag: str, lane: str) -> None:
@@ -29,6 +30,8 @@ def _print_handoff(ctx: Context, tag: str, lane: str) -> None:
 
 
 class Command(BaseCommand):
+    _client: RegistryClient | None = None  # the tag check's, reused for --pr-body
+
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
@@ -65,7 +68,7 @@ class Command(BaseCommand):
             picked = bump_latest.pick(ctx, args, scan, lane)
             if picked is None:
                 return 0
-            tag, report = picked
+            tag, report, self._client = picked
         else:
             tag, report = self._tag_argument(args), None
         plan = plan_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
@@ -103,14 +106,16 @@ class Command(BaseCommand):
         self._handoff(ctx, plan, contents)
         return 0
 
-    @staticmethod
-    def _contents(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> ImageReport | None:
-        """Both images' contents for --pr-body (read before anything is written)."""
+    def _contents(
+        self, ctx: Context, args: argparse.Namespace, plan: BumpPlan
+    ) -> ImageReport | None:
+        """Both images' contents for --pr-body (read before anything is written), with the
+        tag check's client: its token and its time budget go on."""
         if not args.pr_body:
             return None
         from uvdock.commands.image.image_contents import read_report
 
-        return read_report(ctx, args, plan.current, plan.tag)
+        return read_report(ctx, args, plan.current, plan.tag, self._client)
 
     @staticmethod
     def _tag_argument(args: argparse.Namespace) -> str:
@@ -124,8 +129,7 @@ class Command(BaseCommand):
             )
         return parse_tag_argument(args.tag)
 
-    @staticmethod
-    def _check_registry(ctx: Context, args: argparse.Namespace, tag: str) -> TagReport:
+    def _check_registry(self, ctx: Context, args: argparse.Namespace, tag: str) -> TagReport:
         from uvdock.commands.image import registry_check
 
         offline = registry_check.offline_reason(ctx, args.offline)
@@ -135,6 +139,7 @@ class Command(BaseCommand):
             return registry_check.TagReport(False, base, skipped=offline)
         client = registry_check.client_for(ctx, hint=registry_check.OFFLINE_HINT)
         report = registry_check.require_tag(client, tag, ctx.config.platforms)
+        self._client = client
         ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
         return report
 

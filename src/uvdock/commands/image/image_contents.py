@@ -16,10 +16,15 @@ from uvdock.image.contents import ImageReport
 
 if TYPE_CHECKING:
     from uvdock.context import Context
+    from uvdock.registry.client import RegistryClient
 
 
 def read_report(
-    ctx: Context, args: argparse.Namespace, old_tag: str | None, new_tag: str
+    ctx: Context,
+    args: argparse.Namespace,
+    old_tag: str | None,
+    new_tag: str,
+    client: RegistryClient | None = None,
 ) -> ImageReport:
     from uvdock.registry.image_config import read_tag
 
@@ -27,7 +32,7 @@ def read_report(
     if offline:
         return ImageReport(old_tag, new_tag, skipped=f"offline: {offline}")
     try:
-        client = registry_check.client_for(ctx, hint=None)
+        client = client or registry_check.client_for(ctx, hint=None)
         after = read_tag(client, new_tag, keep_going=True)
     except EnvironmentUnusable as exc:
         ctx.out.warn(f"image contents not read: {exc.message}")
