@@ -88,10 +88,21 @@ def _checklist(lane: str, other_lane: str) -> list[str]:
     return items
 
 
-def _code(text: str) -> str:
-    # Registry text lands in Markdown: a backtick or a pipe must not end the cell or span.
+MAX_VALUE = 80  # characters of one registry-stated value shown in the body
+
+
+def _plain(text: str, limit: int = MAX_VALUE) -> str:
+    """Registry text made safe for one Markdown table cell or list item: printable, no pipe
+    to end the cell, and short (a pull request body has a size limit)."""
     shown = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return "`" + shown.replace("`", "'").replace("|", "\\|") + "`"
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return shown.replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    # A backtick would end the code span: registry text cannot choose where it stops.
+    return "`" + _plain(text).replace("`", "'") + "`"
 
 
 def _version_rows(report: contents.ImageReport) -> list[str]:
@@ -120,7 +131,7 @@ def _digest_rows(report: contents.ImageReport) -> list[str]:
     lines = [f"| Platform | {old} manifest | {_code(report.new_tag)} manifest |", "|---|---|---|"]
     for platform, pair in digests.items():
         cells = [_code(pair[side]) if pair.get(side) else "-" for side in ("before", "after")]
-        lines.append(f"| {platform} | {cells[0]} | {cells[1]} |")
+        lines.append(f"| {_plain(platform)} | {cells[0]} | {cells[1]} |")
     return [*lines, ""]
 
 
@@ -136,8 +147,8 @@ def contents_section(report: contents.ImageReport) -> list[str]:
     else:
         lines += _version_rows(report) + _digest_rows(report)
         unread = [f"- {tag}: not in the registry" for tag in report.not_found()]
-        unread += [f"- {line}" for line in report.unread]
-        unread += [f"- {line}" for line in contents.problems((report.before, report.after))]
+        problems = [*report.unread, *contents.problems((report.before, report.after))]
+        unread += [f"- {_plain(line, limit=400)}" for line in problems]
         if unread:
             lines += ["Not read from the registry:", "", *unread, ""]
     notes = contents.release_notes_url(report.new_tag)
