@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from conftest import RunCli
-from samples import gfm
+from samples import gfm, json_schemas
 from samples.oci_registry import (
     NGC_ENV,
     REPOSITORY,
@@ -97,6 +97,7 @@ def test_json_carries_the_same_data(
     )
     assert result.code == 0, result.err
     payload = json.loads(result.out)
+    json_schemas.check(payload)  # the documented shape (docs/json.md)
     contents = payload["image_contents"]
     assert contents["checked"] is True and contents["skipped"] is None
     assert contents["release_notes"] == NOTES
@@ -150,6 +151,7 @@ def test_image_show_digests_lists_each_managed_tag(
 ) -> None:
     result = run_cli("--repo", megatron_repo, "--json", "image", "show", "--digests")
     assert result.code == 0, result.err
+    json_schemas.check(json.loads(result.out))
     images = json.loads(result.out)["images"]
     assert [(i["lane"], i["tag"]) for i in images] == [("dev", "26.06-py3")]  # no LTS by default
     expected = platform_digests(registry.open_url, "26.06-py3")

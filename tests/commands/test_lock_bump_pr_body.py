@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunCli, commit_all, git
-from samples import gfm
+from samples import gfm, json_schemas
 from samples.lock_bump import DEPENDENCIES, make_stale
 from samples.pins import snapshot
 
@@ -76,6 +76,7 @@ def test_upgrade_package_moves_only_that_package(
     )  # fmt: skip
     assert result.code == 0, result.err
     payload = json.loads(result.out)
+    json_schemas.check(payload)  # the documented shape (docs/json.md)
     assert payload["title"] == "chore(beep boop 🤖): Bump `uv.lock` (main)"
     # delta 4.0.0 left the index: uv moves it whatever --upgrade-package says
     assert payload["kinds"] == {"minor": 1, "downgrade": 1}
