@@ -81,3 +81,10 @@ def test_body_marks_the_packages_the_image_provides() -> None:
     assert any("/ok to test <commit-sha>" in item for item in items)
     assert any("downgrades" in item for item in items)
     assert "1 major, 1 minor, 1 patch, 1 git revision, 1 downgrade" in body
+
+
+def test_title_is_one_printable_line() -> None:
+    title = pr_body.title(
+        "chore: Bump\n`uv.lock`\x1b[2J ({branch})\t({date})", "main", "2026-12-01"
+    )
+    assert title == "chore: Bump `uv.lock`?[2J (main) (2026-12-01)"

@@ -39,7 +39,9 @@ def title(template: str, branch: str, date: str) -> str:
             hint="placeholders: {branch} and {date}; default: " + DEFAULT_TITLE,
         )
     filled = template.replace("{branch}", branch).replace("{date}", date)
-    return " ".join(filled.split())  # one line, whatever the configuration held
+    # One printable line, whatever a repository's configuration held: it becomes a PR title.
+    printable = "".join(ch if ch.isprintable() or ch.isspace() else "?" for ch in filled)
+    return " ".join(printable.split())
 
 
 def kinds(diff: LockDiff) -> dict[str, int]:
