@@ -1,7 +1,7 @@
 """What the registry check adds to `uvdock image bump`: against a real registry on loopback.
 
 Starts Debian's docker-registry (CNCF distribution) with bearer-token auth and a token
-endpoint, as nvcr.io answers (tests/oci_registry.py, the registry tests' own set-up), pushes
+endpoint, as nvcr.io answers (tests/samples/oci_registry.py, the registry tests' own set-up), pushes
 the test tags with podman, then times on a Megatron-LM copy, interleaved (median of the
 fastest half; the pins are put back between runs, outside the timing):
 
@@ -9,6 +9,8 @@ fastest half; the pins are put back between runs, outside the timing):
   uvdock image bump 26.09-py3             (the open registry: one manifest GET)
   uvdock image bump 26.09-py3             (401 -> anonymous token -> manifest list)
   uvdock image bump --latest              (+ the tag list, and one probe per skipped tag)
+  uvdock image bump 26.09-py3 --pr-body   (+ both images' contents: list, manifest and
+                                           config blob per platform, for old and new tag)
 
 and prints each, the check's cost in ms and the ratio to the offline bump. A loopback
 registry measures uvdock's own cost (plus the test token endpoint's, which signs each token
@@ -33,10 +35,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "megatron-lm"
+SHARED = ROOT / "examples" / "megatron-lm"  # the real files, kept in the repository
 sys.path.insert(0, str(ROOT / "tests"))
 
-from oci_registry import missing_reason, serve  # noqa: E402
+from samples.oci_registry import missing_reason, serve  # noqa: E402
 
 
 def megatron_copy(tmp: Path) -> Path:
@@ -71,7 +73,7 @@ def main() -> int:
     runs = parser.parse_args().runs
     reason = missing_reason()
     if reason or not SHARED.is_dir():
-        print(f"skipped: {reason or 'no ../shared/megatron-lm'}")
+        print(f"skipped: {reason or 'no examples/megatron-lm'}")
         return 0
     compileall.compile_dir(str(ROOT / "src"), quiet=1)
     script = Path(sys.executable).parent / "uvdock"
@@ -89,6 +91,7 @@ def main() -> int:
                 "open": ([*base, "26.09-py3"], open_),
                 "checked": ([*base, "26.09-py3"], token),
                 "latest": ([*base, "--latest"], token),
+                "contents": ([*base, "26.09-py3", "--pr-body"], token),
             }
             times: dict[str, list[float]] = {name: [] for name in commands}
             for _ in range(runs):
@@ -103,6 +106,7 @@ def main() -> int:
         "open": "image bump TAG, no auth ",
         "checked": "image bump TAG, token   ",
         "latest": "image bump --latest     ",
+        "contents": "image bump TAG --pr-body",
     }
     for name, label in labels.items():
         value = fastest_half(times[name])

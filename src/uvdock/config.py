@@ -96,6 +96,8 @@ class Config(NamedTuple):
     registry_page_size: int = 0  # tags per tags/list page (0: the registry's default)
     # Dependencies.
     protected_packages: tuple[str, ...] = DEFAULT_PROTECTED_PACKAGES
+    # `lock --upgrade --pr-body`: the pull request's title; {branch} and {date} are filled in.
+    lock_bump_title: str = "chore: Bump `uv.lock` ({branch}) ({date})"
     lts_requirements: str = "docker/lts/requirements.txt"
     # Test recipes.
     recipes_dir: str = "tests/test_utils/recipes"

@@ -24,6 +24,14 @@ every managed pin of the lane in the same pull request. The lts lane is unchange
 - `docker/.ngc_version.dev:1`: `26.06-py3` -> `26.09-py3`
 - `docker/Dockerfile.ci.dev:4`: `26.06-py3` -> `26.09-py3`
 
+### Image contents
+
+The image contents were not checked (offline: offline = true in the configuration or \
+UVDOCK_OFFLINE): component versions and manifest digests are not shown.
+
+Release notes of `26.09-py3`: \
+https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-26-09.html
+
 ### Checklist
 
 - [ ] The `Run functional tests` label is applied (before the first push)
@@ -51,6 +59,14 @@ every managed pin of the lane in the same pull request. The dev lane is unchange
 - `.gitlab/stages/01.build.yml:56` (amd64): `25.09-py3` -> `26.03-py3`
 - `.gitlab/stages/01.build.yml:60` (arm64): `25.09-py3` -> `26.03-py3`
 - `docker/.ngc_version.lts:1`: `25.09-py3` -> `26.03-py3`
+
+### Image contents
+
+The image contents were not checked (offline: offline = true in the configuration or \
+UVDOCK_OFFLINE): component versions and manifest digests are not shown.
+
+Release notes of `26.03-py3`: \
+https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-26-03.html
 
 ### Checklist
 

@@ -8,6 +8,7 @@ tests/commands/test_image_registry.py.
 from __future__ import annotations
 
 import base64
+import contextlib
 import socket
 import ssl
 import subprocess
@@ -184,6 +185,11 @@ class ConnectProxy:
             threading.Thread(target=_relay, args=(source, sink), daemon=True).start()
 
     def close(self) -> None:
+        # close() alone leaves the thread blocked in accept() holding the listening socket:
+        # the port stays open after the test, and a later test's connection can land in it.
+        # shutdown() wakes accept() up, so the socket is really gone.
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
 
 

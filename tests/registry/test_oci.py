@@ -96,7 +96,9 @@ def test_media_type_from_body_then_header() -> None:
     assert oci.manifest_media_type("text/plain", {"mediaType": oci.DOCKER_LIST}) == oci.DOCKER_LIST
     assert oci.is_list(oci.manifest_media_type(oci.OCI_INDEX + "; charset=utf-8", {}))
     assert not oci.is_list(oci.manifest_media_type(None, {"config": {}}))
-    assert oci.config_digest({"config": {"digest": "sha256:abc"}}) == "sha256:abc"
+    digest = "sha256:" + "ab" * 32
+    assert oci.config_digest({"config": {"digest": digest}}) == digest
+    assert oci.config_digest({"config": {"digest": "sha256:abc"}}) is None  # not a digest
     assert oci.config_digest({"config": {"digest": "md5:abc"}}) is None
 
 

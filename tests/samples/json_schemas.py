@@ -61,6 +61,27 @@ FINDING = {
     "message": "str",
 }
 REGISTRY = {"checked": "bool", "url": "str", "skipped?": "str", "platforms?": ["str"]}
+PLATFORM_IMAGE = {"platform": "str", "digest": "str", "env": "object?", "problem": "str?"}
+TAG_IMAGE = {"tag": "str", "digest": "str", "platforms": [PLATFORM_IMAGE]}
+COMPONENT = {
+    "name": "str",
+    "key": "str",
+    "from": "str?",
+    "to": "str?",
+    "changed": "bool",
+    "callout": "str?",
+}
+IMAGE_CONTENTS = {
+    "checked": "bool",
+    "skipped": "str?",
+    "from": Nullable(TAG_IMAGE),
+    "to": Nullable(TAG_IMAGE),
+    "versions": [COMPONENT],
+    "callouts": ["str"],
+    "not_found": ["str"],
+    "problems": ["str"],
+    "release_notes": "str",
+}
 LOCK_DIFF = {
     "added": [{"name": "str", "versions": ["str"]}],
     "removed": [{"name": "str", "versions": ["str"]}],
@@ -82,7 +103,13 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     "image enroot": {},
     "add": {"lock_changed?": "bool", **{f"{k}?": v for k, v in LOCK_DIFF.items()}},
     "remove": {"lock_changed?": "bool", **{f"{k}?": v for k, v in LOCK_DIFF.items()}},
-    "lock": {"lock_changed?": "bool", **{f"{k}?": v for k, v in LOCK_DIFF.items()}},
+    "lock": {
+        "lock_changed?": "bool",
+        **{f"{k}?": v for k, v in LOCK_DIFF.items()},
+        "title?": "str",
+        "kinds?": "object",
+        "pr_body?": "str",
+    },
     "lock diff": LOCK_DIFF,
     "lock resolve": {
         "conflict?": "bool",
@@ -136,7 +163,19 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "diff": "str",
         "next_steps": ["str"],
     },
-    "image show": {"pins": [PIN]},
+    "image show": {
+        "pins?": [PIN],
+        "images?": [
+            {
+                "lane": "str",
+                "found": "bool",
+                "tag": "str",
+                "digest?": "str",
+                "platforms?": [PLATFORM_IMAGE],
+                "versions?": [COMPONENT],
+            }
+        ],
+    },
     "image check": {"lanes": "object", "managed": [PIN], "findings": [FINDING]},
     "image bump": {
         "lane": "str",
@@ -153,6 +192,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
             "regressions": "str",
         },
         "registry": Nullable(REGISTRY),
+        "image_contents?": IMAGE_CONTENTS,
         "pr_body?": "str",
     },
     "image tags": {

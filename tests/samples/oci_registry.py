@@ -45,6 +45,31 @@ TAGS: dict[str, tuple[str, ...]] = {
     "latest": ("amd64",),
 }
 LIST_FORMAT = {"25.11-py3": "v2s2", "26.06-py3": "oci", "26.09-py3": "v2s2"}
+# The environment NGC PyTorch images state their component versions in (values as NGC writes
+# them); both platforms of a tag carry the same. 26.06 -> 26.09 moves PyTorch a minor release
+# and CUDA a major one.
+NGC_ENV: dict[str, dict[str, str]] = {
+    "26.06-py3": {
+        "NVIDIA_PYTORCH_VERSION": "26.06",
+        "PYTORCH_VERSION": "2.8.0a0+5228986",
+        "PYTORCH_BUILD_VERSION": "2.8.0a0+5228986c",
+        "CUDA_VERSION": "12.9.1.010",
+        "CUDNN_VERSION": "9.10.2.21",
+        "NCCL_VERSION": "2.27.3",
+        "TRT_VERSION": "10.11.0.33",
+        "TRANSFORMER_ENGINE_VERSION": "2.4",
+    },
+    "26.09-py3": {
+        "NVIDIA_PYTORCH_VERSION": "26.09",
+        "PYTORCH_VERSION": "2.9.0a0+50eac81",
+        "PYTORCH_BUILD_VERSION": "2.9.0a0+50eac81a",
+        "CUDA_VERSION": "13.0.1.012",
+        "CUDNN_VERSION": "9.13.0.50",
+        "NCCL_VERSION": "2.27.7",
+        "TRT_VERSION": "10.13.3.9",
+        "TRANSFORMER_ENGINE_VERSION": "2.7",
+    },
+}
 
 
 def missing_reason() -> str | None:
@@ -279,37 +304,48 @@ def _podman(*args: str) -> None:
     subprocess.run(["podman", *args], check=True, capture_output=True)
 
 
-def push_tags(folder: Path, host: str) -> None:
-    """A tiny image per architecture (podman import --arch), pushed as TAGS says."""
+def tiny_tarball(folder: Path) -> Path:
     rootfs = folder / "rootfs"
-    rootfs.mkdir()
+    rootfs.mkdir(exist_ok=True)
     (rootfs / "hello.txt").write_text("uvdock registry test\n")
     tarball = folder / "tiny.tar"
     subprocess.run(["tar", "-C", str(rootfs), "-cf", str(tarball), "."], check=True)
+    return tarball
+
+
+def push_image(
+    host: str, tag: str, platforms: tuple[str, ...], env: dict[str, str], folder: Path, fmt: str
+) -> None:
+    """One tag: a tiny image per architecture with `env` as its ENV (podman import --arch
+    --change), pushed alone or as a manifest list of format `fmt`; local images removed."""
+    tarball = tiny_tarball(folder)
     base = engine_name("regtest")
-    images = {arch: f"localhost/{base}:{arch}" for arch in ("amd64", "arm64")}
-    for arch, image in images.items():
-        _podman("import", "-q", "--arch", arch, str(tarball), image)
-    lists: list[str] = []
+    changes = [arg for key, value in env.items() for arg in ("--change", f"ENV {key}={value}")]
+    images = {arch: f"localhost/{base}:{arch}" for arch in platforms}
+    manifest_list = f"localhost/{base}-list:{tag}"
+    target = f"docker://{host}/{REPOSITORY}:{tag}"
     try:
-        for tag, platforms in TAGS.items():
-            target = f"docker://{host}/{REPOSITORY}:{tag}"
-            if len(platforms) == 1:
-                _podman("push", "-q", "--tls-verify=false", images[platforms[0]], target)
-                continue
-            manifest_list = f"localhost/{base}-list:{tag}"
-            lists.append(manifest_list)
-            _podman("manifest", "create", manifest_list)
-            for arch in platforms:
-                _podman("manifest", "add", manifest_list, "containers-storage:" + images[arch])
-            _podman("manifest", "push", "-q", "--all", "--format", LIST_FORMAT[tag],
-                    "--tls-verify=false", manifest_list, target)  # fmt: skip
+        for arch, image in images.items():
+            _podman("import", "-q", "--arch", arch, *changes, str(tarball), image)
+        if len(platforms) == 1:
+            _podman("push", "-q", "--tls-verify=false", images[platforms[0]], target)
+            return
+        _podman("manifest", "create", manifest_list)
+        for image in images.values():
+            _podman("manifest", "add", manifest_list, "containers-storage:" + image)
+        _podman("manifest", "push", "-q", "--all", "--format", fmt,
+                "--tls-verify=false", manifest_list, target)  # fmt: skip
     finally:
-        # podman 4.3's `rmi -f` leaves a manifest list whose images it removes in the same
-        # call: the lists go first, with `manifest rm`.
-        for manifest_list in lists:
-            subprocess.run(["podman", "manifest", "rm", manifest_list], capture_output=True)
+        # A manifest list goes with `podman manifest rm`: `rmi` leaves it behind.
+        subprocess.run(["podman", "manifest", "rm", manifest_list], capture_output=True)
         subprocess.run(["podman", "rmi", "-f", *images.values()], capture_output=True)
+
+
+def push_tags(folder: Path, host: str) -> None:
+    """A tiny image per architecture (podman import --arch), pushed as TAGS says; the tags of
+    NGC_ENV carry that environment."""
+    for tag, platforms in TAGS.items():
+        push_image(host, tag, platforms, NGC_ENV.get(tag, {}), folder, LIST_FORMAT.get(tag, ""))
 
 
 @dataclass

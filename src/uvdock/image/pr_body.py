@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from uvdock.image import contents
 from uvdock.image.pins import Pin
 from uvdock.registry.tags import PREFIX
 
@@ -87,7 +88,80 @@ def _checklist(lane: str, other_lane: str) -> list[str]:
     return items
 
 
-def render(lane: str, tag: str, current: str | None, changed: Sequence[Pin]) -> str:
+MAX_VALUE = 80  # characters of one registry-stated value shown in the body
+
+
+def _plain(text: str, limit: int = MAX_VALUE) -> str:
+    """Registry text made safe for one Markdown table cell or list item: printable, no pipe
+    to end the cell, and short (a pull request body has a size limit)."""
+    shown = "".join(ch if ch.isprintable() else "?" for ch in text)
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return shown.replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    # A backtick would end the code span: registry text cannot choose where it stops.
+    return "`" + _plain(text).replace("`", "'") + "`"
+
+
+def _version_rows(report: contents.ImageReport) -> list[str]:
+    components = contents.compare(report.before, report.after)
+    if not components:
+        return ["No component versions are stated in either image's environment.", ""]
+    old = _code(report.old_tag) if report.old_tag else "before"
+    lines = [f"| Component | {old} | {_code(report.new_tag)} |", "|---|---|---|"]
+    for c in components:
+        new = _code(c.after) if c.after else "-"
+        new = f"**{new}**" if c.changed and c.after else new
+        lines.append(f"| {c.label} | {_code(c.before) if c.before else '-'} | {new} |")
+    called = contents.callouts(components)
+    head = [f"- **{line}**" for line in called] + ([""] if called else [])
+    return head + lines + [""]
+
+
+def _digest_rows(report: contents.ImageReport) -> list[str]:
+    digests: dict[str, dict[str, str]] = {}
+    for side, image in (("before", report.before), ("after", report.after)):
+        for found in image.platforms if image else ():
+            digests.setdefault(found.platform or "?", {})[side] = found.digest
+    if not digests:
+        return []
+    old = _code(report.old_tag) if report.old_tag else "before"
+    lines = [f"| Platform | {old} manifest | {_code(report.new_tag)} manifest |", "|---|---|---|"]
+    for platform, pair in digests.items():
+        cells = [_code(pair[side]) if pair.get(side) else "-" for side in ("before", "after")]
+        lines.append(f"| {_plain(platform)} | {cells[0]} | {cells[1]} |")
+    return [*lines, ""]
+
+
+def contents_section(report: contents.ImageReport) -> list[str]:
+    """### Image contents: versions old -> new, digests, release notes, what was not read."""
+    lines = ["### Image contents", ""]
+    if not report.checked:
+        lines += [
+            f"The image contents were not checked ({report.skipped}): component versions and "
+            "manifest digests are not shown.",
+            "",
+        ]
+    else:
+        lines += _version_rows(report) + _digest_rows(report)
+        unread = [f"- {tag}: not in the registry" for tag in report.not_found()]
+        problems = [*report.unread, *contents.problems((report.before, report.after))]
+        unread += [f"- {_plain(line, limit=400)}" for line in problems]
+        if unread:
+            lines += ["Not read from the registry:", "", *unread, ""]
+    notes = contents.release_notes_url(report.new_tag)
+    return [*lines, f"Release notes of {_code(report.new_tag)}: {notes}", ""]
+
+
+def render(
+    lane: str,
+    tag: str,
+    current: str | None,
+    changed: Sequence[Pin],
+    report: contents.ImageReport | None = None,
+) -> str:
     """Title line, a blank line, then the Markdown body (like a commit message)."""
     other = "dev" if lane == "lts" else "lts"
     before = f"`{PREFIX}{current}`" if current else "its previous tag"
@@ -102,6 +176,7 @@ def render(lane: str, tag: str, current: str | None, changed: Sequence[Pin]) -> 
         "",
         *(_pin_line(pin, tag) for pin in changed),
         "",
+        *(contents_section(report) if report is not None else []),
         "### Checklist",
         "",
         *_checklist(lane, other),

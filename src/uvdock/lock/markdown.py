@@ -7,11 +7,20 @@ revision, a registry that changed). Takes lockfile.diff_locks' result. Pure: no 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
+
 from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
 
 HEADER = ("Package", "Change", "From", "To", "Source")
 DOWNGRADE_FLAG = ":warning: **downgrade**"
+PROTECTED_MARK = " (base image)"  # after the name of a package the image provides
+
+
+def normalized(name: str) -> str:
+    """PEP 503: `Transformer_Engine` and `transformer-engine` are one package."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _cell(text: str) -> str:
@@ -63,13 +72,19 @@ def _change_cell(before: tuple[str, ...], after: tuple[str, ...]) -> str:
     return f"{DOWNGRADE_FLAG} ({change.kind})" if change.downgrade else kind
 
 
-def rows(diff: LockDiff) -> list[tuple[str, str, str, str, str]]:
-    """The table's rows: changed packages first, then added, then removed; by name in each."""
+def rows(diff: LockDiff, protected: Collection[str] = ()) -> list[tuple[str, str, str, str, str]]:
+    """The table's rows: changed packages first, then added, then removed; by name in each.
+    A package in `protected` (the base image provides it) is marked after its name."""
+    marked = {normalized(name) for name in protected}
+
+    def name_cell(name: str) -> str:
+        return _code(name) + (PROTECTED_MARK if normalized(name) in marked else "")
+
     table: list[tuple[str, str, str, str, str]] = []
     for c in diff.changed:
         table.append(
             (
-                _code(c.name),
+                name_cell(c.name),
                 _change_cell(c.before, c.after),
                 _versions(c.before),
                 _versions(c.after),
@@ -78,11 +93,11 @@ def rows(diff: LockDiff) -> list[tuple[str, str, str, str, str]]:
         )
     for a in diff.added:
         table.append(
-            (_code(a.name), "added", "-", _versions(a.versions), _source_cell((), a.versions))
+            (name_cell(a.name), "added", "-", _versions(a.versions), _source_cell((), a.versions))
         )
     for r in diff.removed:
         table.append(
-            (_code(r.name), "removed", _versions(r.versions), "-", _source_cell(r.versions, ()))
+            (name_cell(r.name), "removed", _versions(r.versions), "-", _source_cell(r.versions, ()))
         )
     return table
 
@@ -95,12 +110,13 @@ def summary(diff: LockDiff) -> str:
     return text + (f", {downgrades} downgraded" if downgrades else "")
 
 
-def render(diff: LockDiff, *, title: str = "uv.lock") -> str:
+def render(diff: LockDiff, *, title: str = "uv.lock", protected: Collection[str] = ()) -> str:
     """The whole Markdown block, ending with a newline."""
     heading = f"**{_cell(title)}**: "
     if diff.is_empty:
         return heading + "no package changes (the locks resolve the same packages)\n"
     lines = [heading + summary(diff), "", "| " + " | ".join(HEADER) + " |"]
     lines.append("|" + "|".join("---" for _ in HEADER) + "|")
-    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows(diff)]
+    table = rows(diff, protected)
+    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in table]
     return "\n".join(lines) + "\n"

@@ -45,6 +45,7 @@ class Response(NamedTuple):
 class Manifest(NamedTuple):
     media_type: str
     body: dict[str, Any]
+    digest: str = ""  # the registry's Docker-Content-Digest, else the sha256 of the bytes
 
 
 class RegistryClient:
@@ -88,7 +89,9 @@ class RegistryClient:
         if response.status == 404:
             return None
         body = self._json(self._expect_ok(response), "manifest " + reference)
-        return Manifest(oci.manifest_media_type(response.headers.get("Content-Type"), body), body)
+        media_type = oci.manifest_media_type(response.headers.get("Content-Type"), body)
+        digest = response.headers.get("Docker-Content-Digest") or oci.sha256_digest(response.body)
+        return Manifest(media_type, body, digest)
 
     def blob_json(self, digest: str) -> dict[str, Any]:
         """A small JSON blob (an image config), following the registry's redirect to storage."""

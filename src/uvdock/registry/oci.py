@@ -6,6 +6,7 @@ to these functions and acts on what they return. Nothing here opens a socket or 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -192,11 +193,38 @@ def config_platform(config: Mapping[str, Any]) -> Platform | None:
     return Platform(os_name, arch, variant if isinstance(variant, str) else "")
 
 
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def is_digest(value: object) -> bool:
+    """A sha256 content digest, exactly: what a registry names goes into URLs and messages."""
+    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
+
+
+def sha256_digest(data: bytes) -> str:
+    """The content digest of a manifest as the registry computes it."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:
+    """(platform, manifest digest) of each entry of a manifest list; attestations skipped."""
+    entries: list[tuple[Platform, str]] = []
+    for entry in body.get("manifests") or []:
+        if not isinstance(entry, Mapping):
+            continue
+        platform = entry.get("platform")
+        found = config_platform(platform) if isinstance(platform, Mapping) else None
+        digest = entry.get("digest")
+        if found is not None and isinstance(digest, str) and is_digest(digest):
+            entries.append((found, digest))
+    return entries
+
+
 def config_digest(body: Mapping[str, Any]) -> str | None:
     """The config blob of a single-platform manifest: where its platform is written."""
     config = body.get("config")
     digest = config.get("digest") if isinstance(config, Mapping) else None
-    return digest if isinstance(digest, str) and digest.startswith("sha256:") else None
+    return digest if isinstance(digest, str) and is_digest(digest) else None
 
 
 def platform_matches(wanted: str, platform: Platform) -> bool:

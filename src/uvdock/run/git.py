@@ -310,3 +310,9 @@ def config_get(repo: Path, key: str) -> str | None:
 
 def config_set(repo: Path, key: str, value: str) -> None:
     _git(repo, "config", "--local", "--end-of-options", key, value)
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch's short name; None on a detached HEAD."""
+    out = _git(repo, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    return out.stdout.strip() or None if out.ok else None

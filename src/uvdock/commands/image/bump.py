@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from uvdock.commands.image.registry_check import TagReport
     from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
+    from uvdock.image.contents import ImageReport
+    from uvdock.registry.client import RegistryClient
 
 
 def _print_handoff(ctx: Context, tag: str, lane: str) -> None:
@@ -28,6 +30,8 @@ def _print_handoff(ctx: Context, tag: str, lane: str) -> None:
 
 
 class Command(BaseCommand):
+    _client: RegistryClient | None = None  # the tag check's, reused for --pr-body
+
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
@@ -65,7 +69,7 @@ class Command(BaseCommand):
             picked = bump_latest.pick(ctx, args, scan, lane)
             if picked is None:
                 return 0
-            tag, report = picked
+            tag, report, self._client = picked
         else:
             tag, report = self._tag_argument(args), None
         from uvdock.image.pins import configured_gitlab_file
@@ -83,22 +87,23 @@ class Command(BaseCommand):
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
         report = report or self._check_registry(ctx, args, tag)
+        contents = self._contents(ctx, args, plan)
         from uvdock import edit
 
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
             if ctx.options.json:
-                ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
+                ctx.out.json(self._payload(plan, report=report, contents=contents))
             else:
                 ctx.out.info(
                     f"dry run: {len(plan.changed)} {lane} pins would change; nothing written"
                 )
                 # The hand-off is part of the plan: show what comes after the write.
-                self._handoff(ctx, args, plan)
+                self._handoff(ctx, plan, contents)
             return 0
         edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
         if ctx.options.json:
-            ctx.out.json(self._payload(plan, report=report, pr_body=args.pr_body))
+            ctx.out.json(self._payload(plan, report=report, contents=contents))
             return 0
         before = plan.current or "?"
         if plan.current == tag:
@@ -107,8 +112,19 @@ class Command(BaseCommand):
             ctx.out.info(f"{lane} base image: {before} -> {tag}")
         for pin in plan.changed:
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
-        self._handoff(ctx, args, plan)
+        self._handoff(ctx, plan, contents)
         return 0
+
+    def _contents(
+        self, ctx: Context, args: argparse.Namespace, plan: BumpPlan
+    ) -> ImageReport | None:
+        """Both images' contents for --pr-body (read before anything is written), with the
+        tag check's client: its token and its time budget go on."""
+        if not args.pr_body:
+            return None
+        from uvdock.commands.image.image_contents import read_report
+
+        return read_report(ctx, args, plan.current, plan.tag, self._client)
 
     @staticmethod
     def _tag_argument(args: argparse.Namespace) -> str:
@@ -122,8 +138,7 @@ class Command(BaseCommand):
             )
         return parse_tag_argument(args.tag)
 
-    @staticmethod
-    def _check_registry(ctx: Context, args: argparse.Namespace, tag: str) -> TagReport:
+    def _check_registry(self, ctx: Context, args: argparse.Namespace, tag: str) -> TagReport:
         from uvdock.commands.image import registry_check
 
         offline = registry_check.offline_reason(ctx, args.offline)
@@ -133,11 +148,12 @@ class Command(BaseCommand):
             return registry_check.TagReport(False, base, skipped=offline)
         client = registry_check.client_for(ctx, hint=registry_check.OFFLINE_HINT)
         report = registry_check.require_tag(client, tag, ctx.config.platforms)
+        self._client = client
         ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
         return report
 
     @staticmethod
-    def _handoff(ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
+    def _handoff(ctx: Context, plan: BumpPlan, contents: ImageReport | None) -> None:
         from uvdock.image import pr_body
 
         if plan.current == plan.tag:
@@ -147,17 +163,20 @@ class Command(BaseCommand):
                 " with the change that needs them"
             )
             return
-        if not args.pr_body:
+        if contents is None:
             _print_handoff(ctx, plan.tag, plan.lane)
             return
-        ctx.out.stdout.write(
-            ctx.out.shown(pr_body.render(plan.lane, plan.tag, plan.current, plan.changed))
-        )
+        body = pr_body.render(plan.lane, plan.tag, plan.current, plan.changed, contents)
+        ctx.out.stdout.write(ctx.out.shown(body))
         ctx.out.stdout.flush()
 
     @staticmethod
     def _payload(
-        plan: BumpPlan, *, report: TagReport | None = None, pr_body: bool = False
+        plan: BumpPlan,
+        *,
+        report: TagReport | None = None,
+        pr_body: bool = False,
+        contents: ImageReport | None = None,
     ) -> dict[str, Any]:
         from uvdock.image import pr_body as body
 
@@ -170,6 +189,11 @@ class Command(BaseCommand):
             "handoff": body.handoff(plan.tag, plan.lane),
             "registry": report.to_json() if report is not None else None,
         }
-        if pr_body:
+        if contents is not None:
+            payload["image_contents"] = contents.to_json()
+            payload["pr_body"] = body.render(
+                plan.lane, plan.tag, plan.current, plan.changed, contents
+            )
+        elif pr_body:  # nothing to change: no body to write either
             payload["pr_body"] = body.render(plan.lane, plan.tag, plan.current, plan.changed)
         return payload

@@ -19,12 +19,14 @@ if TYPE_CHECKING:
     from uvdock.commands.image.registry_check import TagReport
     from uvdock.context import Context
     from uvdock.image.pins import Scan
+    from uvdock.registry.client import RegistryClient
 
 
 def pick(
     ctx: Context, args: argparse.Namespace, scan: Scan, lane: str
-) -> tuple[str, TagReport] | None:
-    """(tag, what the registry said), or None when the lane is already at or past it."""
+) -> tuple[str, TagReport, RegistryClient] | None:
+    """(tag, what the registry said, the client for the rest of the command), or None when
+    the lane is already at or past it."""
     if args.tag is not None:
         raise InputRefused(
             f"--latest picks the tag itself; got TAG {args.tag} as well",
@@ -42,7 +44,7 @@ def pick(
     ctx.out.info(f"newest tag published for {', '.join(platforms)}: {tag}")
     current = current_tag(scan, lane)
     if current is None or tag_key(tag) >= tag_key(current):
-        return tag, report
+        return tag, report, client
     if ctx.options.json:
         ctx.out.json(
             {

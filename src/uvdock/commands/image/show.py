@@ -1,4 +1,7 @@
-"""`uvdock image show`: every base-image pin, managed or informational."""
+"""`uvdock image show [--digests | --versions] [--lts]`: every base-image pin, managed or
+informational; with --digests, each managed tag's manifest digest per platform, read from the
+registry (the LTS lane's only with --lts); --versions adds the component versions the image
+configuration states (commands/image/show_registry.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,21 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--digests",
+            action="store_true",
+            help="ask the registry for each managed tag's manifest digest per platform",
+        )
+        parser.add_argument(
+            "--versions",
+            action="store_true",
+            help="with the digests, the component versions each image's configuration states",
+        )
+        from uvdock.commands import optin
+
+        optin.add_lts_flag(parser, "with --digests / --versions: the LTS lane's tags too")
+
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image import pins
@@ -23,6 +41,10 @@ class Command(BaseCommand):
         for finding in scan.findings:
             if finding.kind == "not-checked-out":
                 ctx.out.warn(f"{finding.path}: {finding.message}")
+        if args.digests or args.versions:
+            from uvdock.commands.image import show_registry
+
+            return show_registry.show(ctx, scan, args)
         # Matrix rows no lane selects come first among the others: a new layout shows here.
         known = [*scan.pins, *scan.unclassified]
         found = pins.all_pins(known, git.grep_files(ctx.repo, PREFIX))

@@ -24,11 +24,23 @@ class Command(BaseCommand):
         parser.add_argument(
             "--upgrade-package", action="append", default=[], metavar="P", help="allow P to move"
         )
+        parser.add_argument(
+            "--pr-body",
+            action="store_true",
+            help="with --upgrade / --upgrade-package: print the pull request's title and "
+            "Markdown body (label, lock diff table, checklist)",
+        )
+        parser.add_argument(
+            "--branch",
+            metavar="NAME",
+            help="the branch named in the --pr-body title (default: the checked-out branch)",
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands import uvwork
         from uvdock.commands.base import shim_for
 
+        title = _pr_title(ctx, args) if args.pr_body else None
         shim = shim_for(ctx)
         uv_args = ["lock"]
         if args.check:
@@ -43,11 +55,70 @@ class Command(BaseCommand):
         before = uvwork.lock_bytes(ctx)
         code = shim.run_uv(uv_args, writes=() if args.check else ("uv.lock",))
         if ctx.dry_run:
+            if title is not None:
+                ctx.out.info("dry run: the pull request body is printed after a real relock")
             return 0
         if code != 0:
             raise uvwork.uv_failed(uv_args, code)
+        if title is not None:
+            return _pr_body(ctx, args, before, title, uv_args)
         uvwork.show_lock_change(ctx, before, args.format)
         return 0
+
+
+def _branch(ctx: Context, args: argparse.Namespace) -> str:
+    """--branch, else the checked-out branch, else the base ref's branch (CI's detached HEAD)."""
+    from uvdock.run import git
+
+    if args.branch is not None:
+        return str(git.checked_ref(args.branch, "--branch"))
+    return git.current_branch(ctx.repo) or ctx.config.base_ref.rpartition("/")[2]
+
+
+def _pr_title(ctx: Context, args: argparse.Namespace) -> str:
+    """Checked before uv runs: a refused title must not cost a relock."""
+    from datetime import UTC, datetime
+
+    from uvdock.errors import InputRefused
+    from uvdock.lock import pr_body
+
+    if args.check or not (args.upgrade or args.upgrade_package):
+        raise InputRefused(
+            "--pr-body describes an upgrade: pass --upgrade or --upgrade-package P",
+            hint="uvdock lock --upgrade --pr-body > pr.md",
+        )
+    date = datetime.now(UTC).date().isoformat()
+    return pr_body.title(ctx.config.lock_bump_title, _branch(ctx, args), date)
+
+
+def _pr_body(
+    ctx: Context, args: argparse.Namespace, before: bytes | None, title: str, uv_args: list[str]
+) -> int:
+    """The pull request on stdout; nothing when uv.lock did not move (no PR to open)."""
+    from uvdock.commands import uvwork
+    from uvdock.lock import lockfile, pr_body
+
+    after = uvwork.lock_bytes(ctx)
+    if after is None or after == before:
+        if ctx.options.json:
+            ctx.out.json({"lock_changed": False, "added": [], "removed": [], "changed": []})
+        ctx.out.info("uv.lock unchanged: no pull request to open")
+        return 0
+    diff = lockfile.diff_locks(before or b"", after)
+    branch = _branch(ctx, args)
+    body = pr_body.render(
+        diff,
+        title_text=title,
+        branch=branch,
+        upgrade="uv " + " ".join(uv_args),
+        protected=ctx.config.protected_packages,
+    )
+    if ctx.options.json:
+        ctx.out.json({"lock_changed": True, **diff.to_json(), **pr_body.to_json(diff, title, body)})
+        return 0
+    ctx.out.info(f"uv.lock changed on {branch}: {pr_body.summary(diff)}")
+    ctx.out.document_text(body.rstrip("\n"))
+    return 0
 
 
 def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:

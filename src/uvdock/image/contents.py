@@ -1,0 +1,178 @@
+"""What a base-image bump moves: the component versions NGC images state in their environment.
+
+NGC PyTorch images publish no changelog a bot can read (no OCI source label), but each image
+sets its components' versions as ENV: NVIDIA_PYTORCH_VERSION, PYTORCH_VERSION (or
+PYTORCH_BUILD_VERSION), CUDA_VERSION, CUDNN_VERSION, NCCL_VERSION, TRT_VERSION (or
+TENSORRT_VERSION), TRANSFORMER_ENGINE_VERSION and, in some images, PYTHON_VERSION. This module
+compares them between the old and the new image, per platform, and names the changes that
+reviewers must not miss: a new major or minor release of PyTorch or CUDA. Pure: the registry
+reading is uvdock.registry.image_config; nothing here opens a socket or prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from uvdock.registry.image_config import TagImage
+from uvdock.registry.tags import tag_key
+
+# (label, ENV names in order of preference); the first one an image sets is shown.
+COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("NGC PyTorch release", ("NVIDIA_PYTORCH_VERSION",)),
+    ("PyTorch", ("PYTORCH_VERSION", "PYTORCH_BUILD_VERSION")),
+    ("CUDA", ("CUDA_VERSION",)),
+    ("cuDNN", ("CUDNN_VERSION",)),
+    ("NCCL", ("NCCL_VERSION",)),
+    ("TensorRT", ("TRT_VERSION", "TENSORRT_VERSION")),
+    ("Transformer Engine", ("TRANSFORMER_ENGINE_VERSION",)),
+    ("Python", ("PYTHON_VERSION",)),
+)
+KEYS = tuple(key for _, keys in COMPONENTS for key in keys)
+CALLED_OUT = ("PyTorch", "CUDA")  # a new major or minor of these is named above the table
+RELEASE_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-{}.html"
+
+_MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
+
+
+class Component(NamedTuple):
+    """One component's version in the old and the new image ("" where an image states none)."""
+
+    label: str
+    key: str  # the ENV name it was read from (the new image's, else the old's)
+    before: str  # one value, or `value (platform)` entries joined by ", " when platforms differ
+    after: str
+    callout: str  # "", "major" or "minor": a PyTorch / CUDA release change worth naming
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.label,
+            "key": self.key,
+            "from": self.before or None,
+            "to": self.after or None,
+            "changed": self.changed,
+            "callout": self.callout or None,
+        }
+
+
+def tag_json(image: TagImage) -> dict[str, Any]:
+    """The image as JSON with only the version variables of its environment: an image's ENV
+    may hold anything (a token baked in by mistake), and only these are uvdock's business."""
+    data = image.to_json()
+    for platform in data["platforms"]:
+        if platform["env"] is not None:
+            platform["env"] = {k: v for k, v in platform["env"].items() if k in KEYS}
+    return data
+
+
+def release_notes_url(tag: str) -> str:
+    """NGC's release notes page of a YY.MM-py3 tag: .../rel-YY-MM.html."""
+    year, month = tag_key(tag)
+    return RELEASE_NOTES.format(f"{year:02d}-{month:02d}")
+
+
+def _value(image: TagImage | None, keys: tuple[str, ...]) -> tuple[str, str]:
+    """(ENV name, value as shown) over the platforms whose environment was read."""
+    if image is None:
+        return "", ""
+    found: list[tuple[str, str]] = []  # (platform, value)
+    used = ""
+    for platform in image.platforms:
+        if platform.env is None:
+            continue
+        key = next((k for k in keys if platform.env.get(k)), "")
+        if key:
+            used = used or key
+            found.append((platform.platform, platform.env[key]))
+    values = {value for _, value in found}
+    if len(values) <= 1:
+        return used, next(iter(values), "")
+    return used, ", ".join(f"{value} ({platform or '?'})" for platform, value in found)
+
+
+def _callout(before: str, after: str) -> str:
+    old, new = _MAJOR_MINOR.match(before), _MAJOR_MINOR.match(after)
+    if old is None or new is None:
+        return ""
+    if old[1] != new[1]:
+        return "major"
+    return "minor" if old[2] != new[2] else ""
+
+
+def compare(before: TagImage | None, after: TagImage | None) -> list[Component]:
+    """The components either image states, in NGC's order; absent ones left out."""
+    components = []
+    for label, keys in COMPONENTS:
+        old_key, old = _value(before, keys)
+        new_key, new = _value(after, keys)
+        if not old and not new:
+            continue
+        callout = _callout(old, new) if label in CALLED_OUT else ""
+        components.append(Component(label, new_key or old_key, old, new, callout))
+    return components
+
+
+def callouts(components: Sequence[Component]) -> list[str]:
+    """`PyTorch 2.8 -> 2.9 (a new minor release)` for each called-out change."""
+    lines = []
+    for c in components:
+        if c.callout:
+            old, new = _MAJOR_MINOR.match(c.before), _MAJOR_MINOR.match(c.after)
+            assert old is not None and new is not None  # a callout needs both
+            lines.append(f"{c.label} {old[0]} -> {new[0]} (a new {c.callout} release)")
+    return lines
+
+
+def problems(images: Sequence[TagImage | None]) -> list[str]:
+    """What could not be read, one line per tag or platform."""
+    lines = []
+    for image in images:
+        if image is None:
+            continue
+        for platform in image.platforms:
+            if platform.problem:
+                where = f"{image.tag} ({platform.platform})" if platform.platform else image.tag
+                lines.append(f"{where}: {platform.problem}")
+    return lines
+
+
+class ImageReport(NamedTuple):
+    """Both images of a bump as read from the registry, or why they were not read."""
+
+    old_tag: str | None
+    new_tag: str
+    before: TagImage | None = None  # None: not read, or the registry has no such tag
+    after: TagImage | None = None
+    skipped: str = ""  # non-empty: the registry was not asked (offline) or not reachable
+    unread: tuple[str, ...] = ()  # the old tag could not be read at all, and why
+
+    @property
+    def checked(self) -> bool:
+        return not self.skipped
+
+    def not_found(self) -> list[str]:
+        """The tags the registry was asked for and does not have."""
+        if not self.checked:
+            return []
+        pairs = ((self.old_tag, self.before), (self.new_tag, self.after))
+        unread = " ".join(self.unread)
+        return [tag for tag, image in pairs if tag and image is None and tag not in unread]
+
+    def to_json(self) -> dict[str, Any]:
+        components = compare(self.before, self.after)
+        return {
+            "checked": self.checked,
+            "skipped": self.skipped or None,
+            "from": tag_json(self.before) if self.before else None,
+            "to": tag_json(self.after) if self.after else None,
+            "versions": [c.to_json() for c in components],
+            "callouts": callouts(components),
+            "not_found": self.not_found(),
+            "problems": [*self.unread, *problems((self.before, self.after))],
+            "release_notes": release_notes_url(self.new_tag),
+        }

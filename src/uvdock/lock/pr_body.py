@@ -1,0 +1,120 @@
+"""The pull request of a uv.lock bump (`lock --upgrade --pr-body`): title, label, table, checklist.
+
+Megatron-LM's weekly bump was a hand-written workflow whose pull request said only
+"PR to bump `uv.lock`" and a to-do to verify the presubmit CI. This body carries the lock
+diff a reviewer needs: every package that moved, by kind (major / minor / patch, added,
+removed, downgrades, git revisions), with the packages the base image provides
+(`protected-packages`) marked: their lock entries move, the image's copies do not (`sync`
+never reinstalls them). The title follows the repository's convention, configurable as
+`lock-bump-title` with `{branch}` and `{date}`. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Collection
+from typing import Any
+
+from uvdock.errors import InputRefused
+from uvdock.lock import markdown
+from uvdock.lock.change_kind import Described, classify, newest
+from uvdock.lock.lockfile import LockDiff
+
+DEFAULT_TITLE = "chore: Bump `uv.lock` ({branch}) ({date})"
+FUNCTIONAL_TESTS_LABEL = "Run functional tests"
+RERUN = "/ok to test <commit-sha>"
+PLACEHOLDERS = ("branch", "date")
+_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def title(template: str, branch: str, date: str) -> str:
+    """The template with {branch} and {date} filled in; any other {field} is refused."""
+    unknown = [f for f in _FIELD.findall(template) if f not in PLACEHOLDERS]
+    if unknown or not template.strip():
+        raise InputRefused(
+            f"config `lock-bump-title`: unknown placeholder {{{unknown[0]}}}"
+            if unknown
+            else "config `lock-bump-title` is empty",
+            hint="placeholders: {branch} and {date}; default: " + DEFAULT_TITLE,
+        )
+    filled = template.replace("{branch}", branch).replace("{date}", date)
+    # One printable line, whatever a repository's configuration held: it becomes a PR title.
+    printable = "".join(ch if ch.isprintable() or ch.isspace() else "?" for ch in filled)
+    return " ".join(printable.split())
+
+
+def kinds(diff: LockDiff) -> dict[str, int]:
+    """How many packages moved by each kind, in the order a reviewer reads them."""
+    counts: Counter[str] = Counter()
+    for c in diff.changed:
+        change = classify(newest(c.before), newest(c.after))
+        if change.downgrade:  # counted once, as what needs a look, not as a release kind
+            counts["downgrade"] += 1
+            continue
+        git_move = change.kind == "source" and Described.parse(newest(c.after)).source
+        kind = "git revision" if git_move and "git " in git_move else change.kind
+        counts[kind if kind in ("major", "minor", "patch", "git revision") else "other"] += 1
+    counts["added"], counts["removed"] = len(diff.added), len(diff.removed)
+    order = ("major", "minor", "patch", "git revision", "other", "added", "removed", "downgrade")
+    return {kind: counts[kind] for kind in order if counts[kind]}
+
+
+def summary(diff: LockDiff) -> str:
+    counted = kinds(diff)
+    parts = [f"{n} {kind}" + ("s" if kind in ("git revision", "downgrade") and n > 1 else "")
+             for kind, n in counted.items()]  # fmt: skip
+    return ", ".join(parts) if parts else "no package changes"
+
+
+def _protected_moved(diff: LockDiff, protected: Collection[str]) -> list[str]:
+    marked = {markdown.normalized(name) for name in protected}
+    names = [c.name for c in diff.changed] + [a.name for a in (*diff.added, *diff.removed)]
+    return sorted(name for name in names if markdown.normalized(name) in marked)
+
+
+def render(
+    diff: LockDiff,
+    *,
+    title_text: str,
+    branch: str,
+    upgrade: str,
+    protected: Collection[str] = (),
+) -> str:
+    """Title line, a blank line, then the Markdown body (like a commit message)."""
+    moved = _protected_moved(diff, protected)
+    lines = [
+        title_text,
+        "",
+        f"Relocks `uv.lock` of `{branch}` with `{upgrade}` in the CI container (the image's "
+        f"uv, so the lock format does not churn): {summary(diff)}.",
+        "",
+        f"Label: `{FUNCTIONAL_TESTS_LABEL}`",
+        "",
+        "### Lock changes",
+        "",
+        markdown.render(diff, title="uv.lock", protected=protected).rstrip("\n"),
+        "",
+    ]
+    if moved:
+        names = ", ".join(f"`{name}`" for name in moved)
+        lines += [
+            f"Marked{markdown.PROTECTED_MARK}: the base image provides {names} "
+            "(`protected-packages`). Their lock entries move; the image's copies do not, "
+            "`uvdock sync` never reinstalls them.",
+            "",
+        ]
+    lines += [
+        "### Checklist",
+        "",
+        "- [ ] Verify the presubmit CI; merge only when it completed successfully",
+        f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)",
+        f"- [ ] From a fork: one `{RERUN}` comment for each new commit",
+    ]
+    if "downgrade" in kinds(diff):
+        lines.append("- [ ] The downgrades flagged above are intended")
+    return "\n".join(lines) + "\n"
+
+
+def to_json(diff: LockDiff, title_text: str, body: str) -> dict[str, Any]:
+    return {"title": title_text, "kinds": kinds(diff), "pr_body": body}
