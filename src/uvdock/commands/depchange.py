@@ -112,6 +112,8 @@ def change_dependencies(
     names = _validate(action, packages)
     uv_args = [action, *_target_args(ctx, group, optional), *packages]
     shim = shim_for(ctx)
+    if shim.placement.mode == "srun":  # a pyxis container is thrown away: nothing to sync
+        uv_args.insert(1, "--no-sync")
     uvwork.report_uv(ctx, shim)
     before = uvwork.lock_bytes(ctx)
     code = shim.run_uv(uv_args, writes=("pyproject.toml", "uv.lock"))
