@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ENROOT_DATA = Path(os.environ.get("UVDOCK_TEST_ENROOT_DATA", "/tmp/enroot-data"))
 GIT_ENV = {
@@ -119,13 +120,17 @@ def python_for(user: str) -> tuple[str, str] | None:
 
 
 def uvdock(
-    repo: Path, *args: str | Path, user: User | None = None, timeout: float = 300, **env: str
+    repo: Path,
+    *args: str | Path,
+    user: User | None = None,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
 ) -> Run:
     """`uvdock --repo REPO --engine srun ARGS` as a process (as `user` when given)."""
     done = subprocess.run(
         uvdock_argv(["--repo", repo, "--engine", "srun", *args], user, str(repo.parent / "home")),
         cwd=repo,
-        env=uvdock_env(repo.parent / "home", **env),
+        env=uvdock_env(repo.parent / "home", **(env or {})),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -161,3 +166,15 @@ def fresh_sqsh(sqsh: Path, folder: Path) -> Path:
     shutil.copyfile(sqsh, copy)
     copy.chmod(0o644)
     return copy
+
+
+def conflict_on_srun(workdir: Path, wheels: Path, sqsh: Path) -> tuple[Any, Any]:
+    """A real uv.lock merge conflict (samples/lock_conflicts.py) in `workdir`, the reusable
+    container already unpacked for it; returns it and its snapshot."""
+    from samples.lock_conflicts import make_conflict, snapshot
+
+    conflict = make_conflict(workdir, wheels, "merge")
+    (workdir / "home").mkdir(exist_ok=True)
+    ready = uvdock(conflict.repo, "--image", sqsh, "run", "--", "true")
+    assert ready.code == 0, ready.err
+    return conflict, snapshot(conflict.repo)

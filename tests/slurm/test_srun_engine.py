@@ -19,8 +19,8 @@ from uvdock.run import slurm
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
 
-def test_lock_then_check_reuses_one_unpacked_container(sqsh: Path, workdir: Path) -> None:
-    repo = six_repo(workdir)
+def test_lock_then_check_reuses_one_unpacked_container(sqsh: Path, slurm_tmp: Path) -> None:
+    repo = six_repo(slurm_tmp)
     name = slurm.container_name(str(sqsh))
     first = uvdock(repo, "--image", sqsh, "lock")
     assert first.code == 0, first.err
@@ -35,11 +35,11 @@ def test_lock_then_check_reuses_one_unpacked_container(sqsh: Path, workdir: Path
 
 
 def test_a_cluster_user_locks_adds_removes_and_runs(
-    sqsh: Path, cluster_user: User, workdir: Path
+    sqsh: Path, cluster_user: User, slurm_tmp: Path
 ) -> None:
     """Not root: uv's cache must be the mount (its HOME is on the read-only root filesystem),
     and what lands in the repository belongs to the user."""
-    repo = six_repo(workdir, cluster_user)
+    repo = six_repo(slurm_tmp, cluster_user)
     locked = uvdock(repo, "--image", sqsh, "lock", user=cluster_user)
     assert locked.code == 0, locked.err
     assert "Read-only file system" not in locked.err
@@ -55,21 +55,21 @@ def test_a_cluster_user_locks_adds_removes_and_runs(
     ran = uvdock(repo, "--image", sqsh, "run", "--", "id", "-u", user=cluster_user)
     assert ran.code == 0, ran.err
     assert ran.out.strip().splitlines()[-1] == str(cluster_user.uid)
-    cache = workdir / "home" / ".cache" / "uv"
+    cache = slurm_tmp / "home" / ".cache" / "uv"
     assert any(cache.iterdir())  # uv used the user's cache on the host, through the mount
     assert unpacked(cluster_user.uid)  # the user's own reusable container
 
 
-def test_without_image_the_enroot_output_is_used(sqsh: Path, workdir: Path) -> None:
-    repo = six_repo(workdir)
+def test_without_image_the_enroot_output_is_used(sqsh: Path, slurm_tmp: Path) -> None:
+    repo = six_repo(slurm_tmp)
     (repo / "megatron-lm.sqsh").symlink_to(sqsh)
     done = uvdock(repo, "lock", "--check")
     assert f"image {repo / 'megatron-lm.sqsh'}" in done.out
     assert done.code == 1  # no uv.lock yet: the check ran in the container and said so
 
 
-def test_a_bare_local_tag_is_refused_with_the_import_hint(sqsh: Path, workdir: Path) -> None:
-    repo = six_repo(workdir)
+def test_a_bare_local_tag_is_refused_with_the_import_hint(sqsh: Path, slurm_tmp: Path) -> None:
+    repo = six_repo(slurm_tmp)
     for args in ([], ["--image", "megatron-lm:local"], ["--image", "localhost/ci:dev"]):
         done = uvdock(repo, *args, "lock")
         assert done.code == 3, done.err
@@ -78,8 +78,8 @@ def test_a_bare_local_tag_is_refused_with_the_import_hint(sqsh: Path, workdir: P
     assert jobs_named() == []
 
 
-def test_run_passes_the_exit_code_and_the_step_environment(sqsh: Path, workdir: Path) -> None:
-    repo = six_repo(workdir)
+def test_run_passes_the_exit_code_and_the_step_environment(sqsh: Path, slurm_tmp: Path) -> None:
+    repo = six_repo(slurm_tmp)
     done = uvdock(repo, "--image", sqsh, "run", "--", "sh", "-c", 'echo "$UV_CACHE_DIR"; exit 7')
     assert done.code == 7, done.err
     assert done.out.strip().splitlines()[-1] == "/root/.cache/uv"

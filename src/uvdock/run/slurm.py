@@ -197,9 +197,18 @@ def remove_containers(
     )
 
 
-def cancel_job(env: Mapping[str, str], job_name: str) -> None:
-    """scancel the job srun started, should srun have died before it ended it."""
+def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> None:
+    """scancel the job srun started (its tasks and pyxis's clean-up end with it), and wait
+    until squeue no longer lists it, so nothing of it is left when uvdock exits."""
+    import time
+
     _ask(["scancel", "--quiet", f"--name={job_name}"], env)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        listed = _ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
+        if not listed.ok or not listed.stdout.strip():
+            return
+        time.sleep(0.2)
 
 
 def unpack_once(

@@ -1,4 +1,4 @@
-"""The slurm tier: a real Slurm + pyxis + enroot cluster (.ci/slurm-setup), the test image
+"""Fixtures of the slurm tier (tests/slurm/; loaded by tests/conftest.py): a real Slurm + pyxis + enroot cluster (.ci/slurm-setup), the test image
 as a .sqsh, uvdock started as a process (signals, other users) in a repo of its own.
 
 Skips with the reason where the cluster is absent; fails instead under
@@ -18,8 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from samples.slurm import ENROOT_DATA, User, python_for, remove_unpacked, unpacked
 
+from samples.slurm import (
+    ENROOT_DATA,
+    User,
+    jobs_named,
+    python_for,
+    remove_unpacked,
+    unpacked,
+)
 from uvdock.run import slurm
 
 SQSH = Path(os.environ.get("UVDOCK_TEST_SQSH", "/tmp/slurm-setup/images/uvdock-test.sqsh"))
@@ -58,13 +65,18 @@ def sqsh() -> Iterator[Path]:
         remove_unpacked([name])
 
 
-@pytest.fixture(autouse=True)
-def _one_at_a_time() -> Iterator[None]:
+@pytest.fixture
+def slurm_serial() -> Iterator[None]:
+    """One slurm test at a time across xdist workers (they share the node and enroot's
+    data path); what a failed test left in squeue is cancelled."""
     with _SERIAL_LOCK.open("a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:
+            # A failed test may leave its job: the next one must not see it.
+            for job in jobs_named():
+                subprocess.run(["scancel", f"--name={job}"], capture_output=True, check=False)
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
@@ -92,7 +104,7 @@ def cluster_user(sqsh: Path) -> Iterator[User]:
 
 
 @pytest.fixture
-def workdir(request: pytest.FixtureRequest) -> Iterator[Path]:
+def slurm_tmp(slurm_serial: None) -> Iterator[Path]:
     """A folder every user can enter (pytest's tmp_path is root's alone), removed after."""
     path = Path(tempfile.mkdtemp(prefix="uvdock-slurm-"))
     path.chmod(0o755)
