@@ -472,12 +472,7 @@ def test_a_printing_or_spawning_domain_module_is_reported(source: str, problem: 
 
 
 def test_a_leaf_importing_uvdock_is_reported() -> None:
-    tree = _tree(
-        uvdock="",
-        uvdock__errors="",
-        uvdock__cli="",
-        uvdock__cli__spec="from uvdock import errors\n",
-    )
+    tree = _tree(uvdock="", uvdock__errors="", uvdock__cli="", uvdock__cli__spec="from uvdock import errors\n")
     assert leaf_violations(tree) == ["uvdock.errors"]
 
 
