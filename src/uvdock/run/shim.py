@@ -249,7 +249,7 @@ class Shim:
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
-            self._unpack_once()
+            self.unpack_once()
         code = self.foreground(self.argv(command, tty=tty))
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
@@ -312,7 +312,7 @@ class Shim:
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
-            self._unpack_once()
+            self.unpack_once()
         argv = self.argv(command, tty=False)
         from uvdock import signals
 
@@ -343,7 +343,7 @@ class Shim:
             own_group=mode == "srun" and "--pty" not in argv,
         )
 
-    def _unpack_once(self) -> None:
+    def unpack_once(self) -> None:
         from uvdock.run import git, slurm
 
         argv = self.argv(["true"])  # the step that unpacks, when it is the first
