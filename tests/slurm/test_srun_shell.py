@@ -29,7 +29,7 @@ def test_shell_slurm_in_tmux(sqsh: Path, slurm_tmp: Path) -> None:
     repo = six_repo(slurm_tmp)
     session = f"uvdock-shell-{os.getpid()}"
     done = slurm_tmp / "exit-code"
-    args = [
+    args: list[str | Path] = [
         "--repo",
         repo,
         "--image",
