@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from samples.slurm import (
     User,
+    conflict_on_srun,
     jobs_named,
     six_repo,
     unpacked,
@@ -83,3 +84,13 @@ def test_run_passes_the_exit_code_and_the_step_environment(sqsh: Path, slurm_tmp
     done = uvdock(repo, "--image", sqsh, "run", "--", "sh", "-c", 'echo "$UV_CACHE_DIR"; exit 7')
     assert done.code == 7, done.err
     assert done.out.strip().splitlines()[-1] == "/root/.cache/uv"
+
+
+def test_lock_resolve_relocks_through_srun(sqsh: Path, slurm_tmp: Path, wheelhouse: Path) -> None:
+    conflict, _before = conflict_on_srun(slurm_tmp, wheelhouse, sqsh)
+    done = uvdock(conflict.repo, "--image", sqsh, "lock", "resolve", "--onto", "main", "--no-fetch")
+    assert done.code == 0, done.err
+    text = conflict.lock.read_text()
+    assert "<<<<<<<" not in text
+    assert f'name = "{conflict.main_pkg}"' in text and f'name = "{conflict.feature_pkg}"' in text
+    assert jobs_named() == []
