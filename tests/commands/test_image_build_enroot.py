@@ -26,6 +26,11 @@ def repo(make_repo: Callable[..., Path]) -> Path:
             ["--output", "x.sqsh"],
             ["-o", "x.sqsh", "podman://megatron-lm:local"],
         ),
+        (
+            ["--engine", "podman"],
+            ["--lts"],
+            ["-o", "megatron-lm-lts.sqsh", "podman://megatron-lm:local-lts"],
+        ),
     ],
 )
 def test_dry_run_prints_the_import_line(

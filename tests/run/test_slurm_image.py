@@ -66,3 +66,24 @@ def test_the_local_tag_means_the_enroot_output(tmp_path: Path) -> None:
 )
 def test_partition_of(args: list[str], env: dict[str, str], expected: str) -> None:
     assert slurm.partition_of(args, env) == expected
+
+
+def test_the_lts_image_means_the_lts_enroot_output(tmp_path: Path) -> None:
+    assert slurm.lts_output("megatron-lm.sqsh") == "megatron-lm-lts.sqsh"
+    assert slurm.lts_output("out/ci") == "out/ci-lts.sqsh"
+    with pytest.raises(EnvironmentUnusable) as refused:
+        slurm.step_image(
+            "megatron-lm:local-lts",
+            repo=tmp_path,
+            enroot_output="m.sqsh",
+            lts_image="megatron-lm:local-lts",
+        )
+    assert "`uvdock image enroot --lts`" in (refused.value.hint or "")
+    _sqsh(tmp_path / "m-lts.sqsh")
+    got = slurm.step_image(
+        "megatron-lm:local-lts",
+        repo=tmp_path,
+        enroot_output="m.sqsh",
+        lts_image="megatron-lm:local-lts",
+    )
+    assert got == str(tmp_path / "m-lts.sqsh")

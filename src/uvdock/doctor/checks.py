@@ -103,8 +103,7 @@ class _Checks:
         if placement.mode == "srun":
             from uvdock.run import slurm
 
-            cfg = self.ctx.config
-            image = slurm.step_image(cfg.image, repo=self.ctx.repo, enroot_output=cfg.enroot_output)
+            image = slurm.configured_image(self.ctx.config, self.ctx.repo)
             return _passed(f"{image}" + (" (squashfs)" if image.startswith("/") else ""))
         if placement.mode == "local":
             return _passed(placement.describe())
@@ -270,6 +269,13 @@ _PLAN: tuple[tuple[str, Callable[[_Checks], tuple[str, str, str]], tuple[str, ..
 _SRUN_ONLY = ("srun unpacked containers",)
 
 
+def _on_srun(ctx: Context) -> bool:
+    try:
+        return ctx.config.engine == "srun"
+    except UvdockError:  # no repository, a bad config: the first checks say so
+        return False
+
+
 def run_checks(ctx: Context) -> list[CheckResult]:
     """Every check in order; doctor only reads, so --dry-run does not stop the probes."""
     if ctx.dry_run:
@@ -277,7 +283,7 @@ def run_checks(ctx: Context) -> list[CheckResult]:
     checks = _Checks(ctx)
     results: dict[str, CheckResult] = {}
     for name, method, needs in _PLAN:
-        if name in _SRUN_ONLY and ctx.config.engine != "srun":
+        if name in _SRUN_ONLY and not _on_srun(ctx):
             continue  # not a question elsewhere: no line for it
         blocked = [n for n in needs if results[n].status not in ("pass", "warn")]
         if blocked:

@@ -66,9 +66,7 @@ class Shim:
         if mode == "srun":
             from uvdock.run import slurm
 
-            image = slurm.step_image(
-                cfg.image, repo=self.repo, enroot_output=cfg.enroot_output, check=False
-            )
+            image = slurm.configured_image(cfg, self.repo, check=False)
             container = slurm.container_name(image)
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
         engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run)
@@ -213,8 +211,7 @@ class Shim:
                 raise EnvironmentUnusable(
                     "--engine srun: `srun` is not on PATH (not on a Slurm login node?)"
                 )
-            cfg = self.config
-            slurm.step_image(cfg.image, repo=self.repo, enroot_output=cfg.enroot_output)
+            slurm.configured_image(self.config, self.repo)
             slurm.preflight(self.env, placement.extra_args)
             return
         if placement.mode == "exec":

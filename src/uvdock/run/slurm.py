@@ -19,6 +19,7 @@ from uvdock.errors import CommandFailed, EnvironmentUnusable
 from uvdock.run import proc
 
 if TYPE_CHECKING:
+    from uvdock.config import Config
     from uvdock.output import Output
     from uvdock.run.engines import Placement
 
@@ -38,27 +39,51 @@ def is_local_tag(image: str) -> bool:
     return ("/" not in image and "#" not in image) or image.startswith("localhost/")
 
 
-def step_image(image: str, *, repo: Path, enroot_output: str, check: bool = True) -> str:
+def lts_output(enroot_output: str) -> str:
+    """Where `image enroot --lts` writes the LTS image: enroot-output with `-lts` added."""
+    path = Path(enroot_output)
+    return str(path.with_name(f"{path.stem}-lts{path.suffix or '.sqsh'}"))
+
+
+def step_image(
+    image: str, *, repo: Path, enroot_output: str, lts_image: str = "", check: bool = True
+) -> str:
     """What `--container-image` gets: an absolute .sqsh path, or a registry reference.
 
     A local tag means the local build, which reaches Slurm as the .sqsh that `uvdock image
-    enroot` wrote (enroot-output); without that file it is refused (exit 3).
+    enroot` wrote (enroot-output; for `lts_image`, the LTS lane's, from `image enroot
+    --lts`); without that file it is refused (exit 3).
     """
     if is_path(image):
         path = Path(image).expanduser().absolute()
     elif is_local_tag(image):
-        path = (repo / enroot_output).absolute()
+        lts = bool(lts_image) and image == lts_image
+        output = lts_output(enroot_output) if lts else enroot_output
+        path = (repo / output).absolute()
         if check and not path.exists():
             raise EnvironmentUnusable(
                 f"--engine srun: {image} is a local image tag, which pyxis cannot read, and "
-                f"{enroot_output} (enroot-output) does not exist",
-                hint=_IMPORT_HINT,
+                f"{output} does not exist",
+                hint="write it with `uvdock image enroot"
+                + (" --lts`" if lts else "`")
+                + ", or name a .sqsh with --image",
             )
     else:
         return image
     if check:
         check_squashfs(path)
     return str(path)
+
+
+def configured_image(cfg: Config, repo: Path, *, check: bool = True) -> str:
+    """step_image for the configured image (--image, or the local build's tag)."""
+    return step_image(
+        cfg.image,
+        repo=repo,
+        enroot_output=cfg.enroot_output,
+        lts_image=cfg.lts_image,
+        check=check,
+    )
 
 
 def check_squashfs(path: Path) -> None:

@@ -28,17 +28,23 @@ if TYPE_CHECKING:
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "--output", metavar="FILE", help="the .sqsh to write (default: enroot-output)"
+            "--output",
+            metavar="FILE",
+            help="the .sqsh to write (default: enroot-output; with --lts, its -lts twin)",
         )
+        from uvdock.commands import optin
+
+        optin.add_lts_flag(parser, "import the LTS image (lts-image) to enroot-output's -lts twin")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import build as imagebuild
-        from uvdock.run import proc
+        from uvdock.run import proc, slurm
         from uvdock.run.engines import operand
 
         cfg = ctx.config
-        output = operand(args.output or cfg.enroot_output, "enroot output")
-        image = operand(cfg.image, "image")
+        default = slurm.lts_output(cfg.enroot_output) if args.lts else cfg.enroot_output
+        output = operand(args.output or default, "enroot output")
+        image = operand(cfg.lts_image if args.lts else cfg.image, "image")
         if not ctx.dry_run and proc.which("enroot", ctx.env) is None:
             raise EnvironmentUnusable(
                 "enroot is not installed or not on PATH",
@@ -89,7 +95,7 @@ def _answering_engine(ctx: Context) -> str:
         and engine == "docker"
         and not ctx.dry_run
         and proc.which("podman", ctx.env)
-        and probe.image("docker", ctx.config.image, ctx.env, timeout=30).unreachable
+        and probe.image("docker", "uvdock-probe", ctx.env, timeout=30).unreachable
     ):
         return "podman"
     return engine
