@@ -72,4 +72,5 @@ def test_runs_enroot(
         "dockerd://megatron-lm:local",
     ]
     assert (tmp_path / "out.sqsh").is_file() and not (tmp_path / "out.sqsh.part").exists()
+    assert (tmp_path / "out.sqsh.image").read_text() == "megatron-lm:local\n"  # for --engine srun
     assert "wrote" in result.out and "out.sqsh" in result.out

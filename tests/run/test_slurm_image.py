@@ -87,3 +87,12 @@ def test_the_lts_image_means_the_lts_enroot_output(tmp_path: Path) -> None:
         lts_image="megatron-lm:local-lts",
     )
     assert got == str(tmp_path / "m-lts.sqsh")
+
+
+def test_a_local_tag_other_than_the_imported_one_is_refused(tmp_path: Path) -> None:
+    _sqsh(tmp_path / "m.sqsh")
+    slurm.source_file(tmp_path / "m.sqsh").write_text("megatron-lm:local\n")
+    got = slurm.step_image("megatron-lm:local", repo=tmp_path, enroot_output="m.sqsh")
+    assert got == str(tmp_path / "m.sqsh")
+    with pytest.raises(EnvironmentUnusable, match=r"m\.sqsh holds megatron-lm:local, not mlm:other"):
+        slurm.step_image("mlm:other", repo=tmp_path, enroot_output="m.sqsh")

@@ -60,13 +60,18 @@ def step_image(
         lts = bool(lts_image) and image == lts_image
         output = lts_output(enroot_output) if lts else enroot_output
         path = (repo / output).absolute()
+        hint = "write it with `uvdock image enroot" + (" --lts`" if lts else "`")
         if check and not path.exists():
             raise EnvironmentUnusable(
                 f"--engine srun: {image} is a local image tag, which pyxis cannot read, and "
                 f"{output} does not exist",
-                hint="write it with `uvdock image enroot"
-                + (" --lts`" if lts else "`")
-                + ", or name a .sqsh with --image",
+                hint=hint + ", or name a .sqsh with --image",
+            )
+        source = imported_from(path)
+        if check and source and source != image:
+            raise EnvironmentUnusable(
+                f"--engine srun: {output} holds {source}, not {image}",
+                hint=f"{hint} --output OTHER.sqsh` with --image {image}, then --image OTHER.sqsh",
             )
     else:
         return image
@@ -84,6 +89,17 @@ def configured_image(cfg: Config, repo: Path, *, check: bool = True) -> str:
         lts_image=cfg.lts_image,
         check=check,
     )
+
+
+def source_file(sqsh: Path) -> Path:
+    """Beside a .sqsh that `uvdock image enroot` wrote: the tag it was imported from."""
+    return sqsh.with_name(sqsh.name + ".image")
+
+
+def imported_from(sqsh: Path) -> str:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        return source_file(sqsh).read_text(encoding="utf-8").strip()
+    return ""
 
 
 def check_squashfs(path: Path) -> None:

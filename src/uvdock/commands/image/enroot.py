@@ -68,6 +68,7 @@ class Command(BaseCommand):
             if not partial.is_file():
                 raise CommandFailed(argv, 0, message="enroot import wrote no file")
             os.replace(partial, target)
+            slurm.source_file(target).write_text(image + "\n", encoding="utf-8")
         finally:
             partial.unlink(missing_ok=True)
         ctx.out.info(f"wrote {ctx.rel(target)} from {engine}'s {image}; `--engine srun` uses it")
