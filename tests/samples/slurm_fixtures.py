@@ -8,6 +8,7 @@ run one at a time (a file lock, whatever xdist does) and each cleans what it cre
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pwd
@@ -62,22 +63,30 @@ def sqsh() -> Iterator[Path]:
     existed = name in unpacked()
     yield SQSH
     if not existed:
-        remove_unpacked([name])
+        with _serial():  # another xdist worker's step may be using it right now
+            remove_unpacked([name])
+
+
+@contextlib.contextmanager
+def _serial() -> Iterator[None]:
+    with _SERIAL_LOCK.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @pytest.fixture
 def slurm_serial() -> Iterator[None]:
     """One slurm test at a time across xdist workers (they share the node and enroot's
     data path); what a failed test left in squeue is cancelled."""
-    with _SERIAL_LOCK.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    with _serial():
         try:
             yield
         finally:
-            # A failed test may leave its job: the next one must not see it.
             for job in jobs_named():
                 subprocess.run(["scancel", f"--name={job}"], capture_output=True, check=False)
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")
