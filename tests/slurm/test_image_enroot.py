@@ -3,6 +3,7 @@ has no daemon (issue 21 item 6), then `--engine srun` on what it wrote."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -24,8 +25,12 @@ def test_import_on_podman_with_a_silent_docker_then_srun_uses_it(
 ) -> None:
     repo = six_repo(slurm_tmp)
     containers = _podman_names("ps", "--all", "--format", "{{.Names}}")
-    # The docker CLI is installed; nothing answers on the socket it is pointed at.
+    # The docker CLI is installed; nothing answers on the socket it is pointed at. enroot as
+    # released (.ci/slurm-setup builds it beside the patched one): `docker rm` hard-coded.
     silent = {"DOCKER_HOST": f"unix://{slurm_tmp}/no-daemon.sock"}
+    upstream = sqsh.parent.parent / "enroot-upstream" / "bin"
+    if upstream.is_dir():
+        silent["PATH"] = f"{upstream}{os.pathsep}{os.environ.get('PATH', '')}"
     done = uvdock(repo, "--engine", "auto", "--image", engine_image, "image", "enroot", env=silent)
     assert done.code == 0, done.err
     written = repo / "megatron-lm.sqsh"
