@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from samples.slurm import fresh_sqsh, jobs_named, remove_unpacked, six_repo, unpacked, uvdock
+from samples.slurm import ENROOT_DATA, jobs_named, remove_unpacked, six_repo, unpacked, uvdock
 
 from uvdock.run import slurm
 
@@ -24,25 +24,23 @@ def _checks(
 
 def test_setup_checks_list_and_prune(sqsh: Path, slurm_tmp: Path) -> None:
     repo = six_repo(slurm_tmp)
-    old, new = fresh_sqsh(sqsh, slurm_tmp), sqsh
-    old_name = slurm.PYXIS_PREFIX + slurm.container_name(str(old))
+    # What an earlier image left: enroot lists (and removes) any rootfs folder in its data
+    # path, so a small one stands in for an old image's 430 MB unpack.
+    old_name = slurm.PYXIS_PREFIX + slurm.NAME_PREFIX + "0ld0ld0ld0ld0ld0"
+    (ENROOT_DATA / "user-0" / old_name / "etc").mkdir(parents=True)
     try:
-        assert uvdock(repo, "--image", old, "lock").code == 0  # leaves old's container
-        checks = _checks(repo, "--image", new)
-        for name in (
-            "engine",
-            "image or container",
-            "uv in the container",
-            "venv",
-            "uv.lock current",
-        ):
+        checks = _checks(repo, "--image", sqsh)
+        for name in ("engine", "image or container", "uv in the container", "venv"):
             assert checks[name]["status"] == "pass", checks[name]
+        assert checks["uv.lock current"]["status"] == "fail"  # no uv.lock yet: uv said so
         listed = checks["srun unpacked containers"]
         assert listed["status"] == "warn" and old_name in listed["detail"]
+        current = slurm.PYXIS_PREFIX + slurm.container_name(str(sqsh))
+        assert f"{current} (current)" in listed["detail"]
         assert listed["fix"] == "uvdock doctor --prune"
-        pruned = uvdock(repo, "--image", new, "doctor", "--prune")
+        pruned = uvdock(repo, "--image", sqsh, "doctor", "--prune")
         assert pruned.code == 0, pruned.err
-        assert f"removed {old_name}" in pruned.out
+        assert f"removed {old_name}" in pruned.out and f"removed {current}" in pruned.out
         assert [n for n in unpacked() if n.startswith(slurm.PYXIS_PREFIX + slurm.NAME_PREFIX)] == []
         assert jobs_named() == []
     finally:

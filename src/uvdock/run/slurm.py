@@ -60,18 +60,19 @@ def step_image(
         lts = bool(lts_image) and image == lts_image
         output = lts_output(enroot_output) if lts else enroot_output
         path = (repo / output).absolute()
-        hint = "write it with `uvdock image enroot" + (" --lts`" if lts else "`")
+        command = "uvdock image enroot" + (" --lts" if lts else "")
         if check and not path.exists():
             raise EnvironmentUnusable(
                 f"--engine srun: {image} is a local image tag, which pyxis cannot read, and "
                 f"{output} does not exist",
-                hint=hint + ", or name a .sqsh with --image",
+                hint=f"write it with `{command}`, or name a .sqsh with --image",
             )
         source = imported_from(path)
         if check and source and source != image:
             raise EnvironmentUnusable(
                 f"--engine srun: {output} holds {source}, not {image}",
-                hint=f"{hint} --output OTHER.sqsh` with --image {image}, then --image OTHER.sqsh",
+                hint=f"import it with `uvdock --image {image} image enroot --output OTHER.sqsh`, "
+                "then pass --image OTHER.sqsh",
             )
     else:
         return image
