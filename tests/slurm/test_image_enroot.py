@@ -31,6 +31,7 @@ def test_import_on_podman_with_a_silent_docker_then_srun_uses_it(
     upstream = sqsh.parent.parent / "enroot-upstream" / "bin"
     if upstream.is_dir():
         silent["PATH"] = f"{upstream}{os.pathsep}{os.environ.get('PATH', '')}"
+        silent["ENROOT_SQUASH_OPTIONS"] = "-comp lz4 -noD"  # as the cluster's config: faster
     done = uvdock(repo, "--engine", "auto", "--image", engine_image, "image", "enroot", env=silent)
     assert done.code == 0, done.err
     written = repo / "megatron-lm.sqsh"

@@ -144,6 +144,7 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
     ("image", "enroot"): (
         "uvdock image enroot",
         "uvdock image enroot --output /lustre/$USER/megatron-lm.sqsh",
+        "uvdock image enroot --lts",
     ),
     ("recipe", "show"): (
         "uvdock recipe show gpt3_mcore_te_tp2_pp2",
@@ -162,6 +163,7 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
         "uvdock doctor",
         "uvdock doctor job-1234.log",
         "uvdock --json doctor job-1234.log",
+        "uvdock --engine srun doctor --prune",
     ),
     ("merge-driver", "install"): (
         "uvdock merge-driver install",
