@@ -94,5 +94,13 @@ def test_a_local_tag_other_than_the_imported_one_is_refused(tmp_path: Path) -> N
     slurm.source_file(tmp_path / "m.sqsh").write_text("megatron-lm:local\n")
     got = slurm.step_image("megatron-lm:local", repo=tmp_path, enroot_output="m.sqsh")
     assert got == str(tmp_path / "m.sqsh")
-    with pytest.raises(EnvironmentUnusable, match=r"m\.sqsh holds megatron-lm:local, not mlm:other"):
+    with pytest.raises(
+        EnvironmentUnusable, match=r"m\.sqsh holds megatron-lm:local, not mlm:other"
+    ):
         slurm.step_image("mlm:other", repo=tmp_path, enroot_output="m.sqsh")
+
+
+def test_a_symlink_to_the_image_shares_its_container(tmp_path: Path) -> None:
+    image = _sqsh(tmp_path / "shared.sqsh")
+    (tmp_path / "link.sqsh").symlink_to(image)
+    assert slurm.container_name(str(tmp_path / "link.sqsh")) == slurm.container_name(str(image))

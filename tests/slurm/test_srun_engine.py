@@ -63,8 +63,9 @@ def test_a_cluster_user_locks_adds_removes_and_runs(
 
 def test_without_image_the_enroot_output_is_used(sqsh: Path, slurm_tmp: Path) -> None:
     repo = six_repo(slurm_tmp)
-    (repo / "megatron-lm.sqsh").symlink_to(sqsh)
+    (repo / "megatron-lm.sqsh").symlink_to(sqsh)  # the shared image's unpacked container
     done = uvdock(repo, "lock", "--check")
+    assert "unpacking" in done.out and slurm.container_name(str(sqsh)) in done.out
     assert f"image {repo / 'megatron-lm.sqsh'}" in done.out
     assert done.code == 1  # no uv.lock yet: the check ran in the container and said so
 

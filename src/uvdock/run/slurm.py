@@ -130,7 +130,8 @@ def container_name(image: str) -> str:
         st = os.stat(image)
     except OSError:
         return ""
-    key = f"{image}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
+    # The file's own path: a symlink to it (enroot-output pointing at a shared image) reuses it.
+    key = f"{os.path.realpath(image)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
     return NAME_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
