@@ -18,6 +18,10 @@ from samples.wheels import build_wheelhouse, project_pyproject
 
 from uvdock.cli import main as cli
 
+# The slurm tier's fixtures (sqsh, cluster_user, slurm_tmp): a module, not a conftest.py in
+# tests/slurm/, since test modules import this conftest by its plain name.
+pytest_plugins = ["samples.slurm_fixtures"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Real Megatron-LM files kept in this repository (Apache-2.0, see their NOTICE.md files), so a
 # user's clone runs every test that reads them.

@@ -224,6 +224,7 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
 # Variables of uvdock's own that are not configuration keys.
 _ENV_NOT_CONFIG = frozenset(
     {"UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE", "UVDOCK_TEST_UV_VERSION"}
+    | {"UVDOCK_REQUIRE_SLURM", "UVDOCK_TEST_SQSH", "UVDOCK_TEST_ENROOT_DATA", "UVDOCK_SLURM_SHARED"}
 )
 
 

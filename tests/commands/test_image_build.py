@@ -121,6 +121,8 @@ def test_a_failed_step_names_itself_and_its_hint(
 
     repo = make_repo(BUILD_FILES)
     git(repo, "remote", "add", "gitlab", "git@gitlab.example.com:adlr/megatron-lm.git")
+    if program == "enroot":  # `image enroot` asks podman about the image first: it is there
+        fake_engine(tmp_path, monkeypatch, "podman")
     fake_engine(tmp_path, monkeypatch, program, rc=7)
     monkeypatch.setattr("uvdock.registry.gitlab_host.resolves", lambda host: False)
     result = run_cli("--repo", repo, "--engine", "podman", *words)

@@ -20,11 +20,16 @@ def repo(make_repo: Callable[..., Path]) -> Path:
 @pytest.mark.parametrize(
     ("engine", "options", "expected"),
     [
-        ([], [], ["-o", "megatron-lm.sqsh", "dockerd://megatron-lm:local"]),
+        (["--engine", "docker"], [], ["-o", "megatron-lm.sqsh", "dockerd://megatron-lm:local"]),
         (
             ["--engine", "podman"],
             ["--output", "x.sqsh"],
             ["-o", "x.sqsh", "podman://megatron-lm:local"],
+        ),
+        (
+            ["--engine", "podman"],
+            ["--lts"],
+            ["-o", "megatron-lm-lts.sqsh", "podman://megatron-lm:local-lts"],
         ),
     ],
 )
@@ -51,13 +56,21 @@ def test_missing_enroot_exits_3(
 def test_runs_enroot(
     run_cli: RunCli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = fake_engine(tmp_path, monkeypatch, "enroot")
-    result = run_cli("--repo", repo, "image", "enroot", "--output", "out.sqsh")
+    calls = fake_engine(tmp_path, monkeypatch, "docker")  # `image inspect`: present, has CMD
+    enroot = tmp_path / "bin" / "enroot"
+    enroot.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n: > "$3"\n')  # writes its -o file
+    enroot.chmod(0o755)
+    monkeypatch.chdir(tmp_path)  # --output is taken from where uvdock was started
+    result = run_cli(
+        "--repo", repo, "--engine", "docker", "image", "enroot", "--output", "out.sqsh"
+    )
     assert result.code == 0, result.err
-    assert calls.read_text().split()[1:] == [
+    assert calls.read_text().splitlines()[-1].split() == [
         "import",
         "-o",
-        "out.sqsh",
+        str(tmp_path / "out.sqsh.part"),
         "dockerd://megatron-lm:local",
     ]
-    assert "wrote out.sqsh" in result.out
+    assert (tmp_path / "out.sqsh").is_file() and not (tmp_path / "out.sqsh.part").exists()
+    assert (tmp_path / "out.sqsh.image").read_text() == "megatron-lm:local\n"  # for --engine srun
+    assert "wrote" in result.out and "out.sqsh" in result.out

@@ -109,10 +109,21 @@ def test_srun_with_pyxis() -> None:
         "--container-image=megatron-lm:local",
         "--container-mounts=/src/repo:/workspace,/home/u/.cache/uv:/root/.cache/uv",
         "--container-workdir=/workspace",
-        "--export=ALL,UV_LINK_MODE=copy",
         "--pty",
         "bash",
     ]
+
+
+def test_srun_step_variables_go_into_sruns_own_environment() -> None:
+    # `--export=ALL,VAR=value` loses to a VAR the caller has (Slurm 22.05): set it in srun's env.
+    placement = engines.Placement("srun", "srun", "uvdock-abc", "/i.sqsh")
+    argv = engines.srun_argv(placement, ["uv", "lock"], mounts=MOUNTS, pty=False, job_name="j")
+    assert not any(a.startswith("--export") for a in argv)
+    assert "--container-name=uvdock-abc:no_exec" in argv and "--job-name=j" in argv
+    env = engines.srun_env(
+        {"UV_CACHE_DIR": "/host/cache", "UV_LINK_MODE": "hardlink"}, placement, MOUNTS
+    )
+    assert env["UV_CACHE_DIR"] == "/root/.cache/uv" and env["UV_LINK_MODE"] == "copy"
 
 
 def test_srun_uv_has_no_pty() -> None:

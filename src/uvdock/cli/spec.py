@@ -145,6 +145,7 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
     ("image", "enroot"): (
         "uvdock image enroot",
         "uvdock image enroot --output /lustre/$USER/megatron-lm.sqsh",
+        "uvdock image enroot --lts",
     ),
     ("recipe", "show"): (
         "uvdock recipe show",
@@ -165,6 +166,7 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
         "uvdock doctor",
         "uvdock doctor job-1234.log",
         "uvdock --json doctor job-1234.log",
+        "uvdock --engine srun doctor --prune",
     ),
     ("merge-driver", "install"): (
         "uvdock merge-driver install",

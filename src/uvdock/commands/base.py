@@ -41,8 +41,8 @@ def shim_for(ctx: Context) -> Shim:
 
 
 def engine_for(ctx: Context) -> str:
-    """docker or podman, as configured or as found (see run.shim.pick_engine)."""
-    from uvdock.run.shim import pick_engine
+    """docker or podman, as configured or as found (see run.host.pick_engine)."""
+    from uvdock.run.host import pick_engine
 
     return pick_engine(ctx.config.engine, ctx.env, dry_run=ctx.dry_run)
 

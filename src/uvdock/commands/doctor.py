@@ -34,8 +34,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
         )
+        parser.add_argument(
+            "--prune",
+            action="store_true",
+            help="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)",
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        if args.prune:
+            return _prune(ctx)
         if args.log is not None:
             return _diagnose_log(ctx, args.log)
         return _check_setup(ctx)
@@ -129,3 +136,27 @@ def _show_checks(ctx: Context, results: list[CheckResult]) -> None:
             ctx.out.info(f"       fix: {result.fix}")
     failed = sum(r.status == "fail" for r in results)
     ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")
+
+
+def _prune(ctx: Context) -> int:
+    """Remove the srun engine's unpacked containers (on the node srun picks), and forget
+    them, so the next step unpacks afresh."""
+    if ctx.config.engine != "srun":
+        ctx.out.info("nothing to prune: only --engine srun keeps unpacked containers")
+        return 0
+    from uvdock.errors import EnvironmentUnusable
+    from uvdock.run import git, slurm
+
+    names = slurm.list_containers(ctx.env, ctx.config.engine_args)
+    if ctx.dry_run:
+        for name in names:
+            ctx.out.info(f"would remove {name}")
+        return 0
+    problem = slurm.remove_containers(ctx.env, ctx.config.engine_args, names)
+    if problem:
+        raise EnvironmentUnusable(problem)
+    slurm.mark_ready(git.git_dir(ctx.repo), [])
+    for name in names:
+        ctx.out.info(f"removed {name}")
+    ctx.out.info(f"{len(names)} unpacked container(s) removed")
+    return 0

@@ -23,46 +23,55 @@ class Command(BaseCommand):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.base import engine_for, shim_for
-        from uvdock.run import engines, proc
 
         cfg = ctx.config
-        shim = shim_for(ctx)
-        command = [args.shell]
-        tty = sys.stdin.isatty()
         if args.slurm or cfg.engine == "srun":
-            sqsh = ctx.repo / cfg.enroot_output
-            image = str(sqsh) if sqsh.is_file() and not ctx.options.image else cfg.image
-            placement = engines.Placement("srun", "srun", image=image, extra_args=cfg.engine_args)
-            argv = engines.srun_argv(
-                placement,
-                command,
-                mounts=shim.mounts,
-                pty=True,
-                nodes=args.nodes or cfg.slurm_nodes,
-                gpus_per_node=args.gpus_per_node or cfg.slurm_gpus_per_node,
-            )
-        elif cfg.container or cfg.engine == "local":
-            return shim.run(command, tty=tty)
-        else:
-            engine = engine_for(ctx)
-            placement = engines.Placement(
-                "run", engine, image=cfg.image, extra_args=cfg.engine_args
-            )
-            argv = engines.run_argv(
-                placement,
-                command,
-                mounts=shim.mounts,
-                tty=True,
-                gpus=args.gpus,
-                name=shim.container_name,  # so an interrupt can stop it
-            )
-            if ctx.dry_run:
-                ctx.out.command(argv, placement=placement)
-                return 0
-            shim.check_usable()
-            return shim.foreground(argv)
+            return _srun_shell(ctx, args)
+        shim = shim_for(ctx)
+        if cfg.container or cfg.engine == "local":
+            return shim.run([args.shell], tty=sys.stdin.isatty())
+        from uvdock.run import engines
+
+        engine = engine_for(ctx)
+        placement = engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
+        argv = engines.run_argv(
+            placement,
+            [args.shell],
+            mounts=shim.mounts,
+            tty=True,
+            gpus=args.gpus,
+            name=shim.container_name,  # so an interrupt can stop it
+        )
         if ctx.dry_run:
             ctx.out.command(argv, placement=placement)
             return 0
-        forward = proc.forwarded_signal(placement.mode)
-        return proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env, forward=forward)
+        shim.check_usable()
+        return shim.foreground(argv)
+
+
+def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
+    """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
+    of the local build (enroot-output), checked like every srun step first."""
+    from uvdock.run import engines
+    from uvdock.run.shim import Shim
+
+    cfg = ctx.config
+    shim = Shim(
+        cfg.replace(engine="srun"), repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run
+    )
+    gpus = args.gpus_per_node if args.gpus_per_node is not None else cfg.slurm_gpus_per_node
+    argv = engines.srun_argv(
+        shim.placement,
+        [args.shell],
+        mounts=shim.mounts,
+        pty=True,
+        nodes=args.nodes or cfg.slurm_nodes,
+        gpus_per_node=gpus or None,  # 0: a cluster (or partition) without GPUs
+        job_name=shim.container_name,
+    )
+    if ctx.dry_run:
+        ctx.out.command(argv, placement=shim.placement)
+        return 0
+    shim.check_usable()
+    shim.unpack_once()
+    return shim.foreground(argv)

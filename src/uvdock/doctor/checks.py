@@ -81,12 +81,15 @@ class _Checks:
         if placement.mode == "local":
             return _passed("already inside the CI container (local)")
         if placement.mode == "srun":
+            from uvdock.run import slurm
+
             if proc.which("srun", self.ctx.env) is None:
                 return _failed(
                     "srun is not on PATH",
                     "run on a Slurm login node, or choose --engine docker|podman",
                 )
-            return _passed("srun (Slurm + pyxis)")
+            slurm.preflight(self.ctx.env, placement.extra_args)  # exit-3 errors: fail + fix
+            return _passed("srun with pyxis; slurmctld answers")
         probe = proc.run([placement.engine, "info"], env=self.ctx.env, check=False, timeout=60)
         if not probe.ok:
             return _failed(
@@ -97,7 +100,12 @@ class _Checks:
 
     def image(self) -> tuple[str, str, str]:
         placement = self.shim.placement
-        if placement.mode in ("local", "srun"):
+        if placement.mode == "srun":
+            from uvdock.run import slurm
+
+            image = slurm.configured_image(self.ctx.config, self.ctx.repo)
+            return _passed(f"{image}" + (" (squashfs)" if image.startswith("/") else ""))
+        if placement.mode == "local":
             return _passed(placement.describe())
         from uvdock.run import probe
 
@@ -209,6 +217,23 @@ class _Checks:
             )
         return _passed(detail)
 
+    def reusable(self) -> tuple[str, str, str]:
+        """The unpacked containers the srun engine keeps (pyxis --container-name)."""
+        from uvdock.run import slurm
+
+        placement = self.shim.placement
+        names = slurm.list_containers(self.ctx.env, placement.extra_args)
+        current = slurm.PYXIS_PREFIX + placement.container
+        stale = [n for n in names if n != current]
+        shown = ", ".join(f"{n} (current)" if n == current else n for n in names) or "none"
+        if stale:
+            return (
+                "warn",
+                f"{shown}; {len(stale)} not of the current image",
+                "uvdock doctor --prune",
+            )
+        return _passed(shown)
+
     def lts(self) -> tuple[str, str, str]:
         from uvdock.lts import requirements as lts
 
@@ -237,8 +262,18 @@ _PLAN: tuple[tuple[str, Callable[[_Checks], tuple[str, str, str]], tuple[str, ..
     ("base-image pins", _Checks.pins, ("git repository",)),
     ("uv.lock current", _Checks.lock, ("uv in the container",)),
     ("uv cache disk space", _Checks.disk, ("git repository",)),
+    ("srun unpacked containers", _Checks.reusable, ("uv in the container",)),
     ("LTS requirements", _Checks.lts, ("git repository",)),
 )
+
+_SRUN_ONLY = ("srun unpacked containers",)
+
+
+def _on_srun(ctx: Context) -> bool:
+    try:
+        return ctx.config.engine == "srun"
+    except UvdockError:  # no repository, a bad config: the first checks say so
+        return False
 
 
 def run_checks(ctx: Context) -> list[CheckResult]:
@@ -248,6 +283,8 @@ def run_checks(ctx: Context) -> list[CheckResult]:
     checks = _Checks(ctx)
     results: dict[str, CheckResult] = {}
     for name, method, needs in _PLAN:
+        if name in _SRUN_ONLY and not _on_srun(ctx):
+            continue  # not a question elsewhere: no line for it
         blocked = [n for n in needs if results[n].status not in ("pass", "warn")]
         if blocked:
             # Name the check that failed, not the one skipped because of it.

@@ -94,3 +94,19 @@ def enroot_argv(output: str, image: str, engine: str = "docker") -> list[str]:
     """`enroot import` from the local engine's store (`dockerd://`, or `podman://`)."""
     scheme = "podman" if engine == "podman" else "dockerd"
     return ["enroot", "import", "-o", output, f"{scheme}://{image}"]
+
+
+# enroot creates a container of the image without a command: an image with neither CMD nor
+# ENTRYPOINT is refused ("no command specified"), so it is imported through one with a CMD.
+ENROOT_CMD_CONTAINERFILE = 'FROM {image}\nCMD ["/bin/sh"]\n'
+
+
+def needs_cmd(inspect_json: str) -> bool:
+    """Whether `ENGINE image inspect` output shows an image with neither CMD nor ENTRYPOINT."""
+    import json
+
+    try:
+        config = json.loads(inspect_json)[0].get("Config") or {}
+    except (ValueError, IndexError, AttributeError):
+        return False
+    return not config.get("Cmd") and not config.get("Entrypoint")

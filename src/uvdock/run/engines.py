@@ -127,8 +127,16 @@ def srun_argv(
     pty: bool,
     nodes: int | None = None,
     gpus_per_node: int | None = None,
+    job_name: str | None = None,
 ) -> list[str]:
+    """srun with pyxis. The step's variables (UV_CACHE_DIR ...) are not options here: they go
+    into srun's own environment (run/slurm.step_env), as `--export=ALL,VAR=value` loses to a
+    VAR the caller already has on Slurm 22.05. `placement.container` names the reusable
+    unpacked container (pyxis --container-name); `no_exec` never joins another step's
+    running container, whose mounts may be another checkout's."""
     argv = ["srun"]
+    if job_name:
+        argv.append(f"--job-name={operand(job_name, 'job name')}")
     if nodes is not None:
         argv.append(f"--nodes={nodes}")
     if gpus_per_node is not None:
@@ -138,15 +146,24 @@ def srun_argv(
         f"--container-mounts={mounts.pyxis_mounts()}",
         f"--container-workdir={mounts.workdir}",
     ]
-    env = _with_link_mode(placement.env, mounts)
-    if env:
-        # pyxis passes the caller's environment through; --export names what to add.
-        argv.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in env))
+    if placement.container:
+        argv.append(f"--container-name={operand(placement.container, 'container name')}:no_exec")
     argv += list(placement.extra_args)
     if pty:
         argv.append("--pty")
     argv += list(command)
     return argv
+
+
+def srun_env(env: Mapping[str, str], placement: Placement, mounts: Mounts) -> dict[str, str]:
+    """srun's own environment for a step: pyxis hands it to the container. uv's cache is
+    set to the mount, or a non-root user's uv would write under HOME on the read-only
+    root filesystem."""
+    step = dict(env)
+    if mounts.cache:
+        step["UV_CACHE_DIR"] = mounts.container_cache
+    step.update(_with_link_mode(placement.env, mounts))
+    return step
 
 
 def command_argv(
@@ -163,7 +180,7 @@ def command_argv(
     if placement.mode == "exec":
         return exec_argv(placement, command, workdir=mounts.workdir, tty=tty)
     if placement.mode == "srun":
-        return srun_argv(placement, command, mounts=mounts, pty=tty)
+        return srun_argv(placement, command, mounts=mounts, pty=tty, job_name=name)
     return run_argv(placement, command, mounts=mounts, tty=tty, name=name)
 
 

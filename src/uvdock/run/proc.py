@@ -157,6 +157,7 @@ def run_foreground(
     grace_seconds: float = 10.0,
     forward: signal.Signals = signal.SIGINT,
     whole_tree: bool = False,
+    own_group: bool = False,
 ) -> int:
     """Run with the terminal attached (output streams through) and return the exit code.
 
@@ -166,14 +167,20 @@ def run_foreground(
     Ctrl-C would, and what is left after the grace period is killed (a local uv's own
     children); otherwise only to the child (an engine CLI, whose container is stopped by
     `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
-    from outside reaches it too.
+    from outside reaches it too, unless `own_group`: then the terminal's signals reach
+    uvdock only (the child's stdin is /dev/null, as it may not read the terminal).
     """
     argv = list(argv)
     child: subprocess.Popen[Any] | None = None
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                child = _popen(argv, env, cwd, stdin=None, stdout=None, stderr=None)
+                streams: dict[str, Any] = {"stdin": None, "stdout": None, "stderr": None}
+                if own_group:
+                    import subprocess
+
+                    streams.update(stdin=subprocess.DEVNULL, process_group=0)
+                child = _popen(argv, env, cwd, **streams)
             return exit_code(child.wait())
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")

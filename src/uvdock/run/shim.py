@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
 from uvdock.run import engines, proc, stop
+from uvdock.run.host import invoking_user, pick_engine
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -23,43 +24,6 @@ if TYPE_CHECKING:
 
 RUN_MARKER = stop.RUN_MARKER
 _CACHE_FILE = "verified-containers"
-
-
-def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool) -> str:
-    """docker or podman: the one asked for, else the one most likely to be reachable."""
-    if asked in engines.CONTAINER_ENGINES:
-        if proc.which(asked, env) is None and not dry_run:
-            raise EnvironmentUnusable(
-                f"--engine {asked}: `{asked}` is not installed or not on PATH"
-            )
-        return asked
-    has_docker = proc.which("docker", env) is not None
-    has_podman = proc.which("podman", env) is not None
-    docker_daemon = bool(env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
-    if has_docker and docker_daemon:
-        return "docker"
-    if has_podman:
-        return "podman"
-    if has_docker:
-        return "docker"
-    if dry_run:
-        return "docker"
-    raise EnvironmentUnusable(
-        "no container engine found: install docker or podman, or use --engine srun / --engine local",
-    )
-
-
-def invoking_user(env: Mapping[str, str]) -> tuple[int, int] | None:
-    """Who should own files written for this run: the user, or under sudo the sudoer.
-
-    None when that is root itself (nothing to give back).
-    """
-    uid, gid = os.getuid(), os.getgid()
-    if uid == 0 and env.get("SUDO_UID", "").isdigit():
-        sudo_uid = int(env["SUDO_UID"])
-        sudo_gid = env.get("SUDO_GID", "")
-        return sudo_uid, int(sudo_gid) if sudo_gid.isdigit() else sudo_uid
-    return None if uid == 0 else (uid, gid)
 
 
 class Shim:
@@ -100,7 +64,11 @@ class Shim:
         if mode == "auto" and engines.inside_ci_container(self.env, cfg.venv):
             return engines.Placement("local")
         if mode == "srun":
-            return engines.Placement("srun", "srun", image=cfg.image, extra_args=cfg.engine_args)
+            from uvdock.run import slurm
+
+            image = slurm.configured_image(cfg, self.repo, check=False)
+            container = slurm.container_name(image)
+            return engines.Placement("srun", "srun", container, image, cfg.engine_args)
         engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run)
         if cfg.container:
             return engines.Placement(
@@ -135,8 +103,15 @@ class Shim:
 
     def argv(self, command: Sequence[str], *, tty: bool = False) -> list[str]:
         target = self.target
-        name = self.container_name if target.mode == "run" else None
+        name = self.container_name if target.mode in ("run", "srun") else None
         return engines.command_argv(target, command, mounts=self.mounts, tty=tty, name=name)
+
+    @cached_property
+    def step_env(self) -> Mapping[str, str]:
+        """srun's environment carries the step's variables; engine CLIs get the caller's."""
+        if self.placement.mode != "srun":
+            return self.env
+        return engines.srun_env(self.env, self.placement, self.mounts)
 
     # -- safety checks -------------------------------------------------------------------
 
@@ -230,10 +205,14 @@ class Shim:
                 raise EnvironmentUnusable(f"uv is not on PATH {where} (--engine local)")
             return
         if placement.mode == "srun":
+            from uvdock.run import slurm
+
             if proc.which("srun", self.env) is None:
                 raise EnvironmentUnusable(
                     "--engine srun: `srun` is not on PATH (not on a Slurm login node?)"
                 )
+            slurm.configured_image(self.config, self.repo)
+            slurm.preflight(self.env, placement.extra_args)
             return
         if placement.mode == "exec":
             self.verify_container(placement)
@@ -264,8 +243,10 @@ class Shim:
         if self.dry_run:
             self.out.command(self.argv(command, tty=tty), placement=self.target)
             return 0
-        if self.placement.mode == "run":
+        if self.placement.mode in ("run", "srun"):
             self.check_usable()
+        if self.placement.mode == "srun":
+            self.unpack_once()
         code = self.foreground(self.argv(command, tty=tty))
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
@@ -283,8 +264,8 @@ class Shim:
             args = ["-q", *args]
         elif self.out.verbose:
             args = ["-v", *args]
-        if tty is None:
-            tty = sys.stdin.isatty() and sys.stdout.isatty()
+        if tty is None:  # srun: no --pty, so a Ctrl-C reaches uvdock, never srun (see foreground)
+            tty = sys.stdin.isatty() and sys.stdout.isatty() and self.placement.mode != "srun"
         code = self.run(["uv", *args], tty=tty, writes=writes)
         if code == 130 and tty and self.placement.mode in ("run", "exec"):
             # With -t the engine puts the terminal in raw mode: Ctrl-C reached uv in the
@@ -325,14 +306,16 @@ class Shim:
         )
 
     def capture(self, command: Sequence[str]) -> proc.Completed:
-        if self.placement.mode == "run":
+        if self.placement.mode in ("run", "srun"):
             self.check_usable()
+        if self.placement.mode == "srun":
+            self.unpack_once()
         argv = self.argv(command, tty=False)
         from uvdock import signals
 
         with signals.interruptible():
             try:
-                return proc.run(argv, cwd=self.repo, env=self.env, check=False)
+                return proc.run(argv, cwd=self.repo, env=self.step_env, check=False)
             except KeyboardInterrupt:
                 # Killing the engine client leaves its container: stop that too.
                 self._stop()
@@ -344,14 +327,27 @@ class Shim:
             import shlex
 
             self.out.detail("+ " + shlex.join(argv))
+        mode = self.placement.mode
         return proc.run_foreground(
             argv,
             cwd=self.repo,
-            env=self.env,
+            env=self.step_env,
             on_interrupt=self._stop,
-            forward=proc.forwarded_signal(self.placement.mode),
-            whole_tree=self.placement.mode == "local",
+            forward=proc.forwarded_signal(mode),
+            whole_tree=mode == "local",
+            # Two Ctrl-C to srun abort it mid-clean-up: only uvdock gets the terminal's, and
+            # srun a single SIGTERM. (With --pty the terminal is raw: Ctrl-C is a byte.)
+            own_group=mode == "srun" and "--pty" not in argv,
         )
+
+    def unpack_once(self) -> None:
+        from uvdock.run import git, slurm
+
+        argv = self.argv(["true"])  # the step that unpacks, when it is the first
+        if not self.dry_run:
+            slurm.unpack_once(
+                self.placement, argv, git.git_dir(self.repo), self.foreground, self.out, self.env
+            )
 
     def _verified_container_gone(self) -> bool:
         placement = self.placement
@@ -371,6 +367,10 @@ class Shim:
             problem = stop.stop_tagged(placement.engine, placement.container, self.run_id, self.env)
         elif placement.mode == "run":
             problem = stop.stop_container(placement.engine, self.container_name, self.env)
+        elif placement.mode == "srun":  # should srun have died before it ended its job
+            from uvdock.run import slurm
+
+            slurm.cancel_job(self.env, self.container_name)
         if problem and problem not in self._stop_problems:
             self._stop_problems.append(problem)
             self.out.error(problem)
