@@ -15,22 +15,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
-from uvdock.run import engines, proc, stop
+from uvdock.run import engines, ownership, proc, stop
+from uvdock.run.ownership import invoking_user
 
 if TYPE_CHECKING:
     from uvdock.config import Config
     from uvdock.output import Output
 
 RUN_MARKER = stop.RUN_MARKER
+__all__ = ["RUN_MARKER", "Shim", "invoking_user", "pick_engine"]
 _CACHE_FILE = "verified-containers"
 
 
-def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool) -> str:
-    """docker or podman: the one asked for, else the one most likely to be reachable."""
+def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str = "") -> str:
+    """docker or podman: the one asked for, else the one most likely to be reachable.
+    `said`: the setting as the user should read it (who chose it), for messages."""
     if asked in engines.CONTAINER_ENGINES:
         if proc.which(asked, env) is None and not dry_run:
             raise EnvironmentUnusable(
-                f"--engine {asked}: `{asked}` is not installed or not on PATH"
+                f"{said or '--engine ' + asked}: `{asked}` is not installed or not on PATH"
             )
         return asked
     has_docker = proc.which("docker", env) is not None
@@ -49,19 +52,6 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool) -> str:
     )
 
 
-def invoking_user(env: Mapping[str, str]) -> tuple[int, int] | None:
-    """Who should own files written for this run: the user, or under sudo the sudoer.
-
-    None when that is root itself (nothing to give back).
-    """
-    uid, gid = os.getuid(), os.getgid()
-    if uid == 0 and env.get("SUDO_UID", "").isdigit():
-        sudo_uid = int(env["SUDO_UID"])
-        sudo_gid = env.get("SUDO_GID", "")
-        return sudo_uid, int(sudo_gid) if sudo_gid.isdigit() else sudo_uid
-    return None if uid == 0 else (uid, gid)
-
-
 class Shim:
     """Runs commands where the configuration says uv belongs, for one repository."""
 
@@ -73,8 +63,12 @@ class Shim:
         env: Mapping[str, str],
         out: Output,
         dry_run: bool = False,
+        said: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
+        # Settings as the user should read them, naming who chose them (Context.said):
+        # "engine = 'local' (from uvdock.toml)" is never reported as "--engine local".
+        self.said = dict(said or {})
         self.repo = repo
         self.env = env
         self.out = out
@@ -96,12 +90,12 @@ class Shim:
         cfg = self.config
         mode = cfg.engine
         if mode == "local":
-            return engines.Placement("local", by_hand=True)
+            return engines.Placement("local", by_hand=True, said=self._said("engine"))
         if mode == "auto" and engines.inside_ci_container(self.env, cfg.venv):
             return engines.Placement("local")
         if mode == "srun":
             return engines.Placement("srun", "srun", image=cfg.image, extra_args=cfg.engine_args)
-        engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run)
+        engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=self._said("engine"))
         if cfg.container:
             return engines.Placement(
                 "exec", engine, container=cfg.container, env=((RUN_MARKER, self.run_id),)
@@ -113,16 +107,25 @@ class Shim:
             )
         return engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
 
+    def _said(self, name: str) -> str:
+        value = getattr(self.config, name)
+        return self.said.get(name) or f"{name.replace('_', '-')} = {value!r}"
+
     @cached_property
     def mounts(self) -> engines.Mounts:
+        """The read-write mounts: this repository and the uv cache, each the user's own."""
         cfg = self.config
         cache: str | None = cfg.uv_cache
+        if cache:
+            ownership.require_own_mount(cache, "uv cache", self._said("uv_cache"), self.env)
         if cache and not self.dry_run:
             try:
                 Path(cache).mkdir(parents=True, exist_ok=True)
             except OSError:
                 self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
                 cache = None
+        if not self.dry_run:  # git's safe.directory rule for the read-write repo mount
+            ownership.require_safe_directory(self.repo, self.env)
         return engines.Mounts(self.repo, cfg.workdir, cache, cfg.container_uv_cache)
 
     @cached_property
@@ -226,13 +229,15 @@ class Shim:
                 and not self.dry_run
                 and proc.which("uv", self.env) is None
             ):
-                where = "on this machine" if placement.by_hand else "in this container"
-                raise EnvironmentUnusable(f"uv is not on PATH {where} (--engine local)")
+                mine = f"on this machine ({placement.said or '--engine local'})"
+                raise EnvironmentUnusable(
+                    f"uv is not on PATH {mine if placement.by_hand else 'in this container'}"
+                )
             return
         if placement.mode == "srun":
             if proc.which("srun", self.env) is None:
                 raise EnvironmentUnusable(
-                    "--engine srun: `srun` is not on PATH (not on a Slurm login node?)"
+                    f"{self._said('engine')}: `srun` is not on PATH (not on a Slurm login node?)"
                 )
             return
         if placement.mode == "exec":
