@@ -201,22 +201,24 @@ def test_a_cache_owned_by_another_user_is_refused(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand a repository to another user")
+@pytest.mark.parametrize(
+    "command",
+    [("merge-driver", "install"), ("image", "bump", "26.08-py3", "--offline")],
+    ids=["merge-driver", "image-bump"],
+)
 def test_a_repository_owned_by_another_user_is_not_written_unless_safe_directory(
-    make_repo: Callable[..., Path], run_cli: RunCli, user_config: Path
+    command: tuple[str, ...], megatron_repo: Path, run_cli: RunCli, user_config: Path
 ) -> None:
-    repo = make_repo({"pyproject.toml": PYPROJECT})
+    repo = megatron_repo
     for path in [repo, *repo.rglob("*")]:
         os.lchown(path, 54321, 54321)
-    before = (repo / ".git" / "config").read_bytes()
-    result = run_cli("--repo", repo, "merge-driver", "install")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    result = run_cli("--repo", repo, *command)
     assert result.code == 3, result.out + result.err
-    assert "safe.directory" in result.err
-    assert (repo / ".git" / "config").read_bytes() == before
-    assert not (repo / ".git" / "info" / "attributes").exists() or (
-        "uvdock" not in (repo / ".git" / "info" / "attributes").read_text()
-    )
+    assert "safe.directory" in result.err and "uid 54321" in result.err
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
     global_config = Path(os.environ["GIT_CONFIG_GLOBAL"])
     with global_config.open("a") as fh:
         fh.write(f"[safe]\n\tdirectory = {repo}\n")
-    allowed = run_cli("--repo", repo, "merge-driver", "install")
+    allowed = run_cli("--repo", repo, *command)
     assert allowed.code == 0, allowed.err

@@ -27,7 +27,15 @@ from uvdock import signals
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
 from uvdock.run.captured import Completed
 
-__all__ = ["Completed", "exit_code", "forwarded_signal", "run", "run_foreground", "which"]
+__all__ = [
+    "Completed",
+    "exit_code",
+    "forwarded_signal",
+    "run",
+    "run_foreground",
+    "stat_fields",
+    "which",
+]
 
 if TYPE_CHECKING:
     import subprocess
@@ -157,6 +165,7 @@ def run_foreground(
     grace_seconds: float = 10.0,
     forward: signal.Signals = signal.SIGINT,
     whole_tree: bool = False,
+    own_group: Callable[[int], None] | None = None,
 ) -> int:
     """Run with the terminal attached (output streams through) and return the exit code.
 
@@ -166,20 +175,27 @@ def run_foreground(
     Ctrl-C would, and what is left after the grace period is killed (a local uv's own
     children); otherwise only to the child (an engine CLI, whose container is stopped by
     `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
-    from outside reaches it too.
+    from outside reaches it too; unless `own_group` is given: then the child leads a
+    process group of its own (everything it starts stays in it), and `own_group(pid)` is
+    called as soon as it runs, so that a caller can record the group and stop it after
+    uvdock itself was killed (`lock resolve --abort`). Signals then go to that group.
     """
     argv = list(argv)
     child: subprocess.Popen[Any] | None = None
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                child = _popen(argv, env, cwd, stdin=None, stdout=None, stderr=None)
+                group = {"process_group": 0} if own_group is not None else {}
+                child = _popen(argv, env, cwd, stdin=None, stdout=None, stderr=None, **group)
+                if own_group is not None:
+                    own_group(child.pid)
             return exit_code(child.wait())
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")
             return failed.code
         except KeyboardInterrupt:
-            _Stopper(child, whole_tree, forward).stop(on_interrupt, grace_seconds)
+            stopper = _Stopper(child, whole_tree, forward, grouped=own_group is not None)
+            stopper.stop(on_interrupt, grace_seconds)
             raise Interrupted("interrupted") from None
 
 
@@ -189,7 +205,7 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not entry.isdigit():
             continue
-        stat = _stat_fields(int(entry))
+        stat = stat_fields(int(entry))
         if stat is not None:
             children.setdefault(int(stat[1]), []).append((int(entry), stat[19]))
     found: list[tuple[int, str]] = []
@@ -201,7 +217,7 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     return found
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def stat_fields(pid: int) -> list[str] | None:
     """/proc/PID/stat after the command name: state, ppid, pgrp, ... (starttime is [19])."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
@@ -214,19 +230,28 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 class _Stopper:
     def __init__(
-        self, child: subprocess.Popen[Any] | None, whole_tree: bool, forward: signal.Signals
+        self,
+        child: subprocess.Popen[Any] | None,
+        whole_tree: bool,
+        forward: signal.Signals,
+        *,
+        grouped: bool = False,
     ) -> None:
         self.child = child
         self.forward = forward
+        self.grouped = grouped
         # Taken now, while orphans still hang under the child: they are found again by
         # pid and start time when the grace period is over.
         self.tree = _descendants(os.getpid()) if whole_tree and child is not None else []
 
     def _signal(self, sig: signal.Signals) -> None:
+        if self.child is not None and self.grouped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.child.pid, sig)  # its group: the terminal's Ctrl-C missed it
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(sig)
         for pid, started in self.tree:
-            stat = _stat_fields(pid)
+            stat = stat_fields(pid)
             if stat is not None and stat[19] == started and stat[0] != "Z":
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, sig)

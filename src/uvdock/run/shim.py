@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
 from uvdock.run import engines, ownership, proc, stop
-from uvdock.run.ownership import invoking_user
+from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
 if TYPE_CHECKING:
     from uvdock.config import Config
     from uvdock.output import Output
 
 RUN_MARKER = stop.RUN_MARKER
-__all__ = ["RUN_MARKER", "Shim", "invoking_user", "pick_engine"]
 _CACHE_FILE = "verified-containers"
 
 
@@ -73,9 +72,10 @@ class Shim:
         self.env = env
         self.out = out
         self.dry_run = dry_run
-        self.run_id = os.urandom(6).hex()
-        self._usable = False
+        self.run_id, self._usable = os.urandom(6).hex(), False
         self._stop_problems: list[str] = []
+        # Local placement: gets the pid of the child, which then leads its own process group
+        self.on_local_start: Callable[[int], None] | None = None
 
     @property
     def container_name(self) -> str:
@@ -108,8 +108,7 @@ class Shim:
         return engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
 
     def _said(self, name: str) -> str:
-        value = getattr(self.config, name)
-        return self.said.get(name) or f"{name.replace('_', '-')} = {value!r}"
+        return self.said.get(name) or f"{name.replace('_', '-')} = {getattr(self.config, name)!r}"
 
     @cached_property
     def mounts(self) -> engines.Mounts:
@@ -356,6 +355,7 @@ class Shim:
             on_interrupt=self._stop,
             forward=proc.forwarded_signal(self.placement.mode),
             whole_tree=self.placement.mode == "local",
+            own_group=self.on_local_start if self.placement.mode == "local" else None,
         )
 
     def _verified_container_gone(self) -> bool:

@@ -151,7 +151,9 @@ class Command(BaseCommand):
         ref = chosen_ref(ctx, args.onto)  # refused before anything else sees it
         repo = ctx.repo
         index = RepoIndex(repo)
-        if resolve_state.load(index.git_dir) is not None:
+        if (leftover := resolve_state.load(index.git_dir)) is not None:
+            # A killed run's uv may still be relocking: stop it before it writes uv.lock.
+            _stop_started(ctx, leftover)
             raise InputRefused(
                 "an earlier `uvdock lock resolve` did not finish (its saved state is in "
                 f"{resolve_state.state_dir(index.git_dir)})",
@@ -237,6 +239,7 @@ class Command(BaseCommand):
                     pyproject_resolve.show_taken(ctx, merge, operation)
                 atomic_write_bytes(repo / LOCK, ref_lock)
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
+                shim.on_local_start = lambda pid: _note_group(index, pid)
                 code = shim.run_uv(["lock"], writes=(LOCK,))
                 if code != 0:
                     raise CheckFailed(
@@ -346,11 +349,25 @@ def _started(shim: Shim) -> dict[str, str]:
     return {"mode": placement.mode}
 
 
+def _note_group(index: RepoIndex, pid: int) -> None:
+    """A local uv was started leading its own process group: record it for `--abort`."""
+    from uvdock.run import stop
+
+    resolve_state.note_started(index.git_dir, stop.group_identity(pid))
+
+
 def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
     """`--abort` after a kill: stop the relock the killed run left behind, before restoring."""
     from uvdock.run import stop
 
     started = dict(state.started)
+    if started.get("mode") == "local" and started.get("pgid"):
+        problem = stop.stop_group(started)
+        if problem:
+            raise EnvironmentUnusable(
+                problem, hint="stop it, then run `uvdock lock resolve --abort` again"
+            )
+        return
     engine, container = started.get("engine", ""), started.get("container", "")
     if not engine or not container:
         return
