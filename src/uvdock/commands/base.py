@@ -70,6 +70,11 @@ def writing(ctx: Context, command: str) -> Iterator[None]:
             yield
 
 
+def common_git_dir(git_dir: Path) -> Path:
+    """The git dir every worktree shares (the main one's): `git_dir` itself unless linked."""
+    return next(iter(_common_dir(git_dir)), git_dir)
+
+
 def _common_dir(git_dir: Path) -> list[Path]:
     """A linked worktree's shared git folder (info/attributes lives there), if any."""
     try:

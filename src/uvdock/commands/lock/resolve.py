@@ -11,6 +11,7 @@ staged inside the same guard, and saved and restored with the lock.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -104,6 +105,21 @@ def check_pyproject(ctx: Context) -> None:
         )
 
 
+def refuse_links_outside(repo: Path) -> None:
+    """A uv.lock that is a symlink out of the repository is refused before any state is
+    saved: the relock could not write it, and a saved state that cannot be restored would
+    block every later run."""
+    from uvdock.edit import inside
+
+    path = repo / LOCK
+    if path.is_symlink() and not inside(path, repo):
+        raise InputRefused(
+            f"{LOCK} is a symlink to {os.path.realpath(path)}, outside the repository; "
+            "nothing was changed",
+            hint="replace the link with the file itself, then run `uvdock lock resolve`",
+        )
+
+
 def chosen_ref(ctx: Context, onto: str | None) -> str:
     """--onto REF or the configured base-ref, refused unless it can only be a revision."""
     if onto is not None:
@@ -150,6 +166,7 @@ class Command(BaseCommand):
             return self._abort(ctx)
         ref = chosen_ref(ctx, args.onto)  # refused before anything else sees it
         repo = ctx.repo
+        refuse_links_outside(repo)
         index = RepoIndex(repo)
         if (leftover := resolve_state.load(index.git_dir)) is not None:
             # A killed run's uv may still be relocking: stop it before it writes uv.lock.

@@ -1,0 +1,99 @@
+"""The smaller hostile inputs of issue 20, item 10: each refused cleanly, none stuck or lost.
+
+Real git repositories (real conflicts, real linked worktrees), real concurrent processes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import RunCli, git
+from samples.lock_conflicts import make_conflict
+
+from uvdock.lock import resolve_state
+
+# -- a symlinked uv.lock pointing outside the repository -------------------------------------
+
+
+def test_a_lock_linked_outside_is_refused_before_any_state_is_saved(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    name = "uv.lock"
+    conflict = make_conflict(tmp_path, wheelhouse, "rebase")
+    repo = conflict.repo
+    outside = tmp_path / f"outside-{name}"
+    outside.write_bytes((repo / name).read_bytes())
+    (repo / name).unlink()
+    (repo / name).symlink_to(outside)
+    before = outside.read_bytes()
+    argv = ("--repo", repo, "--engine", "local", "lock", "resolve", "--onto", "main", "--no-fetch")
+    for _ in range(2):  # and the next run is refused the same way, not "did not finish"
+        result = run_cli(*argv)
+        assert result.code == 2, result.out + result.err
+        assert "symlink" in result.err and "outside the repository" in result.err
+        assert not resolve_state.state_dir(repo / ".git").exists()
+    assert outside.read_bytes() == before
+    assert (repo / name).is_symlink()
+    assert run_cli("--repo", repo, "lock", "resolve", "--abort").code == 2  # nothing to abort
+
+
+# -- merge-driver install from two linked worktrees at once ------------------------------------
+
+
+def _install(worktree: Path, *options: str) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(worktree), "merge-driver", "install"]
+    return subprocess.Popen(
+        [*argv, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def test_two_worktrees_installing_at_once_keep_every_attribute_line(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    repo = make_repo({"pyproject.toml": '[project]\nname = "demo"\nversion = "0.1"\n'})
+    first, second = tmp_path / "wt-a", tmp_path / "wt-b"
+    git(repo, "worktree", "add", "-q", str(first), "-b", "a")
+    git(repo, "worktree", "add", "-q", str(second), "-b", "b")
+    attributes = repo / ".git" / "info" / "attributes"
+    for _round in range(12):
+        attributes.unlink(missing_ok=True)
+        git(repo, "config", "--remove-section", "merge.uvdock-lock", check=False)
+        git(repo, "config", "--remove-section", "merge.uvdock-pyproject", check=False)
+        both = [_install(first, "--pyproject"), _install(second)]
+        for child in both:
+            _out, err = child.communicate(timeout=120)
+            assert child.returncode == 0, err
+        lines = attributes.read_text().splitlines()
+        assert sorted(lines) == [
+            "pyproject.toml merge=uvdock-pyproject",
+            "uv.lock merge=uvdock-lock",
+        ], lines
+
+
+# -- build-target = "jet" ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["uvdock.toml", "environment"])
+def test_a_configured_jet_target_is_refused_unless_named_on_the_command_line(
+    where: str, megatron_repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if where == "uvdock.toml":
+        (megatron_repo / "uvdock.toml").write_text('build-target = "jet"\n')
+    else:
+        monkeypatch.setenv("UVDOCK_BUILD_TARGET", "JET")  # Docker stage names ignore case
+    build = ("--repo", megatron_repo, "--dry-run", "--engine", "podman", "image", "build")
+    refused = run_cli(*build)
+    assert refused.code == 2, refused.out + refused.err
+    assert "internal secret" in refused.err and "--target jet" not in refused.out
+    named = run_cli(*build, "--target", "jet")
+    assert named.code == 0, named.err
+    assert "--target jet" in named.out
+
+
+def test_the_default_build_stops_at_main(megatron_repo: Path, run_cli: RunCli) -> None:
+    done = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "podman", "image", "build")
+    assert done.code == 0 and "--target main" in done.out
