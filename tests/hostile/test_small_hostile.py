@@ -97,3 +97,121 @@ def test_a_configured_jet_target_is_refused_unless_named_on_the_command_line(
 def test_the_default_build_stops_at_main(megatron_repo: Path, run_cli: RunCli) -> None:
     done = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "podman", "image", "build")
     assert done.code == 0 and "--target main" in done.out
+
+
+# -- malformed registry URLs: the user's (exit 2) and a registry's answers (exit 3) -----------
+
+
+class HostileRegistry:
+    """A loopback HTTP server answering every request with one fixed hostile response."""
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes = b"{}") -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def no_auth_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "XDG_CONFIG_HOME", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+
+
+USER_REGISTRY_URLS = [
+    "http://127.0.0.1:99999",
+    "https://nvcr.io:abc",
+    "http://[::1",
+    "https://[::1:5000/",
+    "https://nvcr.io:-1",
+]
+
+
+@pytest.mark.parametrize("url", USER_REGISTRY_URLS)
+def test_a_malformed_uvdock_registry_is_refused_as_input(
+    url: str,
+    megatron_repo: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    no_auth_files: None,
+) -> None:
+    monkeypatch.setenv("UVDOCK_REGISTRY", url)
+    result = run_cli("--repo", megatron_repo, "image", "tags")
+    assert result.code == 2, result.out + result.err
+    assert "malformed" in result.err or "not an http" in result.err
+
+
+USER_PROXIES = ["http://[::1", "http://proxy.example.invalid:99999", "http://u:s3cret@proxy:abc"]
+
+
+@pytest.mark.parametrize("proxy", USER_PROXIES)
+def test_a_malformed_https_proxy_is_refused_as_input(
+    proxy: str,
+    megatron_repo: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    no_auth_files: None,
+) -> None:
+    monkeypatch.setenv("UVDOCK_REGISTRY", "https://registry.example.invalid")
+    monkeypatch.setenv("HTTPS_PROXY", proxy)
+    monkeypatch.delenv("https_proxy", raising=False)
+    result = run_cli("--repo", megatron_repo, "image", "tags")
+    assert result.code == 2, result.out + result.err
+    assert "HTTPS_PROXY is malformed" in result.err
+    assert "s3cret" not in result.out + result.err
+
+
+REGISTRY_ANSWERS = {
+    "redirect unclosed bracket": (307, {"Location": "http://[::1/v2/x"}),
+    "redirect bad port": (307, {"Location": "http://127.0.0.1:99999/v2/x"}),
+    "redirect port not a number": (302, {"Location": "https://example.invalid:x/v2/"}),
+    "link bad port": (
+        200,
+        {"Link": '<http://127.0.0.1:abc/v2/nvidia/pytorch/tags/list?n=1>; rel="next"'},
+    ),
+    "link unclosed bracket": (200, {"Link": '<http://[::1/v2/next>; rel="next"'}),
+    "realm bad port": (401, {"WWW-Authenticate": 'Bearer realm="http://127.0.0.1:99999/t"'}),
+    "realm port not a number": (
+        401,
+        {"WWW-Authenticate": 'Bearer realm="https://auth.example.invalid:x/t"'},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REGISTRY_ANSWERS))
+def test_a_registrys_malformed_url_is_an_unusable_environment(
+    case: str,
+    megatron_repo: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    no_auth_files: None,
+) -> None:
+    status, headers = REGISTRY_ANSWERS[case]
+    body = b'{"name": "nvidia/pytorch", "tags": ["26.09-py3"]}'
+    server = HostileRegistry(status, {"Content-Type": "application/json", **headers}, body)
+    try:
+        monkeypatch.setenv("UVDOCK_REGISTRY", server.url)
+        result = run_cli("--repo", megatron_repo, "image", "tags")
+    finally:
+        server.close()
+    assert result.code == 3, result.out + result.err
+    assert result.err.startswith("error: registry:"), result.err
