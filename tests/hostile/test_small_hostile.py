@@ -215,3 +215,34 @@ def test_a_registrys_malformed_url_is_an_unusable_environment(
         server.close()
     assert result.code == 3, result.out + result.err
     assert result.err.startswith("error: registry:"), result.err
+
+
+# -- a kill during a large mark-broken: the next run removes the temporary files -------------
+
+
+def test_the_next_run_removes_the_temporary_files_a_killed_run_left(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    import signal
+    import time
+
+    from samples.recipes import MODEL, RECIPES
+
+    files = {f"{RECIPES}/model{n:04d}.yaml": MODEL for n in range(1500)}
+    repo = make_repo(files)
+    recipes = repo / RECIPES
+    mark = ("recipe", "mark-broken", "alpha", "--issue", "513", "--reason", "hangs")
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), *mark]
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not any(recipes.glob("*.uvdock")):
+        assert child.poll() is None and time.monotonic() < deadline, "never wrote a temp file"
+        time.sleep(0.01)
+    time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    assert len(list(recipes.glob("*.uvdock"))) > 0  # what the killed run left
+    again = run_cli("--repo", repo, *mark)
+    assert again.code in (0, 1), again.err
+    assert list(recipes.glob(".*.uvdock")) == []
+    assert list(recipes.glob("*.uvdock")) == []
