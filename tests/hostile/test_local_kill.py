@@ -183,3 +183,47 @@ def test_the_next_run_stops_the_orphaned_relock_before_refusing(
     assert not _alive(backend)
     time.sleep(5)
     assert (repo / "uv.lock").read_bytes() == lock_now  # nobody wrote behind the refusal
+
+
+def _foreign_python() -> str | None:
+    """A Python another user can run (the test interpreter may live in root's home)."""
+    import shutil
+
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.path.exists(candidate) and shutil.which("setpriv"):
+            probe = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", candidate]
+            done = subprocess.run(
+                [*probe, "-c", "import sys; assert sys.version_info >= (3, 11)"],
+                capture_output=True,
+                check=False,
+            )
+            if done.returncode == 0:
+                return candidate
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a group as another user")
+def test_a_relock_group_that_cannot_be_stopped_is_named(tmp_path: Path) -> None:
+    python = _foreign_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ runnable by another user (setpriv)")
+    sleeper = subprocess.Popen(["sleep", "60"], process_group=0)  # root's group
+    try:
+        src = Path(__file__).resolve().parents[2] / "src"
+        code = (
+            "import sys; from uvdock.run import stop; "
+            f"print(stop.stop_group(stop.group_identity({sleeper.pid}), grace=1))"
+        )
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", code],
+            env={"PYTHONPATH": str(src), "PATH": os.environ["PATH"]},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"group {sleeper.pid}" in done.stdout and str(sleeper.pid) in done.stdout
+        assert sleeper.poll() is None  # not ours to stop: still running, and said so
+    finally:
+        sleeper.kill()
+        sleeper.wait()

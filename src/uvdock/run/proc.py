@@ -175,28 +175,55 @@ def run_foreground(
     Ctrl-C would, and what is left after the grace period is killed (a local uv's own
     children); otherwise only to the child (an engine CLI, whose container is stopped by
     `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
-    from outside reaches it too; unless `own_group` is given: then the child leads a
-    process group of its own (everything it starts stays in it), and `own_group(pid)` is
-    called as soon as it runs, so that a caller can record the group and stop it after
-    uvdock itself was killed (`lock resolve --abort`). Signals then go to that group.
+    from outside reaches it too; unless `own_group` is given: then the child runs in a
+    process group of its own (everything it starts stays in it), and `own_group(pgid)` is
+    called before the child starts, so that a caller can record the group and stop it
+    after uvdock itself was killed (`lock resolve --abort`). Signals then go to that group.
     """
     argv = list(argv)
     child: subprocess.Popen[Any] | None = None
+    leader: subprocess.Popen[Any] | None = None
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                group = {"process_group": 0} if own_group is not None else {}
-                child = _popen(argv, env, cwd, stdin=None, stdout=None, stderr=None, **group)
+                group: dict[str, int] = {}
                 if own_group is not None:
-                    own_group(child.pid)
+                    leader = _group_leader(env)
+                    own_group(leader.pid)  # recorded before anything of the child runs
+                    group["process_group"] = leader.pid
+                child = _popen(argv, env, cwd, stdin=None, stdout=None, stderr=None, **group)
             return exit_code(child.wait())
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")
             return failed.code
         except KeyboardInterrupt:
-            stopper = _Stopper(child, whole_tree, forward, grouped=own_group is not None)
-            stopper.stop(on_interrupt, grace_seconds)
+            pgid = leader.pid if leader is not None else None
+            _Stopper(child, whole_tree, forward, pgid=pgid).stop(on_interrupt, grace_seconds)
             raise Interrupted("interrupted") from None
+        finally:
+            if leader is not None:
+                leader.kill()
+                leader.wait()
+
+
+# Waits while uvdock ($0) lives: a killed uvdock leaves no idle placeholder behind (the
+# group lives on as long as the child or anything it started does).
+_LEADER = 'while kill -0 "$0" 2>/dev/null; do sleep 1; done'
+
+
+def _group_leader(env: Mapping[str, str] | None) -> subprocess.Popen[Any]:
+    """A placeholder that leads a new process group and only waits: its group exists, and
+    can be recorded, before the real child is started into it."""
+    import subprocess
+
+    shell = which("sh", env) or "/bin/sh"
+    return subprocess.Popen(
+        [shell, "-c", _LEADER, str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        process_group=0,
+    )
 
 
 def _descendants(root: int) -> list[tuple[int, str]]:
@@ -235,19 +262,19 @@ class _Stopper:
         whole_tree: bool,
         forward: signal.Signals,
         *,
-        grouped: bool = False,
+        pgid: int | None = None,
     ) -> None:
         self.child = child
         self.forward = forward
-        self.grouped = grouped
+        self.pgid = pgid
         # Taken now, while orphans still hang under the child: they are found again by
         # pid and start time when the grace period is over.
         self.tree = _descendants(os.getpid()) if whole_tree and child is not None else []
 
     def _signal(self, sig: signal.Signals) -> None:
-        if self.child is not None and self.grouped:
+        if self.pgid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.child.pid, sig)  # its group: the terminal's Ctrl-C missed it
+                os.killpg(self.pgid, sig)  # its group: the terminal's Ctrl-C missed it
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(sig)
         for pid, started in self.tree:

@@ -379,11 +379,9 @@ def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
 
     started = dict(state.started)
     if started.get("mode") == "local" and started.get("pgid"):
-        problem = stop.stop_group(started)
-        if problem:
-            raise EnvironmentUnusable(
-                problem, hint="stop it, then run `uvdock lock resolve --abort` again"
-            )
+        if problem := stop.stop_group(started):
+            raise EnvironmentUnusable(problem, hint="stop it, then run `uvdock lock resolve --abort`")
+        ctx.out.detail(f"no process of the relock's group {started['pgid']} runs any more")
         return
     engine, container = started.get("engine", ""), started.get("container", "")
     if not engine or not container:
