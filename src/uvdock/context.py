@@ -84,7 +84,7 @@ class Context:
 
     def said(self, name: str) -> str:
         """A setting as the user should read it, naming who chose it: `--engine local`
-        when it was the flag, `engine = 'local' (from uvdock.toml)` otherwise."""
+        when it was the flag, `engine = local, from uvdock.toml` otherwise."""
         value = getattr(self.config, name)
         key = name.replace("_", "-")
         origin = self.layers.origins.get(name, "")
