@@ -75,12 +75,25 @@ class Context:
             keys = config_trust.untrusted(
                 layers.origins, layers.table, layers.source, real, self.env
             )
+            keys = self.widening(keys)
             if keys:
                 from uvdock.errors import InputRefused
 
                 message, hint = config_trust.refusal(keys, layers.source, real, self.env)
                 raise InputRefused(message, hint=hint)
         return layers.config
+
+    def widening(self, keys: dict[str, Any]) -> dict[str, Any]:
+        """The gated `keys` whose value differs from the built-in default: a repository
+        spelling out a default (venv = "/opt/venv") widens nothing and needs no trust."""
+        config = self.layers.config
+        defaults = {**config._field_defaults}
+        defaults["uv_cache"] = config_module.default_uv_cache(self.env)
+        return {
+            key: value
+            for key, value in keys.items()
+            if getattr(config, key.replace("-", "_")) != defaults[key.replace("-", "_")]
+        }
 
     def said(self, name: str) -> str:
         """A setting as the user should read it, naming who chose it: `--engine local`

@@ -124,6 +124,8 @@ def test_the_users_own_flags_environment_and_config_are_always_taken(
     monkeypatch.setenv("UVDOCK_ENGINE", "local")
     assert run_cli("--repo", repo, "lock").code == 0
     monkeypatch.delenv("UVDOCK_ENGINE")
+    defaults = _repo(make_repo, 'engine = "auto"\nvenv = "/opt/venv"\n')  # widens nothing
+    assert run_cli("--repo", defaults, "--dry-run", "--image", "x:1", "lock").code == 0
     plain = make_repo({"pyproject.toml": PYPROJECT})
     user_config.mkdir(parents=True)
     (user_config / "config.toml").write_text('engine-args = ["--network", "host"]\n')

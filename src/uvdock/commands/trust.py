@@ -36,7 +36,7 @@ class Command(BaseCommand):
         repo = Path(os.path.realpath(ctx.repo))
         table, source = config_module.file_table(repo)
         records = config_trust.read_records(ctx.env)
-        keys = config_trust.gated(table)
+        keys = ctx.widening(config_trust.gated(table)) if source else {}
         sha = config_trust.digest(table)
         known = config_trust.find(records, repo, source) if source else None
         state = _state(source, keys, known, sha)
