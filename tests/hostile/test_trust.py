@@ -224,3 +224,31 @@ def test_a_repository_owned_by_another_user_is_not_written_unless_safe_directory
         fh.write(f"[safe]\n\tdirectory = {repo}\n")
     allowed = run_cli("--repo", repo, *command)
     assert allowed.code == 0, allowed.err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-v", "/:/host"],
+        ["--volume=/:/host:rw"],
+        ["--mount", "type=bind,source=/,target=/host"],
+        ["--mount=type=bind,src=/,dst=/host"],
+    ],
+)
+def test_an_engine_args_mount_of_the_root_filesystem_is_refused_from_any_source(
+    args: list[str],
+    make_repo: Callable[..., Path],
+    run_cli: RunCli,
+    user_config: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repo = make_repo({"pyproject.toml": PYPROJECT})
+    monkeypatch.setenv("UVDOCK_ENGINE_ARGS", json.dumps(args))
+    result = run_cli("--repo", repo, "--dry-run", "--engine", "podman", "--image", "x:1", "lock")
+    assert result.code == 2, result.out + result.err
+    assert "from UVDOCK_ENGINE_ARGS" in result.err and "mount / read-write" in result.err
+    monkeypatch.setenv("UVDOCK_ENGINE_ARGS", json.dumps(["-v", "/:/host:ro"]))  # read-only
+    assert (
+        run_cli("--repo", repo, "--dry-run", "--engine", "podman", "--image", "x:1", "lock").code
+        == 0
+    )

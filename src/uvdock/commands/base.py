@@ -37,7 +37,7 @@ def shim_for(ctx: Context) -> Shim:
     """The shim for this invocation: its configuration, repository, environment and output."""
     from uvdock.run.shim import Shim
 
-    said = {name: ctx.said(name) for name in ("engine", "uv_cache")}
+    said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
     return Shim(
         ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
     )

@@ -64,7 +64,7 @@ class _Checks:
             from uvdock.run.shim import Shim
 
             ctx = self.ctx
-            said = {name: ctx.said(name) for name in ("engine", "uv_cache")}
+            said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
             self._shim = Shim(
                 ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
             )

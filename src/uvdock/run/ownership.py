@@ -10,7 +10,7 @@ answer honours `safe.directory`, `*` and the SUDO_UID exception exactly as git d
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
@@ -83,3 +83,42 @@ def require_own_mount(path: str, what: str, said: str, env: Mapping[str, str]) -
             "mounted read-write into the container; refused",
             hint=f"give the {what} a folder of your own",
         )
+
+
+def rw_bind_sources(engine_args: tuple[str, ...]) -> list[str]:
+    """Host paths that `-v SRC:DST[:OPTS]`, `--volume` or `--mount type=bind,...` in
+    engine-args mount read-write (named volumes and `ro` mounts are not host paths to own)."""
+    found: list[str] = []
+    words = list(engine_args)
+    for index, word in enumerate(words):
+        flag, has_value, value = word.partition("=")
+        if flag in ("-v", "--volume", "--mount") and not has_value:
+            value = words[index + 1] if index + 1 < len(words) else ""
+        elif flag not in ("-v", "--volume", "--mount"):
+            continue
+        if flag == "--mount":
+            fields = dict(part.partition("=")[::2] for part in value.split(","))
+            source = fields.get("source") or fields.get("src") or ""
+            readonly = "readonly" in fields or fields.get("ro", "false") != "false"
+            if fields.get("type") == "bind" and not readonly:
+                found.append(source)
+            continue
+        source, _, rest = value.partition(":")
+        options = rest.partition(":")[2].split(",")
+        if source.startswith("/") and not {"ro", "readonly"} & set(options):
+            found.append(source)
+    return found
+
+
+def require_own_mounts(
+    cache: str | None,
+    engine_args: tuple[str, ...],
+    said: Callable[[str], str],
+    env: Mapping[str, str],
+) -> None:
+    """Exit 2 unless the uv cache and every read-write bind mount in engine-args is the
+    user's own folder, whoever configured them (`said(name)` words who did)."""
+    if cache:
+        require_own_mount(cache, "uv cache", said("uv_cache"), env)
+    for source in rw_bind_sources(engine_args):
+        require_own_mount(source, "mount", said("engine_args"), env)

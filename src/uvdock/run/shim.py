@@ -115,15 +115,16 @@ class Shim:
         """The read-write mounts: this repository and the uv cache, each the user's own."""
         cfg = self.config
         cache: str | None = cfg.uv_cache
-        if cache:
-            ownership.require_own_mount(cache, "uv cache", self._said("uv_cache"), self.env)
+        mounting = self.placement.mode in ("run", "srun")  # exec and local mount nothing
+        if mounting:
+            ownership.require_own_mounts(cache, cfg.engine_args, self._said, self.env)
         if cache and not self.dry_run:
             try:
                 Path(cache).mkdir(parents=True, exist_ok=True)
             except OSError:
                 self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
                 cache = None
-        if not self.dry_run:  # git's safe.directory rule for the read-write repo mount
+        if mounting and not self.dry_run:  # git's safe.directory rule, for the repo mount
             ownership.require_safe_directory(self.repo, self.env)
         return engines.Mounts(self.repo, cfg.workdir, cache, cfg.container_uv_cache)
 
