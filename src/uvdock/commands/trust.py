@@ -22,6 +22,13 @@ from uvdock.context import Context
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "A repository's uvdock.toml / [tool.uvdock] may set engine, engine-args, "
+            "container, venv, uv-cache, container-uv-cache and enroot-output only once you "
+            "trust it: read what it sets (--show), then run `uvdock trust`, which records "
+            "the configuration's sha256 for this repository in "
+            "$XDG_CONFIG_HOME/uvdock/trusted. Any change to it needs trust again."
+        )
         which = parser.add_mutually_exclusive_group()
         which.add_argument(
             "--show",
