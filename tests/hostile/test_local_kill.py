@@ -209,7 +209,9 @@ def test_a_relock_group_that_cannot_be_stopped_is_named(tmp_path: Path) -> None:
         pytest.skip("no Python 3.11+ runnable by another user (setpriv)")
     sleeper = subprocess.Popen(["sleep", "60"], process_group=0)  # root's group
     try:
-        src = Path(__file__).resolve().parents[2] / "src"
+        import uvdock
+
+        src = Path(uvdock.__file__).resolve().parents[1]  # the uvdock under test
         code = (
             "import sys; from uvdock.run import stop; "
             f"print(stop.stop_group(stop.group_identity({sleeper.pid}), grace=1))"
