@@ -1,9 +1,12 @@
-"""Configuration: defaults that fit Megatron-LM, then the repository's file, then UVDOCK_*.
+"""Configuration: defaults that fit Megatron-LM, the user's file, the repository's, UVDOCK_*.
 
-Sources, later wins: built-in defaults; `[tool.uvdock]` in pyproject.toml, or `uvdock.toml`
+Sources, later wins: built-in defaults; the user's own `$XDG_CONFIG_HOME/uvdock/config.toml`
+(else `~/.config/uvdock/config.toml`); `[tool.uvdock]` in pyproject.toml, or `uvdock.toml`
 at the repository root instead when that file exists (as ruff.toml does for ruff);
 `UVDOCK_<KEY>` environment variables (KEY upper-cased, dashes as underscores); then
-command-line options, applied by the command layer with `Config.replace`.
+command-line options, applied by the command layer with `Config.replace`. Keys that widen
+what runs on the host are taken from the repository only once trusted (config_trust.py);
+`load_layers` says where each value came from so the command layer can check that.
 """
 
 from __future__ import annotations
@@ -263,17 +266,48 @@ def file_table(repo: Path) -> tuple[dict[str, Any], str]:
     return {}, ""
 
 
-def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
+class Layers(NamedTuple):
+    """A loaded configuration and where its values came from."""
+
+    config: Config
+    origins: dict[str, str]  # attribute name -> the source that set it last (none: default)
+    table: dict[str, Any]  # the repository's own configuration table
+    source: str  # where that table is ("uvdock.toml", "pyproject.toml [tool.uvdock]", "")
+
+
+def user_config_file(env: Mapping[str, str]) -> Path:
+    from uvdock.config_trust import config_home
+
+    return config_home(env) / "config.toml"
+
+
+def load_layers(repo: Path | None, env: Mapping[str, str] | None = None) -> Layers:
     env = os.environ if env is None else env
     values: dict[str, Any] = {"uv_cache": default_uv_cache(env)}
+    origins: dict[str, str] = {}
+    user_file = user_config_file(env)
+    if user_file.is_file():
+        user = _from_table(_read_toml(user_file), str(user_file))
+        values.update(user)
+        origins.update(dict.fromkeys(user, f"your {user_file}"))
+    table: dict[str, Any] = {}
+    source = ""
     if repo is not None:
-        table, origin = file_table(repo)
-        values.update(_from_table(table, origin))
-    values.update(_from_env(env))
+        table, source = file_table(repo)
+        from_repo = _from_table(table, source)
+        values.update(from_repo)
+        origins.update(dict.fromkeys(from_repo, source))
+    from_env = _from_env(env)
+    values.update(from_env)
+    origins.update({name: f"UVDOCK_{name.upper()}" for name in from_env})
     loaded = Config(**values)
     if repo is not None:
         check_repo_paths(repo, loaded)
-    return loaded
+    return Layers(loaded, origins, table, source)
+
+
+def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
+    return load_layers(repo, env).config
 
 
 def check_repo_paths(repo: Path, config: Config) -> None:

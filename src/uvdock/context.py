@@ -48,8 +48,9 @@ class Context:
         return git.toplevel(self.cwd.resolve())
 
     @cached_property
-    def config(self) -> config_module.Config:
-        loaded = config_module.load(self.repo, self.env)
+    def layers(self) -> config_module.Layers:
+        """The configuration before the trust check, with where each value came from."""
+        layers = config_module.load_layers(self.repo, self.env)
         overrides: dict[str, str] = {}
         if self.options.engine:
             overrides["engine"] = self.options.engine
@@ -57,7 +58,54 @@ class Context:
             overrides["container"] = self.options.container
         if self.options.image:
             overrides["image"] = self.options.image
-        return loaded.replace(**overrides) if overrides else loaded
+        if not overrides:
+            return layers
+        origins = {**layers.origins, **{name: f"--{name}" for name in overrides}}
+        return layers._replace(config=layers.config.replace(**overrides), origins=origins)
+
+    @cached_property
+    def config(self) -> config_module.Config:
+        """The configuration; refused (exit 2) while an untrusted repository file sets a key
+        that changes where code runs (config_trust.GATED_KEYS)."""
+        layers = self.layers
+        if layers.source:
+            from uvdock import config_trust
+
+            real = Path(os.path.realpath(self.repo))
+            keys = config_trust.untrusted(
+                layers.origins, layers.table, layers.source, real, self.env
+            )
+            keys = self.widening(keys)
+            if keys:
+                from uvdock.errors import InputRefused
+
+                message, hint = config_trust.refusal(keys, layers.source, real, self.env)
+                raise InputRefused(message, hint=hint)
+        return layers.config
+
+    def widening(self, keys: dict[str, Any]) -> dict[str, Any]:
+        """The gated `keys` whose value differs from the built-in default: a repository
+        spelling out a default (venv = "/opt/venv") widens nothing and needs no trust."""
+        config = self.layers.config
+        defaults = {**config._field_defaults}
+        defaults["uv_cache"] = config_module.default_uv_cache(self.env)
+        return {
+            key: value
+            for key, value in keys.items()
+            if getattr(config, key.replace("-", "_")) != defaults[key.replace("-", "_")]
+        }
+
+    def said(self, name: str) -> str:
+        """A setting as the user should read it, naming who chose it: `--engine local`
+        when it was the flag, `engine = local, from uvdock.toml` otherwise."""
+        value = getattr(self.config, name)
+        key = name.replace("_", "-")
+        origin = self.layers.origins.get(name, "")
+        plain = isinstance(value, str) and value.isprintable() and value and " " not in value
+        shown = value if plain else repr(value)  # repository text: escaped unless plain
+        if origin.startswith("--"):
+            return f"{origin} {shown}"
+        return f"{key} = {shown}, {f'from {origin}' if origin else 'the default'}"
 
     @property
     def dry_run(self) -> bool:

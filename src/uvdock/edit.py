@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -128,11 +129,53 @@ def _keep_owner(tmp: str, old: os.stat_result | None) -> None:
             os.chown(tmp, old.st_uid, old.st_gid)
 
 
+# `.NAME.PID.XXXXXXXX.uvdock`: the pid says whose temporary file it is (see remove_leftovers).
+_TEMP = re.compile(r"\..+\.(\d+)\.[a-z0-9_]{8}\.uvdock")
+_swept: set[str] = set()  # folders this process already cleaned
+
+
+def remove_leftovers(folder: Path) -> int:
+    """Remove the temporary files that killed uvdock runs left in `folder`: uvdock's name
+    pattern, and a pid that no longer runs. Once per folder and process, and only while a
+    command holds the repository lock (`confined`): then no other uvdock writes here."""
+    key = str(folder)
+    if not _roots or key in _swept:
+        return 0
+    _swept.add(key)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".uvdock")]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        match = _TEMP.fullmatch(name)
+        if match is None or _running(int(match[1])):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(folder / name)
+            removed += 1
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
     """A synced temporary file beside `path` (already a target) holding `data`."""
+    remove_leftovers(path.parent)
     try:
         old = path.stat() if path.exists() else None
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".uvdock", dir=path.parent)
+        prefix = f".{path.name}.{os.getpid()}."
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".uvdock", dir=path.parent)
     except OSError as exc:
         raise os_error(exc, path, "cannot write") from None
     try:
@@ -176,6 +219,8 @@ def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
     """Write every changed file, or none. Returns the edits that were written."""
     changed = [e for e in edits if e.changed]
     targets = [target_of(e.path) for e in changed]  # every refusal before any write
+    for folder in {e.path.parent for e in edits}:  # a killed run's temporary files
+        remove_leftovers(folder)
     temps: list[tuple[FileEdit, Path, Path]] = []
     try:
         for edit, target in zip(changed, targets, strict=True):

@@ -78,15 +78,17 @@ def test_ctrl_c_on_a_terminal_during_the_container_relock_is_an_interrupt(
     fakebin.mkdir()
     (fakebin / "uv").write_text(SLOW_UV)
     (fakebin / "uv").chmod(0o755)
-    (repo / "uvdock.toml").write_text(
-        'engine-args = ["-e", "PATH=/workspace/fakebin:/usr/local/bin:/usr/bin:/bin"]\n'
-    )
+    # The user's own setting: a repository's engine-args need `uvdock trust`.
+    env = {
+        **os.environ,
+        "UVDOCK_ENGINE_ARGS": "-e PATH=/workspace/fakebin:/usr/local/bin:/usr/bin:/bin",
+    }
     before = full_snapshot(repo)
     argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "podman"]
     argv += ["--image", engine_image, "lock", "resolve", "--onto", "main", "--no-fetch"]
     pid, master = pty.fork()
     if pid == 0:  # the child: uvdock with the pty as its controlling terminal
-        os.execv(sys.executable, argv)
+        os.execve(sys.executable, argv, env)
     output = b""
     deadline = time.monotonic() + 60
     while not (repo / ".uv-started").exists() and time.monotonic() < deadline:

@@ -51,10 +51,11 @@ def test_kill_then_abort_restores_both_files(wheelhouse: Path, tmp_path: Path) -
     before = full_snapshot(repo)
     child, _ = start_resolve(repo, tmp_path)
     os.killpg(child.pid, signal.SIGKILL)
-    child.communicate(timeout=60)
+    child.wait(timeout=60)  # the local uv leads its own group: it still runs, holding the pipes
     assert full_snapshot(repo) != before
     abort = [sys.executable, "-m", "uvdock", "--repo", str(repo), "lock", "resolve", "--abort"]
     aborted = subprocess.run(abort, capture_output=True, text=True, check=False)
     assert aborted.returncode == 0, aborted.stderr
+    child.communicate(timeout=30)  # --abort stopped that uv: the pipes are closed
     assert "uv.lock and pyproject.toml" in aborted.stdout
     assert full_snapshot(repo) == before

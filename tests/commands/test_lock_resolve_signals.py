@@ -42,12 +42,13 @@ def test_kill_then_abort_restores_exact_state(wheelhouse: Path, tmp_path: Path) 
     before = snapshot(conflict.repo)
     child, _ = start_resolve(conflict.repo, tmp_path)
     os.killpg(child.pid, signal.SIGKILL)  # no handler can run: only the saved state remains
-    child.communicate(timeout=60)
+    child.wait(timeout=60)  # the local uv leads its own group: it still runs, holding the pipes
     assert conflict.lock.read_bytes() != before.lock
     assert resolve_state.state_dir(conflict.repo / ".git").is_dir()
     abort = [sys.executable, "-m", "uvdock", "--repo", str(conflict.repo), "lock", "resolve"]
     aborted = subprocess.run([*abort, "--abort"], capture_output=True, text=True, check=False)
     assert aborted.returncode == 0, aborted.stderr
+    child.communicate(timeout=30)  # --abort stopped that uv: the pipes are closed
     assert snapshot(conflict.repo) == before
     assert git(conflict.repo, "ls-files", "-u", "uv.lock") == before.unmerged
     assert not resolve_state.state_dir(conflict.repo / ".git").exists()

@@ -262,7 +262,7 @@ def test_files_the_container_writes_go_back_to_the_invoking_user(
 
 
 def test_invoking_user() -> None:
-    from uvdock.run.host import invoking_user
+    from uvdock.run.ownership import invoking_user
 
     if os.getuid() == 0:
         assert invoking_user({}) is None

@@ -36,6 +36,7 @@ ENVELOPE: dict[str, Spec] = {
                     "extra_args": ["str"],
                     "env": "list",
                     "by_hand": "bool",
+                    "said": "str",
                 }
             ),
         }
@@ -253,6 +254,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     },
     "merge-driver pyproject": {},
     "completion": {"shell?": "str", "script?": "str", "cases?": ["str"]},
+    "trust": {"repo": "str", "source": "str?", "keys": "object", "state": "str", "changed": "bool"},
     # a command line that was not understood: the envelope, `command` empty
     "": {},
 }

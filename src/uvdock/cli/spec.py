@@ -73,6 +73,9 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("completion", ""): CommandSpec(
         "completion", "print a shell completion script (bash, zsh or fish)"
     ),
+    ("trust", ""): CommandSpec(
+        "trust", "let this repository's uvdock configuration choose where code runs"
+    ),
 }
 
 # Every command's help ends with these (a test parses each one, so they cannot rot).
@@ -180,6 +183,11 @@ EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
         "uvdock completion bash > ~/.local/share/bash-completion/completions/uvdock",
         "uvdock completion zsh > ~/.zfunc/_uvdock",
         "uvdock completion fish > ~/.config/fish/completions/uvdock.fish",
+    ),
+    ("trust", ""): (
+        "uvdock trust --show",
+        "uvdock trust",
+        "uvdock trust --revoke",
     ),
 }
 

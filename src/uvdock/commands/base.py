@@ -37,14 +37,17 @@ def shim_for(ctx: Context) -> Shim:
     """The shim for this invocation: its configuration, repository, environment and output."""
     from uvdock.run.shim import Shim
 
-    return Shim(ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run)
+    said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
+    return Shim(
+        ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
+    )
 
 
 def engine_for(ctx: Context) -> str:
     """docker or podman, as configured or as found (see run.host.pick_engine)."""
     from uvdock.run.host import pick_engine
 
-    return pick_engine(ctx.config.engine, ctx.env, dry_run=ctx.dry_run)
+    return pick_engine(ctx.config.engine, ctx.env, dry_run=ctx.dry_run, said=ctx.said("engine"))
 
 
 @contextlib.contextmanager
@@ -52,9 +55,10 @@ def writing(ctx: Context, command: str) -> Iterator[None]:
     """What every writing command runs inside: the repository lock (one writer at a time)
     and writes confined to the repository and its git folders."""
     from uvdock import edit, repolock
-    from uvdock.run import git
+    from uvdock.run import git, ownership
 
     git_dir = git.git_dir(ctx.repo)
+    ownership.require_safe_directory(ctx.repo, ctx.env, git_dir)
     path = repolock.lock_path(git_dir)
     with repolock.held(path, command, ctx.config.lock_timeout) as stale:
         if stale is not None:
@@ -64,6 +68,11 @@ def writing(ctx: Context, command: str) -> Iterator[None]:
             )
         with edit.confined(ctx.repo, git_dir, *_common_dir(git_dir)):
             yield
+
+
+def common_git_dir(git_dir: Path) -> Path:
+    """The git dir every worktree shares (the main one's): `git_dir` itself unless linked."""
+    return next(iter(_common_dir(git_dir)), git_dir)
 
 
 def _common_dir(git_dir: Path) -> list[Path]:

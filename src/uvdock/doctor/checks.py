@@ -64,8 +64,9 @@ class _Checks:
             from uvdock.run.shim import Shim
 
             ctx = self.ctx
+            said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
             self._shim = Shim(
-                ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run
+                ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
             )
         return self._shim
 
@@ -78,6 +79,8 @@ class _Checks:
 
     def engine(self) -> tuple[str, str, str]:
         placement = self.shim.placement
+        if placement.mode == "local" and placement.by_hand:
+            return _passed(f"none: uv runs on this machine ({placement.said})")
         if placement.mode == "local":
             return _passed("already inside the CI container (local)")
         if placement.mode == "srun":

@@ -199,3 +199,12 @@ def _restore_one(index: GitIndex, state: SavedState) -> None:
 
 def discard(git_dir: Path) -> None:
     shutil.rmtree(state_dir(git_dir), ignore_errors=True)
+
+
+def note_started(git_dir: Path, started: Mapping[str, str]) -> None:
+    """Add to the saved state what the relock started once it is known (a local uv's
+    process group: its pid exists only after the state was saved)."""
+    path = state_dir(git_dir) / STATE_FILE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["started"] = {**(data.get("started") or {}), **started}
+    atomic_write_bytes(path, json.dumps(data, indent=1).encode())

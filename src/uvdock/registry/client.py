@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
 
 from uvdock import __version__
-from uvdock.errors import EnvironmentUnusable
+from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.registry import oci
 from uvdock.registry.auth import Credentials
 
@@ -109,7 +109,11 @@ class RegistryClient:
             seen.add(url)
             response = self._expect_ok(self.get(url, accept="application/json"))
             tags.extend(oci.tags_page(self._json(response, "tag list")))
-            url = oci.next_page(response.headers.get("Link"), url) or ""
+            try:
+                url = oci.next_page(response.headers.get("Link"), url) or ""
+                oci.checked_split(url)
+            except ValueError as exc:
+                raise self._unusable(f"the registry's Link header is malformed: {exc}") from None
         return tags
 
     # --- requests -------------------------------------------------------------------------
@@ -170,7 +174,13 @@ class RegistryClient:
             location = response.headers.get("Location")
             if response.status not in (301, 302, 303, 307, 308) or not location:
                 return response
-            target = urljoin(current, location)
+            try:
+                target = urljoin(current, location)
+                oci.checked_split(target)
+            except ValueError as exc:
+                raise self._unusable(
+                    f"{_origin(current)} redirected to a malformed URL: {exc}"
+                ) from None
             if not oci.redirect_allowed(current, target):
                 raise self._unusable(
                     f"{_origin(current)} redirected to {_origin(target)}; uvdock follows "
@@ -183,7 +193,10 @@ class RegistryClient:
         raise self._unusable(f"more than {MAX_REDIRECTS} redirects from {_origin(url)}")
 
     def _exchange(self, method: str, url: str, headers: Mapping[str, str]) -> Response:
-        parts = urlsplit(url)
+        try:
+            parts = oci.checked_split(url)
+        except ValueError as exc:  # e.g. a registry host from an image name
+            raise self._unusable(f"cannot ask a malformed URL: {exc}") from None
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
             raise self._timed_out()
@@ -217,7 +230,13 @@ class RegistryClient:
         proxy = https_proxy(netloc, self._env)
         if proxy is None:
             return http.client.HTTPSConnection(netloc, timeout=timeout, context=self._ssl)
-        parts = urlsplit(proxy)
+        try:
+            parts = oci.checked_split(proxy)
+        except ValueError as exc:  # the user's own setting: its text may hold a password
+            raise InputRefused(
+                f"HTTPS_PROXY is malformed ({exc}); nothing was asked",
+                hint="set it to http://HOST:PORT",
+            ) from None
         if parts.scheme != "http" or not parts.hostname:
             raise self._unusable(
                 f"HTTPS_PROXY {_origin(proxy)}: only http:// proxies are supported"

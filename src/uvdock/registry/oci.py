@@ -6,11 +6,12 @@ to these functions and acts on what they return. Nothing here opens a socket or 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from uvdock.errors import InputRefused
 from uvdock.registry.tags import is_tag, tag_key
@@ -65,12 +66,20 @@ def is_loopback(host: str) -> bool:
     return len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
 
 
+def checked_split(url: str) -> SplitResult:
+    """urlsplit, with the host and port read now: a bad port or an unclosed IPv6 bracket
+    raises ValueError here, where the caller decides whose mistake it is, not later."""
+    parts = urlsplit(url)
+    _ = parts.hostname, parts.port
+    return parts
+
+
 def url_problem(url: str) -> str | None:
     """Why uvdock will not talk to `url` (None: it will): https anywhere, http on loopback only."""
     try:
-        parts = urlsplit(url.strip())
+        parts = checked_split(url.strip())
         hostname = parts.hostname
-    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket, a port that is no port
         return f"`{url}` is malformed: {exc}"
     if parts.scheme not in ("http", "https") or not hostname:
         return f"`{url}` is not an http(s) URL"
@@ -85,12 +94,11 @@ def registry_url(url: str, origin: str) -> str:
     """A registry base URL as configured, checked, without a trailing slash."""
     problem = url_problem(url)
     if problem is not None:
-        parts = urlsplit(url.strip())
-        hint = (
-            f"use https://{parts.netloc}"
-            if parts.scheme == "http" and parts.hostname
-            else "set it to the registry's base URL, e.g. https://nvcr.io"
-        )
+        hint = "set it to the registry's base URL, e.g. https://nvcr.io"
+        with contextlib.suppress(ValueError):  # a malformed URL keeps the general hint
+            parts = checked_split(url.strip())
+            if parts.scheme == "http" and parts.hostname:
+                hint = f"use https://{parts.netloc}"
         raise InputRefused(f"{origin}: {problem}", hint=hint)
     parts = urlsplit(url.strip())
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"

@@ -44,11 +44,12 @@ class Placement(NamedTuple):
     image: str = ""
     extra_args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    by_hand: bool = False  # local: --engine local was asked for, not detected
+    by_hand: bool = False  # local: engine local was configured, not detected
+    said: str = ""  # that setting as the user should read it: who chose it
 
     def describe(self) -> str:
         if self.mode == "local" and self.by_hand:
-            return "locally with the uv on PATH (--engine local)"
+            return f"locally with the uv on PATH ({self.said or '--engine local'})"
         if self.mode == "local":
             return "locally (already inside the CI container)"
         if self.mode == "exec":

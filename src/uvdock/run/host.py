@@ -1,5 +1,5 @@
-"""Facts about this host that decide how containers are run: which engine answers, and
-who should own the files a container writes."""
+"""Which container engine this host runs (who owns the files a container writes is
+run/ownership.py's question)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from uvdock.errors import EnvironmentUnusable
 from uvdock.run import engines, proc
 
 
-def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool) -> str:
-    """docker or podman: the one asked for, else the one most likely to be reachable."""
+def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str = "") -> str:
+    """docker or podman: the one asked for, else the one most likely to be reachable.
+    `said`: the setting as the user should read it (who chose it), for messages."""
     if asked in engines.CONTAINER_ENGINES:
         if proc.which(asked, env) is None and not dry_run:
             raise EnvironmentUnusable(
-                f"--engine {asked}: `{asked}` is not installed or not on PATH"
+                f"{said or '--engine ' + asked}: `{asked}` is not installed or not on PATH"
             )
         return asked
     has_docker = proc.which("docker", env) is not None
@@ -32,16 +33,3 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool) -> str:
     raise EnvironmentUnusable(
         "no container engine found: install docker or podman, or use --engine srun / --engine local",
     )
-
-
-def invoking_user(env: Mapping[str, str]) -> tuple[int, int] | None:
-    """Who should own files written for this run: the user, or under sudo the sudoer.
-
-    None when that is root itself (nothing to give back).
-    """
-    uid, gid = os.getuid(), os.getgid()
-    if uid == 0 and env.get("SUDO_UID", "").isdigit():
-        sudo_uid = int(env["SUDO_UID"])
-        sudo_gid = env.get("SUDO_GID", "")
-        return sudo_uid, int(sudo_gid) if sudo_gid.isdigit() else sudo_uid
-    return None if uid == 0 else (uid, gid)

@@ -27,7 +27,15 @@ from uvdock import signals
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
 from uvdock.run.captured import Completed
 
-__all__ = ["Completed", "exit_code", "forwarded_signal", "run", "run_foreground", "which"]
+__all__ = [
+    "Completed",
+    "exit_code",
+    "forwarded_signal",
+    "run",
+    "run_foreground",
+    "stat_fields",
+    "which",
+]
 
 if TYPE_CHECKING:
     import subprocess
@@ -158,6 +166,7 @@ def run_foreground(
     forward: signal.Signals = signal.SIGINT,
     whole_tree: bool = False,
     own_group: bool = False,
+    record_group: Callable[[int], None] | None = None,
 ) -> int:
     """Run with the terminal attached (output streams through) and return the exit code.
 
@@ -168,15 +177,24 @@ def run_foreground(
     children); otherwise only to the child (an engine CLI, whose container is stopped by
     `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
     from outside reaches it too, unless `own_group`: then the terminal's signals reach
-    uvdock only (the child's stdin is /dev/null, as it may not read the terminal).
+    uvdock only (the child's stdin is /dev/null, as it may not read the terminal). With
+    `record_group` the child also runs in a process group of its own (everything it starts
+    stays in it), led by a placeholder whose pgid is handed to `record_group(pgid)` before
+    the child starts, so that a caller can record the group and stop it after uvdock itself
+    was killed (`lock resolve --abort`). Signals then go to that group.
     """
     argv = list(argv)
     child: subprocess.Popen[Any] | None = None
+    leader: subprocess.Popen[Any] | None = None
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
                 streams: dict[str, Any] = {"stdin": None, "stdout": None, "stderr": None}
-                if own_group:
+                if record_group is not None:
+                    leader = _group_leader(env)
+                    record_group(leader.pid)  # recorded before anything of the child runs
+                    streams["process_group"] = leader.pid
+                elif own_group:
                     import subprocess
 
                     streams.update(stdin=subprocess.DEVNULL, process_group=0)
@@ -186,8 +204,33 @@ def run_foreground(
             sys.stderr.write(f"{failed}\n")
             return failed.code
         except KeyboardInterrupt:
-            _Stopper(child, whole_tree, forward).stop(on_interrupt, grace_seconds)
+            pgid = leader.pid if leader is not None else None
+            _Stopper(child, whole_tree, forward, pgid=pgid).stop(on_interrupt, grace_seconds)
             raise Interrupted("interrupted") from None
+        finally:
+            if leader is not None:
+                leader.kill()
+                leader.wait()
+
+
+# Waits while uvdock ($0) lives: a killed uvdock leaves no idle placeholder behind (the
+# group lives on as long as the child or anything it started does).
+_LEADER = 'while kill -0 "$0" 2>/dev/null; do sleep 1; done'
+
+
+def _group_leader(env: Mapping[str, str] | None) -> subprocess.Popen[Any]:
+    """A placeholder that leads a new process group and only waits: its group exists, and
+    can be recorded, before the real child is started into it."""
+    import subprocess
+
+    shell = which("sh", env) or "/bin/sh"
+    return subprocess.Popen(
+        [shell, "-c", _LEADER, str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        process_group=0,
+    )
 
 
 def _descendants(root: int) -> list[tuple[int, str]]:
@@ -196,7 +239,7 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not entry.isdigit():
             continue
-        stat = _stat_fields(int(entry))
+        stat = stat_fields(int(entry))
         if stat is not None:
             children.setdefault(int(stat[1]), []).append((int(entry), stat[19]))
     found: list[tuple[int, str]] = []
@@ -208,7 +251,7 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     return found
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def stat_fields(pid: int) -> list[str] | None:
     """/proc/PID/stat after the command name: state, ppid, pgrp, ... (starttime is [19])."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
@@ -221,19 +264,28 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 class _Stopper:
     def __init__(
-        self, child: subprocess.Popen[Any] | None, whole_tree: bool, forward: signal.Signals
+        self,
+        child: subprocess.Popen[Any] | None,
+        whole_tree: bool,
+        forward: signal.Signals,
+        *,
+        pgid: int | None = None,
     ) -> None:
         self.child = child
         self.forward = forward
+        self.pgid = pgid
         # Taken now, while orphans still hang under the child: they are found again by
         # pid and start time when the grace period is over.
         self.tree = _descendants(os.getpid()) if whole_tree and child is not None else []
 
     def _signal(self, sig: signal.Signals) -> None:
+        if self.pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, sig)  # its group: the terminal's Ctrl-C missed it
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(sig)
         for pid, started in self.tree:
-            stat = _stat_fields(pid)
+            stat = stat_fields(pid)
             if stat is not None and stat[19] == started and stat[0] != "Z":
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, sig)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
-from uvdock.run import engines, proc, stop
-from uvdock.run.host import invoking_user, pick_engine
+from uvdock.run import engines, ownership, proc, stop
+from uvdock.run.host import pick_engine
+from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
 if TYPE_CHECKING:
     from uvdock.config import Config
@@ -37,15 +38,20 @@ class Shim:
         env: Mapping[str, str],
         out: Output,
         dry_run: bool = False,
+        said: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
+        # Settings as the user should read them, naming who chose them (Context.said):
+        # "engine = 'local' (from uvdock.toml)" is never reported as "--engine local".
+        self.said = dict(said or {})
         self.repo = repo
         self.env = env
         self.out = out
         self.dry_run = dry_run
-        self.run_id = os.urandom(6).hex()
-        self._usable = False
+        self.run_id, self._usable = os.urandom(6).hex(), False
         self._stop_problems: list[str] = []
+        # Local placement: gets the pid of the child, which then leads its own process group
+        self.on_local_start: Callable[[int], None] | None = None
 
     @property
     def container_name(self) -> str:
@@ -60,7 +66,7 @@ class Shim:
         cfg = self.config
         mode = cfg.engine
         if mode == "local":
-            return engines.Placement("local", by_hand=True)
+            return engines.Placement("local", by_hand=True, said=self._said("engine"))
         if mode == "auto" and engines.inside_ci_container(self.env, cfg.venv):
             return engines.Placement("local")
         if mode == "srun":
@@ -69,7 +75,7 @@ class Shim:
             image = slurm.configured_image(cfg, self.repo, check=False)
             container = slurm.container_name(image)
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
-        engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run)
+        engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=self._said("engine"))
         if cfg.container:
             return engines.Placement(
                 "exec", engine, container=cfg.container, env=((RUN_MARKER, self.run_id),)
@@ -81,16 +87,25 @@ class Shim:
             )
         return engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
 
+    def _said(self, name: str) -> str:
+        return self.said.get(name) or f"{name.replace('_', '-')} = {getattr(self.config, name)!r}"
+
     @cached_property
     def mounts(self) -> engines.Mounts:
+        """The read-write mounts: this repository and the uv cache, each the user's own."""
         cfg = self.config
         cache: str | None = cfg.uv_cache
+        mounting = self.placement.mode in ("run", "srun")  # exec and local mount nothing
+        if mounting:
+            ownership.require_own_mounts(cache, cfg.engine_args, self._said, self.env)
         if cache and not self.dry_run:
             try:
                 Path(cache).mkdir(parents=True, exist_ok=True)
             except OSError:
                 self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
                 cache = None
+        if mounting and not self.dry_run:  # git's safe.directory rule, for the repo mount
+            ownership.require_safe_directory(self.repo, self.env)
         return engines.Mounts(self.repo, cfg.workdir, cache, cfg.container_uv_cache)
 
     @cached_property
@@ -201,15 +216,17 @@ class Shim:
                 and not self.dry_run
                 and proc.which("uv", self.env) is None
             ):
-                where = "on this machine" if placement.by_hand else "in this container"
-                raise EnvironmentUnusable(f"uv is not on PATH {where} (--engine local)")
+                mine = f"on this machine ({placement.said or '--engine local'})"
+                raise EnvironmentUnusable(
+                    f"uv is not on PATH {mine if placement.by_hand else 'in this container'}"
+                )
             return
         if placement.mode == "srun":
             from uvdock.run import slurm
 
             if proc.which("srun", self.env) is None:
                 raise EnvironmentUnusable(
-                    "--engine srun: `srun` is not on PATH (not on a Slurm login node?)"
+                    f"{self._said('engine')}: `srun` is not on PATH (not on a Slurm login node?)"
                 )
             slurm.configured_image(self.config, self.repo)
             slurm.preflight(self.env, placement.extra_args)
@@ -338,6 +355,7 @@ class Shim:
             # Two Ctrl-C to srun abort it mid-clean-up: only uvdock gets the terminal's, and
             # srun a single SIGTERM. (With --pty the terminal is raw: Ctrl-C is a byte.)
             own_group=mode == "srun" and "--pty" not in argv,
+            record_group=self.on_local_start if mode == "local" else None,
         )
 
     def unpack_once(self) -> None:

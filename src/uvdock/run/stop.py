@@ -90,3 +90,59 @@ def stop_container(
 def _quiet(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> None:
     with contextlib.suppress(CommandFailed):
         proc.run([engine, *args], env=env, check=False, timeout=timeout)
+
+
+def group_identity(pgid: int) -> dict[str, str]:
+    """What identifies the process group `pgid` leads, for `stop_group` after a kill:
+    its session and the leader's start time (a pid number alone may be reused)."""
+    fields = proc.stat_fields(pgid)
+    if fields is None:
+        return {"pgid": str(pgid)}
+    return {"pgid": str(pgid), "sid": fields[3], "start": fields[19]}
+
+
+def _members(identity: Mapping[str, str]) -> list[int]:
+    """Living processes of the recorded group: same group and session, started no earlier
+    than its leader (a reused number belongs to a later, unrelated group)."""
+    import os
+
+    pgid, sid = identity.get("pgid", ""), identity.get("sid", "")
+    start = int(identity.get("start", "0") or 0)
+    found = []
+    for entry in os.listdir("/proc"):
+        fields = proc.stat_fields(int(entry)) if entry.isdigit() else None
+        if fields is None or fields[0] in ("Z", "X") or fields[2] != pgid:
+            continue
+        if (sid and fields[3] != sid) or int(fields[19]) < start:
+            continue
+        found.append(int(entry))
+    return found
+
+
+def stop_group(identity: Mapping[str, str], *, grace: float = 10.0) -> str | None:
+    """Stop every process of a recorded local process group (SIGINT, SIGKILL after `grace`)
+    and wait until none is left; or a sentence naming the pids that could not be stopped."""
+    import os
+    import signal
+
+    pgid = int(identity.get("pgid", "0") or 0)
+    if pgid <= 1:
+        return None
+    deadline = time.monotonic() + grace
+    sent: signal.Signals | None = None
+    while members := _members(identity):
+        late = time.monotonic() > deadline
+        if late and sent == signal.SIGKILL and time.monotonic() > deadline + 5:
+            pids = " ".join(map(str, members))
+            return f"could not stop the relock's process group {pgid} (pids {pids} still run)"
+        wanted = signal.SIGKILL if late else signal.SIGINT  # SIGINT: as Ctrl-C would
+        if sent != wanted or wanted == signal.SIGKILL:
+            try:
+                os.killpg(pgid, wanted)
+            except PermissionError:
+                return f"not allowed to stop the relock's process group {pgid} (pid {members[0]})"
+            except ProcessLookupError:
+                pass
+            sent = wanted
+        time.sleep(0.05)
+    return None

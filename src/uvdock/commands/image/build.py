@@ -30,13 +30,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--tag", metavar="T", help="image tag (default: image / lts-image from the config)"
         )
+        parser.add_argument(
+            "--target",
+            metavar="STAGE",
+            help="the Dockerfile stage to stop at (default: build-target, main); the `jet` "
+            "stage, which needs an internal secret, only when named here",
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.base import engine_for
         from uvdock.image import build as imagebuild
         from uvdock.run.engines import operand
 
-        spec = imagebuild.build_spec(ctx.repo, ctx.config, lts=args.lts, tag=args.tag)
+        config = ctx.config.replace(build_target=args.target or _configured_target(ctx))
+        spec = imagebuild.build_spec(ctx.repo, config, lts=args.lts, tag=args.tag)
         operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
         engine = engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
@@ -81,3 +88,22 @@ def _check_heredocs(ctx: Context, engine: str, dockerfile: str) -> None:
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
+
+
+# Stages that need something only NVIDIA's CI has: built only when named on the command line.
+_INTERNAL_STAGES = ("jet",)
+
+
+def _configured_target(ctx: Context) -> str:
+    """build-target from the configuration, refused (exit 2) when it names an internal
+    stage: a file or variable must not start a build that needs an internal secret."""
+    target = ctx.config.build_target
+    if target.lower() in _INTERNAL_STAGES:  # Docker stage names ignore case
+        from uvdock.errors import InputRefused
+
+        raise InputRefused(
+            f"{ctx.said('build_target')}: the `{target}` stage needs an internal secret; "
+            "nothing was built",
+            hint=f"build it only on purpose: uvdock image build --target {target}",
+        )
+    return target

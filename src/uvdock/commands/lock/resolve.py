@@ -11,6 +11,7 @@ staged inside the same guard, and saved and restored with the lock.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -99,6 +100,21 @@ def check_pyproject(ctx: Context) -> None:
         )
 
 
+def refuse_links_outside(repo: Path) -> None:
+    """A uv.lock that is a symlink out of the repository is refused before any state is
+    saved: the relock could not write it, and a saved state that cannot be restored would
+    block every later run."""
+    from uvdock.edit import inside
+
+    path = repo / LOCK
+    if path.is_symlink() and not inside(path, repo):
+        raise InputRefused(
+            f"{LOCK} is a symlink to {os.path.realpath(path)}, outside the repository; "
+            "nothing was changed",
+            hint="replace the link with the file itself, then run `uvdock lock resolve`",
+        )
+
+
 def fetch_ref(ctx: Context, ref: str) -> None:
     remote = git.remote_of(ref, ctx.repo)
     if remote is None:
@@ -141,8 +157,11 @@ class Command(BaseCommand):
         # Refused before anything else sees them.
         onto, configured = resolve_base.checked_refs(ctx, args.onto)
         repo = ctx.repo
+        refuse_links_outside(repo)
         index = RepoIndex(repo)
-        if resolve_state.load(index.git_dir) is not None:
+        if (leftover := resolve_state.load(index.git_dir)) is not None:
+            # A killed run's uv may still be relocking: stop it before it writes uv.lock.
+            _stop_started(ctx, leftover)
             raise InputRefused(
                 "an earlier `uvdock lock resolve` did not finish (its saved state is in "
                 f"{resolve_state.state_dir(index.git_dir)})",
@@ -247,6 +266,7 @@ class Command(BaseCommand):
                     pyproject_resolve.show_taken(ctx, merge, operation)
                 atomic_write_bytes(repo / LOCK, ref_lock)
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
+                shim.on_local_start = lambda pid: _note_group(index, pid)
                 code = shim.run_uv(["lock"], writes=(LOCK,))
                 if code != 0:
                     from uvdock.commands.lock.relock_failure import relock_failed
@@ -356,11 +376,23 @@ def _started(shim: Shim) -> dict[str, str]:
     return {"mode": placement.mode}
 
 
+def _note_group(index: RepoIndex, pid: int) -> None:
+    """A local uv was started leading its own process group: record it for `--abort`."""
+    from uvdock.run import stop
+
+    resolve_state.note_started(index.git_dir, stop.group_identity(pid))
+
+
 def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
     """`--abort` after a kill: stop the relock the killed run left behind, before restoring."""
     from uvdock.run import stop
 
     started = dict(state.started)
+    if started.get("mode") == "local" and started.get("pgid"):
+        if problem := stop.stop_group(started):
+            raise EnvironmentUnusable(problem, hint="stop it, then run `uvdock lock resolve --abort`")
+        ctx.out.detail(f"no process of the relock's group {started['pgid']} runs any more")
+        return
     engine, container = started.get("engine", ""), started.get("container", "")
     if not engine or not container:
         return

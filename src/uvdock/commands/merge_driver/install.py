@@ -21,6 +21,7 @@ Only this clone is touched: `merge.uvdock-lock.*` in .git/config and one line in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
 from pathlib import Path
@@ -76,6 +77,10 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        with _shared_lock(ctx):
+            return self._install(ctx, args)
+
+    def _install(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = ctx.repo
         wanted = {f"merge.{DRIVER}.name": DRIVER_NAME, f"merge.{DRIVER}.driver": DRIVER_COMMAND}
         lines: tuple[str, ...] = (ATTRIBUTE_LINE,)
@@ -119,3 +124,18 @@ class Command(BaseCommand):
             "uv.lock unmerged but free of conflict markers; then run `uvdock lock resolve`"
         )
         return 0
+
+
+def _shared_lock(ctx: Context) -> contextlib.AbstractContextManager[object]:
+    """The repository lock of the common git dir: a linked worktree shares info/attributes
+    and the config with the main one, and its own lock (per worktree) does not keep two
+    installs from reading the same attributes and each writing back its own line."""
+    if ctx.dry_run:
+        return contextlib.nullcontext()
+    from uvdock import repolock
+    from uvdock.commands.base import common_git_dir
+
+    common = common_git_dir(git.git_dir(ctx.repo))
+    return repolock.held(
+        repolock.lock_path(common), "uvdock merge-driver install", ctx.config.lock_timeout
+    )

@@ -1,0 +1,159 @@
+"""Which configuration a repository may set on its own, and the user's record of trust.
+
+A cloned repository's `uvdock.toml` or `[tool.uvdock]` is text from strangers. Most keys
+only say where its own files are; a few change where code runs or what the container
+can reach (GATED_KEYS). Those are taken from the repository only once the user has
+trusted that exact configuration with `uvdock trust` (as direnv and mise do); from the
+user's own environment, user configuration and flags they are always taken.
+
+The record lives in the user's configuration folder (`$XDG_CONFIG_HOME/uvdock/trusted`,
+else `~/.config/uvdock/trusted`): one JSON object per line, the repository's real path,
+the source (`uvdock.toml` or `pyproject.toml [tool.uvdock]`) and the sha256 of the
+configuration table. The table, not the file's bytes: a pyproject.toml changes with every
+`uv add`, and asking for trust again on each would teach users to trust blindly; any
+change to a value of the table does need trust again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+# Keys that change where code runs (engine, container, venv: a present venv makes `auto`
+# run uv and the repository's build backend directly on this machine) or what the
+# container can reach (engine-args, the cache mount on both sides) or where a host file
+# is written (enroot-output). `image` / `lts-image` are not here: the image runs inside
+# the container, which already runs the repository's own code (its build backend); only
+# the keys above can widen the container.
+GATED_KEYS = (
+    "engine",
+    "engine-args",
+    "container",
+    "venv",
+    "uv-cache",
+    "container-uv-cache",
+    "enroot-output",
+)
+
+TRUST_FILE = "trusted"
+
+
+class TrustRecord(NamedTuple):
+    repo: str  # real path of the repository
+    source: str  # "uvdock.toml" or "pyproject.toml [tool.uvdock]"
+    sha256: str
+
+
+def config_home(env: Mapping[str, str]) -> Path:
+    """The user's configuration folder for uvdock (XDG base directory rules)."""
+    base = env.get("XDG_CONFIG_HOME", "")
+    if not base or not Path(base).is_absolute():  # the spec says: relative means unset
+        base = str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "uvdock"
+
+
+def trust_file(env: Mapping[str, str]) -> Path:
+    return config_home(env) / TRUST_FILE
+
+
+def gated(table: Mapping[str, Any]) -> dict[str, Any]:
+    """The gated keys a configuration table sets (dash or underscore spelling), in order."""
+    found: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-")
+        if key in GATED_KEYS:
+            found[key] = value
+    return found
+
+
+def digest(table: Mapping[str, Any]) -> str:
+    """sha256 of the table's canonical JSON (keys sorted): equal values, equal digest."""
+    import hashlib
+    import json
+
+    text = json.dumps(table, sort_keys=True, ensure_ascii=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_records(env: Mapping[str, str]) -> list[TrustRecord]:
+    """Every record in the user's trust file; lines that are not records are skipped."""
+    import json
+
+    try:
+        text = trust_file(env).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    records = []
+    for line in text.splitlines():
+        try:
+            data = json.loads(line)
+            records.append(TrustRecord(str(data["repo"]), str(data["source"]), str(data["sha256"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return records
+
+
+def render_records(records: list[TrustRecord]) -> str:
+    import json
+
+    return "".join(json.dumps(record._asdict(), ensure_ascii=True) + "\n" for record in records)
+
+
+def find(records: list[TrustRecord], repo: Path, source: str) -> TrustRecord | None:
+    key = str(repo)
+    return next((r for r in records if r.repo == key and r.source == source), None)
+
+
+def without(records: list[TrustRecord], repo: Path, source: str | None = None) -> list[TrustRecord]:
+    """The records minus those of `repo` (and `source`, when given)."""
+    key = str(repo)
+    return [r for r in records if not (r.repo == key and source in (None, r.source))]
+
+
+def is_trusted(env: Mapping[str, str], repo: Path, source: str, sha256: str) -> bool:
+    record = find(read_records(env), repo, source)
+    return record is not None and record.sha256 == sha256
+
+
+def untrusted(
+    origins: Mapping[str, str],
+    table: Mapping[str, Any],
+    source: str,
+    repo: Path,
+    env: Mapping[str, str],
+) -> dict[str, Any]:
+    """The gated keys whose value in effect comes from an untrusted repository table."""
+    if not source:
+        return {}
+    keys = {
+        key: value
+        for key, value in gated(table).items()
+        if origins.get(key.replace("-", "_")) == source
+    }
+    if not keys or is_trusted(env, repo, source, digest(table)):
+        return {}
+    return keys
+
+
+def refusal(
+    keys: Mapping[str, Any], source: str, repo: Path, env: Mapping[str, str]
+) -> tuple[str, str]:
+    """The message and hint of the exit-2 refusal for `untrusted` keys."""
+    settings = ", ".join(f"{key} = {value!r}" for key, value in keys.items())
+    file = source.split(" ", 1)[0]
+    known = find(read_records(env), repo, source)
+    state = "has changed since you trusted it" if known else "is not trusted"
+    first = next(iter(keys))
+    message = (
+        f"{settings} (from {repo / file}{source[len(file) :]}) would change where code runs or "
+        f"what the container can reach, and this repository configuration {state}; "
+        "nothing was run"
+    )
+    hint = (
+        f"review {file}, then run `uvdock trust`; or choose {first} yourself "
+        f"(UVDOCK_{first.replace('-', '_').upper()}, your {config_home(env) / 'config.toml'}"
+        + (", --engine" if first == "engine" else "")
+        + ")"
+    )
+    return message, hint

@@ -1,0 +1,124 @@
+"""Whose files these are: git's safe.directory rule, and the host paths a container writes.
+
+git (since 2.35.2) refuses to work in a repository owned by another user unless that
+path is listed in `safe.directory` (global, system or command-line configuration; never
+the repository's own). uvdock writes into the repository and mounts it read-write into a
+container, so it follows the same rule, and asks git itself when the owner differs: git's
+answer honours `safe.directory`, `*` and the SUDO_UID exception exactly as git does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.run import captured
+
+
+def _owner(path: Path) -> int | None:
+    try:
+        return path.stat().st_uid
+    except OSError:
+        return None
+
+
+def invoking_user(env: Mapping[str, str]) -> tuple[int, int] | None:
+    """Who should own files written for this run: the user, or under sudo the sudoer.
+
+    None when that is root itself (nothing to give back).
+    """
+    uid, gid = os.getuid(), os.getgid()
+    if uid == 0 and env.get("SUDO_UID", "").isdigit():
+        sudo_uid = int(env["SUDO_UID"])
+        sudo_gid = env.get("SUDO_GID", "")
+        return sudo_uid, int(sudo_gid) if sudo_gid.isdigit() else sudo_uid
+    return None if uid == 0 else (uid, gid)
+
+
+def _own_uids(env: Mapping[str, str]) -> set[int]:
+    """The owners that count as "the user": uvdock's user, and under sudo the sudoer."""
+    uids = {os.geteuid()}
+    if os.geteuid() == 0 and env.get("SUDO_UID", "").isdigit():
+        uids.add(int(env["SUDO_UID"]))
+    return uids
+
+
+def require_safe_directory(
+    repo: Path, env: Mapping[str, str], git_dir: Path | None = None
+) -> None:
+    """Exit 3 when git would refuse this repository as owned by someone else."""
+    if git_dir is None:
+        from uvdock.run import git
+
+        git_dir = git.git_dir(repo)
+    owners = {_owner(repo), _owner(git_dir)} - {None}
+    if owners <= {os.geteuid()}:
+        return  # the common case costs two stat calls and no process
+    done = captured.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], check=False)
+    if done.ok or "dubious ownership" not in done.stderr:
+        return  # git accepts it (safe.directory, or the sudo rule)
+    owner = _owner(repo)
+    raise EnvironmentUnusable(
+        f"{repo} is owned by uid {owner}, not by you (uid {os.geteuid()}); git refuses to "
+        "work in it (safe.directory), and uvdock will not write there either",
+        hint=f"if you trust it: git config --global --add safe.directory {repo}",
+    )
+
+
+def require_own_mount(path: str, what: str, said: str, env: Mapping[str, str]) -> None:
+    """Exit 2 unless `path`, mounted read-write into a container, is the user's own folder:
+    never `/`, never a folder owned by another user."""
+    real = Path(os.path.realpath(path))
+    if real == Path("/"):
+        raise InputRefused(
+            f"{said}: the {what} would mount / read-write into the container; refused",
+            hint=f"give the {what} a folder of your own",
+        )
+    owner = _owner(real)
+    if owner is not None and owner not in _own_uids(env):
+        raise InputRefused(
+            f"{said}: the {what} {real} is owned by uid {owner}, not by you; it would be "
+            "mounted read-write into the container; refused",
+            hint=f"give the {what} a folder of your own",
+        )
+
+
+def rw_bind_sources(engine_args: tuple[str, ...]) -> list[str]:
+    """Host paths that `-v SRC:DST[:OPTS]`, `--volume` or `--mount type=bind,...` in
+    engine-args mount read-write (named volumes and `ro` mounts are not host paths to own)."""
+    found: list[str] = []
+    words = list(engine_args)
+    for index, word in enumerate(words):
+        flag, has_value, value = word.partition("=")
+        if flag in ("-v", "--volume", "--mount") and not has_value:
+            value = words[index + 1] if index + 1 < len(words) else ""
+        elif flag not in ("-v", "--volume", "--mount"):
+            continue
+        if flag == "--mount":
+            fields = dict(part.partition("=")[::2] for part in value.split(","))
+            source = fields.get("source") or fields.get("src") or ""
+            readonly = "readonly" in fields or fields.get("ro", "false") != "false"
+            if fields.get("type") == "bind" and not readonly:
+                found.append(source)
+            continue
+        source, _, rest = value.partition(":")
+        options = rest.partition(":")[2].split(",")
+        if source.startswith("/") and not {"ro", "readonly"} & set(options):
+            found.append(source)
+    return found
+
+
+def require_own_mounts(
+    cache: str | None,
+    engine_args: tuple[str, ...],
+    said: Callable[[str], str],
+    env: Mapping[str, str],
+) -> None:
+    """Exit 2 unless the uv cache and every read-write bind mount in engine-args is the
+    user's own folder, whoever configured them (`said(name)` words who did)."""
+    if cache:
+        require_own_mount(cache, "uv cache", said("uv_cache"), env)
+    for source in rw_bind_sources(engine_args):
+        require_own_mount(source, "mount", said("engine_args"), env)

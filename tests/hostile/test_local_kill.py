@@ -1,0 +1,231 @@
+"""SIGKILL of uvdock during a local relock never leaves a mixed state (issue 20, item 3).
+
+The real host uv relocks a real uv.lock conflict (--engine local). The project is built by
+an in-tree build backend (backend-path = ["."]) whose metadata hook sleeps, so uv is
+surely still running when uvdock alone gets SIGKILL (as the OOM killer or `kill -9 PID`
+does: not its process group). Without the fix uv carried on and wrote uv.lock seconds
+after `--abort` had said "restored".
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, init_repo
+from samples.lock_conflicts import Snapshot, snapshot
+
+from uvdock.lock import resolve_state
+
+BACKEND = '''"""An in-tree PEP 517 backend whose metadata hook is slow when SLOW_BACKEND is set."""
+import os, pathlib, time, tomllib
+
+def _meta(directory):
+    project = tomllib.loads(pathlib.Path("pyproject.toml").read_text())["project"]
+    started = os.environ.get("SLOW_BACKEND_STARTED")
+    if started:
+        pathlib.Path(started).write_text(str(os.getpid()))
+    time.sleep(float(os.environ.get("SLOW_BACKEND", "0")))
+    info = pathlib.Path(directory) / "demo-0.1.0.dist-info"
+    info.mkdir()
+    lines = ["Metadata-Version: 2.1", "Name: demo", "Version: 0.1.0"]
+    lines += ["Requires-Dist: " + d for d in project.get("dependencies", [])]
+    (info / "METADATA").write_text("\\n".join(lines) + "\\n")
+    return info.name
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+get_requires_for_build_editable = get_requires_for_build_wheel
+
+def prepare_metadata_for_build_wheel(directory, config_settings=None):
+    return _meta(directory)
+
+prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
+
+def build_wheel(directory, config_settings=None, metadata_directory=None):
+    raise RuntimeError("not needed to lock")
+
+build_editable = build_wheel
+'''
+
+
+def _pyproject(main: tuple[str, ...] = (), group: tuple[str, ...] = ()) -> str:
+    deps = "".join(f'    "{d}",\n' for d in ("delta", *main))
+    grp = "".join(f'    "{d}",\n' for d in ("delta", *group))
+    return (
+        '[project]\nname = "demo"\ndynamic = ["version"]\nrequires-python = ">=3.11"\n'
+        f"dependencies = [\n{deps}]\n\n# two edits far apart\n# for git\n\n"
+        f"[dependency-groups]\nfeature = [\n{grp}]\n\n"
+        '[build-system]\nrequires = []\nbuild-backend = "slow_backend"\nbackend-path = ["."]\n\n'
+        '[tool.uv]\nno-index = true\nfind-links = ["wheels"]\n'
+    )
+
+
+def _uv_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_OFFLINE="1", UV_NO_PROGRESS="1")
+    env.pop("SLOW_BACKEND", None)
+    return env
+
+
+def _commit_locked(repo: Path, text: str, message: str, env: dict[str, str]) -> None:
+    (repo / "pyproject.toml").write_text(text)
+    done = subprocess.run(["uv", "lock"], cwd=repo, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    commit_all(repo, message)
+
+
+def _conflict(root: Path, wheels: Path, env: dict[str, str]) -> Path:
+    """A merge stopped on uv.lock: main adds alpha, the feature branch adds beta."""
+    import shutil
+
+    repo = init_repo(root / "repo")
+    shutil.copytree(wheels, repo / "wheels")
+    (repo / "slow_backend.py").write_text(BACKEND)
+    _commit_locked(repo, _pyproject(), "initial", env)
+    git(repo, "checkout", "-q", "-b", "feature")
+    _commit_locked(repo, _pyproject(group=("beta",)), "feature: beta", env)
+    git(repo, "checkout", "-q", "main")
+    _commit_locked(repo, _pyproject(main=("alpha",)), "main: alpha", env)
+    git(repo, "checkout", "-q", "feature")
+    git(repo, "merge", "--no-edit", "main", check=False)
+    assert git(repo, "ls-files", "-u", "uv.lock")
+    return repo
+
+
+def _uvdock(repo: Path, env: dict[str, str], *args: str) -> list[str]:
+    return [sys.executable, "-m", "uvdock", "--repo", str(repo), *args]
+
+
+def _start_and_kill(repo: Path, env: dict[str, str], started: Path) -> None:
+    argv = _uvdock(repo, env, "--engine", "local", "lock", "resolve", "--onto", "main")
+    log = started.with_name("uvdock.log")
+    with log.open("wb") as err:  # a file, not a pipe: uv inherits it and may outlive uvdock
+        child = subprocess.Popen(
+            [*argv, "--no-fetch"],
+            env={**env, "SLOW_BACKEND": "4", "SLOW_BACKEND_STARTED": str(started)},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,  # as from a terminal: uvdock leads its own group
+        )
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        if child.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"the backend never started: {log.read_text()}")
+        time.sleep(0.02)
+    os.kill(child.pid, signal.SIGKILL)  # uvdock alone
+    child.wait(timeout=30)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rfind(")") + 2 :].split()[0] not in ("Z", "X")
+
+
+def _assert_restored(repo: Path, before: Snapshot) -> None:
+    assert snapshot(repo) == before
+    assert git(repo, "ls-files", "-u", "uv.lock") == before.unmerged
+
+
+def test_kill_during_a_local_relock_then_abort_stays_restored(
+    wheelhouse: Path, tmp_path: Path
+) -> None:
+    env = _uv_env(tmp_path)
+    for trial in range(4):
+        root = tmp_path / f"trial{trial}"
+        repo = _conflict(root, wheelhouse, env)
+        before = snapshot(repo)
+        started = root / "backend-started"
+        _start_and_kill(repo, env, started)
+        backend = int(started.read_text())
+        assert _alive(backend), "uv's build backend should outlive the killed uvdock"
+        aborted = subprocess.run(
+            [*_uvdock(repo, env, "lock", "resolve"), "--abort"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert aborted.returncode == 0, aborted.stderr
+        assert not _alive(backend), "--abort must stop the relock before restoring"
+        _assert_restored(repo, before)
+        time.sleep(5)  # longer than the backend's sleep: a surviving uv would write now
+        _assert_restored(repo, before)
+        assert not resolve_state.state_dir(repo / ".git").exists()
+
+
+def test_the_next_run_stops_the_orphaned_relock_before_refusing(
+    wheelhouse: Path, tmp_path: Path
+) -> None:
+    env = _uv_env(tmp_path)
+    repo = _conflict(tmp_path, wheelhouse, env)
+    started = tmp_path / "backend-started"
+    _start_and_kill(repo, env, started)
+    backend = int(started.read_text())
+    lock_now = (repo / "uv.lock").read_bytes()
+    again = subprocess.run(
+        [*_uvdock(repo, env, "--engine", "local", "lock", "resolve"), "--no-fetch"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert again.returncode == 2 and "--abort" in again.stderr
+    assert not _alive(backend)
+    time.sleep(5)
+    assert (repo / "uv.lock").read_bytes() == lock_now  # nobody wrote behind the refusal
+
+
+def _foreign_python() -> str | None:
+    """A Python another user can run (the test interpreter may live in root's home)."""
+    import shutil
+
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.path.exists(candidate) and shutil.which("setpriv"):
+            probe = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", candidate]
+            done = subprocess.run(
+                [*probe, "-c", "import sys; assert sys.version_info >= (3, 11)"],
+                capture_output=True,
+                check=False,
+            )
+            if done.returncode == 0:
+                return candidate
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a group as another user")
+def test_a_relock_group_that_cannot_be_stopped_is_named(tmp_path: Path) -> None:
+    python = _foreign_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ runnable by another user (setpriv)")
+    sleeper = subprocess.Popen(["sleep", "60"], process_group=0)  # root's group
+    try:
+        import uvdock
+
+        src = Path(uvdock.__file__).resolve().parents[1]  # the uvdock under test
+        code = (
+            "import sys; from uvdock.run import stop; "
+            f"print(stop.stop_group(stop.group_identity({sleeper.pid}), grace=1))"
+        )
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", code],
+            env={"PYTHONPATH": str(src), "PATH": os.environ["PATH"]},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"group {sleeper.pid}" in done.stdout and str(sleeper.pid) in done.stdout
+        assert sleeper.poll() is None  # not ours to stop: still running, and said so
+    finally:
+        sleeper.kill()
+        sleeper.wait()
