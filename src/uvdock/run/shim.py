@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
-from uvdock.run import engines, ownership, proc, stop
+from uvdock.run import engines, ownership, proc, stop, verified_containers
 from uvdock.run.host import pick_engine
 from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from uvdock.output import Output
 
 RUN_MARKER = stop.RUN_MARKER
-_CACHE_FILE = "verified-containers"
 
 
 class Shim:
@@ -130,40 +129,15 @@ class Shim:
 
     # -- safety checks -------------------------------------------------------------------
 
-    def _cache_path(self) -> Path:
-        from uvdock.run import git
-
-        return git.git_dir(self.repo) / "uvdock" / _CACHE_FILE
-
     def _cache_key(self, placement: engines.Placement) -> str:
         # Mounts never change after creation, so a verified id stays valid for this repo path.
         return f"{placement.engine}:{placement.container}:{self.config.workdir}:{self.repo}"
 
-    def _read_cache(self) -> dict[str, str]:
-        # Tab-separated lines rather than JSON: this is read on every exec, and importing
-        # json is a measurable share of that path's start-up budget.
-        try:
-            text = self._cache_path().read_text()
-        except OSError:
-            return {}
-        pairs = (line.split("\t", 1) for line in text.splitlines() if "\t" in line)
-        return {key: value for key, value in pairs}
-
     def _verified_id(self, placement: engines.Placement) -> str | None:
-        return self._read_cache().get(self._cache_key(placement)) or None
+        return verified_containers.lookup(self.repo, self._cache_key(placement))
 
     def _remember(self, placement: engines.Placement, container_id: str | None) -> None:
-        data = self._read_cache()
-        key = self._cache_key(placement)
-        if container_id is None:
-            data.pop(key, None)
-        else:
-            data[key] = container_id
-        from uvdock.edit import atomic_write
-
-        path = self._cache_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, "".join(f"{k}\t{v}\n" for k, v in sorted(data.items())))
+        verified_containers.remember(self.repo, self._cache_key(placement), container_id)
 
     def verify_container(self, placement: engines.Placement) -> str:
         """The container's id, after checking it runs and mounts this repo at the workdir."""

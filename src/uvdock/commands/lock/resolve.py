@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from uvdock import signals
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
-from uvdock.commands.lock import pyproject_resolve, resolve_base
+from uvdock.commands.lock import pyproject_resolve, resolve_base, resolve_leftovers
 from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
 from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
@@ -161,7 +161,7 @@ class Command(BaseCommand):
         index = RepoIndex(repo)
         if (leftover := resolve_state.load(index.git_dir)) is not None:
             # A killed run's uv may still be relocking: stop it before it writes uv.lock.
-            _stop_started(ctx, leftover)
+            resolve_leftovers.stop_started(ctx, leftover)
             raise InputRefused(
                 "an earlier `uvdock lock resolve` did not finish (its saved state is in "
                 f"{resolve_state.state_dir(index.git_dir)})",
@@ -254,7 +254,7 @@ class Command(BaseCommand):
         repo = ctx.repo
         also = (PYPROJECT,) if merge is not None else ()
         state = resolve_state.save(
-            index, LOCK, ref=ref, operation=operation, also=also, started=_started(shim)
+            index, LOCK, ref=ref, operation=operation, also=also, started=resolve_leftovers.started(shim)
         )
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
         files = f"{LOCK}, {PYPROJECT}" if merge is not None else LOCK
@@ -266,7 +266,7 @@ class Command(BaseCommand):
                     pyproject_resolve.show_taken(ctx, merge, operation)
                 atomic_write_bytes(repo / LOCK, ref_lock)
                 ctx.out.info(f"took {ref}'s {LOCK}; relocking {shim.placement.describe()}")
-                shim.on_local_start = lambda pid: _note_group(index, pid)
+                shim.on_local_start = lambda pid: resolve_leftovers.note_group(index.git_dir, pid)
                 code = shim.run_uv(["lock"], writes=(LOCK,))
                 if code != 0:
                     from uvdock.commands.lock.relock_failure import relock_failed
@@ -349,7 +349,7 @@ class Command(BaseCommand):
                 f"from {state.folder}"
             )
             return 0
-        _stop_started(ctx, state)
+        resolve_leftovers.stop_started(ctx, state)
         with signals.held():
             resolve_state.restore(index, state)
             resolve_state.discard(index.git_dir)
@@ -359,49 +359,3 @@ class Command(BaseCommand):
             paths = " and ".join([state.path, *(s.path for s in state.also)])
             ctx.out.info(f"restored {paths} and their index entries as they were")
         return 0
-
-
-def _started(shim: Shim) -> dict[str, str]:
-    """What an interrupted or killed relock may leave running, for `--abort`."""
-    placement = shim.placement
-    if placement.mode == "run":
-        return {"mode": "run", "engine": placement.engine, "container": shim.container_name}
-    if placement.mode == "exec":
-        return {
-            "mode": "exec",
-            "engine": placement.engine,
-            "container": placement.container,
-            "run_id": shim.run_id,
-        }
-    return {"mode": placement.mode}
-
-
-def _note_group(index: RepoIndex, pid: int) -> None:
-    """A local uv was started leading its own process group: record it for `--abort`."""
-    from uvdock.run import stop
-
-    resolve_state.note_started(index.git_dir, stop.group_identity(pid))
-
-
-def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
-    """`--abort` after a kill: stop the relock the killed run left behind, before restoring."""
-    from uvdock.run import stop
-
-    started = dict(state.started)
-    if started.get("mode") == "local" and started.get("pgid"):
-        if problem := stop.stop_group(started):
-            raise EnvironmentUnusable(problem, hint="stop it, then run `uvdock lock resolve --abort`")
-        ctx.out.detail(f"no process of the relock's group {started['pgid']} runs any more")
-        return
-    engine, container = started.get("engine", ""), started.get("container", "")
-    if not engine or not container:
-        return
-    if started.get("mode") == "run":
-        problem = stop.stop_container(engine, container, ctx.env)
-    else:
-        problem = stop.stop_tagged(engine, container, started.get("run_id", ""), ctx.env)
-    if problem:
-        raise EnvironmentUnusable(
-            problem, hint="stop it, then run `uvdock lock resolve --abort` again"
-        )
-    ctx.out.detail(f"stopped what the interrupted run started in {container}")

@@ -1,0 +1,47 @@
+"""Containers already checked to run and mount this repository at the workdir.
+
+The check (an inspect) is the slow part of a cached exec, so its answer is kept in the git
+dir, keyed by engine, container, workdir and repository path: mounts never change after a
+container is created, so a verified id stays valid until the container is gone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_CACHE_FILE = "verified-containers"
+
+
+def _path(repo: Path) -> Path:
+    from uvdock.run import git
+
+    return git.git_dir(repo) / "uvdock" / _CACHE_FILE
+
+
+def _read(repo: Path) -> dict[str, str]:
+    # Tab-separated lines rather than JSON: this is read on every exec, and importing
+    # json is a measurable share of that path's start-up budget.
+    try:
+        text = _path(repo).read_text()
+    except OSError:
+        return {}
+    pairs = (line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+    return {key: value for key, value in pairs}
+
+
+def lookup(repo: Path, key: str) -> str | None:
+    return _read(repo).get(key) or None
+
+
+def remember(repo: Path, key: str, container_id: str | None) -> None:
+    """Record (or, with None, forget) the verified id for `key`."""
+    data = _read(repo)
+    if container_id is None:
+        data.pop(key, None)
+    else:
+        data[key] = container_id
+    from uvdock.edit import atomic_write
+
+    path = _path(repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, "".join(f"{k}\t{v}\n" for k, v in sorted(data.items())))
