@@ -68,7 +68,9 @@ LOCK_DIFF = {
 }
 PYPROJECT_MERGE = {
     "merged": "bool",
+    "via": "str?",
     "taken": "object",
+    "decisions": ["str"],
     "conflicts": [{"path": "str", "ours": "str?", "theirs": "str?"}],
 }
 
@@ -209,7 +211,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "attribute_lines": ["str"],
         "changed": "bool",
     },
-    "merge-driver pyproject": {},
+    "merge-driver pyproject": {"pyproject": Nullable(PYPROJECT_MERGE)},
     "completion": {"shell?": "str", "script?": "str", "cases?": ["str"]},
     # a command line that was not understood: the envelope, `command` empty
     "": {},

@@ -256,3 +256,17 @@ def config_get(repo: Path, key: str) -> str | None:
 
 def config_set(repo: Path, key: str, value: str) -> None:
     _git(repo, "config", "--local", "--end-of-options", key, value)
+
+
+def merge_file_print(ours: Path, base: Path, theirs: Path, marker_size: int) -> tuple[str, bool]:
+    """`git merge-file -p`: git's textual merge of three files, exact text (line endings
+    kept), and whether it was clean. Nothing is written. Raises CommandFailed when git
+    cannot merge at all (a binary file, say)."""
+    from uvdock.run import proc as processes  # bytes in, no newline translation
+
+    argv = ["git", "merge-file", "-p", f"--marker-size={marker_size}"]
+    argv += ["-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs)]
+    done = processes.run(argv, check=False)
+    if done.returncode < 0 or done.returncode > 127:
+        raise CommandFailed(argv, done.returncode, done.stdout, done.stderr)
+    return done.stdout, done.returncode == 0
