@@ -113,12 +113,20 @@ class _Merge:
         o_item, t_item = ours.get(key, MISSING), theirs.get(key, MISSING)
         b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
         verdict = decide(b, o, t, _same)
-        if verdict == "ours":
+        reflowed = _reflowed_only(path, b_item, o_item, t_item)
+        if reflowed == "theirs":
+            self.report(path, b, o, "ours")
+            self.onto_theirs_layout(path, b, o_item, t_item, ours)
+        elif reflowed == "ours":
+            self.array(path, b, o_item, t_item)
+        elif verdict == "ours" and not _text_changed(b_item, t_item):
             self.report(path, b, o, "ours")
         elif _is_table(o_item) and _is_table(t_item) and (b_item is MISSING or _is_table(b_item)):
             # Walk into tables even when one side alone changed them: replacing a whole
             # table would move ours' out-of-order sub-tables and their comments.
             self.table(path, b_item if b_item is not MISSING else {}, o_item, t_item)
+        elif verdict == "ours":  # theirs' text differs, its data does not: ours' stays
+            self.report(path, b, o, "ours")
         elif verdict == "theirs":
             self.report(path, b, t, "theirs")
             _take(ours, theirs, key, t_item)
@@ -145,6 +153,18 @@ class _Merge:
         if not plan.conflicts:
             apply_list_plan(plan, ours, theirs)
 
+    def onto_theirs_layout(
+        self, path: tuple[str, ...], base: Any, o_item: Any, t_item: Any, ours: Any
+    ) -> None:
+        """Theirs only reformatted the list (reflowed it, say) and ours changed its
+        entries: ours' changes go into theirs' layout, which then replaces ours'."""
+        key_of = key_function(path)
+        plan = merge_list(
+            dotted(path), base, _plain(t_item), _plain(o_item), *([key_of] if key_of else [])
+        )
+        apply_list_plan(plan, t_item, o_item)
+        ours[path[-1]] = t_item
+
     def report(self, path: tuple[str, ...], base: Any, new: Any, side: str) -> None:
         """Record what one side changed, entry by entry in lists, key by key in tables."""
         if _same(base, new):
@@ -160,6 +180,29 @@ class _Merge:
         else:
             change = "added" if base is None else "removed" if new is None else "changed"
             self.taken.append(Taken(dotted(path), "", change, side))
+
+
+def _text_changed(b_item: Any, t_item: Any) -> bool:
+    """Theirs' text of a table differs from base's (its data may not: a reflowed list)."""
+    if b_item is MISSING or t_item is MISSING or not _is_table(t_item):
+        return False
+    if not (hasattr(b_item, "as_string") and hasattr(t_item, "as_string")):
+        return True  # a table split across the file (tomlkit's proxy): look inside
+    return bool(b_item.as_string() != t_item.as_string())
+
+
+def _reflowed_only(path: tuple[str, ...], b_item: Any, o_item: Any, t_item: Any) -> str | None:
+    """The side that only reformatted a list of entries the other side changed, if any."""
+    arrays = all(isinstance(item, Array) for item in (b_item, o_item, t_item))
+    if not arrays or not _listed_by_entry(path):
+        return None
+    b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
+    text = b_item.as_string()
+    if _same(b, t) and not _same(b, o) and t_item.as_string() != text:
+        return "theirs"
+    if _same(b, o) and not _same(b, t) and o_item.as_string() != text:
+        return "ours"
+    return None
 
 
 def _listed_by_entry(path: tuple[str, ...]) -> bool:

@@ -7,9 +7,11 @@ So, given git's `git merge-file -p` output for the same three versions (the comm
 git and passes the text in; nothing here starts a process):
 
 - git's result is clean and tomllib reads the same data from it: git's bytes win;
-- git left conflicted hunks: each hunk is resolved from the two sides' own lines (ours
-  then theirs, theirs then ours, ours alone, theirs alone); the first combination whose
-  data equals the structured result wins, so both sides' comments and formatting stay;
+- git left conflicted hunks: each hunk is resolved by keeping both sides' own lines (ours
+  then theirs, or theirs then ours); the first combination whose data equals the
+  structured result wins, so both sides' comments and formatting stay. One side's lines
+  alone are never taken: that would drop the other side's text, which the structured
+  merge keeps better (it carries reflowed lists and added comments);
 - nothing fits: the structured text, as before.
 
 Data is compared with tomllib, which is what uv reads, so a winner is valid TOML.
@@ -24,8 +26,8 @@ from typing import Any
 
 MARKER_SIZE = 41  # the -p run's marker length: longer than anything a TOML file holds
 _OPEN, _MIDDLE, _CLOSE = "<" * MARKER_SIZE, "=" * MARKER_SIZE, ">" * MARKER_SIZE
-_MAX_SEARCHED_HUNKS = 3  # 4**3 combinations at most; beyond that only uniform choices
-_ORDERS = ("ours+theirs", "theirs+ours", "ours", "theirs")
+_MAX_SEARCHED_HUNKS = 6  # 2**6 combinations at most; beyond that only uniform choices
+_ORDERS = ("ours+theirs", "theirs+ours")
 
 
 @dataclass(frozen=True)
@@ -77,12 +79,10 @@ def split_hunks(text: str) -> list[Piece] | None:
 
 def _resolve(hunk: Hunk, order: str) -> str | None:
     ours, theirs = hunk
-    if order in ("ours+theirs", "theirs+ours"):
-        first, second = (ours, theirs) if order == "ours+theirs" else (theirs, ours)
-        if first and not first.endswith("\n"):
-            return None  # a side's last line without its newline: no clean concatenation
-        return first + second
-    return ours if order == "ours" else theirs
+    first, second = (ours, theirs) if order == "ours+theirs" else (theirs, ours)
+    if first and not first.endswith("\n"):
+        return None  # a side's last line without its newline: no clean concatenation
+    return first + second
 
 
 def _combinations(count: int) -> list[tuple[str, ...]]:
