@@ -34,6 +34,14 @@ def current_tag(scan: Scan, lane: str) -> str | None:
     return max(tags, key=tag_key) if tags else None
 
 
+def _verify_workflow(path: str, old: str, new: str, changed: list[Pin], value: str) -> None:
+    """A workflow edit is read back with a YAML parser: exactly the references changed."""
+    if any(pin.source == "workflow" for pin in changed):
+        from uvdock.image.workflows import verify_edit
+
+        verify_edit(path, old, new, {pin.value: value for pin in changed})
+
+
 def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: bool) -> BumpPlan:
     rule = next(r for r in scan.lanes if r.lane == lane)
     for finding in scan.findings:
@@ -63,6 +71,7 @@ def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: b
         new = old
         for pin in sorted((p for p in changed if p.path == path), key=lambda p: -p.start):
             new = new[: pin.start] + new_value + new[pin.end :]
+        _verify_workflow(path, old, new, [p for p in changed if p.path == path], new_value)
         edits.append(FileEdit(repo / path, old, new, display=path))
     warnings = [f for f in scan.findings if f.lane == lane]
     return BumpPlan(lane, tag, current, edits, changed, warnings)
