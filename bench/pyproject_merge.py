@@ -58,7 +58,7 @@ def git_textual(base: str, ours: str, theirs: str) -> Textual:
         for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
             (Path(tmp) / name).write_text(text, encoding="utf-8")
             files.append(str(Path(tmp) / name))
-        argv = ["git", "merge-file", "-p", f"--marker-size={MARKER_SIZE}", *files]
+        argv = ["git", "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *files]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
     return Textual(done.stdout, done.returncode == 0)
 

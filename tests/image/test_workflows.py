@@ -17,7 +17,6 @@ from conftest import RunCli, git
 from uvdock.config import Config
 from uvdock.errors import InputRefused
 from uvdock.image import pins
-from uvdock.image.bump import plan_bump
 from uvdock.image.scan import scan_managed
 from uvdock.image.workflows import verify_edit, workflow_pins
 

@@ -63,7 +63,7 @@ def git_merge(base: str, ours: str, theirs: str) -> Textual:
             (Path(tmp) / name).write_text(text, encoding="utf-8")
             files.append(str(Path(tmp) / name))
         done = subprocess.run(
-            ["git", "merge-file", "-p", f"--marker-size={MARKER_SIZE}", *files],
+            ["git", "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *files],
             capture_output=True,
             text=True,
             check=False,

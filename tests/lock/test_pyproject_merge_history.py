@@ -30,7 +30,7 @@ def git_textual(tmp_path: Path, texts: dict[str, str]) -> Textual:
         (tmp_path / side).write_text(texts[side], encoding="utf-8")
         files.append(str(tmp_path / side))
     done = subprocess.run(
-        ["git", "merge-file", "-p", f"--marker-size={MARKER_SIZE}", *files],
+        ["git", "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *files],
         capture_output=True,
         text=True,
         check=False,
@@ -94,3 +94,13 @@ def test_set_like_uv_list_takes_the_union_in_both_layouts(tmp_path: Path) -> Non
     # Without git's text the structured merge alone reaches the same bytes here.
     alone = merge_pyproject(texts["base"], texts["ours"], texts["theirs"])
     assert alone.text == texts["expected"] and alone.via == "uvdock"
+
+
+def test_a_pin_change_next_to_an_added_commented_entry_keeps_both(tmp_path: Path) -> None:
+    # git refuses changes on adjacent lines; both sides' line changes fit the base lines.
+    texts = case("pin-next-to-commented-entry")
+    textual = git_textual(tmp_path, texts)
+    assert not textual.clean
+    result = merge_pyproject(texts["base"], texts["ours"], texts["theirs"], textual)
+    assert result.via == "git-hunks"
+    assert "    # async fixtures for the inference server tests\n" in (result.text or "")
