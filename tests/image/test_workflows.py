@@ -142,11 +142,29 @@ def test_verify_edit_refuses_anything_but_the_references() -> None:
     old = "a: 'FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.09-py3'\nb: x\n"
     good = old.replace("25.09", "25.10")
     ref = {"nvcr.io/nvidia/pytorch:25.09-py3": "nvcr.io/nvidia/pytorch:25.10-py3"}
-    verify_edit("w.yml", old, good, ref)
+    verify_edit("w.yml", old, good, ref, 1)
     with pytest.raises(InputRefused, match="more"):
-        verify_edit("w.yml", old, good.replace("b: x", "b: y"), ref)
+        verify_edit("w.yml", old, good.replace("b: x", "b: y"), ref, 1)
+    with pytest.raises(InputRefused, match="more"):
+        verify_edit("w.yml", old, old, ref, 1)  # nothing swapped is less than intended
     with pytest.raises(InputRefused, match="invalid YAML"):
-        verify_edit("w.yml", old, good.replace("b: x", "b: [x"), ref)
+        verify_edit("w.yml", old, good.replace("b: x", "b: [x"), ref, 1)
+
+
+def test_the_same_reference_echoed_in_the_script_stays_and_the_bump_passes(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    repo = make_repo(files())
+    text = (repo / UPDATE).read_text()
+    echo = '          echo "built on nvcr.io/nvidia/pytorch:25.06-py3"\n'
+    anchor = "          docker build -f docker/Dockerfile.ci.dev"
+    (repo / UPDATE).write_text(text.replace(anchor, echo + anchor))
+    git(repo, "commit", "-qam", "echo")
+    result = run_cli("--repo", repo, "image", "bump", "25.10-py3", "--offline")
+    assert result.code == 0, result.err
+    after = (repo / UPDATE).read_text()
+    assert echo in after  # a mention, not a pin: listed, never changed
+    assert 'FROM_IMAGE_NAME="nvcr.io/nvidia/pytorch:25.10-py3"' in after
 
 
 def test_workflow_globs_are_configurable_and_stay_in_the_repository(

@@ -39,7 +39,7 @@ def _verify_workflow(path: str, old: str, new: str, changed: list[Pin], value: s
     if any(pin.source == "workflow" for pin in changed):
         from uvdock.image.workflows import verify_edit
 
-        verify_edit(path, old, new, {pin.value: value for pin in changed})
+        verify_edit(path, old, new, {pin.value: value for pin in changed}, len(changed))
 
 
 def plan_bump(repo: Path, scan: Scan, lane: str, tag: str, *, allow_downgrade: bool) -> BumpPlan:

@@ -193,21 +193,35 @@ def _scalars(text: str) -> list[str]:
     return values
 
 
-def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str]) -> None:
+def _swaps(before: list[str], after: list[str], replaced: Mapping[str, str]) -> int | None:
+    """How many references YAML sees swapped from old to new, None when anything else
+    differs (another scalar, another character, a scalar more or less)."""
+    if len(before) != len(after):
+        return None
+    swaps = 0
+    for old_value, new_value in zip(before, after, strict=True):
+        if _undo_all(new_value, replaced) != _undo_all(old_value, replaced):
+            return None
+        swaps += sum(new_value.count(new) - old_value.count(new) for new in set(replaced.values()))
+    return swaps
+
+
+def _undo_all(value: str, replaced: Mapping[str, str]) -> str:
+    for old_ref, new_ref in replaced.items():
+        value = value.replace(new_ref, old_ref)
+    return value
+
+
+def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], count: int) -> None:
     """Refuse (exit 2, nothing written) an edit of a workflow after which YAML reads
-    anything else than the same scalars with the `replaced` references swapped."""
+    anything else than the same scalars with `count` references swapped as `replaced` says."""
     import yaml
 
     try:
         before, after = _scalars(old), _scalars(new)
     except yaml.YAMLError as exc:
         raise InputRefused(f"{path}: the bump would leave invalid YAML ({exc})") from None
-    expected = []
-    for value in before:
-        for old_ref, new_ref in replaced.items():
-            value = value.replace(old_ref, new_ref)
-        expected.append(value)
-    if after != expected or after == before:
+    if _swaps(before, after, replaced) != count:
         raise InputRefused(
             f"{path}: the bump would change more (or less) than the base-image references "
             "as YAML reads them; nothing was written",
