@@ -182,3 +182,23 @@ def test_workflow_globs_are_configurable_and_stay_in_the_repository(
     refused = run_cli("--repo", repo, "image", "check")
     assert refused.code == 2
     assert "workflow-files" in refused.err
+
+
+def test_two_pins_of_different_tags_in_one_workflow_both_move(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    repo = make_repo(files())
+    text = (repo / CICD).read_text()
+    step = (
+        "      - name: Weekly lock bump image\n"
+        "        run: docker build -f docker/Dockerfile.ci.dev --build-arg"
+        ' FROM_IMAGE_NAME="nvcr.io/nvidia/pytorch:25.06-py3" .\n\n'
+    )
+    anchor = "      - name: Build and push\n"
+    (repo / CICD).write_text(text.replace(anchor, step + anchor, 1))
+    git(repo, "commit", "-qam", "second pin")
+    result = run_cli("--repo", repo, "image", "bump", "25.10-py3", "--offline")
+    assert result.code == 0, result.err
+    after = (repo / CICD).read_text()
+    assert "25.06-py3" not in after and "25.09-py3" not in after
+    assert after.count("nvcr.io/nvidia/pytorch:25.10-py3") == 2

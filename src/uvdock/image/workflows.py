@@ -207,8 +207,9 @@ def _swaps(before: list[str], after: list[str], replaced: Mapping[str, str]) -> 
 
 
 def _undo_all(value: str, replaced: Mapping[str, str]) -> str:
-    for old_ref, new_ref in replaced.items():
-        value = value.replace(new_ref, old_ref)
+    """Every old and new reference as one placeholder: what must stay the same."""
+    for ref in sorted({*replaced, *replaced.values()}, key=len, reverse=True):
+        value = value.replace(ref, "\0REF\0")
     return value
 
 
