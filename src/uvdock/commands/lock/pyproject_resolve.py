@@ -108,11 +108,14 @@ def _textual(repo: Path, base: str, ours: str, theirs: str) -> Textual | None:
 
     from uvdock.commands.merge_driver.pyproject import textual_merge
 
-    with tempfile.TemporaryDirectory(prefix="uvdock-merge-", dir=git.git_dir(repo)) as tmp:
-        files = [Path(tmp) / name for name in ("base", "ours", "theirs")]
-        for file, text in zip(files, (base, ours, theirs), strict=True):
-            file.write_bytes(text.encode("utf-8"))
-        return textual_merge(files[1], files[0], files[2])
+    try:
+        with tempfile.TemporaryDirectory(prefix="uvdock-merge-", dir=git.git_dir(repo)) as tmp:
+            files = [Path(tmp) / name for name in ("base", "ours", "theirs")]
+            for file, text in zip(files, (base, ours, theirs), strict=True):
+                file.write_bytes(text.encode("utf-8"))
+            return textual_merge(files[1], files[0], files[2])
+    except OSError:
+        return None  # no room in the git directory: the structured merge alone
 
 
 def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
