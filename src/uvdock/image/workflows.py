@@ -154,7 +154,7 @@ def compose(text: str) -> list[Any]:
 
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
     """The managed pins one workflow file holds (none when it is not YAML)."""
-    if "FROM_IMAGE_NAME" not in text:
+    if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
         return []  # most workflows: no YAML parse at all
     import yaml
 
