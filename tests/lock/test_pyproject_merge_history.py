@@ -27,24 +27,24 @@ def case(name: str) -> dict[str, str]:
 def git_textual(tmp_path: Path, texts: dict[str, str]) -> Textual:
     files = []
     for side in ("ours", "base", "theirs"):
-        (tmp_path / side).write_text(texts[side], encoding="utf-8")
+        (tmp_path / side).write_bytes(texts[side].encode("utf-8"))
         files.append(str(tmp_path / side))
     done = subprocess.run(
         ["git", "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *files],
         capture_output=True,
-        text=True,
         check=False,
-    )
-    return Textual(done.stdout, done.returncode == 0)
+    )  # bytes: CRLF stays CRLF
+    return Textual(done.stdout.decode("utf-8"), done.returncode == 0)
 
 
 def test_every_class_is_shipped() -> None:
     assert len(NAMES) >= 8
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
 @pytest.mark.parametrize("name", NAMES)
-def test_merge_is_what_was_committed(name: str, tmp_path: Path) -> None:
-    texts = case(name)
+def test_merge_is_what_was_committed(name: str, newline: str, tmp_path: Path) -> None:
+    texts = {side: text.replace("\n", newline) for side, text in case(name).items()}
     result = merge_pyproject(
         texts["base"], texts["ours"], texts["theirs"], git_textual(tmp_path, texts)
     )
