@@ -202,3 +202,14 @@ def test_two_pins_of_different_tags_in_one_workflow_both_move(
     after = (repo / CICD).read_text()
     assert "25.06-py3" not in after and "25.09-py3" not in after
     assert after.count("nvcr.io/nvidia/pytorch:25.10-py3") == 2
+
+
+def test_an_aliased_build_step_is_one_pin() -> None:
+    text = (
+        "on: push\njobs:\n  a:\n    steps:\n      - &build\n"
+        "        run: docker build -f docker/Dockerfile.ci.dev --build-arg"
+        " FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.09-py3 .\n"
+        "  b:\n    steps:\n      - *build\n"
+    )
+    found = workflow_pins("w.yml", text, LANES)
+    assert [(p.line, p.tag) for p in found] == [(6, "25.09-py3")]

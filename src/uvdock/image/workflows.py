@@ -171,7 +171,8 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
                 pins += _pins_in(path, text, run, lanes, None)
             if file is not None and args is not None and _scalar(file) and _scalar(args):
                 pins += _pins_in(path, text, args, lanes, str(file.value))
-    return pins
+    # An alias (`run: *build`) is the anchored node again: one span, one pin.
+    return list({(pin.start, pin.end): pin for pin in pins}.values())
 
 
 def _scalars(text: str) -> list[str]:
