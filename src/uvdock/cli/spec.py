@@ -64,8 +64,7 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         "doctor", "check the setup, or read a failure log and name the fix"
     ),
     ("merge-driver", "install"): CommandSpec(
-        "merge_driver.install",
-        "register a git merge driver for uv.lock (and, --pyproject, pyproject.toml)",
+        "merge_driver.install", "register a git merge driver for uv.lock (and, --pyproject, pyproject.toml)"
     ),
     ("merge-driver", "pyproject"): CommandSpec(
         "merge_driver.pyproject", "the pyproject.toml merge driver git runs (BASE OURS THEIRS)"
