@@ -83,7 +83,7 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
         result = merge_pyproject(base, ours, theirs, _textual(repo, base, ours, theirs))
     except ValueError as exc:
         raise InputRefused(
-            f"{PYPROJECT}: {exc}; nothing was changed",
+            f"{PYPROJECT}: {exc} ({sides(git.in_progress_operation(repo))}); nothing was changed",
             hint=f"fix {PYPROJECT} by hand, `git add {PYPROJECT}`, then run `uvdock lock resolve`",
         ) from None
     if result.text is None:
