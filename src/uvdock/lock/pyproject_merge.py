@@ -26,6 +26,7 @@ from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, Item, Table
 
+from uvdock.lock.comment_carry import carry_comments
 from uvdock.lock.entry_merge import Conflict, ListPlan, Taken, decide, merge_list, show
 from uvdock.lock.textual_merge import Textual, prefer_git_bytes
 from uvdock.lock.uv_lists import key_function
@@ -330,9 +331,11 @@ def merge_pyproject(
         result = _merge(base, ours, theirs)
     except TOMLKitError as exc:
         raise MergeRefused(f"tomlkit could not merge the three versions ({exc})") from None
-    if textual is None or result.text is None:
+    if result.text is None:
         return result
-    text, via = prefer_git_bytes(result.text, textual)
+    text, via = prefer_git_bytes(result.text, textual) if textual else (result.text, "uvdock")
+    if via == "uvdock" and result.text not in (ours, theirs):
+        text = carry_comments(text, base, theirs)
     return replace(result, text=text, via=via)
 
 
