@@ -104,3 +104,12 @@ def test_a_pin_change_next_to_an_added_commented_entry_keeps_both(tmp_path: Path
     result = merge_pyproject(texts["base"], texts["ours"], texts["theirs"], textual)
     assert result.via == "git-hunks"
     assert "    # async fixtures for the inference server tests\n" in (result.text or "")
+
+
+def test_a_hunk_is_never_resolved_by_repeating_a_comment_both_sides_kept() -> None:
+    from uvdock.lock.textual_merge import resolve_hunks
+
+    # Both sides added a line under a comment both kept: stacking the two sides reads as
+    # the same data (a comment is no data) but would repeat the comment.
+    hunk = ("# pinned\ny = 2\n", "# pinned\n", "# pinned\nz = 3\n")
+    assert resolve_hunks(["x = 1\n", hunk, ""], {"x": 1, "y": 2, "z": 3}) is None

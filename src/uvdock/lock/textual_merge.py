@@ -3,15 +3,16 @@
 The structured merge (pyproject_merge) gets the data right but rebuilds text through
 tomlkit: comments and blank lines a side added next to what it changed, and a side's own
 reflowing of a list, can be lost. git's textual merge keeps every line as a side wrote it.
-So, given git's `git merge-file -p` output for the same three versions (the command runs
-git and passes the text in; nothing here starts a process):
+So, given git's `git merge-file -p --diff3` output for the same three versions (the
+command runs git and passes the text in; nothing here starts a process):
 
 - git's result is clean and tomllib reads the same data from it: git's bytes win;
 - git left conflicted hunks (git refuses changes on adjacent lines, e.g. a pin changed
   on one side and an entry with its comment added just below on the other): each hunk is
-  resolved by keeping both sides' own lines: ours then theirs, theirs then ours, or both
-  sides' line changes applied to the hunk's base lines when they touch different lines
-  (an insertion next to a changed line goes after it). The first combination whose data
+  resolved by keeping both sides' own lines: both sides' line changes applied to the
+  hunk's base lines when they touch different lines (an insertion next to a changed line
+  goes after it), else ours then theirs or theirs then ours (never when that would
+  repeat a comment line both sides kept). The first combination whose data
   equals the structured result wins, so both sides' comments and formatting stay. One
   side's lines alone are never taken: that would drop the other side's text, which the
   structured merge keeps better (it carries reflowed lists);
@@ -32,7 +33,7 @@ MARKER_SIZE = 41  # the -p run's marker length: longer than anything a TOML file
 _OPEN, _BASE, _MIDDLE, _CLOSE = ("<" * MARKER_SIZE, "|" * MARKER_SIZE, "=" * MARKER_SIZE,
                                   ">" * MARKER_SIZE)  # fmt: skip
 _MAX_SEARCHED_HUNKS = 3  # 4**3 combinations at most; beyond that only uniform choices
-_ORDERS = ("ours+theirs", "theirs+ours", "lines:ours", "lines:theirs")
+_ORDERS = ("lines:ours", "lines:theirs", "ours+theirs", "theirs+ours")
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,9 @@ def _resolve(hunk: Hunk, order: str) -> str | None:
     first, second = (ours, theirs) if order == "ours+theirs" else (theirs, ours)
     if first and not first.endswith("\n"):
         return None  # a side's last line without its newline: no clean concatenation
+    comments = {line.strip() for line in ours.splitlines() if line.strip().startswith("#")}
+    if any(line.strip() in comments for line in theirs.splitlines()):
+        return None  # the comment would be there twice; data cannot tell
     return first + second
 
 
