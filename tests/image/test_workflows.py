@@ -213,3 +213,14 @@ def test_an_aliased_build_step_is_one_pin() -> None:
     )
     found = workflow_pins("w.yml", text, LANES)
     assert [(p.line, p.tag) for p in found] == [(6, "25.09-py3")]
+
+
+def test_nested_aliases_in_a_hostile_workflow_are_read_in_linear_time() -> None:
+    import time
+
+    lines = ['a0: &a0 ["FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.09-py3"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 12)]
+    text = "\n".join(lines) + "\nrun: docker build -f docker/Dockerfile.ci.dev .\n"
+    start = time.perf_counter()
+    assert workflow_pins("w.yml", text, LANES) == []  # 9**11 paths, 12 nodes
+    assert time.perf_counter() - start < 5

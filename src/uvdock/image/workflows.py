@@ -59,17 +59,28 @@ def _scalar(node: Any) -> bool:
     return type(node).__name__ == "ScalarNode"
 
 
-def _mappings(node: Any) -> Iterator[Any]:
-    """Every mapping node under `node`, depth first, in document order."""
-    kind = type(node).__name__
-    if kind == "MappingNode":
+def _nodes(root: Any) -> Iterator[Any]:
+    """Every node under `root` once, in document order. An alias is the anchored node
+    again: visiting it once keeps a hostile file of nested aliases (billion laughs)
+    linear, and no recursion means no depth limit to hit."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         yield node
-        for key, value in node.value:
-            yield from _mappings(key)
-            yield from _mappings(value)
-    elif kind == "SequenceNode":
-        for item in node.value:
-            yield from _mappings(item)
+        kind = type(node).__name__
+        if kind == "MappingNode":
+            stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
+        elif kind == "SequenceNode":
+            stack.extend(reversed(node.value))
+
+
+def _mappings(node: Any) -> Iterator[Any]:
+    """Every mapping node under `node`, in document order."""
+    return (n for n in _nodes(node) if type(n).__name__ == "MappingNode")
 
 
 def _fields(mapping: Any) -> dict[str, Any]:
@@ -160,8 +171,8 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
 
     try:
         documents = compose(text)
-    except yaml.YAMLError:
-        return []
+    except (yaml.YAMLError, RecursionError):
+        return []  # not YAML (or nested past the parser's depth): no pin to manage
     pins: list[Pin] = []
     for document in documents:
         for mapping in _mappings(document):
@@ -176,22 +187,7 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
 
 
 def _scalars(text: str) -> list[str]:
-    values: list[str] = []
-
-    def walk(node: Any) -> None:
-        if _scalar(node):
-            values.append(str(node.value))
-        elif type(node).__name__ == "MappingNode":
-            for key, value in node.value:
-                walk(key)
-                walk(value)
-        elif type(node).__name__ == "SequenceNode":
-            for item in node.value:
-                walk(item)
-
-    for document in compose(text):
-        walk(document)
-    return values
+    return [str(n.value) for d in compose(text) for n in _nodes(d) if _scalar(n)]
 
 
 def _swaps(before: list[str], after: list[str], replaced: Mapping[str, str]) -> int | None:
@@ -221,7 +217,7 @@ def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], coun
 
     try:
         before, after = _scalars(old), _scalars(new)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:
         raise InputRefused(f"{path}: the bump would leave invalid YAML ({exc})") from None
     if _swaps(before, after, replaced) != count:
         raise InputRefused(
