@@ -82,3 +82,19 @@ def test_a_merged_text_tomllib_rejects_is_never_returned(monkeypatch: pytest.Mon
     good_theirs = BASE.replace('    "delta",\n', '    "delta",\n    "beta",\n')
     with pytest.raises(MergeRefused, match="would not be valid TOML"):
         merge_pyproject(BASE, OURS, good_theirs)
+
+
+def test_nesting_too_deep_for_the_parser_falls_back(tmp_path: Path, run_cli: RunCli) -> None:
+    deep = BASE + "x = " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(MergeRefused, match="too deeply"):
+        merge_pyproject(BASE, OURS, deep)
+    files = []
+    for name, text in (("base", BASE), ("ours", OURS), ("theirs", deep)):
+        (tmp_path / name).write_text(text)
+        files.append(tmp_path / name)
+    result = run_cli("merge-driver", "pyproject", *files)
+    # git's own merge, exactly as without the driver: here clean (the lines are apart).
+    assert result.code == 0, result.err
+    assert "too deeply" in result.err
+    merged = files[1].read_text()
+    assert '    "alpha",\n' in merged and "x = [[[" in merged

@@ -316,6 +316,8 @@ def _check_toml(texts: tuple[str, str, str]) -> None:
             tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
+        except RecursionError:
+            raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
 
 
 def merge_pyproject(
