@@ -4,7 +4,8 @@ Base is examples/megatron-lm/pyproject.toml (the real file); ours and theirs eac
 dependency lists, a uv source and a tool.uv value (the edits of
 tests/lock/test_pyproject_merge.py). Measured in-process, best of N after a warm-up:
 `merge_pyproject(base, ours, theirs)` against the baseline `tomllib.loads(base)` (one
-parse of the same file), in the same run. Also the cold cost: importing the merge module
+parse of the same file), in the same run; also with git's own merge passed in, as the
+driver does (clean: its text is compared by data; conflicted: its hunks are resolved). Also the cold cost: importing the merge module
 (tomlkit, packaging) in a fresh interpreter, and a whole `uvdock merge-driver pyproject`
 run as git would start it, against `python -c pass`.
 
@@ -28,6 +29,8 @@ REAL = ROOT / "examples" / "megatron-lm" / "pyproject.toml"
 sys.path.insert(0, str(ROOT / "tests" / "lock"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from uvdock.lock.textual_merge import MARKER_SIZE, Textual  # noqa: E402
+
 
 def best(fn: Callable[[], object], runs: int) -> float:
     fn()
@@ -48,6 +51,27 @@ def process(argv: list[str], runs: int) -> float:
     return statistics.median(sorted(times)[: max(1, runs // 2)])
 
 
+def git_textual(base: str, ours: str, theirs: str) -> Textual:
+    """git merge-file -p of the three texts, as the merge driver runs it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            (Path(tmp) / name).write_text(text, encoding="utf-8")
+            files.append(str(Path(tmp) / name))
+        argv = ["git", "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *files]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return Textual(done.stdout, done.returncode == 0)
+
+
+def hunk_sides(base: str) -> tuple[str, str]:
+    """Both sides add a different package at the end of no-build-isolation-package."""
+    end = '    "fast-hadamard-transform",\n]\n'
+    return (
+        base.replace(end, '    "fast-hadamard-transform",\n    "flash-attn",\n]\n'),
+        base.replace(end, '    "fast-hadamard-transform",\n    "nv-grouped-gemm",\n]\n'),
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
@@ -62,10 +86,20 @@ def main() -> int:
     assert result.text == edited(ours, THEIRS_EDITS), "the merge is not the expected text"
     merge = best(lambda: merge_pyproject(base, ours, theirs), args.runs)
     parse = best(lambda: tomllib.loads(base), args.runs)
+    textual = git_textual(base, ours, theirs)
+    assert textual.clean, "the bench's edits are disjoint: git merges them cleanly"
+    with_git = best(lambda: merge_pyproject(base, ours, theirs, textual), args.runs)
+    conflicted = git_textual(base, *hunk_sides(base))
+    assert not conflicted.clean
+    hunks = best(lambda: merge_pyproject(base, *hunk_sides(base), conflicted), args.runs)
     print(f"file: {REAL} ({len(base.encode())} bytes, {base.count(chr(10))} lines)")
     print(f"merge_pyproject (3 tomlkit parses + walk + dump): {merge * 1000:.1f} ms")
+    print(f"  + git's clean text compared (tomllib x2):       {with_git * 1000:.1f} ms")
+    print(f"  + git's conflicted hunks resolved:              {hunks * 1000:.1f} ms")
     print(f"tomllib.loads of the same file:                   {parse * 1000:.2f} ms")
-    print(f"ratio: {merge / parse:.0f}x")
+    print(f"ratio: {merge / parse:.0f}x (with git's text: {with_git / parse:.0f}x)")
+    worst = max(merge, with_git, hunks)
+    print(f"budget: 100 ms per merge; worst here {worst * 1000:.1f} ms")
     py = sys.executable
     runs = max(5, args.runs // 2)
     bare = process([py, "-c", "pass"], runs)

@@ -77,6 +77,8 @@ class Config(NamedTuple):
     dev_pin_file: str = "docker/.ngc_version.dev"
     lts_pin_file: str = "docker/.ngc_version.lts"
     gitlab_build_file: str = ".gitlab/stages/01.build.yml"
+    # GitHub workflows whose `docker build -f <lane Dockerfile>` steps pin FROM_IMAGE_NAME.
+    workflow_files: tuple[str, ...] = (".github/workflows/*.y*ml",)
     # Alternative sets of KEY=VALUE entries (image/pins.py match_sets); `KEY=` means no KEY.
     # Together they classify every layout Megatron-LM's matrix has had: dev rows without
     # IMAGE_TYPE (2025), lts rows built from Dockerfile.ci.dev with IMAGE_TYPE lts (early

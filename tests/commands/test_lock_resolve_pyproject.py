@@ -110,9 +110,13 @@ def test_same_bump_on_both_sides_merges(wheelhouse: Path, tmp_path: Path, run_cl
     payload = json.loads(result.out)
     report = payload["pyproject"]
     assert report["merged"] is True and report["conflicts"] == []
-    assert {"path": "project.optional-dependencies.extra", "entry": "beta", "change": "added"} in (
-        report["taken"]["theirs"]
-    )
+    assert {
+        "path": "project.optional-dependencies.extra",
+        "entry": "beta",
+        "change": "added",
+        "written": "beta",
+    } in report["taken"]["theirs"]
+    assert "theirs added beta to project.optional-dependencies.extra" in report["decisions"]
     assert payload["next_step"] == "git rebase --continue"
 
 
@@ -174,8 +178,13 @@ def test_dry_run_shows_the_merged_file_and_changes_nothing(
     result = run_cli("--repo", conflict.repo, "--dry-run", *ONTO_MAIN)
     assert result.code == 0, result.err
     out = result.out
-    assert "--- a/pyproject.toml" in out and "-<<<<<<< HEAD\n" in out
-    assert '+    "alpha",\n' not in out  # both additions were already in the marked file
+    # The merged file against each side: ours (the feature) gains main's alpha, theirs beta.
+    ours_diff = out.split("--- a/pyproject.toml (ours)", 1)[1].split("merged pyproject.toml")[0]
+    theirs_diff = out.split("--- a/pyproject.toml (theirs)", 1)[1]
+    assert '+    "alpha",\n' in ours_diff and '+    "beta",\n' not in ours_diff
+    assert '+    "beta",\n' in theirs_diff and '+    "alpha",\n' not in theirs_diff
+    assert "ours added beta to project.dependencies" in out
+    assert "theirs added alpha to project.dependencies" in out
     assert "git add -- pyproject.toml" in out and "uv lock" in out
     assert full_snapshot(conflict.repo) == before
     as_json = run_cli("--repo", conflict.repo, "--dry-run", "--json", *ONTO_MAIN)

@@ -107,3 +107,29 @@ def test_install_pyproject_is_idempotent_and_dry_run_changes_nothing(
     payload = json.loads(again.out)
     assert payload["changed"] is False
     assert payload["config"]["merge.uvdock-pyproject.driver"].endswith("%O %A %B %P")
+
+
+def test_driver_names_each_decision_and_dry_run_writes_nothing(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    base = BASE
+    ours = add_to(BASE, "dependencies", "alpha")
+    theirs = edit(BASE, '    "gamma<2",  # gamma 2 breaks the demo\n', "")
+    files = []
+    for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
+        (tmp_path / name).write_text(text)
+        files.append(tmp_path / name)
+    dry = run_cli("--dry-run", "merge-driver", "pyproject", *files)
+    assert dry.code == 0, dry.err
+    assert files[1].read_text() == ours  # --dry-run: OURS untouched
+    assert "--- a/pyproject.toml (ours)" in dry.out and '-    "gamma<2"' in dry.out
+    assert "--- a/pyproject.toml (theirs)" in dry.out and '+    "alpha",' in dry.out
+    assert "theirs removed gamma<2 from project.dependencies" in dry.out
+    as_json = run_cli("--json", "merge-driver", "pyproject", *files)
+    report = json.loads(as_json.out)["pyproject"]
+    assert report["via"] == "git-hunks"  # adjacent lines: git alone would conflict
+    assert report["decisions"] == [
+        "theirs removed gamma<2 from project.dependencies",
+        "ours added alpha to project.dependencies",
+    ]
+    assert files[1].read_text() == ours.replace('    "gamma<2",  # gamma 2 breaks the demo\n', "")

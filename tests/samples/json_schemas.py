@@ -90,7 +90,9 @@ LOCK_DIFF = {
 }
 PYPROJECT_MERGE = {
     "merged": "bool",
+    "via": "str?",
     "taken": "object",
+    "decisions": ["str"],
     "conflicts": [{"path": "str", "ours": "str?", "theirs": "str?"}],
 }
 
@@ -252,7 +254,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "attribute_lines": ["str"],
         "changed": "bool",
     },
-    "merge-driver pyproject": {},
+    "merge-driver pyproject": {"pyproject": Nullable(PYPROJECT_MERGE)},
     "completion": {"shell?": "str", "script?": "str", "cases?": ["str"]},
     "trust": {"repo": "str", "source": "str?", "keys": "object", "state": "str", "changed": "bool"},
     # a command line that was not understood: the envelope, `command` empty

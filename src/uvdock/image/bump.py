@@ -35,6 +35,14 @@ def current_tag(scan: Scan, lane: str) -> str | None:
     return max(tags, key=tag_key) if tags else None
 
 
+def _verify_workflow(path: str, old: str, new: str, changed: list[Pin], value: str) -> None:
+    """A workflow edit is read back with a YAML parser: exactly the references changed."""
+    if any(pin.source == "workflow" for pin in changed):
+        from uvdock.image.workflows import verify_edit
+
+        verify_edit(path, old, new, {pin.value: value for pin in changed}, len(changed))
+
+
 def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
     """--allow-downgrade moves the lane back; a dev tag not older than LTS is an LTS bump first."""
     downgrade = "pass --allow-downgrade to move back on purpose"
@@ -109,6 +117,7 @@ def plan_bump(
         new = old
         for pin in sorted((p for p in changed if p.path == path), key=lambda p: -p.start):
             new = new[: pin.start] + new_value + new[pin.end :]
+        _verify_workflow(path, old, new, [p for p in changed if p.path == path], new_value)
         edits.append(FileEdit(repo / path, old, new, display=path))
     if gitlab_file in scan.texts:
         from uvdock.image.matrix_verify import verify_matrix_bump

@@ -315,6 +315,16 @@ def _not_checked_out(scan: Scan, absent_tracked: Collection[str]) -> None:
         )
 
 
+def _read_workflows(repo: Path, config: Config, scan: Scan) -> None:
+    """GitHub workflow steps that build a lane's Dockerfile with a hard-coded base image."""
+    from uvdock.image.workflows import workflow_files, workflow_pins
+
+    for path in workflow_files(repo, config.workflow_files):
+        text = _read(repo, path, scan.texts)
+        if text is not None:
+            scan.pins.extend(workflow_pins(path, text, scan.lanes))
+
+
 def scan_managed(repo: Path, config: Config, absent_tracked: Collection[str] = ()) -> Scan:
     """Read every lane's managed pins from the working tree.
 
@@ -336,6 +346,7 @@ def scan_managed(repo: Path, config: Config, absent_tracked: Collection[str] = (
                 )
     elif gitlab_file and explicit:
         scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
+    _read_workflows(repo, config, scan)
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
         scan.findings.extend(_lane_findings(rule, scan, pin_files))

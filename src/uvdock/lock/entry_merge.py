@@ -53,6 +53,7 @@ class Taken:
     entry: str
     change: str  # "added" | "removed" | "changed"
     side: str  # "ours" | "theirs"
+    written: str = ""  # the entry as the side wrote it (as base had it, for a removal)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,11 @@ def _change(base: Any, new: Any) -> str:
     return "removed" if new is None else "changed"
 
 
+def _written(base: Any, new: Any) -> str:
+    value = base if new is None else new
+    return value if isinstance(value, str) else repr(value)
+
+
 def _same_entry(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return a is b
@@ -151,7 +157,7 @@ def merge_list(
         if verdict == "conflict":
             conflicts.append(Conflict(f"{path}[{_label(key)}]", show(o), show(t)))
         elif verdict == "theirs":
-            taken.append(Taken(path, _label(key), _change(b, t), "theirs"))
+            taken.append(Taken(path, _label(key), _change(b, t), "theirs", _written(b, t)))
             if t is None:
                 remove.append(o_keys[key])
             elif o is not None:
@@ -159,7 +165,7 @@ def merge_list(
             else:
                 added.add(key)
         elif not _same_entry(b, o):
-            taken.append(Taken(path, _label(key), _change(b, o), "ours"))
+            taken.append(Taken(path, _label(key), _change(b, o), "ours", _written(b, o)))
     kept = [k for k, i in o_keys.items() if i not in remove]
     return ListPlan(
         tuple(sorted(remove, reverse=True)),

@@ -3,7 +3,8 @@
 The merge starts from ours' document (tomlkit keeps every byte it is not asked to
 change) and brings in what theirs changed since base:
 
-- dependency lists are merged entry by entry (entry_merge: name + marker);
+- dependency lists are merged entry by entry (entry_merge: name + marker), and so are
+  uv's set-like lists in `[tool.uv]` (uv_lists: names, markers, sets of conflicts);
 - `tool.uv.index` entries by `name`; tables key by key (so `tool.uv.sources` merges
   package by package, and two new dependency groups merge);
 - any other value is taken from the side that changed it; changed differently on both
@@ -15,15 +16,20 @@ only the commands that merge pay for it.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import tomlkit
 from tomlkit.container import Container
+from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, Item, Table
 
+from uvdock.lock.comment_carry import carry_comments
 from uvdock.lock.entry_merge import Conflict, ListPlan, Taken, decide, merge_list, show
+from uvdock.lock.textual_merge import Textual, prefer_git_bytes
+from uvdock.lock.uv_lists import key_function
 from uvdock.names import normalize_name
 
 DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
@@ -43,11 +49,20 @@ KEYED_ARRAYS: dict[tuple[str, ...], str] = {("tool", "uv", "index"): "name"}
 MISSING = object()  # a key absent on one side (None is not a TOML value, but keep it apart)
 
 
+class MergeRefused(ValueError):
+    """A side is not TOML as tomllib reads it (a duplicate key, say), or the merged text
+    would not be: nothing is merged; the caller falls back to git's markers or refuses."""
+
+
 @dataclass(frozen=True)
 class MergeResult:
     text: str | None  # None when there are conflicts
     taken: tuple[Taken, ...]
     conflicts: tuple[Conflict, ...]
+    # Whose bytes `text` is: "git" (git merge-file's clean result, same data), "git-hunks"
+    # (git's result with each conflicted hunk resolved from both sides' own lines) or
+    # "uvdock" (ours' document with theirs' changes applied by tomlkit).
+    via: str = "uvdock"
 
 
 def dotted(path: tuple[str, ...]) -> str:
@@ -99,12 +114,20 @@ class _Merge:
         o_item, t_item = ours.get(key, MISSING), theirs.get(key, MISSING)
         b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
         verdict = decide(b, o, t, _same)
-        if verdict == "ours":
+        reflowed = _reflowed_only(path, b_item, o_item, t_item)
+        if reflowed == "theirs":
+            self.report(path, b, o, "ours")
+            self.onto_theirs_layout(path, b, o_item, t_item, ours)
+        elif reflowed == "ours":
+            self.array(path, b, o_item, t_item)
+        elif verdict == "ours" and not _text_changed(b_item, t_item):
             self.report(path, b, o, "ours")
         elif _is_table(o_item) and _is_table(t_item) and (b_item is MISSING or _is_table(b_item)):
             # Walk into tables even when one side alone changed them: replacing a whole
             # table would move ours' out-of-order sub-tables and their comments.
             self.table(path, b_item if b_item is not MISSING else {}, o_item, t_item)
+        elif verdict == "ours":  # theirs' text differs, its data does not: ours' stays
+            self.report(path, b, o, "ours")
         elif verdict == "theirs":
             self.report(path, b, t, "theirs")
             _take(ours, theirs, key, t_item)
@@ -115,8 +138,11 @@ class _Merge:
 
     def array(self, path: tuple[str, ...], base: list[Any], ours: Any, theirs: Any) -> None:
         name = dotted(path)
+        key_of = key_function(path)
         if is_dependency_list(path):
             plan = merge_list(name, base, _plain(ours), _plain(theirs))
+        elif key_of is not None:
+            plan = merge_list(name, base, _plain(ours), _plain(theirs), key_of)
         elif path in KEYED_ARRAYS:
             field = KEYED_ARRAYS[path]
             plan = merge_list(name, base, _plain(ours), _plain(theirs), _field_key(field))
@@ -128,6 +154,18 @@ class _Merge:
         if not plan.conflicts:
             apply_list_plan(plan, ours, theirs)
 
+    def onto_theirs_layout(
+        self, path: tuple[str, ...], base: Any, o_item: Any, t_item: Any, ours: Any
+    ) -> None:
+        """Theirs only reformatted the list (reflowed it, say) and ours changed its
+        entries: ours' changes go into theirs' layout, which then replaces ours'."""
+        key_of = key_function(path)
+        plan = merge_list(
+            dotted(path), base, _plain(t_item), _plain(o_item), *([key_of] if key_of else [])
+        )
+        apply_list_plan(plan, t_item, o_item)
+        ours[path[-1]] = t_item
+
     def report(self, path: tuple[str, ...], base: Any, new: Any, side: str) -> None:
         """Record what one side changed, entry by entry in lists, key by key in tables."""
         if _same(base, new):
@@ -135,12 +173,41 @@ class _Merge:
         if isinstance(base, dict) and isinstance(new, dict) and path[:-1] not in PACKAGE_TABLES:
             for key in dict.fromkeys([*base, *new]):
                 self.report((*path, key), base.get(key), new.get(key), side)
-        elif is_dependency_list(path) and isinstance(base, list) and isinstance(new, list):
-            taken = merge_list(dotted(path), base, base, new).taken
+        elif _listed_by_entry(path) and isinstance(base, list) and isinstance(new, list):
+            key_of = key_function(path)
+            plan = merge_list(dotted(path), base, base, new, *([key_of] if key_of else []))
+            taken = plan.taken
             self.taken.extend(replace(t, side=side) for t in taken)
         else:
             change = "added" if base is None else "removed" if new is None else "changed"
             self.taken.append(Taken(dotted(path), "", change, side))
+
+
+def _text_changed(b_item: Any, t_item: Any) -> bool:
+    """Theirs' text of a table differs from base's (its data may not: a reflowed list)."""
+    if b_item is MISSING or t_item is MISSING or not _is_table(t_item):
+        return False
+    if not (hasattr(b_item, "as_string") and hasattr(t_item, "as_string")):
+        return True  # a table split across the file (tomlkit's proxy): look inside
+    return bool(b_item.as_string() != t_item.as_string())
+
+
+def _reflowed_only(path: tuple[str, ...], b_item: Any, o_item: Any, t_item: Any) -> str | None:
+    """The side that only reformatted a list of entries the other side changed, if any."""
+    arrays = all(isinstance(item, Array) for item in (b_item, o_item, t_item))
+    if not arrays or not _listed_by_entry(path):
+        return None
+    b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
+    text = b_item.as_string()
+    if _same(b, t) and not _same(b, o) and t_item.as_string() != text:
+        return "theirs"
+    if _same(b, o) and not _same(b, t) and o_item.as_string() != text:
+        return "ours"
+    return None
+
+
+def _listed_by_entry(path: tuple[str, ...]) -> bool:
+    return is_dependency_list(path) or key_function(path) is not None
 
 
 def _spell_packages_as(ours: Any, other: Any) -> None:
@@ -241,9 +308,40 @@ def _carry_comment(ours: Any, o_index: int, theirs: Any, t_index: int) -> None:
         target.comma = source.comma
 
 
-def merge_pyproject(base: str, ours: str, theirs: str) -> MergeResult:
-    """Merge three pyproject.toml texts. Raises tomlkit's ParseError (a ValueError) when
-    one of them is not TOML."""
+def _check_toml(texts: tuple[str, str, str]) -> None:
+    """tomllib is what uv reads: a side it rejects (a duplicate key that tomlkit would
+    raise KeyAlreadyPresent for, say) is refused before anything is merged."""
+    for side, text in zip(("base", "ours", "theirs"), texts, strict=True):
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
+        except RecursionError:
+            raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
+
+
+def merge_pyproject(
+    base: str, ours: str, theirs: str, textual: Textual | None = None
+) -> MergeResult:
+    """Merge three pyproject.toml texts. Raises MergeRefused (a ValueError) when one of
+    them is not TOML, or when the merged text would not read back with tomllib.
+
+    `textual`: git's own merge of the same three texts; its bytes are preferred whenever
+    they mean the same (textual_merge)."""
+    _check_toml((base, ours, theirs))
+    try:
+        result = _merge(base, ours, theirs)
+    except TOMLKitError as exc:
+        raise MergeRefused(f"tomlkit could not merge the three versions ({exc})") from None
+    if result.text is None:
+        return result
+    text, via = prefer_git_bytes(result.text, textual) if textual else (result.text, "uvdock")
+    if via == "uvdock" and result.text not in (ours, theirs):
+        text = carry_comments(text, base, theirs)
+    return replace(result, text=text, via=via)
+
+
+def _merge(base: str, ours: str, theirs: str) -> MergeResult:
     if theirs == base or ours == theirs:
         return _trivial(base, ours, ours, "ours")
     if ours == base:
@@ -257,7 +355,10 @@ def merge_pyproject(base: str, ours: str, theirs: str) -> MergeResult:
     if merge.conflicts:
         return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts))
     text = tomlkit.dumps(docs[1])
-    tomlkit.parse(text)  # what we hand over must parse; a tomlkit bug surfaces here
+    try:
+        tomllib.loads(text)  # what we hand over must read back; a tomlkit bug surfaces here
+    except tomllib.TOMLDecodeError as exc:
+        raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
     if crlf:
         text = text.replace("\n", "\r\n")
     return MergeResult(text, tuple(merge.taken), ())

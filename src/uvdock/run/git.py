@@ -316,3 +316,17 @@ def current_branch(repo: Path) -> str | None:
     """The checked-out branch's short name; None on a detached HEAD."""
     out = _git(repo, "symbolic-ref", "--short", "-q", "HEAD", check=False)
     return out.stdout.strip() or None if out.ok else None
+
+
+def merge_file_print(ours: Path, base: Path, theirs: Path, marker_size: int) -> tuple[str, bool]:
+    """`git merge-file -p --diff3`: git's textual merge of three files, exact text (line endings
+    kept), and whether it was clean. Nothing is written. Raises CommandFailed when git
+    cannot merge at all (a binary file, say)."""
+    from uvdock.run import proc as processes  # bytes in, no newline translation
+
+    argv = ["git", "merge-file", "-p", "--diff3", f"--marker-size={marker_size}"]
+    argv += ["-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs)]
+    done = processes.run(argv, check=False)
+    if done.returncode < 0 or done.returncode > 127:
+        raise CommandFailed(argv, done.returncode, done.stdout, done.stderr)
+    return done.stdout, done.returncode == 0

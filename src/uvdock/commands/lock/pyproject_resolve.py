@@ -2,8 +2,9 @@
 
 Two branches that each ran `uv add` leave pyproject.toml unmerged next to uv.lock. The
 three versions git recorded (stage 1 base, 2 ours, 3 theirs) are merged by
-lock.pyproject_merge; a real conflict is refused (exit 2) with one line per conflict
-before anything is touched. Writing and staging the merged file happen in lock_resolve,
+lock.pyproject_merge, preferring git's own textual merge of them wherever it means the
+same; a real conflict, or a side that is not TOML as tomllib reads it, is refused
+(exit 2) with one line per conflict before anything is touched. Writing and staging the merged file happen in lock_resolve,
 inside its saved-state guard.
 """
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
     from uvdock.context import Context
     from uvdock.lock.pyproject_merge import MergeResult
+    from uvdock.lock.textual_merge import Textual
 
 PYPROJECT = "pyproject.toml"
 
@@ -36,17 +38,16 @@ class PyprojectMerge:
     merged: bytes
     current: bytes  # the conflicted working-tree file the merge replaces
     result: MergeResult
+    sides: tuple[str, str] = ("", "")  # ours' and theirs' texts (index stages 2 and 3)
 
     def report(self) -> dict[str, Any]:
         return report(self.result)
 
 
 def report(result: MergeResult) -> dict[str, Any]:
-    taken: dict[str, list[dict[str, str]]] = {"ours": [], "theirs": []}
-    for t in result.taken:
-        taken[t.side].append({"path": t.path, "entry": t.entry, "change": t.change})
-    conflicts = [{"path": c.path, "ours": c.ours, "theirs": c.theirs} for c in result.conflicts]
-    return {"merged": result.text is not None, "taken": taken, "conflicts": conflicts}
+    from uvdock.lock.merge_report import report as merge_report
+
+    return merge_report(result)
 
 
 def is_unmerged(repo: Path) -> bool:
@@ -79,9 +80,12 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
     repo = ctx.repo
     base, ours, theirs = _stage_texts(repo)
     try:
-        result = merge_pyproject(base, ours, theirs)
+        result = merge_pyproject(base, ours, theirs, _textual(repo, base, ours, theirs))
     except ValueError as exc:
-        raise InputRefused(f"{PYPROJECT}: one side is not valid TOML ({exc})") from None
+        raise InputRefused(
+            f"{PYPROJECT}: {exc} ({sides(git.in_progress_operation(repo))}); nothing was changed",
+            hint=f"fix {PYPROJECT} by hand, `git add {PYPROJECT}`, then run `uvdock lock resolve`",
+        ) from None
     if result.text is None:
         if ctx.out.json_mode:
             ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
@@ -93,26 +97,42 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
             hint=f"edit {PYPROJECT}, `git add {PYPROJECT}`, then run `uvdock lock resolve` again",
         )
     current = (repo / PYPROJECT).read_bytes() if (repo / PYPROJECT).is_file() else b""
-    return PyprojectMerge(result.text.encode("utf-8"), current, result)
+    return PyprojectMerge(result.text.encode("utf-8"), current, result, (ours, theirs))
+
+
+def _textual(repo: Path, base: str, ours: str, theirs: str) -> Textual | None:
+    """git's own merge of the three index stages (`git merge-file -p` on copies in a
+    temporary folder inside the git directory; nothing in the work tree is written)."""
+    import tempfile
+    from pathlib import Path
+
+    from uvdock.commands.merge_driver.pyproject import textual_merge
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="uvdock-merge-", dir=git.git_dir(repo)) as tmp:
+            files = [Path(tmp) / name for name in ("base", "ours", "theirs")]
+            for file, text in zip(files, (base, ours, theirs), strict=True):
+                file.write_bytes(text.encode("utf-8"))
+            return textual_merge(files[1], files[0], files[2])
+    except OSError:
+        return None  # no room in the git directory: the structured merge alone
 
 
 def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
-    """--dry-run: the merged file as a diff against the conflicted working-tree file."""
-    from uvdock.edit import FileEdit
+    """--dry-run: the merged file as a diff against each side, and what it decided."""
+    from uvdock.commands.merge_driver.pyproject import show_sides_diff
+    from uvdock.lock.merge_report import lines
 
-    edit = FileEdit(
-        ctx.repo / PYPROJECT,
-        merge.current.decode("utf-8", errors="replace"),
-        merge.merged.decode("utf-8"),
-        PYPROJECT,
-    )
     ctx.out.info(f"would write the merged {PYPROJECT}:")
-    ctx.out.diff(edit.diff())
+    show_sides_diff(ctx, ["", *merge.sides], merge.merged.decode("utf-8"), PYPROJECT)
+    for line in lines(merge.result):
+        ctx.out.info(f"  {line}")
     ctx.out.command(["git", "add", "--", PYPROJECT])
 
 
 def show_taken(ctx: Context, merge: PyprojectMerge, operation: str | None) -> None:
+    from uvdock.lock.merge_report import lines
+
     ctx.out.info(f"merged {PYPROJECT} ({sides(operation)}) and staged it:")
-    for t in merge.result.taken:
-        entry = f" {t.entry}" if t.entry else ""
-        ctx.out.info(f"  {t.side:6} {t.change:7} {t.path}{entry}")
+    for line in lines(merge.result):
+        ctx.out.info(f"  {line}")

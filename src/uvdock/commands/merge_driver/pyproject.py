@@ -1,21 +1,29 @@
 """`uvdock merge-driver pyproject BASE OURS THEIRS [PATH]`: the git merge driver for pyproject.toml.
 
 git runs it (registered by `uvdock merge-driver install --pyproject`) with the three
-versions in temporary files; the result must be left in OURS (%A). A merge of the
-dependency declarations (lock.pyproject_merge) that meets no real conflict is written
-there and the driver exits 0. On a real conflict, or a side that is not TOML, it falls
-back to git's ordinary textual merge (`git merge-file`, conflict markers included) and
-exits 1, so the user sees exactly what git would have shown without the driver.
+versions in temporary files; the result must be left in OURS (%A). Never worse than git:
+git's own textual merge is computed first (`git merge-file -p`, nothing written) and its
+bytes are kept whenever they mean what the structured merge (lock.pyproject_merge)
+decided. A merge that meets no real conflict is written there and the driver exits 0,
+naming every change it took from one side. On a real conflict, or a side that is not TOML
+as tomllib reads it (a duplicate key, say), it falls back to git's ordinary textual merge
+(`git merge-file`, conflict markers included) and exits 1, so the user sees exactly what
+git would have shown without the driver.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
 from uvdock.edit import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from uvdock.lock.pyproject_merge import MergeResult
+    from uvdock.lock.textual_merge import Textual
 
 
 def _texts(paths: list[Path]) -> list[str] | None:
@@ -35,6 +43,43 @@ def fall_back(ours: Path, base: Path, theirs: Path, marker_size: int) -> int:
     return 0 if done.returncode == 0 else 1
 
 
+def textual_merge(ours: Path, base: Path, theirs: Path) -> Textual | None:
+    """git's merge of the three files, printed (nothing written); None if git cannot."""
+    from uvdock.errors import CommandFailed
+    from uvdock.lock.textual_merge import MARKER_SIZE, Textual
+    from uvdock.run import git
+
+    try:
+        text, clean = git.merge_file_print(ours, base, theirs, MARKER_SIZE)
+    except CommandFailed:
+        return None
+    return Textual(text, clean)
+
+
+def show_sides_diff(ctx: Context, texts: list[str], merged: str, path: str) -> None:
+    """--dry-run: the merged file as a diff against each side."""
+    from uvdock.edit import FileEdit
+
+    for side, text in (("ours", texts[1]), ("theirs", texts[2])):
+        diff = FileEdit(Path(path), text, merged, f"{path} ({side})").diff()
+        ctx.out.info(f"merged {path} against {side}:" + ("" if diff else " identical"))
+        ctx.out.diff(diff)
+
+
+def _merge(args: argparse.Namespace, texts: list[str]) -> tuple[MergeResult | None, str]:
+    from uvdock.lock.pyproject_merge import merge_pyproject
+
+    textual = textual_merge(args.ours, args.base, args.theirs)
+    try:
+        result = merge_pyproject(texts[0], texts[1], texts[2], textual)
+    except ValueError as exc:
+        return None, f"{args.path}: {exc}"
+    if result.text is not None:
+        return result, ""
+    lines = "".join(f"\n  {c.line()}" for c in result.conflicts)
+    return result, f"{args.path} has conflicts uvdock will not decide:{lines}"
+
+
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
@@ -48,24 +93,24 @@ class Command(BaseCommand):
         parser.add_argument("--marker-size", type=int, default=7, help="%%L")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.lock.pyproject_merge import merge_pyproject
+        from uvdock.lock.merge_report import lines, report
 
         texts = _texts([args.base, args.ours, args.theirs])
-        reason = f"{args.path} is not UTF-8 text"
+        result, reason = (None, f"{args.path} is not UTF-8 text")
         if texts is not None:
-            try:
-                result = merge_pyproject(*texts)
-            except ValueError as exc:
-                reason = f"{args.path}: one side is not valid TOML ({exc})"
+            result, reason = _merge(args, texts)
+        if ctx.out.json_mode:
+            ctx.out.json({"pyproject": report(result) if result else None})
+        if result is not None and result.text is not None and texts is not None:
+            if ctx.dry_run:
+                show_sides_diff(ctx, texts, result.text, args.path)
             else:
-                if result.text is not None:
-                    atomic_write_bytes(args.ours, result.text.encode("utf-8"))
-                    ctx.out.info(
-                        f"uvdock: merged the dependency declarations of {args.path} "
-                        f"({len(result.taken)} changes from both sides)"
-                    )
-                    return 0
-                lines = "".join(f"\n  {c.line()}" for c in result.conflicts)
-                reason = f"{args.path} has conflicts uvdock will not decide:{lines}"
+                atomic_write_bytes(args.ours, result.text.encode("utf-8"))
+            ctx.out.info(f"uvdock: merged {args.path} ({len(result.taken)} changes from one side)")
+            for line in lines(result):
+                ctx.out.info(f"  {line}")
+            return 0
         ctx.out.warn(f"{reason}\nfalling back to git's conflict markers")
+        if ctx.dry_run:
+            return 1
         return fall_back(args.ours, args.base, args.theirs, args.marker_size)

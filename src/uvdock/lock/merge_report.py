@@ -1,0 +1,60 @@
+"""What a pyproject.toml merge decided, said in words and as data.
+
+Every change the merged file takes from one side is named, removals first: a removal the
+other side never saw (it left the entry alone) is applied silently by any merge, and the
+person resolving should see it before committing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from uvdock.lock.entry_merge import Taken
+    from uvdock.lock.pyproject_merge import MergeResult
+
+_PREPOSITION = {"added": "to", "removed": "from", "changed": "in"}
+VIA = {
+    "git": "git's own merge (clean, and it means the same)",
+    "git-hunks": "git's own merge, each conflicted part taken from both sides' lines",
+    "uvdock": "uvdock's structured merge",
+}
+
+
+def sentence(taken: Taken) -> str:
+    """`theirs removed flask[async] from project.optional-dependencies.dev`."""
+    what = taken.written or taken.entry
+    if not what:
+        return f"{taken.side} {taken.change} {taken.path}"
+    return f"{taken.side} {taken.change} {what} {_PREPOSITION[taken.change]} {taken.path}"
+
+
+def decisions(result: MergeResult) -> list[Taken]:
+    """Removals first (the ones to look at), then the rest, each group in file order."""
+    removed = [t for t in result.taken if t.change == "removed"]
+    return removed + [t for t in result.taken if t.change != "removed"]
+
+
+def report(result: MergeResult) -> dict[str, Any]:
+    taken: dict[str, list[dict[str, str]]] = {"ours": [], "theirs": []}
+    for t in result.taken:
+        taken[t.side].append(
+            {"path": t.path, "entry": t.entry, "change": t.change, "written": t.written}
+        )
+    conflicts = [{"path": c.path, "ours": c.ours, "theirs": c.theirs} for c in result.conflicts]
+    return {
+        "merged": result.text is not None,
+        "via": result.via if result.text is not None else None,
+        "taken": taken,
+        "decisions": [sentence(t) for t in decisions(result)],
+        "conflicts": conflicts,
+    }
+
+
+def lines(result: MergeResult) -> list[str]:
+    """The human report: where the bytes came from, then one line per decision."""
+    out = [f"bytes from {VIA[result.via]}"] if result.text is not None else []
+    for t in decisions(result):
+        flag = "  (the other side kept it: check)" if t.change == "removed" else ""
+        out.append(f"{sentence(t)}{flag}")
+    return out

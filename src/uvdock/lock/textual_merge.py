@@ -1,0 +1,177 @@
+"""Prefer git's own bytes when they mean what the structured merge decided.
+
+The structured merge (pyproject_merge) gets the data right but rebuilds text through
+tomlkit: comments and blank lines a side added next to what it changed, and a side's own
+reflowing of a list, can be lost. git's textual merge keeps every line as a side wrote it.
+So, given git's `git merge-file -p --diff3` output for the same three versions (the
+command runs git and passes the text in; nothing here starts a process):
+
+- git's result is clean and tomllib reads the same data from it: git's bytes win;
+- git left conflicted hunks (git refuses changes on adjacent lines, e.g. a pin changed
+  on one side and an entry with its comment added just below on the other): each hunk is
+  resolved by keeping both sides' own lines: both sides' line changes applied to the
+  hunk's base lines when they touch different lines (an insertion next to a changed line
+  goes after it), else ours then theirs or theirs then ours (never when that would
+  repeat a comment line both sides kept). The first combination whose data
+  equals the structured result wins, so both sides' comments and formatting stay. One
+  side's lines alone are never taken: that would drop the other side's text, which the
+  structured merge keeps better (it carries reflowed lists);
+- nothing fits: the structured text, as before.
+
+Data is compared with tomllib, which is what uv reads, so a winner is valid TOML.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+MARKER_SIZE = 41  # the -p run's marker length: longer than anything a TOML file holds
+_OPEN, _BASE, _MIDDLE, _CLOSE = ("<" * MARKER_SIZE, "|" * MARKER_SIZE, "=" * MARKER_SIZE,
+                                  ">" * MARKER_SIZE)  # fmt: skip
+_MAX_SEARCHED_HUNKS = 3  # 4**3 combinations at most; beyond that only uniform choices
+_ORDERS = ("lines:ours", "lines:theirs", "ours+theirs", "theirs+ours")
+
+
+@dataclass(frozen=True)
+class Textual:
+    """What `git merge-file -p --diff3 --marker-size=MARKER_SIZE` printed, and whether it
+    was clean."""
+
+    text: str
+    clean: bool
+
+
+Hunk = tuple[str, str, str]  # (ours', base's, theirs' lines) of one conflicted hunk
+Piece = str | Hunk
+
+
+def _data(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def split_hunks(text: str) -> list[Piece] | None:
+    """git's output as plain text and conflicted hunks; None when the markers are not the
+    diff3 shape this module asked git for."""
+    pieces: list[Piece] = []
+    parts: dict[str, list[str]] = {"plain": [], "ours": [], "base": [], "theirs": []}
+    state = "plain"
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        if state == "plain" and bare.startswith(_OPEN):
+            pieces.append("".join(parts["plain"]))
+            parts = {"plain": [], "ours": [], "base": [], "theirs": []}
+            state = "ours"
+        elif state == "ours" and bare.startswith(_BASE):
+            state = "base"
+        elif state in ("ours", "base") and bare == _MIDDLE:
+            state = "theirs"
+        elif state == "theirs" and bare.startswith(_CLOSE):
+            pieces.append(
+                ("".join(parts["ours"]), "".join(parts["base"]), "".join(parts["theirs"]))
+            )
+            state = "plain"
+        elif bare.startswith((_OPEN, _BASE, _MIDDLE, _CLOSE)):
+            return None
+        else:
+            parts[state].append(line)
+    if state != "plain":
+        return None
+    pieces.append("".join(parts["plain"]))
+    return pieces
+
+
+def _changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:
+    """One side's line changes of the hunk's base: (start, end in base, new lines)."""
+    matcher = SequenceMatcher(None, base, side, autojunk=False)
+    return [
+        (i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    ]
+
+
+def _touch(a: tuple[int, int, list[str]], b: tuple[int, int, list[str]]) -> bool:
+    """Two changes on the same base lines (an insertion inside the other's range counts)."""
+    if a[0] == a[1] or b[0] == b[1]:
+        return a[0] == b[0] == a[1] == b[1] or (b[0] < a[0] < b[1]) or (a[0] < b[0] < a[1])
+    return max(a[0], b[0]) < min(a[1], b[1])
+
+
+def _interleave(hunk: Hunk, ours_first: bool) -> str | None:
+    """Both sides' line changes applied to the hunk's base lines, when no base line is
+    changed by both; at the same place the first side's change goes first."""
+    ours, base, theirs = (part.splitlines(keepends=True) for part in hunk)
+    mine, other = _changes(base, ours), _changes(base, theirs)
+    if not base or any(_touch(a, b) for a in mine for b in other):
+        return None
+    first, second = (mine, other) if ours_first else (other, mine)
+    # At one base line, a pure insertion goes first (its side put it before that line),
+    # then the first side's change.
+    ordered = sorted([(c, 0) for c in first] + [(c, 1) for c in second],
+                     key=lambda item: (item[0][0], item[0][0] != item[0][1], item[1]))  # fmt: skip
+    out: list[str] = []
+    position = 0
+    for (start, end, lines), _ in ordered:
+        out += base[position:start] + lines
+        position = max(position, end)
+    out += base[position:]
+    text = "".join(out)
+    return text if all(line.endswith("\n") for line in out[:-1]) else None
+
+
+def _resolve(hunk: Hunk, order: str) -> str | None:
+    if order.startswith("lines:"):
+        return _interleave(hunk, order == "lines:ours")
+    ours, _, theirs = hunk
+    first, second = (ours, theirs) if order == "ours+theirs" else (theirs, ours)
+    if first and not first.endswith("\n"):
+        return None  # a side's last line without its newline: no clean concatenation
+    comments = {line.strip() for line in ours.splitlines() if line.strip().startswith("#")}
+    if any(line.strip() in comments for line in theirs.splitlines()):
+        return None  # the comment would be there twice; data cannot tell
+    return first + second
+
+
+def _combinations(count: int) -> list[tuple[str, ...]]:
+    uniform = [(order,) * count for order in _ORDERS]
+    if count > _MAX_SEARCHED_HUNKS:
+        return uniform
+    rest = [c for c in itertools.product(_ORDERS, repeat=count) if c not in uniform]
+    return uniform + rest
+
+
+def resolve_hunks(pieces: list[Piece], wanted: dict[str, Any]) -> str | None:
+    """The first resolution of every hunk from the sides' own lines that reads as `wanted`."""
+    hunks = [p for p in pieces if not isinstance(p, str)]
+    for orders in _combinations(len(hunks)):
+        chosen = iter(orders)
+        parts: list[str] = []
+        for piece in pieces:
+            resolved = piece if isinstance(piece, str) else _resolve(piece, next(chosen))
+            if resolved is None:
+                break
+            parts.append(resolved)
+        else:
+            text = "".join(parts)
+            if _data(text) == wanted:
+                return text
+    return None
+
+
+def prefer_git_bytes(structured: str, textual: Textual) -> tuple[str, str]:
+    """(text, via): git's bytes when they mean the same as the structured merge's text."""
+    wanted = _data(structured)
+    if wanted is None:
+        return structured, "uvdock"
+    if textual.clean:
+        return (textual.text, "git") if _data(textual.text) == wanted else (structured, "uvdock")
+    pieces = split_hunks(textual.text)
+    if pieces is None:
+        return structured, "uvdock"
+    resolved = resolve_hunks(pieces, wanted)
+    return (resolved, "git-hunks") if resolved is not None else (structured, "uvdock")
