@@ -174,3 +174,29 @@ def test_without_an_operation_the_base_ref_is_used_and_said(
     assert result.code == 0, result.err
     said = result.out + result.err
     assert "relocking on the configured base-ref origin/main (no merge, rebase" in said
+
+
+def test_revert_stopped_on_uv_lock(wheelhouse: Path, tmp_path: Path, run_cli: RunCli) -> None:
+    # Revert an old commit (beta in the feature group) under a newer one (idna 3.6 while
+    # 3.20 exists): uv.lock conflicts; the relock builds on HEAD and keeps idna at 3.6.
+    repo = _project(tmp_path, wheelhouse)
+    _bare(repo, tmp_path / "origin.git", "origin")  # origin/main: the initial commit
+    _commit_locked(repo, pyproject(group_deps=("beta",)), "add beta")
+    _commit_locked(
+        repo,
+        pyproject(main_deps=("idna",), group_deps=("beta",)),
+        "add idna",
+        first=pyproject(main_deps=("idna<3.7",), group_deps=("beta",)),
+    )
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "revert", "--no-edit", "HEAD~1", check=False)
+    assert git(repo, "ls-files", "-u", "uv.lock"), "the revert did not stop on uv.lock"
+    result = run_cli("--repo", repo, *LOCAL, "--json", "lock", "resolve", "--no-fetch")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert (payload["operation"], payload["ref_source"]) == ("revert", "HEAD")
+    assert (payload["commit"], payload["next_step"]) == (head, "git revert --continue")
+    assert _versions(repo, "idna") == ["3.6"] and _versions(repo, "beta") == []
+    git(repo, "-c", "core.editor=true", "revert", "--continue")
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "show", "HEAD:uv.lock") == (repo / "uv.lock").read_text()
