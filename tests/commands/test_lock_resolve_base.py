@@ -200,3 +200,16 @@ def test_revert_stopped_on_uv_lock(wheelhouse: Path, tmp_path: Path, run_cli: Ru
     git(repo, "-c", "core.editor=true", "revert", "--continue")
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "show", "HEAD:uv.lock") == (repo / "uv.lock").read_text()
+
+
+def test_a_cherry_pick_says_the_lock_is_the_one_applied_onto(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    # HEAD's lock holds the versions of the branch the change lands on, nothing "merged in".
+    conflict = make_conflict(tmp_path, wheelhouse, "cherry-pick")
+    result = run_cli("--repo", conflict.repo, *LOCAL, "lock", "resolve", "--no-fetch")
+    assert result.code == 0, result.err
+    said = result.out + result.err
+    assert "the commit this cherry-pick applies onto: its uv.lock holds the versions" in said
+    assert "already on the branch the change lands on" in said
+    assert "being merged in" not in said
