@@ -213,3 +213,22 @@ def test_a_cherry_pick_says_the_lock_is_the_one_applied_onto(
     assert "the commit this cherry-pick applies onto: its uv.lock holds the versions" in said
     assert "already on the branch the change lands on" in said
     assert "being merged in" not in said
+
+
+def test_a_squash_merge_builds_on_the_squashed_branch(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    # `git merge --squash` records no MERGE_HEAD; SQUASH_MSG names the commits it squashed.
+    repo = _project(tmp_path, wheelhouse)
+    _bare(repo, tmp_path / "origin.git", "origin")  # origin/main: the initial commit
+    _feature_and_idna_on(repo, "main")
+    git(repo, "checkout", "-q", "feature")
+    git(repo, "merge", "--squash", "main", check=False)
+    assert git(repo, "ls-files", "-u", "uv.lock")
+    result = run_cli("--repo", repo, *LOCAL, "--json", "lock", "resolve", "--no-fetch")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert (payload["ref"], payload["ref_source"]) == ("main", "SQUASH_MSG")
+    assert payload["commit"] == git(repo, "rev-parse", "main").strip()
+    assert (payload["operation"], payload["next_step"]) == ("merge", "git commit")
+    _assert_kept_merged_side(repo)
