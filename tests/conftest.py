@@ -269,7 +269,13 @@ def _no_engine_leftovers() -> Iterator[None]:
         return
     from samples import engine_leftovers
 
-    left = engine_leftovers.find(TEST_RUN)
+    try:
+        left = engine_leftovers.find(TEST_RUN)
+    except RuntimeError as failed:
+        usable = subprocess.run(["podman", "info"], capture_output=True, check=False)
+        if usable.returncode != 0:
+            return  # podman does not work here: no test could have created anything
+        pytest.fail(str(failed), pytrace=False)
     if not left:
         return
     engine_leftovers.remove(left)

@@ -73,3 +73,49 @@ def test_a_clean_run_passes(engine_image: str, tmp_path: Path) -> None:
     out, _ = _inner_run(tmp_path, "def test_nothing():\n    pass\n")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "left" not in out.stdout
+
+
+# podman 4.3 lists images while another process (a sibling test, another checkout's run)
+# removes one: `podman images` then fails ("image not known", exit 125), about 1 in 5 calls
+# under churn here. A check that reads the failed listing as empty passes a leaking run.
+FLAKY_PODMAN = """#!/bin/sh
+if [ "$1" = "images" ]; then
+    count=$(cat "$FAKE_COUNT" 2>/dev/null || echo 0)
+    echo $((count + 1)) > "$FAKE_COUNT"
+    if [ "$count" -lt "$FAKE_FAILURES" ]; then
+        echo 'Error: retrieving label for image "58e6": image not known' >&2
+        exit 125
+    fi
+    echo "58e6 localhost/uvdock-probe-$FAKE_MARKER-1:1"
+    exit 0
+fi
+if [ "$1" = "manifest" ]; then exit 1; fi
+exit 0
+"""
+
+
+def _flaky_podman(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "podman").write_text(FLAKY_PODMAN)
+    (bin_dir / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_COUNT", str(tmp_path / "count"))
+    monkeypatch.setenv("FAKE_FAILURES", str(failures))
+    monkeypatch.setenv("FAKE_MARKER", "m4rk")
+
+
+def test_a_listing_that_fails_while_others_remove_images_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _flaky_podman(tmp_path, monkeypatch, failures=2)
+    found = engine_leftovers.find("m4rk")
+    assert [str(item) for item in found] == ["image localhost/uvdock-probe-m4rk-1:1"]
+
+
+def test_a_listing_that_keeps_failing_fails_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _flaky_podman(tmp_path, monkeypatch, failures=1000)
+    with pytest.raises(RuntimeError, match="image not known"):
+        engine_leftovers.find("m4rk")

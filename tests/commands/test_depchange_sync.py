@@ -143,3 +143,53 @@ def test_add_to_a_new_group_or_extra_creates_it(
     missing = run_cli("--repo", repo, "--engine", "local", "remove", "--group", "nope", "alpha")
     assert missing.code == 2 and "neither an extra nor a dependency group" in missing.err
     assert (repo / "pyproject.toml").read_bytes() == before
+
+
+# -- review: srun and the lts extra ------------------------------------------------------------
+
+
+def test_sync_on_srun_without_a_named_container_is_refused(
+    megatron_repo: Path, run_cli: RunCli
+) -> None:
+    # Each srun step gets a fresh pyxis container from the image: a sync there is lost too.
+    for dry in (("--dry-run",), ()):
+        result = run_cli("--repo", megatron_repo, *dry, *PLACEMENTS["srun"], "sync")
+        assert result.code == 2, result.out
+        assert "pyxis container that is removed when the step ends" in result.err
+        assert "--container-name" in result.err and "uvdock shell" in result.err
+        assert result.out == ""
+
+
+def test_sync_on_srun_into_a_named_pyxis_container_is_planned(
+    megatron_repo: Path, run_cli: RunCli
+) -> None:
+    # A named pyxis container (engine-args) outlives the step inside one allocation.
+    (megatron_repo / "uvdock.toml").write_text('engine-args = ["--container-name=mlm"]\n')
+    where = PLACEMENTS["srun"]
+    result = run_cli("--repo", megatron_repo, "--json", "--dry-run", *where, "sync")
+    assert result.code == 0, result.err
+    (sync,) = _uv_commands(result.out)
+    assert sync[:4] == ["uv", "sync", "--locked", "--inexact"]
+    added = run_cli("--repo", megatron_repo, "--json", "--dry-run", *where, "add", "einops")
+    assert added.code == 0, added.err
+    assert len(_uv_commands(added.out)) == 2  # the named container is synced after uv add
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("remove", "--optional", "lts", "torch"),
+        ("remove", "--optional", "LTS", "torch"),
+        ("add", "--group", "lts", "einops"),
+        ("remove", "--group", "lts", "torch"),
+    ],
+)
+def test_the_lts_extra_is_never_edited_by_add_or_remove(
+    words: tuple[str, ...], megatron_repo: Path, run_cli: RunCli
+) -> None:
+    before = (megatron_repo / "pyproject.toml").read_bytes()
+    result = run_cli("--repo", megatron_repo, "--engine", "local", *words)
+    assert result.code == 2, result.out + result.err
+    assert "the lts extra is not edited with `uvdock" in result.err
+    assert "uvdock lts pin" in result.err
+    assert (megatron_repo / "pyproject.toml").read_bytes() == before

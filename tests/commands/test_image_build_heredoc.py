@@ -107,3 +107,16 @@ def test_the_real_build_fails_as_doctor_says(
     found = [f.signature for f in logscan.diagnose(log).findings]
     assert "heredoc-unsupported" in found
     assert not _exists(tag)
+
+
+def test_doctor_does_not_advise_a_build_this_engine_cannot_do(
+    heredoc_repo: Path, run_cli: RunCli
+) -> None:
+    # The image is missing; `uvdock image build` would refuse (exit 3): say so in the fix.
+    missing = f"localhost/{engine_name('no-such')}:1"
+    result = run_cli("--repo", heredoc_repo, "--engine", "podman", "--image", missing, "doctor")
+    assert result.code == 1, result.out
+    fix = next(line for line in result.out.splitlines() if line.startswith("       fix: "))
+    assert "uvdock image pull" in fix
+    assert "`uvdock image build` cannot work here" in fix and "cannot parse" in fix
+    assert "podman 5 or later" in fix

@@ -174,3 +174,61 @@ def test_without_an_operation_the_base_ref_is_used_and_said(
     assert result.code == 0, result.err
     said = result.out + result.err
     assert "relocking on the configured base-ref origin/main (no merge, rebase" in said
+
+
+def test_revert_stopped_on_uv_lock(wheelhouse: Path, tmp_path: Path, run_cli: RunCli) -> None:
+    # Revert an old commit (beta in the feature group) under a newer one (idna 3.6 while
+    # 3.20 exists): uv.lock conflicts; the relock builds on HEAD and keeps idna at 3.6.
+    repo = _project(tmp_path, wheelhouse)
+    _bare(repo, tmp_path / "origin.git", "origin")  # origin/main: the initial commit
+    _commit_locked(repo, pyproject(group_deps=("beta",)), "add beta")
+    _commit_locked(
+        repo,
+        pyproject(main_deps=("idna",), group_deps=("beta",)),
+        "add idna",
+        first=pyproject(main_deps=("idna<3.7",), group_deps=("beta",)),
+    )
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "revert", "--no-edit", "HEAD~1", check=False)
+    assert git(repo, "ls-files", "-u", "uv.lock"), "the revert did not stop on uv.lock"
+    result = run_cli("--repo", repo, *LOCAL, "--json", "lock", "resolve", "--no-fetch")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert (payload["operation"], payload["ref_source"]) == ("revert", "HEAD")
+    assert (payload["commit"], payload["next_step"]) == (head, "git revert --continue")
+    assert _versions(repo, "idna") == ["3.6"] and _versions(repo, "beta") == []
+    git(repo, "-c", "core.editor=true", "revert", "--continue")
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "show", "HEAD:uv.lock") == (repo / "uv.lock").read_text()
+
+
+def test_a_cherry_pick_says_the_lock_is_the_one_applied_onto(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    # HEAD's lock holds the versions of the branch the change lands on, nothing "merged in".
+    conflict = make_conflict(tmp_path, wheelhouse, "cherry-pick")
+    result = run_cli("--repo", conflict.repo, *LOCAL, "lock", "resolve", "--no-fetch")
+    assert result.code == 0, result.err
+    said = result.out + result.err
+    assert "the commit this cherry-pick applies onto: its uv.lock holds the versions" in said
+    assert "already on the branch the change lands on" in said
+    assert "being merged in" not in said
+
+
+def test_a_squash_merge_builds_on_the_squashed_branch(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    # `git merge --squash` records no MERGE_HEAD; SQUASH_MSG names the commits it squashed.
+    repo = _project(tmp_path, wheelhouse)
+    _bare(repo, tmp_path / "origin.git", "origin")  # origin/main: the initial commit
+    _feature_and_idna_on(repo, "main")
+    git(repo, "checkout", "-q", "feature")
+    git(repo, "merge", "--squash", "main", check=False)
+    assert git(repo, "ls-files", "-u", "uv.lock")
+    result = run_cli("--repo", repo, *LOCAL, "--json", "lock", "resolve", "--no-fetch")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert (payload["ref"], payload["ref_source"]) == ("main", "SQUASH_MSG")
+    assert payload["commit"] == git(repo, "rev-parse", "main").strip()
+    assert (payload["operation"], payload["next_step"]) == ("merge", "git commit")
+    _assert_kept_merged_side(repo)

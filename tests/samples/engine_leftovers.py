@@ -50,11 +50,33 @@ def _podman(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["podman", *args], capture_output=True, text=True, check=False)
 
 
+def _listing(argv: list[str]) -> str:
+    """podman's listing; retried, since podman 4.3 fails a listing ("image not known", exit
+    125) while another process removes an image. Never read as empty when it failed: that
+    would pass a run that leaks."""
+    import time
+
+    out = subprocess.run(argv, capture_output=True, text=True, check=False)
+    for attempt in range(1, _LISTING_ATTEMPTS):
+        if out.returncode == 0:
+            break
+        time.sleep(0.2 * attempt)
+        out = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(
+            f"cannot check what the tests left in podman: `{' '.join(argv)}` failed "
+            f"{_LISTING_ATTEMPTS} times (exit {out.returncode}): {out.stderr.strip()[:300]}"
+        )
+    return out.stdout
+
+
+_LISTING_ATTEMPTS = 8
+
+
 def find(marker: str) -> list[Leftover]:
     found: list[Leftover] = []
     for kind, argv in _LISTINGS.items():
-        out = subprocess.run(argv, capture_output=True, text=True, check=False)
-        for line in out.stdout.splitlines():
+        for line in _listing(argv).splitlines():
             _id, _, name = line.partition(" ")
             if marker not in name:
                 continue

@@ -4,7 +4,8 @@ uv runs with `--no-sync`: its own sync is exact and knows nothing of the image, 
 running CI container it would uninstall what other groups installed and reinstall what
 the base image provides. A persistent container (exec, or local: already inside one) is
 then brought up to date by `uvdock sync`'s own inexact, Dockerfile-selected, protected
-sync; a throwaway container (run, srun) is not synced at all: it is gone a moment later.
+sync; a throwaway container (run, srun without a named pyxis container) is not synced at
+all: it is gone a moment later.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from uvdock.names import normalize_name
 
 if TYPE_CHECKING:
     from uvdock.run.shim import Shim
-
-PERSISTENT = ("exec", "local")  # placements whose environment outlives the command
 
 # uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/@\s]*)@)?[^\s]*$")
@@ -127,9 +126,11 @@ def change_dependencies(
 ) -> int:
     from uvdock.commands import uvwork
 
-    if action == "add" and optional is not None and normalize_name(optional) == "lts":
+    target_name = optional if optional is not None else group
+    if target_name is not None and normalize_name(target_name) == "lts":
+        # LTS is opt-in everywhere: neither add nor remove touches it, under any spelling.
         raise InputRefused(
-            "the lts extra is not edited with `uvdock add`: LTS pins live in "
+            f"the lts extra is not edited with `uvdock {action}`: LTS pins live in "
             f"{ctx.config.lts_requirements}",
             hint="use `uvdock lts pin NAME==VERSION --lts`",
         )
@@ -165,7 +166,7 @@ def change_dependencies(
 def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, sync: bool) -> None:
     """Bring a persistent environment up to date the way `uvdock sync` does; else say why not."""
     placement = shim.placement
-    if placement.mode not in PERSISTENT:
+    if not placement.outlives_command():
         ctx.out.info(
             f"not syncing: the {placement.engine} container uv ran in is removed when it exits "
             "(a running container, --container NAME, is brought up to date)"

@@ -105,10 +105,19 @@ def environment_plan(
 
 
 def refuse_throwaway(ctx: Context, shim: Shim) -> None:
-    """A sync into a container removed when uv exits (run placement, --rm) is lost at once."""
+    """A sync into a container removed when uv exits (run placement, --rm; an srun step's
+    unnamed pyxis container) is lost at once."""
     placement = shim.placement
-    if placement.mode != "run":
+    if placement.outlives_command():
         return
+    if placement.mode == "srun":
+        raise InputRefused(
+            f"`uvdock sync` on Slurm with only an image ({placement.image}) would install into "
+            "a pyxis container that is removed when the step ends; nothing was synced",
+            hint="name a pyxis container that later steps of your allocation reuse "
+            '(engine-args = ["--container-name=NAME"]), or open `uvdock shell --slurm` and run '
+            "`uvdock sync` inside it",
+        )
     raise InputRefused(
         f"`uvdock sync` with only an image ({placement.image}) would install into a fresh "
         f"{placement.engine} container that is removed when uv exits; nothing was synced",

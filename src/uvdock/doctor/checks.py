@@ -129,9 +129,30 @@ class _Checks:
         if not found.present:
             return _failed(
                 f"image {placement.image} is not present in {placement.engine}",
-                "uvdock image build (or uvdock image pull), or name one with --image",
+                self._missing_image_fix(placement.engine),
             )
         return _passed(f"image {placement.image} present")
+
+    def _missing_image_fix(self, engine: str) -> str:
+        """Advise a build only when this engine can parse the dev Dockerfile's heredocs."""
+        from uvdock.image import heredoc
+
+        dockerfile = self.ctx.config.dockerfile
+        try:
+            text = (self.ctx.repo / dockerfile).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        line = heredoc.first_heredoc(text)
+        if line is not None:
+            from uvdock.run import builder_probe
+
+            found = heredoc.verdict(builder_probe.builder(engine, self.ctx.env), dockerfile, line)
+            if found is not None and found.refuse:
+                return (
+                    "uvdock image pull, or name one with --image (`uvdock image build` cannot "
+                    f"work here: {found.message}; what works: {heredoc.WHAT_WORKS})"
+                )
+        return "uvdock image build (or uvdock image pull), or name one with --image"
 
     def mounts(self) -> tuple[str, str, str]:
         try:

@@ -47,6 +47,17 @@ class Placement(NamedTuple):
     by_hand: bool = False  # local: engine local was configured, not detected
     said: str = ""  # that setting as the user should read it: who chose it
 
+    def outlives_command(self) -> bool:
+        """Whether what uv installs here is still there afterwards: a running container, this
+        machine, or a named pyxis container (`--container-name` in engine-args), which later
+        steps of the same Slurm allocation reuse; a run or unnamed srun container is not."""
+        if self.mode == "srun":
+            return any(
+                arg == "--container-name" or arg.startswith("--container-name=")
+                for arg in self.extra_args
+            )
+        return self.mode != "run"
+
     def describe(self) -> str:
         if self.mode == "local" and self.by_hand:
             return f"locally with the uv on PATH ({self.said or '--engine local'})"

@@ -200,6 +200,8 @@ def in_progress_operation(repo: Path) -> str | None:
     ):
         if (gd / marker).exists():
             return name
+    if (gd / "SQUASH_MSG").exists():
+        return "merge"  # `git merge --squash` stopped: no MERGE_HEAD, SQUASH_MSG until commit
     return None
 
 
@@ -221,6 +223,8 @@ def in_progress(repo: Path) -> InProgress | None:
     if operation is None:
         return None
     gd = git_dir(repo)
+    if operation == "merge" and not (gd / "MERGE_HEAD").exists():
+        return InProgress(operation, _squashed_tip(gd / "SQUASH_MSG"), "SQUASH_MSG")
     if operation == "merge":
         return InProgress(operation, _first_word(gd / "MERGE_HEAD"), "MERGE_HEAD")
     if operation == "rebase":
@@ -238,6 +242,17 @@ def _first_word(path: Path) -> str | None:
     except OSError:
         return None
     return words[0] if words and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", words[0]) else None
+
+
+def _squashed_tip(path: Path) -> str | None:
+    """The tip of the branch a `git merge --squash` brings in: SQUASH_MSG lists the squashed
+    commits newest first, each as a `commit SHA` line."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = re.search(r"^commit ([0-9a-f]{40}|[0-9a-f]{64})$", text, re.MULTILINE)
+    return found.group(1) if found else None
 
 
 def names_of(repo: Path, commit: str) -> list[str]:

@@ -186,6 +186,7 @@ def run_foreground(
     argv = list(argv)
     child: subprocess.Popen[Any] | None = None
     leader: subprocess.Popen[Any] | None = None
+    terminal = _terminal_settings()
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
@@ -206,6 +207,7 @@ def run_foreground(
         except KeyboardInterrupt:
             pgid = leader.pid if leader is not None else None
             _Stopper(child, whole_tree, forward, pgid=pgid).stop(on_interrupt, grace_seconds)
+            _restore_terminal(terminal)
             raise Interrupted("interrupted") from None
         finally:
             if leader is not None:
@@ -231,6 +233,32 @@ def _group_leader(env: Mapping[str, str] | None) -> subprocess.Popen[Any]:
         stderr=subprocess.DEVNULL,
         process_group=0,
     )
+
+
+def _terminal_settings() -> list[Any] | None:
+    """The user's terminal settings, when stdin is one: `podman exec|run -t` makes it raw."""
+    try:
+        import termios
+
+        return termios.tcgetattr(sys.stdin.fileno()) if sys.stdin.isatty() else None
+    except (OSError, ValueError, ImportError, AttributeError):
+        return None
+
+
+def _restore_terminal(settings: list[Any] | None) -> None:
+    """Give the terminal back as it was: podman 4.3 interrupted by a SIGINT it did not get
+    from the terminal (uvdock forwards a SIGTERM so) exits leaving it raw, and the user's
+    shell then echoes nothing. Only from the foreground process group (else SIGTTOU)."""
+    if settings is None:
+        return
+    import termios  # present wherever _terminal_settings returned settings
+
+    try:
+        fd = sys.stdin.fileno()
+        if os.tcgetpgrp(fd) == os.getpgrp():
+            termios.tcsetattr(fd, termios.TCSADRAIN, settings)
+    except (OSError, ValueError, termios.error):
+        return
 
 
 def _descendants(root: int) -> list[tuple[int, str]]:

@@ -77,9 +77,12 @@ def _say_why(ctx: Context, base: Base, operation: str, configured: str) -> None:
         why = f"is another commit, so it is not used (--onto {configured} takes it instead)"
     else:
         why = "does not exist here"
+    holds = "being merged in"
+    if base.source == "HEAD":  # cherry-pick, revert, am: the change lands on HEAD
+        holds = "already on the branch the change lands on"
     ctx.out.info(
-        f"relocking on {base.explained()}, {what}: its {_LOCK} holds the versions being "
-        f"merged in; the configured base-ref {configured} {why}"
+        f"relocking on {base.explained()}, {what}: its {_LOCK} holds the versions {holds}; "
+        f"the configured base-ref {configured} {why}"
     )
 
 
