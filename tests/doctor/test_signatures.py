@@ -48,7 +48,14 @@ EXPECTED = {
     "network-timeout.log": ("network-connect", NETWORK_COMMAND, "timed out"),
     "network-registry.log": ("network-connect", NETWORK_COMMAND, "timed out"),
     "module-not-found-einops.log": ("module-not-found", "uvdock add einops", "pip install"),
-    "network-dns-pull-podman.log": ("network-name-resolution", NETWORK_COMMAND, "resolved"),
+    # An image pull whose registry host does not resolve: not a uv download, so not uv's
+    # --offline; captured with podman pull and the docker CLI on podman's socket.
+    "network-dns-pull-podman.log": ("registry-name-resolution", "uvdock image pull", "registry"),
+    "network-dns-pull-docker-on-podman.log": (
+        "registry-name-resolution",
+        "uvdock image pull",
+        "registry",
+    ),
     "tls-unknown-issuer-uv.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
     "tls-self-signed-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
     "tls-local-issuer-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
@@ -302,4 +309,4 @@ def test_name_resolution_is_not_tls_or_access() -> None:
         f.signature
         for f in logscan.diagnose((CORPUS / "network-dns-pull-podman.log").read_text()).findings
     }
-    assert names == {"network-name-resolution"}
+    assert names == {"registry-name-resolution"}
