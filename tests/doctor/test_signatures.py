@@ -310,3 +310,22 @@ def test_name_resolution_is_not_tls_or_access() -> None:
         for f in logscan.diagnose((CORPUS / "network-dns-pull-podman.log").read_text()).findings
     }
     assert names == {"registry-name-resolution"}
+
+
+@pytest.mark.parametrize(
+    ("line", "word"),
+    [
+        ("ModuleNotFoundError: No module named '$(touch pwned)'", "$(touch pwned)"),
+        ("ModuleNotFoundError: No module named 'a;rm -rf ~'", "a;rm -rf ~"),
+        ("error: Group `$(id)` is not defined in the project's `dependency-groups` table", "$(id)"),
+    ],
+)
+def test_the_command_to_run_quotes_what_the_log_chose(line: str, word: str) -> None:
+    """A log is untrusted text: the `run:` line is one to paste into a shell, so a word taken
+    from the log is one quoted argument there, never shell syntax."""
+    import shlex
+
+    (finding,) = logscan.diagnose(line + "\n").findings
+    argv = shlex.split(finding.command)
+    assert argv[:2] == ["uvdock", argv[1]] and argv[-1] == word
+    assert shlex.join(argv) == finding.command
