@@ -329,3 +329,17 @@ def test_the_command_to_run_quotes_what_the_log_chose(line: str, word: str) -> N
     argv = shlex.split(finding.command)
     assert argv[:2] == ["uvdock", argv[1]] and argv[-1] == word
     assert shlex.join(argv) == finding.command
+
+
+def test_the_sync_command_quotes_an_extra_or_group_the_pyproject_chose() -> None:
+    """pyproject.toml is repository text: an extra or group name is one quoted word in `run:`."""
+    import shlex
+    import tomllib
+
+    data = tomllib.loads(
+        '[project]\nname = "p"\n[project.optional-dependencies]\n"$(touch pwned)" = ["einops"]\n'
+        '[dependency-groups]\n"a;id" = ["pyyaml"]\n'
+    )
+    found = declared.declarations(data)
+    assert shlex.split(found["einops"].sync) == ["uvdock", "sync", "--extra", "$(touch pwned)"]
+    assert shlex.split(found["pyyaml"].sync) == ["uvdock", "sync", "--group", "a;id"]
