@@ -65,6 +65,11 @@ def _bash_complete(script: Path, line: str, cwd: Path, path: Path) -> list[str]:
         ("uvdock recipe mark-broken gpt_16", ["gpt_16b_perf"]),
         ("uvdock completion ", ["bash", "fish", "zsh"]),
         ("uvdock completion z", ["zsh"]),
+        # The same option takes other values in other commands: each command's own choices.
+        ("uvdock image check --format ", ["github", "gitlab", "text"]),
+        ("uvdock --json image check --format g", ["github", "gitlab"]),
+        ("uvdock lock diff --format ", ["markdown", "text"]),
+        ("uvdock add --format ", ["markdown", "text"]),
     ],
 )
 def test_bash_completes_commands_options_and_case_names(
@@ -134,6 +139,8 @@ def test_the_fish_script_parses_and_completes(
     assert complete("uvdock sync --profile ") == ["dev", "lint", "lts"]
     assert "ckpt_converter" in complete("uvdock recipe show ")
     assert complete("uvdock completion ") == ["bash", "fish", "zsh"]
+    assert complete("uvdock image check --format ") == ["github", "gitlab", "text"]
+    assert complete("uvdock lock diff --format ") == ["markdown", "text"]
 
 
 def test_no_shell_is_refused(run_cli: RunCli) -> None:

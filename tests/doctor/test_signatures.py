@@ -48,7 +48,14 @@ EXPECTED = {
     "network-timeout.log": ("network-connect", NETWORK_COMMAND, "timed out"),
     "network-registry.log": ("network-connect", NETWORK_COMMAND, "timed out"),
     "module-not-found-einops.log": ("module-not-found", "uvdock add einops", "pip install"),
-    "network-dns-pull-podman.log": ("network-name-resolution", NETWORK_COMMAND, "resolved"),
+    # An image pull whose registry host does not resolve: not a uv download, so not uv's
+    # --offline; captured with podman pull and the docker CLI on podman's socket.
+    "network-dns-pull-podman.log": ("registry-name-resolution", "uvdock image pull", "registry"),
+    "network-dns-pull-docker-on-podman.log": (
+        "registry-name-resolution",
+        "uvdock image pull",
+        "registry",
+    ),
     "tls-unknown-issuer-uv.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
     "tls-self-signed-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
     "tls-local-issuer-curl.log": ("tls-interception", TLS_COMMAND, "certificate authority"),
@@ -302,4 +309,37 @@ def test_name_resolution_is_not_tls_or_access() -> None:
         f.signature
         for f in logscan.diagnose((CORPUS / "network-dns-pull-podman.log").read_text()).findings
     }
-    assert names == {"network-name-resolution"}
+    assert names == {"registry-name-resolution"}
+
+
+@pytest.mark.parametrize(
+    ("line", "word"),
+    [
+        ("ModuleNotFoundError: No module named '$(touch pwned)'", "$(touch pwned)"),
+        ("ModuleNotFoundError: No module named 'a;rm -rf ~'", "a;rm -rf ~"),
+        ("error: Group `$(id)` is not defined in the project's `dependency-groups` table", "$(id)"),
+    ],
+)
+def test_the_command_to_run_quotes_what_the_log_chose(line: str, word: str) -> None:
+    """A log is untrusted text: the `run:` line is one to paste into a shell, so a word taken
+    from the log is one quoted argument there, never shell syntax."""
+    import shlex
+
+    (finding,) = logscan.diagnose(line + "\n").findings
+    argv = shlex.split(finding.command)
+    assert argv[:2] == ["uvdock", argv[1]] and argv[-1] == word
+    assert shlex.join(argv) == finding.command
+
+
+def test_the_sync_command_quotes_an_extra_or_group_the_pyproject_chose() -> None:
+    """pyproject.toml is repository text: an extra or group name is one quoted word in `run:`."""
+    import shlex
+    import tomllib
+
+    data = tomllib.loads(
+        '[project]\nname = "p"\n[project.optional-dependencies]\n"$(touch pwned)" = ["einops"]\n'
+        '[dependency-groups]\n"a;id" = ["pyyaml"]\n'
+    )
+    found = declared.declarations(data)
+    assert shlex.split(found["einops"].sync) == ["uvdock", "sync", "--extra", "$(touch pwned)"]
+    assert shlex.split(found["pyyaml"].sync) == ["uvdock", "sync", "--group", "a;id"]

@@ -126,3 +126,32 @@ def test_a_pipe_in_a_cell_is_escaped() -> None:
     text = markdown.render(diff)
     assert "path `a\\|b`" in text
     assert gfm.table_rows(text)[1][4] == "path `a|b`"  # one cell, the pipe shown
+
+
+def _code_spans(text: str) -> list[str]:
+    """The text of every inline code span markdown-it renders in `text`."""
+    return [
+        child.content
+        for token in gfm.tokens(text)
+        if token.type == "inline"
+        for child in token.children or []
+        if child.type == "code_inline"
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["x`<img src=x>`y", "`start", "end`", "a``b", "[link](https://evil.example/)`"],
+)
+def test_lock_text_cannot_end_its_code_span(name: str) -> None:
+    """uv.lock is repository text: a backtick in a name, version or URL stays inside its code
+    span, so a lock cannot put links, images or HTML into a PR comment or body."""
+    version = f"1.0{name}"
+    diff = lockfile.LockDiff(added=[lockfile.Added(name, (f"{version} (git https://g/{name}@ab12)",))])
+    text = markdown.render(diff)
+    spans = _code_spans(text)
+    assert name in spans
+    assert version in spans
+    assert f"https://g/{name}" in spans
+    html = gfm._PARSER.render(text)
+    assert "<img" not in html and "<a " not in html

@@ -88,3 +88,19 @@ def test_title_is_one_printable_line() -> None:
         "chore: Bump\n`uv.lock`\x1b[2J ({branch})\t({date})", "main", "2026-12-01"
     )
     assert title == "chore: Bump `uv.lock`?[2J (main) (2026-12-01)"
+
+
+def test_a_backtick_in_the_branch_or_upgrade_stays_in_its_code_span() -> None:
+    """A git branch name may hold backticks (git allows them): it cannot end its code span."""
+    branch = "bump`<img/src=x>`"
+    upgrade = "uv lock --upgrade-package a`b"
+    body = pr_body.render(_diff(), title_text="t", branch=branch, upgrade=upgrade)
+    spans = [
+        child.content
+        for token in gfm.tokens(body)
+        if token.type == "inline"
+        for child in token.children or []
+        if child.type == "code_inline"
+    ]
+    assert branch in spans and upgrade in spans
+    assert "<img" not in gfm._PARSER.render(body)

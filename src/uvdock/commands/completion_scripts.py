@@ -31,7 +31,10 @@ def _flags(options: Sequence[Option]) -> str:
     return " ".join(flag for option in options for flag in option.flags)
 
 
-def _value_cases(options: Sequence[Option]) -> list[str]:
+def _value_cases(options: Sequence[Option], command: str | None = None) -> list[str]:
+    """Case arms on "$group/$sub $prev": a command's own options first (`--format` takes
+    text|markdown in lock diff but text|github|gitlab in image check), then the global ones
+    (`command` None), which hold after any command."""
     lines = []
     for option in options:
         if option.takes_value:
@@ -41,7 +44,10 @@ def _value_cases(options: Sequence[Option]) -> list[str]:
                 if option.choices
                 else "_uvdock_files"
             )
-            lines.append(f"        {'|'.join(option.flags)}) {action}; return;;")
+            arms = "|".join(
+                f'*" {flag}"' if command is None else f'"{command} {flag}"' for flag in option.flags
+            )
+            lines.append(f"        {arms}) {action}; return;;")
     return lines
 
 
@@ -81,7 +87,7 @@ _uvdock() {{
             sub=$word
         fi
     done
-    case $prev in
+    case "$group/$sub $prev" in
 {values}
     esac
     if [[ -z $group ]]; then
@@ -133,7 +139,8 @@ def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str 
         f"cases={int(s.completes_cases)};;"
         for s in shapes
     )
-    values = "\n".join(dict.fromkeys(_value_cases(all_options)))
+    own = [line for s in shapes for line in _value_cases(s.options, f"{s.group}/{s.name}")]
+    values = "\n".join(dict.fromkeys([*own, *_value_cases(globals_)]))
     return _BASH.format(
         globals=_flags(globals_),
         valued=" ".join(valued),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -184,6 +185,8 @@ class _Scan:
             if hit is None or not self.required.issuperset(signature.requires):
                 continue
             number, line, groups = hit
+            # The `run:` line is pasted into a shell: a word the log chose is one quoted word.
+            from_log = {key: shlex.quote(value) for key, value in groups.items()}
             advice = self._advice(signature, groups)
             found.append(
                 Finding(
@@ -192,7 +195,7 @@ class _Scan:
                     line=line,
                     cause=_fill(advice.cause, groups),
                     fix=_fill(advice.fix, groups),
-                    command=_fill(advice.command, groups),
+                    command=_fill(advice.command, {**groups, **from_log}),
                 )
             )
         return sorted(found, key=lambda f: f.line_number)

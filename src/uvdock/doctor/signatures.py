@@ -194,6 +194,18 @@ SIGNATURES: tuple[Signature, ...] = (
         command="uvdock image pull",
     ),
     Signature(
+        name="registry-name-resolution",
+        # An image pull (podman, the docker CLI, dockerd): `Get "https://HOST/v2/": dial tcp:
+        # lookup HOST on 10.0.0.53:53: no such host`. uv's --offline does not help a pull.
+        patterns=(r'/v2/"?:? dial tcp: lookup [^\s:]{1,300}(?: on \S{1,300})?: no such host',),
+        cause="the image registry's host name does not resolve from here: name resolution "
+        "failed (DNS, VPN or proxy), not a login problem",
+        fix="check the registry host of the image (for uvdock image pull: the `gitlab` remote); "
+        "connect the VPN, or give the engine its proxy (podman: HTTPS_PROXY in its environment; "
+        "dockerd: its systemd proxy settings)",
+        command="uvdock image pull",
+    ),
+    Signature(
         name="network-name-resolution",
         # curl/git: `Could not resolve host: github.com`; uv: `dns error: failed to lookup
         # address information: ...`; pip: `Failed to resolve 'pypi.org'`; Go clients (docker,
@@ -208,6 +220,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"Failed to resolve '[^'\n]{1,300}'",
             r"getaddrinfo failed",
         ),
+        unless=r'/v2/"?:? dial tcp: lookup',  # an image pull: registry-name-resolution
         cause=_NETWORK_CAUSE.format(
             what="a host name could not be resolved (no DNS, or a "
             "network that only reaches the internet through a proxy)"

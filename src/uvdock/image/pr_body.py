@@ -18,6 +18,7 @@ from typing import Any
 
 from uvdock.image import contents
 from uvdock.image.pins import Pin
+from uvdock.markdown_text import code_span
 from uvdock.registry.tags import PREFIX
 
 FUNCTIONAL_TESTS_LABEL = "Run functional tests"
@@ -68,8 +69,9 @@ def handoff_lines(tag: str, lane: str = "dev") -> list[str]:
 
 
 def _pin_line(pin: Pin, tag: str) -> str:
-    where = f" ({pin.platform})" if pin.platform else ""
-    return f"- `{pin.location}`{where}: `{pin.tag}` -> `{tag}`"
+    # Path and old tag are read from repository files: code_span keeps them inert.
+    where = f" ({pin.platform})" if pin.platform else ""  # one of the configured platforms
+    return f"- {code_span(pin.location)}{where}: {code_span(pin.tag)} -> {code_span(tag)}"
 
 
 def _checklist(lane: str, other_lane: str) -> list[str]:
@@ -164,7 +166,7 @@ def render(
 ) -> str:
     """Title line, a blank line, then the Markdown body (like a commit message)."""
     other = "dev" if lane == "lts" else "lts"
-    before = f"`{PREFIX}{current}`" if current else "its previous tag"
+    before = code_span(f"{PREFIX}{current}") if current else "its previous tag"
     lines = [
         title(tag, lane),
         "",

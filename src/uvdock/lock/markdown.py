@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
+from uvdock.markdown_text import code_span
 
 HEADER = ("Package", "Change", "From", "To", "Source")
 DOWNGRADE_FLAG = ":warning: **downgrade**"
@@ -29,7 +30,7 @@ def _cell(text: str) -> str:
 
 
 def _code(text: str) -> str:
-    return f"`{text}`" if text else ""
+    return code_span(text)
 
 
 def _versions(entries: tuple[str, ...]) -> str:

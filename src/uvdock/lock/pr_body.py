@@ -20,6 +20,7 @@ from uvdock.errors import InputRefused
 from uvdock.lock import markdown
 from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
+from uvdock.markdown_text import code_span
 
 DEFAULT_TITLE = "chore: Bump `uv.lock` ({branch}) ({date})"
 FUNCTIONAL_TESTS_LABEL = "Run functional tests"
@@ -86,8 +87,8 @@ def render(
     lines = [
         title_text,
         "",
-        f"Relocks `uv.lock` of `{branch}` with `{upgrade}` in the CI container (the image's "
-        f"uv, so the lock format does not churn): {summary(diff)}.",
+        f"Relocks `uv.lock` of {code_span(branch)} with {code_span(upgrade)} in the CI container "
+        f"(the image's uv, so the lock format does not churn): {summary(diff)}.",
         "",
         f"Label: `{FUNCTIONAL_TESTS_LABEL}`",
         "",
@@ -97,7 +98,7 @@ def render(
         "",
     ]
     if moved:
-        names = ", ".join(f"`{name}`" for name in moved)
+        names = ", ".join(code_span(name) for name in moved)
         lines += [
             f"Marked{markdown.PROTECTED_MARK}: the base image provides {names} "
             "(`protected-packages`). Their lock entries move; the image's copies do not, "

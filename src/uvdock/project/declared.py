@@ -9,6 +9,7 @@ PyYAML). Read-only; an unreadable pyproject.toml declares nothing.
 from __future__ import annotations
 
 import re
+import shlex
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -68,13 +69,16 @@ def _sources(data: Mapping[str, Any]) -> Iterable[tuple[object, str, str]]:
     yield project.get("dependencies"), "[project] dependencies", "uvdock sync"
     extras = project.get("optional-dependencies")
     for extra, requirements in (extras if isinstance(extras, Mapping) else {}).items():
+        # The name is the repository's: one quoted word in a command the user may paste.
         sync = (
-            "uvdock sync --profile lts --lts" if extra == "lts" else f"uvdock sync --extra {extra}"
+            "uvdock sync --profile lts --lts"
+            if extra == "lts"
+            else f"uvdock sync --extra {shlex.quote(str(extra))}"
         )
         yield requirements, f"the `{extra}` extra", sync
     groups = data.get("dependency-groups")
     for group, requirements in (groups if isinstance(groups, Mapping) else {}).items():
-        yield requirements, f"the `{group}` dependency group", f"uvdock sync --group {group}"
+        yield requirements, f"the `{group}` dependency group", f"uvdock sync --group {shlex.quote(str(group))}"
 
 
 def declarations(data: Mapping[str, Any]) -> dict[str, Declared]:
