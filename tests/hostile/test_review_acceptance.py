@@ -100,3 +100,24 @@ def test_an_empty_default_alone_is_no_pin(megatron_repo: Path, run_cli: RunCli) 
     result = run_cli("--repo", megatron_repo, "image", "bump", "26.07-py3", "--offline")
     assert result.code == 0, result.err
     assert 'ARG FROM_IMAGE_NAME=""\n' in path.read_text()
+
+
+def test_yaml_load_leaves_the_garbage_collector_as_it_found_it() -> None:
+    """load() pauses the cyclic collector (large recipes); it must come back on every path."""
+    import gc
+
+    from uvdock.errors import InputRefused
+    from uvdock.yaml_verify import load
+
+    assert gc.isenabled()
+    assert load("a: [1, 2]\n", "x.yaml")
+    assert gc.isenabled()
+    with pytest.raises(InputRefused, match=r"x\.yaml:2: not valid YAML"):
+        load("a: [1\nb: ]\n", "x.yaml")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load("a: 1\n", "x.yaml")
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()
