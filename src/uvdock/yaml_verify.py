@@ -14,6 +14,7 @@ on the edit paths only (start-up time of `image check` is budgeted).
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING, NamedTuple, Union
 
 from uvdock.errors import InputRefused
@@ -126,16 +127,23 @@ def load(text: str, display: str, *, after_edit: bool = False) -> list[YValue]:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    # The node graph holds no cycles to collect, and the cyclic collector's passes over the
+    # growing graph made a large recipe's load superlinear (8000 cases: 3.4 s, 0.85 s without).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         nodes = [node for node in yaml.compose_all(text, Loader=loader) if node is not None]
+        builder = _Builder(display)
+        return [builder.build(node)[0] for node in nodes]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{display}:{mark.line + 1}" if mark is not None else display
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         state = "the edit would make it invalid YAML" if after_edit else "not valid YAML"
         raise InputRefused(f"{where}: {state} ({problem}); nothing was changed") from None
-    builder = _Builder(display)
-    return [builder.build(node)[0] for node in nodes]
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def plain(value: YValue) -> object:

@@ -51,6 +51,11 @@ def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
     lts = current_tag(scan, "lts")
     if lts is None or tag_key(tag) < tag_key(lts):
         return downgrade
+    if tag_key(tag) == tag_key(lts):  # `--lts` would change nothing: no LTS bump to suggest
+        return (
+            f"{tag} is already the LTS lane's tag; to move dev back to it on purpose, pass"
+            " --allow-downgrade"
+        )
     return (
         f"{tag} is not older than the LTS lane's {lts}: to move LTS, pass --lts"
         f" (`uvdock image bump {tag} --lts`); to move dev back on purpose, pass"
@@ -72,7 +77,7 @@ def _refuse_unbumpable(scan: Scan, lane: str) -> None:
         if finding.kind == NOT_CHECKED_OUT and finding.lane in (lane, ""):
             raise InputRefused(
                 f"{finding.path}: {finding.message}; nothing was changed",
-                hint="bump in a full checkout, or add the file to the sparse checkout first",
+                hint="bring the file back as said above, then bump again",
             )
         if finding.lane == lane and finding.kind == UNSUPPORTED_SHAPE:
             raise InputRefused(

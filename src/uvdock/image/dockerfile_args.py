@@ -52,10 +52,12 @@ def _continues(content: str, escape: str) -> int | None:
     return len(stripped) - 1 if stripped.endswith(escape) else None
 
 
-def _instructions(text: str, escape: str) -> list[tuple[str, list[int]]]:
-    """Each ARG instruction's logical text and, per character, its offset in `text`."""
+def _instructions(text: str, escape: str) -> list[tuple[str, list[int], bool]]:
+    """Each ARG instruction's logical text, per character its offset in `text`, and whether it
+    comes before the first FROM (a global ARG: the ones FROM lines expand)."""
     lines = split_lines(text)
-    found: list[tuple[str, list[int]]] = []
+    found: list[tuple[str, list[int], bool]] = []
+    seen_from = False
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -74,7 +76,9 @@ def _instructions(text: str, escape: str) -> list[tuple[str, list[int]]]:
                 cut = _continues(following.content, escape)
         keyword = stripped.split(None, 1)[0].upper()
         if keyword == "ARG":
-            found.append(_logical(parts, escape))
+            found.append((*_logical(parts, escape), not seen_from))
+        elif keyword == "FROM":
+            seen_from = True
         elif keyword in _HEREDOC_INSTRUCTIONS:
             index = _skip_heredocs(_logical(parts, escape)[0], lines, index)
     return found
@@ -144,12 +148,23 @@ def _line_at(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _emptied(name: str, line: int, default_line: int) -> ArgProblem:
+    """Docker reads the last global declaration: an empty one leaves FROM with no image."""
+    return ArgProblem(
+        line,
+        f"`ARG {name}=` replaces the default of line {default_line} with an empty value"
+        " (Docker reads the last one), so FROM gets no image: remove one of the two",
+    )
+
+
 def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProblem]]:
     """Every default of ARG `name` (case-sensitive), and the ones uvdock cannot edit exactly."""
     escape = _escape_char(split_lines(text))
     defaults: list[ArgDefault] = []
     problems: list[ArgProblem] = []
-    for logical, offsets in _instructions(text, escape):
+    global_default: ArgDefault | None = None
+    emptied: ArgProblem | None = None
+    for logical, offsets, is_global in _instructions(text, escape):
         head = logical.lstrip(" \t")
         keyword = head.split(None, 1)[0]
         skip = len(logical) - len(head) + len(keyword)
@@ -160,14 +175,19 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                 continue  # another variable, or a declaration without a default
             first = offsets[skip + start]
             span = _value_span(raw) if plain else None
-            if not raw:
-                continue  # `ARG NAME=`: an empty default is no pin
+            if raw in ("", '""', "''"):  # an empty default is no pin, but replaces an earlier one
+                if is_global and global_default is not None:
+                    emptied = _emptied(name, _line_at(text, first), global_default.line)
+                continue
             value_start = skip + start + len(key) + 1
             if span is not None:
                 lo, hi = value_start + span[0], value_start + span[1]
                 begin, stop = offsets[lo], offsets[hi - 1] + 1
                 if stop - begin == hi - lo:  # on one line: the span in the file is the value
-                    defaults.append(ArgDefault(logical[lo:hi], begin, stop, _line_at(text, begin)))
+                    default = ArgDefault(logical[lo:hi], begin, stop, _line_at(text, begin))
+                    defaults.append(default)
+                    if is_global:  # a later global default is what Docker reads again
+                        global_default, emptied = default, None
                     continue
             problems.append(
                 ArgProblem(
@@ -177,4 +197,4 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                     f" `ARG {name}=IMAGE` on one line",
                 )
             )
-    return defaults, problems
+    return defaults, problems if emptied is None else [*problems, emptied]

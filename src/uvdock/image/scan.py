@@ -9,7 +9,7 @@ become findings; whether the tags agree is pins.check's business.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -296,23 +296,28 @@ def managed_paths(config: Config) -> list[str]:
     return sorted({p for p in paths if p})
 
 
-def _not_checked_out(scan: Scan, absent_tracked: Collection[str]) -> None:
+def _absent_message(path: str, sparse: bool) -> str:
+    """Why the file is missing decides the way back: `sparse-checkout add` fails outside one."""
+    if sparse:
+        how = f"bring it back with `git sparse-checkout add {path.rpartition('/')[0] or path}`"
+        return f"{_ABSENT} (left out by the sparse checkout): {_UNREADABLE}; {how}"
+    return (
+        f"{_ABSENT} (deleted, the deletion not committed): {_UNREADABLE};"
+        f" restore it with `git restore -- {path}`, or commit its removal"
+    )
+
+
+_ABSENT = "tracked by git but absent from the work tree"
+_UNREADABLE = "its pins can be neither checked nor bumped"
+
+
+def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
     """Name each tracked managed file the work tree lacks, instead of what its absence implies."""
     scan.findings[:] = [f for f in scan.findings if f.path not in absent_tracked]
-    for path in sorted(absent_tracked):
+    for path, sparse in sorted(absent_tracked.items()):
         lanes = [r.lane for r in scan.lanes if path in (r.pin_file, r.dockerfile)] or [""]
-        scan.findings.extend(
-            Finding(
-                NOT_CHECKED_OUT,
-                lane,
-                path,
-                None,
-                "tracked by git but absent from the work tree (a sparse checkout?): its pins"
-                " can be neither checked nor bumped; bring it back with `git sparse-checkout"
-                f" add {path.rpartition('/')[0] or path}`",
-            )
-            for lane in lanes
-        )
+        message = _absent_message(path, sparse)
+        scan.findings.extend(Finding(NOT_CHECKED_OUT, lane, path, None, message) for lane in lanes)
 
 
 def _read_workflows(repo: Path, config: Config, scan: Scan) -> None:
@@ -325,11 +330,13 @@ def _read_workflows(repo: Path, config: Config, scan: Scan) -> None:
             scan.pins.extend(workflow_pins(path, text, scan.lanes))
 
 
-def scan_managed(repo: Path, config: Config, absent_tracked: Collection[str] = ()) -> Scan:
+def scan_managed(
+    repo: Path, config: Config, absent_tracked: Mapping[str, bool] | None = None
+) -> Scan:
     """Read every lane's managed pins from the working tree.
 
-    `absent_tracked`: the managed files git tracks that the work tree lacks (the command asks
-    git; see managed_paths), each a finding of its own.
+    `absent_tracked`: the managed files git tracks that the work tree lacks, each with whether
+    a sparse checkout left it out (the command asks git; see managed_paths), each a finding.
     """
     scan = Scan(lane_rules(config), [], [], {}, [])
     for rule in scan.lanes:

@@ -128,6 +128,12 @@ def ls_files(repo: Path, *pathspecs: str) -> list[str]:
     return [p for p in out.stdout.split("\0") if p]
 
 
+def ls_files_skipped(repo: Path, *pathspecs: str) -> dict[str, bool]:
+    """Tracked paths, each with whether a sparse checkout leaves it out (`ls-files -t`: S)."""
+    out = _git(repo, "ls-files", "-z", "-t", "--", *pathspecs)
+    return {item[2:]: item[0] == "S" for item in out.stdout.split("\0") if len(item) > 2}
+
+
 def grep_files(repo: Path, pattern: str, *pathspecs: str) -> list[tuple[str, int, str]]:
     """Tracked lines matching a fixed string: (path, 1-based line, text)."""
     out = _git(repo, "grep", "-n", "-I", "-F", "-z", "-e", pattern, "--", *pathspecs, check=False)
