@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock import signals
+from uvdock import signals, state_store
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
 from uvdock.commands.lock import pyproject_resolve
@@ -151,7 +151,7 @@ class Command(BaseCommand):
         ref = chosen_ref(ctx, args.onto)  # refused before anything else sees it
         repo = ctx.repo
         index = RepoIndex(repo)
-        if resolve_state.load(index.git_dir) is not None:
+        if state_store.load(index.git_dir) is not None:
             raise InputRefused(
                 "an earlier `uvdock lock resolve` did not finish (its saved state is in "
                 f"{resolve_state.state_dir(index.git_dir)})",
@@ -224,7 +224,7 @@ class Command(BaseCommand):
     ) -> bytes:
         repo = ctx.repo
         also = (PYPROJECT,) if merge is not None else ()
-        state = resolve_state.save(
+        state = state_store.save(
             index, LOCK, ref=ref, operation=operation, also=also, started=_started(shim)
         )
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
@@ -257,7 +257,7 @@ class Command(BaseCommand):
                     ) from None
                 raise
         with signals.held(reraise=False):  # staged: the saved state must go whole
-            resolve_state.discard(index.git_dir)
+            state_store.discard(index.git_dir)
         return result
 
     def _restore_after(
@@ -265,14 +265,14 @@ class Command(BaseCommand):
     ) -> None:
         try:
             with signals.held(reraise=False):  # a second Ctrl-C must not cut the restore
-                resolve_state.restore(index, state)
+                state_store.restore(index, state)
         except (OSError, UvdockError) as exc:
             cause = exc.message if isinstance(exc, UvdockError) else str(exc)
             raise EnvironmentUnusable(
                 f"could not restore {LOCK} ({cause}); the saved state is kept in {state.folder}",
                 hint="fix the cause (space, permissions), then run `uvdock lock resolve --abort`",
             ) from None
-        resolve_state.discard(index.git_dir)
+        state_store.discard(index.git_dir)
 
     def _report(
         self,
@@ -310,7 +310,7 @@ class Command(BaseCommand):
 
     def _abort(self, ctx: Context) -> int:
         index = RepoIndex(ctx.repo)
-        state = resolve_state.load(index.git_dir)
+        state = state_store.load(index.git_dir)
         if state is None:
             raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
         if ctx.dry_run:
@@ -321,8 +321,8 @@ class Command(BaseCommand):
             return 0
         _stop_started(ctx, state)
         with signals.held():
-            resolve_state.restore(index, state)
-            resolve_state.discard(index.git_dir)
+            state_store.restore(index, state)
+            state_store.discard(index.git_dir)
         if ctx.out.json_mode:
             ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
         else:
