@@ -17,10 +17,13 @@ from typing import NamedTuple
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
-from uvdock.recipes.parse import (
+from uvdock.recipes.marks import (
     ADDED,
     KEPT_MARKER,
     SPLIT_MARKER,
+    placements,
+)
+from uvdock.recipes.parse import (
     Entry,
     FlowList,
     Recipe,
@@ -28,7 +31,6 @@ from uvdock.recipes.parse import (
     body_of,
     flow_list,
     indent_of,
-    placements,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.textlines import ending_of

@@ -13,21 +13,23 @@ from collections.abc import Sequence
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
-from uvdock.recipes.parse import (
+from uvdock.recipes.marks import (
     ADDED,
     LOOSE_WAS_SUFFIX,
     WAS_SUFFIX,
+    broken_comment_line,
+    is_marked,
+    placements,
+    split_marker,
+)
+from uvdock.recipes.parse import (
     Entry,
     Recipe,
     Row,
     body_of,
-    broken_comment_line,
     flow_list,
     indent_of,
-    is_marked,
     parse,
-    placements,
-    split_marker,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.textlines import ending_of
