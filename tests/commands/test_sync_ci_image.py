@@ -20,7 +20,8 @@ import pytest
 from conftest import RunCli, commit_all, init_repo, remove_container, start_container
 from samples.wheels import build_wheelhouse, make_wheel, project_pyproject
 
-pytestmark = pytest.mark.engine
+# One worker builds the CI-like image and runs every test that uses it (see conftest.py).
+pytestmark = [pytest.mark.engine, pytest.mark.xdist_group("ci_image")]
 
 FAKE_BASE = "nvcr.io/nvidia/pytorch:25.99-py3"
 
