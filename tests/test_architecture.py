@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -592,6 +593,26 @@ def test_the_cli_depends_on_every_command_module(sources: dict[str, str]) -> Non
     """The importlib dispatch is seen, so a command importing the CLI would show as a circle."""
     commands = {m for m in sources if m.startswith(f"{PACKAGE}.commands.")}
     assert commands <= internal_imports(f"{PACKAGE}.cli.main", sources)
+
+
+def test_architecture_md_names_every_rule_and_every_part(sources: dict[str, str]) -> None:
+    """ARCHITECTURE.md stays the map: each rule above by its test name, each top-level part."""
+    text = (SRC.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rules = [
+        name
+        for name, value in globals().items()
+        if name.startswith("test_")
+        and "sources" in inspect.signature(value).parameters
+        and name != "test_architecture_md_names_every_rule_and_every_part"
+    ]
+    parts = {
+        module.split(".")[1] + ("/" if _is_package(".".join(module.split(".")[:2]), sources) else ".py")
+        for module in sources
+        if module.count(".") >= 1
+    }
+    missing = [f"rule {r}" for r in rules if f"`{r}`" not in text]
+    missing += [f"part {p}" for p in sorted(parts) if p not in text]
+    assert not missing, _report(missing)
 
 
 # -- each rule fires on a synthetic tree ---------------------------------------------------
