@@ -1,14 +1,15 @@
 """Fixtures shared by every test module: real git repositories and the CLI run in-process.
 
 How tests here stay fast and parallel-safe (`uv run pytest` runs them on pytest-xdist, one
-worker per core, `-n auto --dist loadgroup` in pyproject.toml; budget: the whole suite, engine
-tests included, in 120 s on a 2-core machine):
+worker per core, `-n auto` in pyproject.toml; budget: the whole suite, engine tests included,
+in 120 s on a 2-core machine):
 
 - Each worker is its own pytest session: a session fixture runs once per worker. Anything that
-  costs seconds and serves one module (an image built for it) goes in one xdist group, so one
-  worker builds it and runs those tests: `pytestmark = pytest.mark.xdist_group("NAME")`
-  (tests/commands/test_sync_ci_image.py). Cheap session fixtures (the wheelhouse, ~20 ms; the
-  registries, a few seconds, with per-session token state) simply run once per worker.
+  costs seconds of CPU (an image build) is built once per run with `samples.run_shared`
+  (`built_once`, under a lock in the folder all workers share; `remove_at_run_end` for its
+  images), as `ci_image` in tests/commands/test_sync_ci_image.py does. Cheap session fixtures
+  (the wheelhouse, ~20 ms; the registries, a few seconds, with per-session token state) simply
+  run once per worker. (`xdist_group` does not group under pytest 9.2: pytest-xdist #1386.)
 - Names on the machine are unique per run: containers, images, tags and manifests carry
   `unique_name(...)` (pid + random), never a fixed name; each test removes what it creates
   (`remove_container`, `podman rmi -f`), also when it fails (a fixture's teardown or `finally`).
@@ -36,6 +37,7 @@ from typing import Protocol
 
 import pytest
 from samples.oci_registry import Registries, require_tools, serve
+from samples.run_shared import remove_run_objects, run_folder
 from samples.wheels import build_wheelhouse, project_pyproject
 
 from uvdock.cli import main as cli
@@ -53,6 +55,14 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "tests@uvdock.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller (or the only session) removes what the workers built for the whole run."""
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the others may still use what it built
+    factory: pytest.TempPathFactory = session.config._tmp_path_factory  # type: ignore[attr-defined]
+    remove_run_objects(run_folder(factory))
 
 
 @pytest.fixture(autouse=True)
