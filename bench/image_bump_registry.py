@@ -1,8 +1,8 @@
 """What the registry check adds to `uvdock image bump`: against a real registry on loopback.
 
 Starts Debian's docker-registry (CNCF distribution) with bearer-token auth and a token
-endpoint, as nvcr.io answers (tests/samples/oci_registry.py, the registry tests' own set-up), pushes
-the test tags with podman, then times on a Megatron-LM copy, interleaved (median of the
+endpoint, as nvcr.io answers (tests/samples/oci_registry.py, the registry tests' own set-up),
+pushes the test tags with podman, then times on a Megatron-LM copy, interleaved (median of the
 fastest half; the pins are put back between runs, outside the timing):
 
   uvdock image bump 26.09-py3 --offline   (no registry)

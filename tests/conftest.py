@@ -1,10 +1,35 @@
-"""Fixtures shared by every test module: real git repositories and the CLI run in-process."""
+"""Fixtures shared by every test module: real git repositories and the CLI run in-process.
+
+How tests here stay fast and parallel-safe (`uv run pytest` runs them on pytest-xdist, one
+worker per core, `-n auto` in pyproject.toml; budget: the whole suite, engine tests included,
+in 120 s on a 2-core machine):
+
+- Each worker is its own pytest session: a session fixture runs once per worker. Anything that
+  costs seconds of CPU (an image build) is built once per run with `samples.run_shared`
+  (`built_once`, under a lock in the folder all workers share; `remove_at_run_end` for its
+  images), as `ci_image` in tests/commands/test_sync_ci_image.py does. Cheap session fixtures
+  (the wheelhouse, ~20 ms; the registries, a few seconds, with per-session token state) simply
+  run once per worker. (`xdist_group` does not group under pytest 9.2: pytest-xdist #1386.)
+- Names on the machine are unique per run: containers, images, tags and manifests carry
+  `unique_name(...)` (pid + random), never a fixed name; each test removes what it creates
+  (`remove_container`, `podman rmi -f`), also when it fails (a fixture's teardown or `finally`).
+- Files go under `tmp_path` / `tmp_path_factory`, never in the repository or a fixed /tmp path;
+  ports come from the kernel (port 0 / `free_port()`), never a fixed number.
+- No sleeping for a fixed time where a condition can be polled (wait for a file, a socket, a
+  process state, with a deadline). A process that waits on the network gets an answer at once
+  (`UV_OFFLINE=1`, `-e UV_HTTP_RETRIES=0` via `UVDOCK_ENGINE_ARGS`) when the network is not what
+  the test is about.
+- Hypothesis: keep `max_examples` to what finds bugs here (tens to a few hundred) and create
+  expensive state (git repositories) once per test, not once per example.
+- Look where the time goes with `uv run pytest --durations=30`; time one test with `-n 0`.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +39,7 @@ import pytest
 from samples.engine_leftovers import TEST_RUN
 from samples.engine_leftovers import engine_name as engine_name
 from samples.oci_registry import Registries, require_tools, serve
+from samples.run_shared import remove_run_objects, run_folder
 from samples.wheels import build_wheelhouse, project_pyproject
 
 from uvdock.cli import main as cli
@@ -35,6 +61,14 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "tests@uvdock.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller (or the only session) removes what the workers built for the whole run."""
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the others may still use what it built
+    factory: pytest.TempPathFactory = session.config._tmp_path_factory  # type: ignore[attr-defined]
+    remove_run_objects(run_folder(factory))
 
 
 @pytest.fixture(autouse=True)
@@ -159,6 +193,11 @@ def engine_image() -> str:
             pytest.fail(f"UVDOCK_REQUIRE_ENGINE=1 but {reason}")
         pytest.skip(reason)
     return TEST_IMAGE
+
+
+def unique_name(prefix: str) -> str:
+    """`prefix-<pid>-<random>`: a container, image or tag name no parallel test run shares."""
+    return f"{prefix}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
 def start_container(image: str, mount: Path, name: str) -> str:

@@ -1,8 +1,13 @@
-"""The shape of src/uvdock, read from the source with `ast` (design.md "Shape").
+"""The shape of src/uvdock, read from the source with `ast`: the one place that states the rules
+(ARCHITECTURE.md lists them by test name).
 
-Data flows one way: commands -> domain packages -> shared leaves. Domain code (image/, lts/,
-recipes/, lock/, project/, doctor/signatures.py) never prints, never starts a process and
-never imports run/ or output; only commands/, doctor/checks.py and run/ itself import run/.
+Data flows one way: cli -> commands -> domain packages -> shared leaves. Domain code (image/,
+lts/, recipes/, lock/, project/, registry/, doctor/signatures.py) never prints, never starts a
+process and never imports run/ or output; only commands/, doctor/checks.py, context.py and run/
+itself import run/. Only registry/ opens network connections. Only the file layer (edit.py,
+state_store.py, repolock.py), run/ and the root handler's crash log write files. Only cli/main.py
+ends the process with an exit code; outside cli/, only the entry point imports cli/main.py and
+only completion imports cli/parse.py.
 Imports inside functions and TYPE_CHECKING blocks count: they are dependencies all the same.
 `importlib.import_module(f"uvdock.commands.{...}")` counts as an import of every module the
 f-string's constant prefix names.
@@ -14,6 +19,8 @@ fires on a small synthetic tree.
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +32,74 @@ from uvdock.cli import spec as cli_spec
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "uvdock"
 
-DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "project")
+# registry/ is domain code too (it returns data and raises; it neither prints nor spawns), and
+# the one package allowed to open network connections.
+DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "project", "registry")
 DOMAIN_MODULES = ("doctor.signatures", "doctor.logscan", "doctor.logread")
 # Modules that may import uvdock.run (besides run/ itself).
 RUN_IMPORTERS_PACKAGES = ("commands", "run")
 RUN_IMPORTERS_MODULES = ("doctor.checks", "context")
-# `python -m uvdock` is the one place that may import the CLI.
+# `python -m uvdock` (and the console script, `uvdock.__main__:entry`) is the one place that
+# may import the CLI's root handler and hand its exit code to the OS.
 ENTRY_POINTS = ("uvdock.__main__",)
+# Who outside cli/ may import cli/'s inner modules (cli/spec.py, a leaf of data, is free to all).
+CLI_INNER_IMPORTERS: dict[str, tuple[str, ...]] = {
+    "cli.main": ("__main__",),
+    # The completion scripts are generated from the very parsers the CLI parses with, so the
+    # options TAB offers can never drift from the options uvdock accepts.
+    "cli.parse": ("commands.completion",),
+}
+# The only modules that may end the process with an exit code (sys.exit, SystemExit, os._exit).
+EXITERS = ("cli.main", "__main__")
+
+NETWORK_MODULES = (
+    "socket",
+    "ssl",
+    "http.client",
+    "http.server",
+    "urllib.request",
+    "socketserver",
+    "ftplib",
+    "smtplib",
+    "xmlrpc",
+    "urllib3",
+    "requests",
+    "httpx",
+    "aiohttp",
+)
+NETWORK_PACKAGES = ("registry",)
+
+# Who may write files (open for writing, Path.write_*, os.replace, mkdir, shutil.rmtree...).
+FILE_WRITER_PACKAGES = (
+    "run",  # the uv shim and its cache (run/shim.py): the files a run needs, beside the repo
+)
+FILE_WRITER_MODULES = (
+    "edit",  # every edit of a repository file: atomic, confined to the repository
+    "state_store",  # `lock resolve`'s saved state in the git dir (the model is lock/)
+    "repolock",  # the repository lock file: one writer at a time
+    "cli.main",  # the crash log of an internal error (exit 4), in the temp folder
+)
+# edit.py's functions that write; domain code may use its plan types (FileEdit) only.
+EDIT_WRITERS = ("apply", "atomic_write", "atomic_write_bytes", "ensure_folder")
+WRITE_OS = (
+    "replace", "rename", "renames", "remove", "unlink", "rmdir", "removedirs", "mkdir",
+    "makedirs", "symlink", "link", "chmod", "lchmod", "chown", "lchown", "truncate",
+    "ftruncate", "write", "utime", "mkfifo", "mknod", "fchmod", "fchown", "open", "fdopen",
+)
+WRITE_SHUTIL = (
+    "copy", "copy2", "copyfile", "copytree", "copymode", "copystat", "move", "rmtree",
+    "chown", "make_archive", "unpack_archive",
+)
+WRITE_TEMPFILE = (
+    "mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryFile", "SpooledTemporaryFile",
+    "TemporaryDirectory",
+)
+WRITE_MODULE_FUNCTIONS = {"os": WRITE_OS, "shutil": WRITE_SHUTIL, "tempfile": WRITE_TEMPFILE}
+# Path's writing methods: called on anything but a module, they are taken as Path's.
+WRITE_METHODS = (
+    "write_text", "write_bytes", "unlink", "mkdir", "rmdir", "touch", "symlink_to",
+    "hardlink_to", "rename", "chmod", "lchmod",
+)
 
 PROCESS_MODULES = ("subprocess", "plumbum", "multiprocessing", "pty")
 PROCESS_OS_PREFIXES = ("system", "exec", "fork", "spawn", "popen", "posix_spawn")
@@ -41,6 +109,12 @@ MAX_FUNCTION_LINES = 60
 MAX_COMPLEXITY = 15
 
 Sources = Mapping[str, str]
+
+
+@functools.cache
+def _parse(source: str) -> ast.Module:
+    """Each source parsed once per run: every rule walks the whole tree (read-only)."""
+    return ast.parse(source)
 
 
 # -- reading the tree ----------------------------------------------------------------------
@@ -74,7 +148,7 @@ def _absolute(module: str, node: ast.ImportFrom, sources: Sources) -> str:
 def imported_names(module: str, sources: Sources) -> set[str]:
     """Every dotted name `module` imports, stdlib and third party included."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(sources[module])):
+    for node in ast.walk(_parse(sources[module])):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -192,12 +266,58 @@ def _cycle_path(graph: Mapping[str, set[str]], component: set[str]) -> list[str]
 
 
 def cli_importers(sources: Sources) -> list[str]:
-    cli = f"{PACKAGE}.cli.main"
-    return [
-        module
-        for module, targets in import_graph(sources).items()
-        if cli in targets and module not in ENTRY_POINTS
-    ]
+    """Modules outside cli/ importing cli/main.py or cli/parse.py without leave."""
+    problems = []
+    for module, targets in import_graph(sources).items():
+        if _in(module, ("cli",)):
+            continue
+        for inner, allowed in CLI_INNER_IMPORTERS.items():
+            if f"{PACKAGE}.{inner}" in targets and not _in(module, (), allowed):
+                problems.append(f"{module} imports {PACKAGE}.{inner}")
+    return problems
+
+
+def exit_violations(sources: Sources) -> list[str]:
+    """sys.exit(), raise SystemExit, os._exit() or exit()/quit() outside the root handler."""
+    found = []
+    for module, source in sources.items():
+        if _in(module, (), EXITERS):
+            continue
+        for node in ast.walk(_parse(source)):
+            name = _exit_call(node)
+            if name:
+                found.append(f"{module}:{getattr(node, 'lineno', 0)} {name}")
+    return found
+
+
+def _exit_call(node: ast.AST) -> str:
+    if isinstance(node, ast.Name) and node.id == "SystemExit":
+        return "uses SystemExit"
+    if isinstance(node, ast.ImportFrom) and node.module in ("sys", "os"):
+        names = [a.name for a in node.names if a.name in ("exit", "_exit")]
+        return f"imports {node.module}.{names[0]}" if names else ""
+    if not isinstance(node, ast.Call):
+        return ""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in ("exit", "quit"):
+        return f"calls {func.id}()"
+    if isinstance(func, ast.Attribute) and (getattr(func.value, "id", None), func.attr) in (
+        ("sys", "exit"),
+        ("os", "_exit"),
+    ):
+        return f"calls {ast.unparse(func)}()"
+    return ""
+
+
+def network_violations(sources: Sources) -> list[str]:
+    """Modules outside registry/ importing a way to open a network connection."""
+    return sorted(
+        f"{module} imports {name}"
+        for module in sources
+        if not _in(module, NETWORK_PACKAGES)
+        for name in imported_names(module, sources)
+        if any(name == m or name.startswith(m + ".") for m in NETWORK_MODULES)
+    )
 
 
 def layer_violations(sources: Sources) -> list[str]:
@@ -215,7 +335,7 @@ def layer_violations(sources: Sources) -> list[str]:
 def side_effects(module: str, source: str) -> list[str]:
     """print() calls, writes to sys.stdout/sys.stderr and ways of starting a process."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
             found.append(f"{module}:{line} calls print()")
@@ -255,6 +375,77 @@ def domain_side_effects(sources: Sources) -> list[str]:
         if _in(module, DOMAIN_PACKAGES, DOMAIN_MODULES)
         for problem in side_effects(module, source)
     ]
+
+
+def file_writes(module: str, source: str) -> list[str]:
+    """Every way `source` writes, creates or removes a file or folder, as far as `ast` sees."""
+    found = []
+    for node in ast.walk(_parse(source)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Call):
+            found += [f"{module}:{line} {what}" for what in _write_call(node)]
+        elif isinstance(node, ast.ImportFrom) and node.module in WRITE_MODULE_FUNCTIONS:
+            writers = WRITE_MODULE_FUNCTIONS[node.module]
+            found += [
+                f"{module}:{line} imports {node.module}.{alias.name}"
+                for alias in node.names
+                if alias.name in writers
+            ]
+    return found
+
+
+def _write_call(call: ast.Call) -> list[str]:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return ["opens a file for writing"] if func.id == "open" and _writes(call, 1) else []
+    if not isinstance(func, ast.Attribute):
+        return []
+    owner = getattr(func.value, "id", None)
+    if owner in WRITE_MODULE_FUNCTIONS:
+        if func.attr in WRITE_MODULE_FUNCTIONS[owner]:
+            return [f"calls {owner}.{func.attr}()"]
+        return []
+    if func.attr == "open" and _writes(call, 0, known_only=True):
+        return ["opens a file for writing"]
+    return [f"calls .{func.attr}()"] if func.attr in WRITE_METHODS else []
+
+
+def _writes(call: ast.Call, position: int, *, known_only: bool = False) -> bool:
+    """Whether an open() call's mode (positional at `position`, or `mode=`) can write.
+
+    A mode computed at run time counts as writing, except for methods named `open`
+    (`known_only`), which are Path.open only when their first argument is a mode string.
+    """
+    mode: ast.expr | None = next((k.value for k in call.keywords if k.arg == "mode"), None)
+    if mode is None and len(call.args) > position:
+        mode = call.args[position]
+    if mode is None:
+        return False
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return any(flag in mode.value for flag in "wax+")
+    return not known_only
+
+
+def write_violations(sources: Sources) -> list[str]:
+    """Files written outside the file layer, and domain code importing a way to write."""
+    problems = [
+        problem
+        for module, source in sources.items()
+        if not _in(module, FILE_WRITER_PACKAGES, FILE_WRITER_MODULES)
+        for problem in file_writes(module, source)
+    ]
+    # edit.py as a whole or its writing functions (its plan types are fine), the other writers
+    # in any way.
+    exact = {f"{PACKAGE}.edit"} | {f"{PACKAGE}.edit.{name}" for name in EDIT_WRITERS}
+    whole = tuple(f"{PACKAGE}.{m}" for m in FILE_WRITER_MODULES if m != "edit")
+    for module in sources:
+        if _in(module, DOMAIN_PACKAGES, DOMAIN_MODULES):
+            problems += sorted(
+                f"{module} imports {name}"
+                for name in imported_names(module, sources)
+                if name in exact or any(name == w or name.startswith(w + ".") for w in whole)
+            )
+    return problems
 
 
 def leaf_violations(sources: Sources, leaf: str = f"{PACKAGE}.cli.spec") -> list[str]:
@@ -316,7 +507,7 @@ class FunctionSize:
 
 
 def functions(module: str, source: str) -> Iterator[FunctionSize]:
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             end = node.end_lineno or node.lineno
             yield FunctionSize(
@@ -365,6 +556,21 @@ def test_domain_code_neither_runs_nor_prints(sources: dict[str, str]) -> None:
     assert not problems, _report(problems)
 
 
+def test_only_the_root_handler_exits(sources: dict[str, str]) -> None:
+    problems = exit_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_only_registry_opens_network_connections(sources: dict[str, str]) -> None:
+    problems = network_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_only_the_file_layer_writes_files(sources: dict[str, str]) -> None:
+    problems = write_violations(sources)
+    assert not problems, _report(problems)
+
+
 def test_cli_spec_is_a_leaf(sources: dict[str, str]) -> None:
     assert not leaf_violations(sources)
 
@@ -387,6 +593,26 @@ def test_the_cli_depends_on_every_command_module(sources: dict[str, str]) -> Non
     """The importlib dispatch is seen, so a command importing the CLI would show as a circle."""
     commands = {m for m in sources if m.startswith(f"{PACKAGE}.commands.")}
     assert commands <= internal_imports(f"{PACKAGE}.cli.main", sources)
+
+
+def test_architecture_md_names_every_rule_and_every_part(sources: dict[str, str]) -> None:
+    """ARCHITECTURE.md stays the map: each rule above by its test name, each top-level part."""
+    text = (SRC.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rules = [
+        name
+        for name, value in globals().items()
+        if name.startswith("test_")
+        and "sources" in inspect.signature(value).parameters
+        and name != "test_architecture_md_names_every_rule_and_every_part"
+    ]
+    parts = {
+        module.split(".")[1] + ("/" if _is_package(".".join(module.split(".")[:2]), sources) else ".py")
+        for module in sources
+        if module.count(".") >= 1
+    }
+    missing = [f"rule {r}" for r in rules if f"`{r}`" not in text]
+    missing += [f"part {p}" for p in sorted(parts) if p not in text]
+    assert not missing, _report(missing)
 
 
 # -- each rule fires on a synthetic tree ---------------------------------------------------
@@ -420,15 +646,131 @@ def test_a_relative_import_and_importlib_make_a_circle() -> None:
         uvdock__commands__run="from ..cli import main\n",
     )
     assert import_cycles(tree) == [["uvdock.cli.main", "uvdock.commands.run", "uvdock.cli.main"]]
-    assert cli_importers(tree) == ["uvdock.commands.run"]
+    assert cli_importers(tree) == ["uvdock.commands.run imports uvdock.cli.main"]
 
 
 def test_importing_the_cli_is_reported_except_from_main() -> None:
-    tree = _tree(uvdock="", uvdock__cli="", uvdock__cli__main="")
+    tree = _tree(uvdock="", uvdock__cli="", uvdock__cli__main="", uvdock__cli__parse="")
     tree["uvdock.__main__"] = "from uvdock.cli.main import main\n"
+    tree["uvdock.cli.main"] = "from uvdock.cli import parse\n"  # inside cli/: its own business
+    tree["uvdock.commands.completion"] = "from uvdock.cli.parse import command_parser\n"
     assert cli_importers(tree) == []
     tree["uvdock.config"] = "def f() -> None:\n    from uvdock.cli import main as cli\n"
-    assert cli_importers(tree) == ["uvdock.config"]
+    tree["uvdock.commands.run"] = "from uvdock.cli import parse\n"
+    tree["uvdock.commands.spec_user"] = "from uvdock.cli import spec\n"  # a leaf of data: free
+    assert sorted(cli_importers(tree)) == [
+        "uvdock.commands.run imports uvdock.cli.parse",
+        "uvdock.config imports uvdock.cli.main",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("import sys\nsys.exit(2)\n", "uvdock.commands.x:2 calls sys.exit()"),
+        ("def f() -> None:\n    raise SystemExit(3)\n", "uvdock.commands.x:2 uses SystemExit"),
+        ("import os\nos._exit(1)\n", "uvdock.commands.x:2 calls os._exit()"),
+        ("from sys import exit\n", "uvdock.commands.x:1 imports sys.exit"),
+        ("exit(1)\n", "uvdock.commands.x:1 calls exit()"),
+    ],
+)
+def test_ending_the_process_outside_the_root_handler_is_reported(source: str, problem: str) -> None:
+    tree = _tree(uvdock="", uvdock__commands="", uvdock__commands__x=source)
+    assert exit_violations(tree) == [problem]
+    for allowed in ("uvdock.cli.main", "uvdock.__main__"):
+        assert exit_violations({allowed: source}) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("import socket\n", "socket"),
+        ("import http.client\n", "http.client"),
+        ("from http import client\n", "http.client"),
+        ("from urllib.request import urlopen\n", "urllib.request.urlopen"),
+        ("def f() -> None:\n    import ssl\n", "ssl"),
+        ("from http.server import HTTPServer\n", "http.server.HTTPServer"),
+        ("import importlib\nimportlib.import_module('socket')\n", "socket"),
+    ],
+)
+def test_network_code_outside_registry_is_reported(source: str, name: str) -> None:
+    tree = _tree(uvdock="", uvdock__image="", uvdock__image__pins=source)
+    assert network_violations(tree) == [f"uvdock.image.pins imports {name}"]
+    tree = _tree(uvdock="", uvdock__registry="", uvdock__registry__client=source)
+    assert network_violations(tree) == []
+
+
+def test_url_parsing_is_not_network_code() -> None:
+    tree = _tree(uvdock="", uvdock__image="", uvdock__image__pins="from urllib.parse import quote\n")
+    assert network_violations(tree) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("open(p, 'w')\n", "opens a file for writing"),
+        ("open(p, mode='ab')\n", "opens a file for writing"),
+        ("open(p, 'r+')\n", "opens a file for writing"),
+        ("open(p, m)\n", "opens a file for writing"),
+        ("p.open('wb')\n", "opens a file for writing"),
+        ("p.write_text('x')\n", "calls .write_text()"),
+        ("(a / 'b').write_bytes(b'x')\n", "calls .write_bytes()"),
+        ("p.unlink()\n", "calls .unlink()"),
+        ("p.parent.mkdir(parents=True)\n", "calls .mkdir()"),
+        ("p.touch()\n", "calls .touch()"),
+        ("import os\nos.replace(a, b)\n", "calls os.replace()"),
+        ("import os\nos.open(p, os.O_CREAT)\n", "calls os.open()"),
+        ("import shutil\nshutil.rmtree(p)\n", "calls shutil.rmtree()"),
+        ("import shutil\nshutil.copyfile(a, b)\n", "calls shutil.copyfile()"),
+        ("import tempfile\ntempfile.mkstemp()\n", "calls tempfile.mkstemp()"),
+        ("from os import replace\n", "imports os.replace"),
+        ("from shutil import move\n", "imports shutil.move"),
+    ],
+)
+def test_a_file_write_outside_the_file_layer_is_reported(source: str, problem: str) -> None:
+    line = source.count("\n")
+    tree = _tree(uvdock="", uvdock__lock="", uvdock__lock__state=source)
+    assert write_violations(tree) == [f"uvdock.lock.state:{line} {problem}"]
+    for allowed in ("uvdock.edit", "uvdock.state_store", "uvdock.repolock", "uvdock.run.shim"):
+        assert write_violations({allowed: source}) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "open(p)\n",
+        "open(p, 'rb')\n",
+        "open(p, encoding='utf-8')\n",
+        "p.open()\n",
+        "p.open(encoding='utf-8', newline='')\n",
+        "branches.open(taken)\n",  # a method named open that is not Path.open
+        "p.read_text()\n",
+        "s.replace('a', 'b')\n",  # str.replace, not os.replace
+        "import os\nos.stat(p)\n",
+    ],
+)
+def test_reading_is_not_writing(source: str) -> None:
+    assert write_violations(_tree(uvdock="", uvdock__lock="", uvdock__lock__state=source)) == []
+
+
+def test_domain_code_importing_a_writer_is_reported() -> None:
+    tree = _tree(
+        uvdock="",
+        uvdock__edit="",
+        uvdock__state_store="",
+        uvdock__recipes="",
+        uvdock__recipes__mark="from uvdock.edit import FileEdit, apply\n",
+        uvdock__recipes__plan="from uvdock import edit\n",
+        uvdock__lock="",
+        uvdock__lock__resolve_state="from uvdock.state_store import save\n",
+        uvdock__commands="",
+        uvdock__commands__x="from uvdock.edit import apply\nfrom uvdock import state_store\n",
+    )
+    assert write_violations(tree) == [
+        "uvdock.recipes.mark imports uvdock.edit.apply",
+        "uvdock.recipes.plan imports uvdock.edit",
+        "uvdock.lock.resolve_state imports uvdock.state_store.save",
+    ]
 
 
 def test_domain_code_importing_run_or_output_is_reported() -> None:

@@ -17,7 +17,7 @@ from conftest import RunCli, commit_all
 from samples.lock_conflicts import make_conflict
 from samples.recipes import MODEL, RECIPES
 
-from uvdock.lock import resolve_state
+from uvdock import state_store
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="chattr and mount need root")
 
@@ -126,11 +126,11 @@ def test_a_resolve_whose_restore_fails_says_what_to_run_and_keeps_the_state(
     assert "could not restore uv.lock" in result.err
     assert "run `uvdock lock resolve --abort`" in result.err
     git_dir = conflict.repo / ".git"
-    assert resolve_state.load(git_dir) is not None
+    assert state_store.load(git_dir) is not None
     subprocess.run(["chattr", "-i", str(lock)], check=True)
     result = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert result.code == 0, result.err
-    assert lock.read_bytes() == before and resolve_state.load(git_dir) is None
+    assert lock.read_bytes() == before and state_store.load(git_dir) is None
     assert _temp_files(conflict.repo) == []
 
 

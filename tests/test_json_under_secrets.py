@@ -77,6 +77,9 @@ def _json(run_cli: RunCli, repo: Path, args: tuple[str, ...]) -> object:
 def test_json_parses_and_is_unchanged_under_secret_like_variables(
     megatron_repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
 ) -> None:
+    # `--engine local doctor` runs the host's `uv lock --check`, whose index is
+    # index.example.invalid: offline, uv fails at once instead of after its DNS retries.
+    monkeypatch.setenv("UV_OFFLINE", "1")
     plain = _json(run_cli, megatron_repo, args)
     for name, value in {**ORDINARY, **REAL}.items():
         monkeypatch.setenv(name, value)

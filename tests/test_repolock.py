@@ -13,9 +13,8 @@ import pytest
 from conftest import RunCli
 from samples.lock_conflicts import make_conflict, snapshot
 
-from uvdock import repolock
+from uvdock import repolock, state_store
 from uvdock.errors import InputRefused
-from uvdock.lock import resolve_state
 
 HOLD = """
 import sys, time
@@ -127,16 +126,16 @@ def test_abort_is_refused_while_a_live_run_holds_the_lock(
     # a live run that has saved its state and is relocking
     from uvdock.commands.lock.resolve import RepoIndex
 
-    resolve_state.save(RepoIndex(conflict.repo), "uv.lock", ref="main", operation="merge")
+    state_store.save(RepoIndex(conflict.repo), "uv.lock", ref="main", operation="merge")
     before = snapshot(conflict.repo)
     other = holder(git_dir / "uvdock" / "lock", "uvdock lock resolve", 30)
     result = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert result.code == 2
     assert f"`uvdock lock resolve` (pid {other.pid})" in result.err
     assert snapshot(conflict.repo) == before
-    assert resolve_state.load(git_dir) is not None
+    assert state_store.load(git_dir) is not None
     other.kill()
     other.wait()
     result = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert result.code == 0, result.err
-    assert resolve_state.load(git_dir) is None
+    assert state_store.load(git_dir) is None

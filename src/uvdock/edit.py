@@ -215,6 +215,11 @@ def atomic_write(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def ensure_folder(folder: Path) -> None:
+    """Create `folder` and its missing parents (a new file's home), inside the repository."""
+    target_of(folder).mkdir(parents=True, exist_ok=True)
+
+
 def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
     """Write every changed file, or none. Returns the edits that were written."""
     changed = [e for e in edits if e.changed]

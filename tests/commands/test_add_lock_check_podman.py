@@ -57,8 +57,14 @@ def test_lock_check_current_then_stale(
 
 
 def test_a_python_uv_cannot_fetch_is_not_a_stale_lock(
-    engine_image: str, uv_project: Callable[..., Path], run_cli: RunCli
+    engine_image: str,
+    uv_project: Callable[..., Path],
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Without retries uv gives up on the unreachable host at once instead of after its DNS
+    # retries (about 15 s on a loaded machine); the failure is the same.
+    monkeypatch.setenv("UVDOCK_ENGINE_ARGS", "-e UV_HTTP_RETRIES=0")
     repo = uv_project(("alpha",))
     assert run_cli("--repo", repo, *_podman(engine_image), "lock").code == 0
     pyproject = repo / "pyproject.toml"

@@ -15,6 +15,7 @@ from samples.lock_conflicts import (
     uv_lock,
 )
 
+from uvdock import state_store
 from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.lock import lockfile, resolve_state
 
@@ -207,7 +208,7 @@ def test_abort_restores_after_a_crash_and_blocks_a_new_run(
     conflict = make_conflict(tmp_path, wheelhouse, "rebase")
     before = snapshot(conflict.repo)
     # What a run killed after its save and mid-relock leaves behind.
-    resolve_state.save(RepoIndex(conflict.repo), "uv.lock", ref="main", operation="rebase")
+    state_store.save(RepoIndex(conflict.repo), "uv.lock", ref="main", operation="rebase")
     conflict.lock.write_bytes(b"half written\n")
     git(conflict.repo, "add", "uv.lock")
     blocked = run_cli("--repo", conflict.repo, *ONTO_MAIN)

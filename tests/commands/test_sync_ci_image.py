@@ -16,7 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, commit_all, engine_name, init_repo, remove_container, start_container
+from conftest import (
+    RunCli,
+    commit_all,
+    engine_name,
+    init_repo,
+    remove_container,
+    start_container,
+    unique_name,
+)
+from samples.run_shared import built_once, remove_at_run_end
 from samples.wheels import build_wheelhouse, make_wheel, project_pyproject
 
 pytestmark = pytest.mark.engine
@@ -69,12 +78,8 @@ def _freeze(*where: str) -> set[str]:
     return {line.strip() for line in out.stdout.splitlines() if "==" in line}
 
 
-@pytest.fixture(scope="session")
-def ci_image(
-    engine_image: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, Path]]:
-    """The CI-like image, built once per session by `uvdock image build`, and its repository."""
-    repo = init_repo(tmp_path_factory.mktemp("ci-image") / "repo")
+def _build_ci_image(engine_image: str, folder: Path) -> dict[str, str]:
+    repo = init_repo(folder / "repo")
     build_wheelhouse(repo / "wheels")
     make_wheel(repo / "extra-wheels", "epsilon", "1.0.0")
     (repo / "pyproject.toml").write_text(PYPROJECT)
@@ -97,7 +102,9 @@ def ci_image(
     commit_all(repo, "ci-like project")
     # The pin names an NGC image; the local test image stands in for it (no pull happens).
     _podman("tag", engine_image, FAKE_BASE)
-    tag = f"localhost/{engine_name('ci-like')}:latest"
+    # Shared by every worker and removed when the whole run ends (samples/run_shared.py), so
+    # it carries no worker's leak-check marker.
+    tag = unique_name("localhost/uvdock-ci-like")
     build = subprocess.run(
         [
             sys.executable,
@@ -117,8 +124,18 @@ def ci_image(
         check=False,
     )
     assert build.returncode == 0, build.stdout + build.stderr
-    yield tag, repo
-    _podman("rmi", "-f", tag, check=False)
+    return {"tag": tag, "repo": str(repo)}
+
+
+@pytest.fixture(scope="session")
+def ci_image(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The CI-like image, built once per test run by `uvdock image build`, and its repository
+    (shared by every xdist worker: samples/run_shared.py)."""
+    built = built_once(
+        tmp_path_factory, "ci-image", lambda folder: _build_ci_image(engine_image, folder)
+    )
+    remove_at_run_end(tmp_path_factory, built["tag"])
+    return built["tag"], Path(built["repo"])
 
 
 IMAGE_SELECTION = {"alpha==1.1.0", "beta==2.0.0", "gamma==1.0.0", "epsilon==1.0.0"}

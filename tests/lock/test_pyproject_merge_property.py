@@ -49,7 +49,7 @@ def entries(specs: dict[str, str]) -> list[str]:
     return list(specs.values())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)  # sized to the suite budget (conftest.py)
 @given(
     base_names=st.lists(st.sampled_from(BASE_NAMES), unique=True, min_size=1),
     ours_ops=ops(),

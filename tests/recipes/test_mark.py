@@ -11,6 +11,7 @@ from samples.recipes import MODEL, OTHER, crlf, runs, unbroken, without_scopes
 
 from uvdock.errors import InputRefused
 from uvdock.recipes import mark as recipes_edit
+from uvdock.recipes import marks
 from uvdock.recipes import parse as recipes
 from uvdock.recipes import unmark as recipes_unmark
 from uvdock.recipes.mark import MarkRequest
@@ -221,7 +222,7 @@ HAND_MARKED = MODEL.replace(
 @pytest.mark.parametrize("dash", ["-", "\u2014", "\u2013"])
 def test_unmark_undoes_hand_made_marks_with_either_dash(dash: str) -> None:
     text = HAND_MARKED.replace("\u2014", dash)
-    (place,) = [p for p in recipes.placements(_recipes(text), "alpha") if "lts" in p.environments]
+    (place,) = [p for p in marks.placements(_recipes(text), "alpha") if "lts" in p.environments]
     assert place.issue == 5123
     (new,) = _unmark([text], "alpha")
     assert new == MODEL.replace("scope: [nightly]\n", "scope: [nightly, 'mr']\n", 1)
@@ -233,7 +234,7 @@ def test_unmark_uses_a_hand_written_was_list() -> None:
     )
     (new,) = _unmark([text], "epsilon")
     assert "scope: [weekly, mr-github]\n" in new
-    assert recipes.placements(_recipes(new), "epsilon")[0].issue is None
+    assert marks.placements(_recipes(new), "epsilon")[0].issue is None
 
 
 def test_unmark_hand_made_scope_without_comment() -> None:

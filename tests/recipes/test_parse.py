@@ -9,6 +9,7 @@ import pytest
 from samples.recipes import MODEL, OTHER, RECIPES, crlf
 
 from uvdock.errors import InputRefused
+from uvdock.recipes import marks
 from uvdock.recipes import parse as recipes
 
 
@@ -75,14 +76,14 @@ def test_flow_list_keeps_prefix_raw_and_tail() -> None:
 
 def test_split_marker_takes_the_first_one() -> None:
     body = "x: [a]  # uvdock-kept: x: [a, b]  # uvdock-split: x: [a, b, c]"
-    assert recipes.split_marker(body) == ("kept", "x: [a, b]  # uvdock-split: x: [a, b, c]")
-    assert recipes.split_marker("x: [a]  # note") is None
+    assert marks.split_marker(body) == ("kept", "x: [a, b]  # uvdock-split: x: [a, b, c]")
+    assert marks.split_marker("x: [a]  # note") is None
 
 
 def test_placements_list_every_row_in_every_file(make_repo: Callable[..., Path]) -> None:
     repo = make_repo({f"{RECIPES}/a/model.yaml": MODEL, f"{RECIPES}/b/other.yaml": OTHER})
     found = recipes.require_case(repo, RECIPES, "alpha")
-    places = recipes.placements(found, "alpha")
+    places = marks.placements(found, "alpha")
     assert [
         (p.path, p.line, p.environments, p.platforms, p.inherited_platforms) for p in places
     ] == [
@@ -118,7 +119,7 @@ def test_shared_recipes_parse(megatron_repo: Path) -> None:
     ]
     gb200 = next(r for r in loaded if r.display.endswith("gpt-perf.yaml"))
     assert gb200.spec_platforms == ("dgx_gb200",)
-    converter = recipes.placements(loaded, "ckpt_converter")
+    converter = marks.placements(loaded, "ckpt_converter")
     assert [(p.environments, p.scopes, p.platforms) for p in converter] == [
         (("dev",), ("mr-broken", "mr-github-broken"), ("dgx_h100",)),
         (("lts",), ("nightly-broken",), ("dgx_a100",)),

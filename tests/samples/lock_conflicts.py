@@ -35,10 +35,31 @@ def uv_lock(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _commit_locked(repo: Path, text: str, message: str) -> None:
-    (repo / "pyproject.toml").write_text(text)
+# uv.lock by (pyproject text, wheel names): the lock names its wheels by relative path, so a
+# lock real uv wrote for one repository is the lock it writes for the next with the same
+# inputs. One `uv lock` per distinct side and worker instead of three per conflict.
+_LOCKS: dict[tuple[str, tuple[str, ...]], bytes] = {}
+
+
+def lock_once(repo: Path) -> None:
+    """`uv lock` in `repo`, or the bytes it wrote for the same pyproject and wheels before."""
+    wheels = repo / "wheels"
+    key = (
+        (repo / "pyproject.toml").read_text(),
+        tuple(sorted(p.name for p in wheels.iterdir())) if wheels.is_dir() else (),
+    )
+    cached = _LOCKS.get(key)
+    if cached is not None:
+        (repo / "uv.lock").write_bytes(cached)
+        return
     locked = uv_lock(repo)
     assert locked.returncode == 0, locked.stderr
+    _LOCKS[key] = (repo / "uv.lock").read_bytes()
+
+
+def _commit_locked(repo: Path, text: str, message: str) -> None:
+    (repo / "pyproject.toml").write_text(text)
+    lock_once(repo)
     commit_all(repo, message)
 
 

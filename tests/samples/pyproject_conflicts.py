@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import commit_all, git, init_repo
 
-from samples.lock_conflicts import Conflict, snapshot, uv_lock
+from samples.lock_conflicts import Conflict, lock_once, snapshot
 
 BASE = """\
 [project]
@@ -62,8 +62,7 @@ def edit(text: str, old: str, new: str) -> str:
 
 def _commit_locked(repo: Path, text: str, message: str) -> None:
     (repo / "pyproject.toml").write_text(text)
-    locked = uv_lock(repo)
-    assert locked.returncode == 0, locked.stderr
+    lock_once(repo)
     commit_all(repo, message)
 
 

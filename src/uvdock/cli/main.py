@@ -1,4 +1,4 @@
-"""main(): dispatch from the command table (cli_spec.py) and the one handler that maps
+"""main(): dispatch from the command table (cli/spec.py) and the one handler that maps
 errors to exit codes.
 
 Only the module of the command being run is imported, which keeps start-up within budget
@@ -84,10 +84,10 @@ def _group_with_options(
     the problem (with a suggestion)."""
     import argparse
 
-    from uvdock.cli import parse as cliparse
+    from uvdock.cli import parse as cli_parse
 
-    parser = cliparse.command_parser((group, ""), COMMANDS[(group, names[0])])
-    parser.prog, parser.usage = f"uvdock {group}", cliparse.group_usage(group)[len("usage: ") :]
+    parser = cli_parse.command_parser((group, ""), COMMANDS[(group, names[0])])
+    parser.prog, parser.usage = f"uvdock {group}", cli_parse.group_usage(group)[len("usage: ") :]
     parser.subcommands = tuple(names)
     parser.add_argument("subcommand")
     parser.add_argument("rest", nargs=argparse.REMAINDER)
@@ -98,21 +98,21 @@ def _group_with_options(
 
 
 def _subcommand(group: str, names: list[str], rest: list[str]) -> str:
-    from uvdock.cli import parse as cliparse
+    from uvdock.cli import parse as cli_parse
 
     wanted = rest[0] if rest else ""
     if wanted in names:
         return wanted
     if wanted in ("-h", "--help"):
-        sys.stdout.write(cliparse.group_help(group))
+        sys.stdout.write(cli_parse.group_help(group))
         raise SystemExit(0)
     if not wanted:
-        sys.stderr.write(cliparse.group_help(group))
+        sys.stderr.write(cli_parse.group_help(group))
         raise SystemExit(2)
-    similar = cliparse.closest(wanted, names)
+    similar = cli_parse.closest(wanted, names)
     hint = f"did you mean {similar}?" if similar else f"choose from {', '.join(names)}"
-    raise cliparse.UsageError(
-        f"unknown command `{group} {wanted}`; {hint}", cliparse.group_usage(group)
+    raise cli_parse.UsageError(
+        f"unknown command `{group} {wanted}`; {hint}", cli_parse.group_usage(group)
     )
 
 

@@ -1,7 +1,7 @@
 """The command table and the global options, as data.
 
-A leaf module: it imports nothing of uvdock's, so the hand scanner in cli.py, the argparse
-parsers in cliparse.py, the completion scripts and commands that re-read global options all
+A leaf module: it imports nothing of uvdock's, so the hand scanner in cli/main.py, the argparse
+parsers in cli/parse.py, the completion scripts and commands that re-read global options all
 build from this one description without import circles.
 """
 

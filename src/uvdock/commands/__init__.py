@@ -1,1 +1,1 @@
-"""One thin module per user command (see uvdock.cli.main.COMMANDS for the table)."""
+"""One thin module per user command (see uvdock.cli.spec.COMMANDS for the table)."""

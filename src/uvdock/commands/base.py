@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class Command:
-    """A command's one-line help lives in cli_spec.COMMANDS, so `uvdock --help` imports no command."""
+    """A command's one-line help lives in cli/spec.py's COMMANDS, so `uvdock --help` imports no command."""
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own arguments."""

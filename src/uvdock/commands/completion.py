@@ -1,5 +1,5 @@
 """`uvdock completion bash|zsh|fish`: a shell completion script generated from the command
-table (cli_spec) and each command's own parser: commands, subcommands, options and their
+table (cli/spec.py) and each command's own parser: commands, subcommands, options and their
 choices (e.g. the sync profiles). Test case names are asked for at TAB time with the hidden
 `uvdock completion SHELL --list-cases`, which only reads the recipe YAMLs and answers with
 literal words (completion_words): a name is never evaluated by the shell.

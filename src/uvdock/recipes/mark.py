@@ -18,19 +18,21 @@ from typing import NamedTuple
 
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
-from uvdock.recipes.parse import (
+from uvdock.recipes.marks import (
     ADDED,
     KEPT_MARKER,
     SPLIT_MARKER,
+    Placement,
+    placements,
+)
+from uvdock.recipes.parse import (
     Entry,
     FlowList,
-    Placement,
     Recipe,
     Row,
     body_of,
     flow_list,
     indent_of,
-    placements,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.verify import Run, verify_recipe_edit

@@ -14,21 +14,23 @@ from collections.abc import Callable, Sequence
 from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
 from uvdock.recipes.mark import LTS_ENVIRONMENT
-from uvdock.recipes.parse import (
+from uvdock.recipes.marks import (
     ADDED,
     LOOSE_WAS_SUFFIX,
     WAS_SUFFIX,
+    broken_comment_line,
+    is_marked,
+    placements,
+    split_marker,
+)
+from uvdock.recipes.parse import (
     Entry,
     Recipe,
     Row,
     body_of,
-    broken_comment_line,
     flow_list,
     indent_of,
-    is_marked,
     parse,
-    placements,
-    split_marker,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.verify import Run, verify_recipe_edit

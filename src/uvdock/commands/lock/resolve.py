@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock import signals
+from uvdock import signals, state_store
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
 from uvdock.commands.lock import pyproject_resolve, resolve_base, resolve_leftovers
@@ -159,7 +159,7 @@ class Command(BaseCommand):
         repo = ctx.repo
         refuse_links_outside(repo)
         index = RepoIndex(repo)
-        if (leftover := resolve_state.load(index.git_dir)) is not None:
+        if (leftover := state_store.load(index.git_dir)) is not None:
             # A killed run's uv may still be relocking: stop it before it writes uv.lock.
             resolve_leftovers.stop_started(ctx, leftover)
             raise InputRefused(
@@ -253,7 +253,7 @@ class Command(BaseCommand):
     ) -> bytes:
         repo = ctx.repo
         also = (PYPROJECT,) if merge is not None else ()
-        state = resolve_state.save(
+        state = state_store.save(
             index, LOCK, ref=ref, operation=operation, also=also, started=resolve_leftovers.started(shim)
         )
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
@@ -284,7 +284,7 @@ class Command(BaseCommand):
                     ) from None
                 raise
         with signals.held(reraise=False):  # staged: the saved state must go whole
-            resolve_state.discard(index.git_dir)
+            state_store.discard(index.git_dir)
         return result
 
     def _restore_after(
@@ -292,14 +292,14 @@ class Command(BaseCommand):
     ) -> None:
         try:
             with signals.held(reraise=False):  # a second Ctrl-C must not cut the restore
-                resolve_state.restore(index, state)
+                state_store.restore(index, state)
         except (OSError, UvdockError) as exc:
             cause = exc.message if isinstance(exc, UvdockError) else str(exc)
             raise EnvironmentUnusable(
                 f"could not restore {LOCK} ({cause}); the saved state is kept in {state.folder}",
                 hint="fix the cause (space, permissions), then run `uvdock lock resolve --abort`",
             ) from None
-        resolve_state.discard(index.git_dir)
+        state_store.discard(index.git_dir)
 
     def _report(
         self,
@@ -340,7 +340,7 @@ class Command(BaseCommand):
 
     def _abort(self, ctx: Context) -> int:
         index = RepoIndex(ctx.repo)
-        state = resolve_state.load(index.git_dir)
+        state = state_store.load(index.git_dir)
         if state is None:
             raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
         if ctx.dry_run:
@@ -351,8 +351,8 @@ class Command(BaseCommand):
             return 0
         resolve_leftovers.stop_started(ctx, state)
         with signals.held():
-            resolve_state.restore(index, state)
-            resolve_state.discard(index.git_dir)
+            state_store.restore(index, state)
+            state_store.discard(index.git_dir)
         if ctx.out.json_mode:
             ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
         else:

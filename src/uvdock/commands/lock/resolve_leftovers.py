@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from uvdock import state_store
 from uvdock.errors import EnvironmentUnusable
 from uvdock.lock import resolve_state
 
@@ -34,7 +35,7 @@ def note_group(git_dir: Path, pid: int) -> None:
     """A local uv was started leading its own process group: record it for `--abort`."""
     from uvdock.run import stop
 
-    resolve_state.note_started(git_dir, stop.group_identity(pid))
+    state_store.note_started(git_dir, stop.group_identity(pid))
 
 
 def stop_started(ctx: Context, state: resolve_state.SavedState) -> None:

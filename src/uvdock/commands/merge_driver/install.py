@@ -28,7 +28,7 @@ from pathlib import Path
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
-from uvdock.edit import FileEdit, apply, plan_diff, read_text
+from uvdock.edit import FileEdit, apply, ensure_folder, plan_diff, read_text
 from uvdock.run import git
 
 DRIVER = "uvdock-lock"
@@ -99,7 +99,7 @@ class Command(BaseCommand):
             for key, value in config_changes.items():
                 git.config_set(repo, key, value)
             if edit.changed:
-                attributes.parent.mkdir(parents=True, exist_ok=True)
+                ensure_folder(attributes.parent)
                 apply([edit])
         if ctx.out.json_mode:
             ctx.out.json(

@@ -22,12 +22,13 @@ class Command(base.Command):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.recipes import marks
         from uvdock.recipes import parse as recipes
 
         if args.case is None:
             return self._list(ctx)
         found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)
-        places = recipes.placements(found, args.case)
+        places = marks.placements(found, args.case)
         if ctx.options.json:
             ctx.out.json({"case": args.case, "runs": [p.as_json() for p in places]})
             return 0

@@ -1,4 +1,4 @@
-"""resolve_state: save a conflicted file's bytes and index stages, put them back exactly."""
+"""state_store: save a conflicted file's bytes and index stages, put them back exactly."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from conftest import commit_all, git
 
+from uvdock import state_store
 from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.lock import resolve_state
 
@@ -42,7 +43,7 @@ def test_save_then_restore_is_exact(make_repo: Callable[..., Path]) -> None:
     repo = conflicted(make_repo)
     (repo / "uv.lock").chmod(0o600)
     before = state_of(repo)
-    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation="merge")
+    state = state_store.save(RepoIndex(repo), "uv.lock", ref="main", operation="merge")
     assert [e.stage for e in state.entries] == [1, 2, 3]
     assert state.unmerged_listing == git(repo, "ls-files", "-u", "--", "uv.lock")
     assert state.operation == "merge" and state.ref == "main"
@@ -50,10 +51,10 @@ def test_save_then_restore_is_exact(make_repo: Callable[..., Path]) -> None:
     (repo / "uv.lock").write_bytes(b"version = 1\nrelocked\n")
     git(repo, "add", "uv.lock")
     assert state_of(repo) != before
-    resolve_state.restore(RepoIndex(repo), resolve_state.load(repo / ".git") or state)
+    state_store.restore(RepoIndex(repo), state_store.load(repo / ".git") or state)
     assert state_of(repo) == before
-    resolve_state.discard(repo / ".git")
-    assert resolve_state.load(repo / ".git") is None
+    state_store.discard(repo / ".git")
+    assert state_store.load(repo / ".git") is None
 
 
 def test_restore_rewrites_pruned_blobs(make_repo: Callable[..., Path]) -> None:
@@ -69,13 +70,13 @@ def test_restore_rewrites_pruned_blobs(make_repo: Callable[..., Path]) -> None:
     )
     before = state_of(repo)
     assert before[1].count("\n") == 3
-    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
+    state = state_store.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
     (repo / "uv.lock").write_bytes(b"version = 1\nrelocked\n")
     git(repo, "add", "uv.lock")
     for sha in blobs.values():  # what `git gc --prune=now` does to unreferenced blobs
         (repo / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
         assert subprocess.run(["git", "-C", str(repo), "cat-file", "-e", sha]).returncode != 0
-    resolve_state.restore(RepoIndex(repo), state)
+    state_store.restore(RepoIndex(repo), state)
     assert state_of(repo) == before
     for stage, sha in blobs.items():
         assert git(repo, "cat-file", "blob", sha) == f"version = 1\nstage {stage} only\n"
@@ -85,11 +86,11 @@ def test_modify_delete_conflict_without_worktree_file(make_repo: Callable[..., P
     repo = conflicted(make_repo, delete_theirs=True)
     (repo / "uv.lock").unlink()  # the user's side may be the deletion
     before = state_of(repo)
-    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation="merge")
+    state = state_store.save(RepoIndex(repo), "uv.lock", ref="main", operation="merge")
     assert not state.worktree_present
     (repo / "uv.lock").write_text("version = 1\nrelocked\n")
     git(repo, "add", "uv.lock")
-    resolve_state.restore(RepoIndex(repo), state)
+    state_store.restore(RepoIndex(repo), state)
     assert state_of(repo) == before
 
 
@@ -98,8 +99,8 @@ def test_unfinished_save_counts_as_none(make_repo: Callable[..., Path]) -> None:
     partial = resolve_state.state_dir(repo / ".git").with_name("resolve-state.partial")
     partial.mkdir(parents=True)
     (partial / "worktree").write_bytes(b"x")
-    assert resolve_state.load(repo / ".git") is None
-    state = resolve_state.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
+    assert state_store.load(repo / ".git") is None
+    state = state_store.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
     assert not partial.exists() and state.folder == resolve_state.state_dir(repo / ".git")
 
 
@@ -120,16 +121,16 @@ def test_files_saved_along_are_restored_exactly(make_repo: Callable[..., Path]) 
         git(repo, "ls-files", "-s", "pyproject.toml"),
     )
     assert before[2].count("\n") == 3
-    state = resolve_state.save(
+    state = state_store.save(
         RepoIndex(repo), "uv.lock", ref="main", operation="merge", also=("pyproject.toml",)
     )
     assert [s.path for s in state.also] == ["pyproject.toml"]
     (repo / "pyproject.toml").write_text("[project]\nx = 4\n")
     (repo / "uv.lock").write_text("version = 1\nrelocked\n")
     git(repo, "add", "uv.lock", "pyproject.toml")
-    loaded = resolve_state.load(repo / ".git")
+    loaded = state_store.load(repo / ".git")
     assert loaded is not None and loaded.also[0].entries == state.also[0].entries
-    resolve_state.restore(RepoIndex(repo), loaded)
+    state_store.restore(RepoIndex(repo), loaded)
     after = (
         state_of(repo),
         (repo / "pyproject.toml").read_bytes(),
