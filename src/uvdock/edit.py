@@ -215,6 +215,12 @@ def atomic_write(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def ensure_private_folder(folder: Path) -> None:
+    """Create a folder of the user's own (their uvdock config dir: the trust records), which
+    lies outside the repository by design; readable by the user alone."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
 def ensure_folder(folder: Path) -> None:
     """Create `folder` and its missing parents (a new file's home), inside the repository."""
     target_of(folder).mkdir(parents=True, exist_ok=True)

@@ -161,10 +161,11 @@ def test_sync_on_srun_without_a_named_container_is_refused(
 
 
 def test_sync_on_srun_into_a_named_pyxis_container_is_planned(
-    megatron_repo: Path, run_cli: RunCli
+    megatron_repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A named pyxis container (engine-args) outlives the step inside one allocation.
-    (megatron_repo / "uvdock.toml").write_text('engine-args = ["--container-name=mlm"]\n')
+    # A named pyxis container (engine-args, the user's own: a repository's needs trust)
+    # outlives the step inside one allocation.
+    monkeypatch.setenv("UVDOCK_ENGINE_ARGS", "--container-name=mlm")
     where = PLACEMENTS["srun"]
     result = run_cli("--repo", megatron_repo, "--json", "--dry-run", *where, "sync")
     assert result.code == 0, result.err

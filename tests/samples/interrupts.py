@@ -59,14 +59,16 @@ def _send(child: subprocess.Popen[bytes], kind: str) -> None:
 
 
 def _running(placement: Placement, token: str) -> list[str]:
-    """Processes whose command line holds `token`, where the command ran."""
-    script = 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done'
+    """Processes with `token` as one of their arguments, where the command ran. (A whole
+    argument, not a substring: other test runs on this machine have processes of their own.)"""
+    script = 'for f in /proc/[0-9]*/cmdline; do tr "\\0" "\\037" < "$f" 2>/dev/null; echo; done'
     if placement.mode == "exec":
         argv = ["podman", "exec", placement.container, "sh", "-c", script]
     else:
         argv = ["sh", "-c", script]
     lines = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
-    return [line for line in lines.splitlines() if token in line and "/proc/" not in line]
+    found = [line.split("\x1f") for line in lines.splitlines()]
+    return [" ".join(args).strip() for args in found if token in args]
 
 
 def uvdock_containers(token: str) -> list[str]:

@@ -68,9 +68,9 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.info(f"would write {path}")
             return
-        from uvdock.edit import atomic_write
+        from uvdock.edit import atomic_write, ensure_private_folder
 
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_folder(path.parent)
         atomic_write(path, config_trust.render_records(records))
         ctx.out.detail(f"{verb} this repository in {path}")
 

@@ -5,8 +5,10 @@ They use run.captured (the standard library), not the plumbum door: see that mod
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -351,3 +353,16 @@ def merge_file_print(ours: Path, base: Path, theirs: Path, marker_size: int) -> 
     if done.returncode < 0 or done.returncode > 127:
         raise CommandFailed(argv, done.returncode, done.stdout, done.stderr)
     return done.stdout, done.returncode == 0
+
+
+@contextlib.contextmanager
+def staged_texts(repo: Path, texts: Sequence[str]) -> Iterator[list[Path]]:
+    """`texts` as files in a temporary folder inside the git directory (never the work
+    tree), for git commands that take files (merge-file); removed afterwards."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="uvdock-merge-", dir=git_dir(repo)) as tmp:
+        files = [Path(tmp) / f"text{index}" for index in range(len(texts))]
+        for file, text in zip(files, texts, strict=True):
+            file.write_bytes(text.encode("utf-8"))
+        yield files

@@ -103,16 +103,10 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
 def _textual(repo: Path, base: str, ours: str, theirs: str) -> Textual | None:
     """git's own merge of the three index stages (`git merge-file -p` on copies in a
     temporary folder inside the git directory; nothing in the work tree is written)."""
-    import tempfile
-    from pathlib import Path
-
     from uvdock.commands.merge_driver.pyproject import textual_merge
 
     try:
-        with tempfile.TemporaryDirectory(prefix="uvdock-merge-", dir=git.git_dir(repo)) as tmp:
-            files = [Path(tmp) / name for name in ("base", "ours", "theirs")]
-            for file, text in zip(files, (base, ours, theirs), strict=True):
-                file.write_bytes(text.encode("utf-8"))
+        with git.staged_texts(repo, (base, ours, theirs)) as files:
             return textual_merge(files[1], files[0], files[2])
     except OSError:
         return None  # no room in the git directory: the structured merge alone
