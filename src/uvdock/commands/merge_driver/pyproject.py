@@ -43,6 +43,38 @@ def fall_back(ours: Path, base: Path, theirs: Path, marker_size: int) -> int:
     return 0 if done.returncode == 0 else 1
 
 
+def _broken_toml(path: Path) -> bool:
+    """True when tomllib (as uv) rejects the file: a duplicate key one side added, say.
+    A parser depth limit is not the file's fault (the TOML is valid), so not here."""
+    import tomllib
+
+    try:
+        tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return True
+    except RecursionError:
+        return False
+    return False
+
+
+def fall_back_and_say(ctx: Context, args: argparse.Namespace, reason: str) -> int:
+    """git's own merge; a clean one that is not TOML still stops the merge (exit 1),
+    so git does not commit a pyproject.toml uv refuses."""
+    ctx.out.warn(reason)
+    code = fall_back(args.ours, args.base, args.theirs, args.marker_size)
+    if code == 1:
+        ctx.out.warn("fell back to git's conflict markers")
+    elif _broken_toml(args.ours):
+        ctx.out.warn(
+            f"git's merge is clean but is not valid TOML; {args.path} is left unmerged "
+            "with git's text: fix it, then `git add` it"
+        )
+        return 1
+    else:
+        ctx.out.warn("fell back to git's own merge (clean)")
+    return code
+
+
 def textual_merge(ours: Path, base: Path, theirs: Path) -> Textual | None:
     """git's merge of the three files, printed (nothing written); None if git cannot."""
     from uvdock.errors import CommandFailed
@@ -110,7 +142,7 @@ class Command(BaseCommand):
             for line in lines(result):
                 ctx.out.info(f"  {line}")
             return 0
-        ctx.out.warn(f"{reason}\nfalling back to git's conflict markers")
         if ctx.dry_run:
+            ctx.out.warn(f"{reason}\nwould fall back to git's own merge")
             return 1
-        return fall_back(args.ours, args.base, args.theirs, args.marker_size)
+        return fall_back_and_say(ctx, args, reason)
