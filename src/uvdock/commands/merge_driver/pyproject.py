@@ -49,7 +49,7 @@ def _broken_toml(path: Path) -> bool:
     import tomllib
 
     try:
-        tomllib.loads(path.read_bytes().decode("utf-8"))
+        tomllib.loads(path.read_bytes().decode("utf-8-sig"))  # uv reads a BOM
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return True
     except RecursionError:
