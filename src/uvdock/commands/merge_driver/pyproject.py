@@ -43,6 +43,17 @@ def fall_back(ours: Path, base: Path, theirs: Path, marker_size: int) -> int:
     return 0 if done.returncode == 0 else 1
 
 
+def _in_rebase() -> bool:
+    """git runs the driver at the top of the work tree; a rebase swaps ours and theirs."""
+    from uvdock.errors import UvdockError
+    from uvdock.run import git
+
+    try:
+        return git.in_progress_operation(Path.cwd()) == "rebase"
+    except (UvdockError, OSError):
+        return False  # run by hand outside a repository
+
+
 def _broken_toml(path: Path) -> bool:
     """True when tomllib (as uv) rejects the file: a duplicate key one side added, say.
     A parser depth limit is not the file's fault (the TOML is valid), so not here."""
@@ -125,7 +136,7 @@ class Command(BaseCommand):
         parser.add_argument("--marker-size", type=int, default=7, help="%%L")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.lock.merge_report import lines, report
+        from uvdock.lock.merge_report import lines, report, sides
 
         texts = _texts([args.base, args.ours, args.theirs])
         result, reason = (None, f"{args.path} is not UTF-8 text")
@@ -139,6 +150,8 @@ class Command(BaseCommand):
             else:
                 atomic_write_bytes(args.ours, result.text.encode("utf-8"))
             ctx.out.info(f"uvdock: merged {args.path} ({len(result.taken)} changes from one side)")
+            if result.taken and _in_rebase():
+                ctx.out.info(f"  (a rebase: {sides('rebase')})")
             for line in lines(result):
                 ctx.out.info(f"  {line}")
             return 0
