@@ -121,6 +121,7 @@ def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
     show_sides_diff(ctx, ["", *merge.sides], merge.merged.decode("utf-8"), PYPROJECT)
     for line in lines(merge.result):
         ctx.out.info(f"  {line}")
+    ctx.out.info("then run:")
     ctx.out.command(["git", "add", "--", PYPROJECT])
 
 
