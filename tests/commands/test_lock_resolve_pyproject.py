@@ -186,6 +186,8 @@ def test_dry_run_shows_the_merged_file_and_changes_nothing(
     assert "ours added beta to project.dependencies" in out
     assert "theirs added alpha to project.dependencies" in out
     assert "git add -- pyproject.toml" in out and "uv lock" in out
+    # The staging command is introduced as a command, like the relock's "then run:".
+    assert "then run:\ngit add -- pyproject.toml\n" in out
     assert full_snapshot(conflict.repo) == before
     as_json = run_cli("--repo", conflict.repo, "--dry-run", "--json", *ONTO_MAIN)
     assert as_json.code == 0, as_json.err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -133,3 +134,27 @@ def test_driver_names_each_decision_and_dry_run_writes_nothing(
         "ours added alpha to project.dependencies",
     ]
     assert files[1].read_text() == ours.replace('    "gamma<2",  # gamma 2 breaks the demo\n', "")
+
+
+def test_in_a_rebase_the_driver_says_which_side_is_yours(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    # In a rebase "theirs" is the user's own commit: "theirs removed alpha" alone reads
+    # as if someone else removed it.
+    with_alpha = add_to(BASE, "dependencies", "alpha")
+    repo = make_repo({"pyproject.toml": with_alpha, "README": "x\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "pyproject.toml").write_text(BASE)  # the user's commit removes alpha
+    commit_all(repo, "feature")
+    git(repo, "checkout", "-q", "main")
+    (repo / "pyproject.toml").write_text(add_to(with_alpha, "dependencies", "beta"))
+    commit_all(repo, "main")
+    install(run_cli, repo)
+    git(repo, "checkout", "-q", "feature")
+    done = subprocess.run(
+        ["git", "-C", str(repo), "rebase", "main"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "theirs removed alpha" in said
+    assert "theirs = your commit being replayed" in said

@@ -98,3 +98,41 @@ def test_nesting_too_deep_for_the_parser_falls_back(tmp_path: Path, run_cli: Run
     assert "too deeply" in result.err
     merged = files[1].read_text()
     assert '    "alpha",\n' in merged and "x = [[[" in merged
+
+
+# A duplicate key theirs adds away from ours' change: git's own merge is clean, yet the
+# result is not TOML (uv refuses it). Without the driver git would commit it silently.
+THEIRS_APART = BASE.replace('name = "demo"\n', 'name = "demo"\nname = "again"\n')
+
+
+def test_clean_git_merge_that_is_not_toml_stops_the_merge(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    repo = make_repo({"pyproject.toml": BASE})
+    git(repo, "checkout", "-q", "-b", "theirs")
+    (repo / "pyproject.toml").write_text(THEIRS_APART)
+    commit_all(repo, "theirs")
+    git(repo, "checkout", "-q", "main")
+    (repo / "pyproject.toml").write_text(OURS)
+    commit_all(repo, "ours")
+    head = git(repo, "rev-parse", "HEAD")
+    assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
+    git(repo, "merge", "--no-edit", "theirs", check=False)
+    assert git(repo, "rev-parse", "HEAD") == head  # no merge commit with a broken file
+    text = (repo / "pyproject.toml").read_text()
+    assert "<<<<<<<" not in text  # git's clean text, left for the user to fix
+    assert 'name = "again"\n' in text and '    "alpha",\n' in text
+    stages = [line.split()[2] for line in git(repo, "ls-files", "-u").splitlines()]
+    assert stages == ["1", "2", "3"]
+
+
+def test_driver_says_git_merge_is_clean_but_not_toml(tmp_path: Path, run_cli: RunCli) -> None:
+    files = []
+    for name, text in (("base", BASE), ("ours", OURS), ("theirs", THEIRS_APART)):
+        (tmp_path / name).write_text(text)
+        files.append(tmp_path / name)
+    result = run_cli("merge-driver", "pyproject", *files)
+    assert result.code == 1, result.err
+    assert "theirs is not valid TOML" in result.err
+    assert "conflict markers" not in result.err  # there are none: say what happened
+    assert "git's merge is clean but is not valid TOML" in result.err

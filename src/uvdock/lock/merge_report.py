@@ -21,6 +21,13 @@ VIA = {
 }
 
 
+def sides(operation: str | None) -> str:
+    """What ours and theirs are: a rebase swaps them."""
+    if operation == "rebase":
+        return "ours = the branch you rebase onto, theirs = your commit being replayed"
+    return "ours = HEAD, theirs = what is being merged in"
+
+
 def sentence(taken: Taken) -> str:
     """`theirs removed flask[async] from project.optional-dependencies.dev`."""
     what = taken.written or taken.entry

@@ -32,6 +32,8 @@ from uvdock.lock.textual_merge import Textual, prefer_git_bytes
 from uvdock.lock.uv_lists import key_function
 from uvdock.names import normalize_name
 
+BOM = "\ufeff"  # a UTF-8 byte order mark, decoded
+
 DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
     ("build-system", "requires"),
     ("project", "dependencies"),
@@ -328,6 +330,18 @@ def merge_pyproject(
 
     `textual`: git's own merge of the same three texts; its bytes are preferred whenever
     they mean the same (textual_merge)."""
+    # uv reads a file that starts with a byte order mark, tomllib and tomlkit do not:
+    # merge without it, then give the result the mark of the side that changed it.
+    decides = ours if ours.startswith(BOM) != base.startswith(BOM) else theirs
+    bom = BOM if decides.startswith(BOM) else ""
+    base, ours, theirs = (t.removeprefix(BOM) for t in (base, ours, theirs))
+    if textual:
+        textual = Textual(textual.text.removeprefix(BOM), textual.clean)
+    result = _merge_checked(base, ours, theirs, textual)
+    return replace(result, text=bom + result.text) if result.text is not None else result
+
+
+def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
     _check_toml((base, ours, theirs))
     try:
         result = _merge(base, ours, theirs)

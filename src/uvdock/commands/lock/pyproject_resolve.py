@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from uvdock.errors import InputRefused
+from uvdock.lock.merge_report import sides
 from uvdock.run import git
 
 if TYPE_CHECKING:
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
     from uvdock.lock.textual_merge import Textual
 
 PYPROJECT = "pyproject.toml"
-
-
-def sides(operation: str | None) -> str:
-    """What ours and theirs are: a rebase swaps them."""
-    if operation == "rebase":
-        return "ours = the branch you rebase onto, theirs = your commit being replayed"
-    return "ours = HEAD, theirs = what is being merged in"
 
 
 @dataclass(frozen=True)
@@ -121,6 +115,7 @@ def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
     show_sides_diff(ctx, ["", *merge.sides], merge.merged.decode("utf-8"), PYPROJECT)
     for line in lines(merge.result):
         ctx.out.info(f"  {line}")
+    ctx.out.info("then run:")
     ctx.out.command(["git", "add", "--", PYPROJECT])
 
 

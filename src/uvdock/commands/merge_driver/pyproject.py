@@ -43,6 +43,49 @@ def fall_back(ours: Path, base: Path, theirs: Path, marker_size: int) -> int:
     return 0 if done.returncode == 0 else 1
 
 
+def _in_rebase() -> bool:
+    """git runs the driver at the top of the work tree; a rebase swaps ours and theirs."""
+    from uvdock.errors import UvdockError
+    from uvdock.run import git
+
+    try:
+        return git.in_progress_operation(Path.cwd()) == "rebase"
+    except (UvdockError, OSError):
+        return False  # run by hand outside a repository
+
+
+def _broken_toml(path: Path) -> bool:
+    """True when tomllib (as uv) rejects the file: a duplicate key one side added, say.
+    A parser depth limit is not the file's fault (the TOML is valid), so not here."""
+    import tomllib
+
+    try:
+        tomllib.loads(path.read_bytes().decode("utf-8-sig"))  # uv reads a BOM
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return True
+    except RecursionError:
+        return False
+    return False
+
+
+def fall_back_and_say(ctx: Context, args: argparse.Namespace, reason: str) -> int:
+    """git's own merge; a clean one that is not TOML still stops the merge (exit 1),
+    so git does not commit a pyproject.toml uv refuses."""
+    ctx.out.warn(reason)
+    code = fall_back(args.ours, args.base, args.theirs, args.marker_size)
+    if code == 1:
+        ctx.out.warn("fell back to git's conflict markers")
+    elif _broken_toml(args.ours):
+        ctx.out.warn(
+            f"git's merge is clean but is not valid TOML; {args.path} is left unmerged "
+            "with git's text: fix it, then `git add` it"
+        )
+        return 1
+    else:
+        ctx.out.warn("fell back to git's own merge (clean)")
+    return code
+
+
 def textual_merge(ours: Path, base: Path, theirs: Path) -> Textual | None:
     """git's merge of the three files, printed (nothing written); None if git cannot."""
     from uvdock.errors import CommandFailed
@@ -93,7 +136,7 @@ class Command(BaseCommand):
         parser.add_argument("--marker-size", type=int, default=7, help="%%L")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.lock.merge_report import lines, report
+        from uvdock.lock.merge_report import lines, report, sides
 
         texts = _texts([args.base, args.ours, args.theirs])
         result, reason = (None, f"{args.path} is not UTF-8 text")
@@ -107,10 +150,12 @@ class Command(BaseCommand):
             else:
                 atomic_write_bytes(args.ours, result.text.encode("utf-8"))
             ctx.out.info(f"uvdock: merged {args.path} ({len(result.taken)} changes from one side)")
+            if result.taken and _in_rebase():
+                ctx.out.info(f"  (a rebase: {sides('rebase')})")
             for line in lines(result):
                 ctx.out.info(f"  {line}")
             return 0
-        ctx.out.warn(f"{reason}\nfalling back to git's conflict markers")
         if ctx.dry_run:
+            ctx.out.warn(f"{reason}\nwould fall back to git's own merge")
             return 1
-        return fall_back(args.ours, args.base, args.theirs, args.marker_size)
+        return fall_back_and_say(ctx, args, reason)
