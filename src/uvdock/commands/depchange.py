@@ -138,8 +138,6 @@ def change_dependencies(
     target = _target_args(ctx, action, group, optional)
     uv_args = [action, "--no-sync", *target, *packages]
     shim = shim_for(ctx)
-    if shim.placement.mode == "srun":  # a pyxis container is thrown away: nothing to sync
-        uv_args.insert(1, "--no-sync")
     uvwork.report_uv(ctx, shim)
     before = uvwork.lock_bytes(ctx)
     code = shim.run_uv(uv_args, writes=("pyproject.toml", "uv.lock"))
