@@ -109,6 +109,7 @@ def test_srun_with_pyxis() -> None:
         "--container-image=megatron-lm:local",
         "--container-mounts=/src/repo:/workspace,/home/u/.cache/uv:/root/.cache/uv",
         "--container-workdir=/workspace",
+        "--container-env=PATH",
         "--pty",
         "bash",
     ]
@@ -213,3 +214,15 @@ def test_local_by_hand_says_so() -> None:
     assert "already inside" not in engines.Placement("local", by_hand=True).describe()
     assert "--engine local" in engines.Placement("local", by_hand=True).describe()
     assert "inside the CI container" in engines.Placement("local").describe()
+
+
+def test_srun_step_path_starts_with_the_venv() -> None:
+    # pyxis keeps the caller's PATH over the image's ENV PATH, which names the venv first:
+    # without this, `uvdock --engine srun run -- python -V` finds no python.
+    placement = engines.Placement("srun", "srun", "uvdock-abc", "/i.sqsh")
+    env = engines.srun_env({"PATH": "/usr/bin:/bin"}, placement, MOUNTS, venv="/opt/venv")
+    assert env["PATH"] == "/opt/venv/bin:/usr/bin:/bin"
+    argv = engines.srun_argv(placement, ["python"], mounts=MOUNTS, pty=False)
+    assert "--container-env=PATH" in argv  # else enroot's login.defs PATH replaces it
+    again = engines.srun_env(env, placement, MOUNTS, venv="/opt/venv")
+    assert again["PATH"] == env["PATH"]  # not prepended twice

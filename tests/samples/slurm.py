@@ -29,6 +29,9 @@ dependencies = ["six"]
 """
 
 
+TEST_USER_PREFIX = "uvds"  # the cluster users the tier creates: uvds<pid>
+
+
 @dataclass(frozen=True)
 class User:
     name: str
@@ -140,13 +143,22 @@ def uvdock(
 
 
 def jobs_named(prefix: str = "uvdock-") -> list[str]:
+    """uvdock's jobs of this run's users (the one running the tests, and the cluster users
+    they create): another user's uvdock on the same cluster is neither counted nor cancelled."""
+    import getpass
+
     out = subprocess.run(
-        ["squeue", "--noheader", "--all", "--format=%j"],
+        ["squeue", "--noheader", "--all", "--format=%u %j"],
         capture_output=True,
         text=True,
         check=False,
     ).stdout
-    return [line for line in out.split() if line.startswith(prefix)]
+    ours = (getpass.getuser(), TEST_USER_PREFIX)
+    return [
+        job
+        for user, _, job in (line.partition(" ") for line in out.splitlines())
+        if job.startswith(prefix) and user.startswith(ours)
+    ]
 
 
 def unpacked(uid: int = 0) -> list[str]:

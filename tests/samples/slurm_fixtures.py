@@ -22,6 +22,7 @@ import pytest
 
 from samples.slurm import (
     ENROOT_DATA,
+    TEST_USER_PREFIX,
     User,
     jobs_named,
     python_for,
@@ -94,7 +95,7 @@ def cluster_user(sqsh: Path) -> Iterator[User]:
     """A non-root user created for the run (the normal case on a cluster), removed after."""
     if os.getuid() != 0:
         pytest.skip("creating a test user needs root")
-    name = f"uvds{os.getpid() % 100000}"
+    name = f"{TEST_USER_PREFIX}{os.getpid() % 100000}"
     subprocess.run(
         ["useradd", "--no-create-home", "--home-dir", "/nonexistent", name],
         check=True,

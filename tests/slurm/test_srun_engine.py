@@ -56,6 +56,8 @@ def test_a_cluster_user_locks_adds_removes_and_runs(
     ran = uvdock(repo, "--image", sqsh, "run", "--", "id", "-u", user=cluster_user)
     assert ran.code == 0, ran.err
     assert ran.out.strip().splitlines()[-1] == str(cluster_user.uid)
+    python = uvdock(repo, "--image", sqsh, "run", "--", "python", "-V", user=cluster_user)
+    assert python.code == 0, python.err  # the image's venv is first on PATH, as in its ENV
     cache = slurm_tmp / "home" / ".cache" / "uv"
     assert any(cache.iterdir())  # uv used the user's cache on the host, through the mount
     assert unpacked(cluster_user.uid)  # the user's own reusable container

@@ -211,3 +211,24 @@ def test_ctrl_c_in_a_terminal(sqsh: Path, slurm_tmp: Path) -> None:
     assert jobs_named() == []
     assert _step_processes(marker) == []
     assert _temporary_containers() == []
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 1.5])
+def test_scancel_while_unpacking_leaves_no_half_written_container(
+    image: Path, slurm_tmp: Path, delay: float
+) -> None:
+    """srun returns on scancel while the step's unsquashfs may still write (linuxproc, KillWait):
+    a removal before the step has ended leaves a partial tree that the next step reuses."""
+    repo = six_repo(slurm_tmp)
+    name = slurm.PYXIS_PREFIX + slurm.container_name(str(image))
+    child = _start(repo, "--image", image, "lock", "--check")
+    _wait_for(lambda: jobs_named() != [], "unpack step", child)
+    time.sleep(delay)  # pyxis starting up, or unsquashfs writing
+    for job in jobs_named():
+        subprocess.run(["scancel", f"--name={job}"], check=True)
+    code, took, err = _ended(child)
+    assert code == 3, err
+    assert took < 45, took
+    assert jobs_named() == []
+    time.sleep(7)  # KillWait 5 s and more: whatever of the step still ran has ended
+    assert name not in unpacked(), err

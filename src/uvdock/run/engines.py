@@ -157,6 +157,9 @@ def srun_argv(
         f"--container-image={operand(placement.image, 'image')}",
         f"--container-mounts={mounts.pyxis_mounts()}",
         f"--container-workdir={mounts.workdir}",
+        # The step's PATH (srun_env: the venv first) over the one enroot builds from the
+        # image's login.defs, which drops the image's ENV PATH and so the venv.
+        "--container-env=PATH",
     ]
     if placement.container:
         argv.append(f"--container-name={operand(placement.container, 'container name')}:no_exec")
@@ -167,11 +170,19 @@ def srun_argv(
     return argv
 
 
-def srun_env(env: Mapping[str, str], placement: Placement, mounts: Mounts) -> dict[str, str]:
+def srun_env(
+    env: Mapping[str, str], placement: Placement, mounts: Mounts, *, venv: str = ""
+) -> dict[str, str]:
     """srun's own environment for a step: pyxis hands it to the container. uv's cache is
     set to the mount, or a non-root user's uv would write under HOME on the read-only
-    root filesystem."""
+    root filesystem. pyxis keeps the caller's PATH over the image's ENV PATH, so the
+    venv's bin (first in the CI image's PATH) goes first, or `python` is not found."""
     step = dict(env)
+    if venv:
+        bin_dir = f"{venv.rstrip('/')}/bin"
+        path = step.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        if path.split(":")[0] != bin_dir:
+            step["PATH"] = f"{bin_dir}:{path}"
     if mounts.cache:
         step["UV_CACHE_DIR"] = mounts.container_cache
     step.update(_with_link_mode(placement.env, mounts))

@@ -125,7 +125,7 @@ class Shim:
         """srun's environment carries the step's variables; engine CLIs get the caller's."""
         if self.placement.mode != "srun":
             return self.env
-        return engines.srun_env(self.env, self.placement, self.mounts)
+        return engines.srun_env(self.env, self.placement, self.mounts, venv=self.config.venv)
 
     # -- safety checks -------------------------------------------------------------------
 

@@ -270,18 +270,32 @@ def unpack_once(
         return
     out.info(f"unpacking {placement.image} once, for reuse as {name}")
     code = -1
+    left: str | None = None
     try:
         code = foreground(argv)
         if code == 0:
             mark_ready(git_dir, [*ready_names(git_dir), name])
     finally:
         if code != 0:
-            from uvdock import signals
-
-            with signals.held(reraise=False):  # a second Ctrl-C must not cut the removal
-                remove_containers(env, placement.extra_args, [PYXIS_PREFIX + name])
+            left = _remove_cut_short(argv, env, placement.extra_args, PYXIS_PREFIX + name)
     if code != 0:
         raise EnvironmentUnusable(
-            f"pyxis could not start {placement.image} (srun exit {code}; its messages are above)",
+            f"pyxis could not start {placement.image} (srun exit {code}; its messages are above)"
+            + (f"; {left}" if left else ""),
             hint="`uvdock doctor` checks the Slurm setup",
         )
+
+
+def _remove_cut_short(
+    argv: Sequence[str], env: Mapping[str, str], extra_args: Sequence[str], pyxis_name: str
+) -> str | None:
+    """Remove a half-written container once its step has ended: after an scancel, srun
+    returns while the step's unsquashfs may still write for up to KillWait, and a removal
+    before that end leaves a partial tree the next step would reuse."""
+    from uvdock import signals
+
+    with signals.held(reraise=False):  # a second Ctrl-C must not cut the removal
+        job = next((a.split("=", 1)[1] for a in argv if a.startswith("--job-name=")), None)
+        if job:
+            cancel_job(env, job, wait=30.0)
+        return remove_containers(env, extra_args, [pyxis_name])
