@@ -87,10 +87,43 @@ def read_records(env: Mapping[str, str]) -> list[TrustRecord]:
     records = []
     for line in text.splitlines():
         try:
-            data = json.loads(line)
-            records.append(TrustRecord(str(data["repo"]), str(data["source"]), str(data["sha256"])))
+            records.append(_parse(json.loads(line)))
         except (ValueError, KeyError, TypeError):
             continue
+    return records
+
+
+def _parse(data: Any) -> TrustRecord:
+    return TrustRecord(str(data["repo"]), str(data["source"]), str(data["sha256"]))
+
+
+def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
+    """Every record, for a command that rewrites the file: a file that cannot be read, or
+    holds a line that is not a record, is the user's data, never silently replaced (exit 3)."""
+    import json
+
+    from uvdock.errors import EnvironmentUnusable
+
+    path = trust_file(env)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise EnvironmentUnusable(
+            f"{path}: cannot read the trust record: {reason}; nothing was changed",
+            hint="fix its permissions or content, or remove it (then trust again)",
+        ) from None
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            records.append(_parse(json.loads(line)))
+        except (ValueError, KeyError, TypeError):
+            raise EnvironmentUnusable(
+                f"{path}: line {number} is not a trust record; nothing was changed",
+                hint="fix or remove that line (or the file, then trust again)",
+            ) from None
     return records
 
 

@@ -56,6 +56,7 @@ def save(
     folder = state_dir(index.git_dir)
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(folder.with_name(folder.name + ".discarded"), ignore_errors=True)
     staging.mkdir(parents=True)
     data = _record(index, path, staging)
     data["also"] = []
@@ -124,7 +125,14 @@ def _restore_one(index: GitIndex, state: SavedState) -> None:
 
 
 def discard(git_dir: Path) -> None:
-    shutil.rmtree(state_dir(git_dir), ignore_errors=True)
+    """Remove the state whole: renamed away first (atomic), so a kill during the removal
+    leaves no half-deleted state for `--abort` to restore from."""
+    folder = state_dir(git_dir)
+    gone = folder.with_name(folder.name + ".discarded")
+    shutil.rmtree(gone, ignore_errors=True)  # a killed earlier discard's leftover
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(folder, gone)
+    shutil.rmtree(gone, ignore_errors=True)
 
 
 def note_started(git_dir: Path, started: Mapping[str, str]) -> None:

@@ -20,6 +20,7 @@ import pytest
 from conftest import commit_all, git, init_repo
 from samples.lock_conflicts import Snapshot, snapshot
 
+from uvdock import state_store
 from uvdock.lock import resolve_state
 
 BACKEND = '''"""An in-tree PEP 517 backend whose metadata hook is slow when SLOW_BACKEND is set."""
@@ -229,3 +230,107 @@ def test_a_relock_group_that_cannot_be_stopped_is_named(tmp_path: Path) -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+# Kills at spread-out moments (acceptance review): not only while the backend sleeps, but
+# before uv starts, while the state is saved, while the result is staged, after the end.
+# Whatever the moment, after `--abort` (and 5 s later, when a surviving uv would have
+# written) the repository is either exactly as before or fully resolved with no saved
+# state. HOSTILE_KILL_TRIALS sets the number of moments (3 by default; the review ran 10).
+
+
+def _kill_at(repo: Path, env: dict[str, str], delay: float, log: Path) -> None:
+    argv = _uvdock(repo, env, "--engine", "local", "lock", "resolve", "--onto", "main")
+    with log.open("wb") as err:
+        child = subprocess.Popen(
+            [*argv, "--no-fetch"],
+            env={**env, "SLOW_BACKEND": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+    time.sleep(delay)
+    if child.poll() is None:
+        os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=60)
+
+
+def _resolved(repo: Path) -> bool:
+    return not git(repo, "ls-files", "-u") and not resolve_state.state_dir(repo / ".git").exists()
+
+
+def test_a_kill_at_any_moment_then_abort_is_before_or_resolved(
+    wheelhouse: Path, tmp_path: Path
+) -> None:
+    env = _uv_env(tmp_path)
+    trials = int(os.environ.get("HOSTILE_KILL_TRIALS", "3"))
+    outcomes = []
+    for trial in range(trials):
+        root = tmp_path / f"trial{trial}"
+        repo = _conflict(root, wheelhouse, env)
+        before = snapshot(repo)
+        delay = 0.3 + 3.5 * trial / max(trials - 1, 1)  # spread over the whole relock
+        _kill_at(repo, env, delay, root / "uvdock.log")
+        aborted = subprocess.run(
+            [*_uvdock(repo, env, "lock", "resolve"), "--abort"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        first = snapshot(repo)
+        log = (root / "uvdock.log").read_text()
+        why = f"kill at {delay:.2f} s; uvdock: {log!r}; --abort: {aborted.stderr!r}"
+        assert first == before or _resolved(repo), why
+        assert not resolve_state.state_dir(repo / ".git").exists(), aborted.stderr
+        time.sleep(5)
+        assert snapshot(repo) == first, f"changed after --abort (kill at {delay:.2f} s)"
+        outcomes.append("restored" if first == before else "resolved")
+    print(dict(enumerate(outcomes)))
+
+
+# Run as a separate process: save the state as a relock does, stage the relocked uv.lock,
+# then discard the state with SIGKILL right after its first file (not state.json) is removed:
+# without an atomic discard, `--abort` then "restores" from a half-deleted state.
+_KILLED_IN_DISCARD = """
+import os, shutil, signal, subprocess, sys
+from pathlib import Path
+from uvdock.commands.lock.resolve import RepoIndex
+from uvdock import state_store
+from uvdock.lock import resolve_state
+repo = Path(sys.argv[1])
+index = RepoIndex(repo)
+state_store.save(index, "uv.lock", ref="main", operation="merge")
+(repo / "uv.lock").write_bytes(b"version = 1\\n")
+subprocess.run(["git", "add", "uv.lock"], cwd=repo, check=True)
+unlink = os.unlink
+def unlink_then_die(path, *args, **kwargs):
+    unlink(path, *args, **kwargs)
+    if os.fspath(path) != resolve_state.STATE_FILE:
+        os.kill(os.getpid(), signal.SIGKILL)
+os.unlink = unlink_then_die
+state_store.discard(index.git_dir)
+"""
+
+
+def test_a_kill_while_the_state_is_discarded_leaves_no_half_state(
+    wheelhouse: Path, tmp_path: Path
+) -> None:
+    env = _uv_env(tmp_path)
+    repo = _conflict(tmp_path, wheelhouse, env)
+    died = subprocess.run(
+        [sys.executable, "-c", _KILLED_IN_DISCARD, str(repo)], env=env, check=False
+    )
+    assert died.returncode == -signal.SIGKILL
+    resolved = snapshot(repo)
+    aborted = subprocess.run(
+        [*_uvdock(repo, env, "lock", "resolve"), "--abort"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # The relock had finished: nothing is left to abort, and nothing is half restored.
+    assert aborted.returncode == 2 and "nothing to abort" in aborted.stderr, aborted.stderr
+    assert snapshot(repo) == resolved
+    assert state_store.load(repo / ".git") is None

@@ -42,7 +42,7 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = Path(os.path.realpath(ctx.repo))
         table, source = config_module.file_table(repo)
-        records = config_trust.read_records(ctx.env)
+        records = config_trust.read_records_to_rewrite(ctx.env)
         keys = ctx.widening(config_trust.gated(table)) if source else {}
         sha = config_trust.digest(table)
         known = config_trust.find(records, repo, source) if source else None
