@@ -142,6 +142,17 @@ def uvdock(
     return Run(done.returncode, done.stdout, done.stderr)
 
 
+def jobs_left(within: float = 10.0) -> list[str]:
+    """uvdock's jobs still in squeue after `within` seconds: a cancelled or finished job stays
+    listed (COMPLETING) while slurmd reaps its step, for a moment after uvdock has exited."""
+    import time
+
+    deadline = time.monotonic() + within
+    while (jobs := jobs_named()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return jobs
+
+
 def jobs_named(prefix: str = "uvdock-") -> list[str]:
     """uvdock's jobs of this run's users (the one running the tests, and the cluster users
     they create): another user's uvdock on the same cluster is neither counted nor cancelled."""

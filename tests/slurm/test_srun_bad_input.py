@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from samples.slurm import git, jobs_named, six_repo, uvdock
+from samples.slurm import git, jobs_left, six_repo, uvdock
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
@@ -33,7 +33,7 @@ def _refused(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     lines = [line for line in done.err.splitlines() if line.strip()]
     assert lines[0].startswith("error: ") and len(lines) <= 2, done.err  # error + hint
     assert git(repo, "status", "--porcelain", "--ignored") == ""
-    assert jobs_named() == []
+    assert jobs_left() == []
     return done.err
 
 

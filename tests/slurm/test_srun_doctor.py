@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from samples.slurm import ENROOT_DATA, jobs_named, remove_unpacked, six_repo, unpacked, uvdock
+from samples.slurm import ENROOT_DATA, jobs_left, remove_unpacked, six_repo, unpacked, uvdock
 
 from uvdock.run import slurm
 
@@ -42,7 +42,7 @@ def test_setup_checks_list_and_prune(sqsh: Path, slurm_tmp: Path) -> None:
         assert pruned.code == 0, pruned.err
         assert f"removed {old_name}" in pruned.out and f"removed {current}" in pruned.out
         assert [n for n in unpacked() if n.startswith(slurm.PYXIS_PREFIX + slurm.NAME_PREFIX)] == []
-        assert jobs_named() == []
+        assert jobs_left() == []
     finally:
         remove_unpacked([old_name])
 

@@ -9,7 +9,7 @@ import pytest
 from samples.slurm import (
     User,
     conflict_on_srun,
-    jobs_named,
+    jobs_left,
     six_repo,
     unpacked,
     uvdock,
@@ -32,7 +32,7 @@ def test_lock_then_check_reuses_one_unpacked_container(sqsh: Path, slurm_tmp: Pa
     assert "unpacking" not in check.out and "is up to date" in check.out
     assert slurm.PYXIS_PREFIX + name in unpacked()
     assert not [n for n in unpacked() if n[len(slurm.PYXIS_PREFIX)].isdigit()]  # no temporary one
-    assert jobs_named() == []
+    assert jobs_left() == []
 
 
 def test_a_cluster_user_locks_adds_removes_and_runs(
@@ -79,7 +79,7 @@ def test_a_bare_local_tag_is_refused_with_the_import_hint(sqsh: Path, slurm_tmp:
         assert done.code == 3, done.err
         assert "local image tag" in done.err and "uvdock image enroot" in done.err
     assert not (repo / "uv.lock").exists()
-    assert jobs_named() == []
+    assert jobs_left() == []
 
 
 def test_run_passes_the_exit_code_and_the_step_environment(sqsh: Path, slurm_tmp: Path) -> None:
@@ -96,4 +96,4 @@ def test_lock_resolve_relocks_through_srun(sqsh: Path, slurm_tmp: Path, wheelhou
     text = conflict.lock.read_text()
     assert "<<<<<<<" not in text
     assert f'name = "{conflict.main_pkg}"' in text and f'name = "{conflict.feature_pkg}"' in text
-    assert jobs_named() == []
+    assert jobs_left() == []

@@ -15,6 +15,7 @@ import pytest
 from samples.slurm import (
     conflict_on_srun,
     fresh_sqsh,
+    jobs_left,
     jobs_named,
     remove_unpacked,
     six_repo,
@@ -110,7 +111,7 @@ def test_two_quick_ctrl_c_to_the_process_group_while_unpacking(
     code, took, err = _ended(child)
     assert code == 130, err
     assert took < QUICK, took
-    assert jobs_named() == []
+    assert jobs_left() == []
     assert name not in unpacked()  # cut short: removed, never reused half-written
     assert _temporary_containers() == []
     assert not (repo / "uv.lock").exists()
@@ -128,7 +129,7 @@ def test_a_signal_to_uvdock_alone_stops_the_step(
     code, took, err = _ended(child)
     assert code == 130, err
     assert took < QUICK, took
-    assert jobs_named() == []
+    assert jobs_left() == []
     assert _step_processes(marker) == []
     assert _temporary_containers() == []
 
@@ -143,7 +144,7 @@ def test_scancel_ends_uvdock_with_the_steps_code(sqsh: Path, slurm_tmp: Path) ->
     code, took, err = _ended(child)
     assert code not in (0, 130), err  # the step's own code, not an interrupt of uvdock's
     assert took < QUICK, took
-    assert jobs_named() == []
+    assert jobs_left() == []
     assert _step_processes(marker) == []
     assert _temporary_containers() == []
 
@@ -163,7 +164,7 @@ def test_an_interrupted_relock_restores_both_files(
     from samples.lock_conflicts import snapshot
 
     assert snapshot(conflict.repo) == before
-    assert jobs_named() == []
+    assert jobs_left() == []
     assert _temporary_containers() == []
 
 
@@ -208,7 +209,7 @@ def test_ctrl_c_in_a_terminal(sqsh: Path, slurm_tmp: Path) -> None:
         assert done.read_text().strip() == "130"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False)
-    assert jobs_named() == []
+    assert jobs_left() == []
     assert _step_processes(marker) == []
     assert _temporary_containers() == []
 
@@ -229,6 +230,6 @@ def test_scancel_while_unpacking_leaves_no_half_written_container(
     code, took, err = _ended(child)
     assert code == 3, err
     assert took < 45, took
-    assert jobs_named() == []
+    assert jobs_left() == []
     time.sleep(7)  # KillWait 5 s and more: whatever of the step still ran has ended
     assert name not in unpacked(), err

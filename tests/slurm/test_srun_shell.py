@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from samples.slurm import jobs_named, six_repo, uvdock_argv, uvdock_env
+from samples.slurm import jobs_left, jobs_named, six_repo, uvdock_argv, uvdock_env
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
@@ -64,4 +64,4 @@ def test_shell_slurm_in_tmux(sqsh: Path, slurm_tmp: Path) -> None:
     assert seen[0].startswith("/dev/pts/"), seen  # a real pty in the container
     assert seen[1:] == ["/root/.cache/uv", "/workspace"]
     assert done.read_text().strip() == "3"  # the shell's own exit code
-    assert jobs_named() == []
+    assert jobs_left() == []
