@@ -63,6 +63,13 @@ GIT_ENV = {
 }
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers per core. Most of the suite's time is spent waiting on podman,
+    git and uv processes, not in Python (2246 tests on 2 cores, quiet machine: 221 s with
+    2 workers, 174 s with 4)."""
+    return 2 * (os.cpu_count() or 1)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The controller (or the only session) removes what the workers built for the whole run."""
     if hasattr(session.config, "workerinput"):

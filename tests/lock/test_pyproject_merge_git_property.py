@@ -71,7 +71,7 @@ def git_merge(base: str, ours: str, theirs: str) -> Textual:
     return Textual(done.stdout, done.returncode == 0)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.sampled_from(["none", "ours", "theirs"]), min_size=len(SLOTS), max_size=len(SLOTS))
 )
