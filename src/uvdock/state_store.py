@@ -36,11 +36,17 @@ def load(git_dir: Path) -> SavedState | None:
     folder = state_dir(git_dir)
     try:
         data = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        return from_data(data, folder)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise OSError(f"{folder / STATE_FILE} is unreadable: {exc}") from exc
-    return from_data(data, folder)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        # A damaged state must not leave `lock resolve` and `--abort` stuck or crashing.
+        from uvdock.errors import EnvironmentUnusable
+
+        raise EnvironmentUnusable(
+            f"{folder / STATE_FILE}: the saved state of `lock resolve` is unreadable ({exc})",
+            hint=f"put uv.lock back by hand if needed, then remove {folder}",
+        ) from None
 
 
 def save(

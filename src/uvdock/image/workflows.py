@@ -49,8 +49,10 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
                 hint="use a path relative to the repository root, e.g. .github/workflows/*.yml",
             )
         for path in repo.glob(pattern):
+            if not path.is_file():  # also a symlink loop, which resolve() would raise on
+                continue
             real = path.resolve()
-            if path.is_file() and (real == top or top in real.parents):
+            if real == top or top in real.parents:
                 found.add(path.relative_to(repo).as_posix())
     return sorted(found)
 

@@ -94,7 +94,7 @@ def read(repo: Path) -> dict[str, Declared]:
     try:
         with (repo / "pyproject.toml").open("rb") as fh:
             return declarations(tomllib.load(fh))
-    except (OSError, tomllib.TOMLDecodeError):
+    except (OSError, ValueError):  # unreadable, not UTF-8, not TOML: declares nothing
         return {}
 
 

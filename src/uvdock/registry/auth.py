@@ -12,7 +12,6 @@ Credential helpers (`credHelpers`, `credsStore`) start processes and are not con
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import os
 from collections.abc import Mapping
@@ -85,7 +84,7 @@ def _decode(entry: Mapping[str, Any]) -> tuple[str, str] | None:
     if isinstance(encoded, str) and encoded:
         try:
             user, sep, secret = base64.b64decode(encoded, validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (binascii.Error), not ASCII, not UTF-8
             return None
         return (user, secret) if sep else None
     name, password = entry.get("username"), entry.get("password")

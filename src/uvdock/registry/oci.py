@@ -182,7 +182,7 @@ def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> st
 def list_platforms(body: Mapping[str, Any]) -> list[Platform]:
     """The platforms of a manifest list / OCI index; attestation entries (unknown/unknown) skipped."""
     platforms = []
-    for entry in body.get("manifests") or []:
+    for entry in _list(body, "manifests"):
         platform = entry.get("platform") if isinstance(entry, Mapping) else None
         if not isinstance(platform, Mapping):
             continue
@@ -217,7 +217,7 @@ def sha256_digest(data: bytes) -> str:
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:
     """(platform, manifest digest) of each entry of a manifest list; attestations skipped."""
     entries: list[tuple[Platform, str]] = []
-    for entry in body.get("manifests") or []:
+    for entry in _list(body, "manifests"):
         if not isinstance(entry, Mapping):
             continue
         platform = entry.get("platform")
@@ -275,5 +275,10 @@ def nearest_tags(tag: str, existing: Iterable[str], count: int = 3) -> list[str]
 
 def tags_page(body: Mapping[str, Any]) -> list[str]:
     """The `tags` of one tags/list page (null when a repository has none)."""
-    tags = body.get("tags") or []
-    return [tag for tag in tags if isinstance(tag, str)]
+    return [tag for tag in _list(body, "tags") if isinstance(tag, str)]
+
+
+def _list(body: Mapping[str, Any], key: str) -> list[Any]:
+    """body[key] when it is a JSON array; a registry's answer of another shape holds none."""
+    value = body.get(key)
+    return value if isinstance(value, list) else []

@@ -91,6 +91,8 @@ def rw_bind_sources(engine_args: tuple[str, ...]) -> list[str]:
     found: list[str] = []
     words = list(engine_args)
     for index, word in enumerate(words):
+        if word.startswith("-v") and not word.startswith(("--", "-v=")) and len(word) > 2:
+            word = "-v=" + word[2:]  # `-v/:/host`: the value attached, as engines accept
         flag, has_value, value = word.partition("=")
         if flag in ("-v", "--volume", "--mount") and not has_value:
             value = words[index + 1] if index + 1 < len(words) else ""
@@ -99,7 +101,9 @@ def rw_bind_sources(engine_args: tuple[str, ...]) -> list[str]:
         if flag == "--mount":
             fields = dict(part.partition("=")[::2] for part in value.split(","))
             source = fields.get("source") or fields.get("src") or ""
-            readonly = "readonly" in fields or fields.get("ro", "false") != "false"
+            flag_value = fields.get("readonly", fields.get("ro"))
+            # A bare `readonly` (value "") is read-only; `readonly=false` is not.
+            readonly = flag_value is not None and flag_value.lower() not in ("false", "0")
             if fields.get("type") == "bind" and not readonly:
                 found.append(source)
             continue
