@@ -45,8 +45,13 @@ def import_sqsh(
                 raise CommandFailed(argv, code, message=f"enroot import exited with status {code}")
         if not partial.is_file():
             raise CommandFailed(argv, 0, message="enroot import wrote no file")
+        # The tag record goes first, so a kill between the two never pairs a new .sqsh with
+        # an old tag (srun then refuses the unrecorded file for a local tag: import again).
+        slurm.source_file(target).unlink(missing_ok=True)
         os.replace(partial, target)
-        slurm.source_file(target).write_text(image + "\n", encoding="utf-8")
+        from uvdock.edit import atomic_write
+
+        atomic_write(slurm.source_file(target), image + "\n")
     finally:
         partial.unlink(missing_ok=True)
 

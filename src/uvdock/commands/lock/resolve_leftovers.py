@@ -28,6 +28,8 @@ def started(shim: Shim) -> dict[str, str]:
             "container": placement.container,
             "run_id": shim.run_id,
         }
+    if placement.mode == "srun":  # the step runs on under Slurm when uvdock is killed
+        return {"mode": "srun", "job": shim.container_name}
     return {"mode": placement.mode}
 
 
@@ -47,6 +49,12 @@ def stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
         if problem := stop.stop_group(started):
             raise EnvironmentUnusable(problem, hint="stop it, then run `uvdock lock resolve --abort`")
         ctx.out.detail(f"no process of the relock's group {started['pgid']} runs any more")
+        return
+    if started.get("mode") == "srun" and started.get("job"):
+        from uvdock.run import slurm
+
+        slurm.cancel_job(ctx.env, started["job"], wait=30.0)
+        ctx.out.detail(f"no Slurm job {started['job']} of the relock runs any more")
         return
     engine, container = started.get("engine", ""), started.get("container", "")
     if not engine or not container:
