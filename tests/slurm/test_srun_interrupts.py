@@ -233,3 +233,26 @@ def test_scancel_while_unpacking_leaves_no_half_written_container(
     assert jobs_left() == []
     time.sleep(7)  # KillWait 5 s and more: whatever of the step still ran has ended
     assert name not in unpacked(), err
+
+
+def test_sigkill_mid_relock_then_abort_cancels_the_job_and_restores(
+    sqsh: Path, slurm_tmp: Path, wheelhouse: Path
+) -> None:
+    """SIGKILL leaves uvdock no chance to stop its step, which runs on under Slurm and could
+    write uv.lock after the restore: `--abort` cancels the job first."""
+    conflict, before = conflict_on_srun(slurm_tmp, wheelhouse, sqsh)
+    child = _start(
+        conflict.repo, "--image", sqsh, "lock", "resolve", "--onto", "main", "--no-fetch"
+    )
+    _wait_for(lambda: jobs_named() != [], "relock step", child)
+    os.killpg(child.pid, signal.SIGKILL)  # uvdock and its srun; the job itself stays queued
+    child.wait()
+    aborted = uvdock(conflict.repo, "-v", "lock", "resolve", "--abort")
+    assert aborted.code == 0, aborted.err
+    assert "no Slurm job" in aborted.err + aborted.out
+    assert jobs_left() == []
+    from samples.lock_conflicts import snapshot
+
+    assert snapshot(conflict.repo) == before
+    time.sleep(3)  # a surviving step would have written by now
+    assert snapshot(conflict.repo) == before
