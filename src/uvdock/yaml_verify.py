@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
-_NULL = "tag:yaml.org,2002:null"
 # Aliases can multiply a small text into a huge document ("billion laughs"): the expanded
 # size is counted and a document beyond it is refused rather than walked.
 _MAX_EXPANDED = 1_000_000
@@ -198,7 +197,3 @@ def scalar_leaves(
     for key, item in items:
         leaves.update(scalar_leaves(item, (*path, key)))
     return leaves
-
-
-def is_null(value: YValue) -> bool:
-    return isinstance(value, YScalar) and value.tag == _NULL

@@ -31,7 +31,6 @@ from uvdock.registry.tags import PREFIX
 if TYPE_CHECKING:
     from pathlib import Path
 
-DEFAULT_GLOBS = (".github/workflows/*.y*ml",)
 _BUILD_ARG = re.compile(r"""FROM_IMAGE_NAME=(?P<quote>["']?)(?P<value>[^\s"'\\]+)""")
 _IMAGE_TYPE = re.compile(r"""IMAGE_TYPE=["']?(?P<value>[A-Za-z0-9_-]+)""")
 _BUILDERS = ("docker build", "docker buildx build", "podman build", "buildah bud")

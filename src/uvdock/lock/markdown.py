@@ -7,21 +7,16 @@ revision, a registry that changed). Takes lockfile.diff_locks' result. Pure: no 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 
 from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
 from uvdock.markdown_text import code_span
+from uvdock.names import normalize_name
 
 HEADER = ("Package", "Change", "From", "To", "Source")
 DOWNGRADE_FLAG = ":warning: **downgrade**"
 PROTECTED_MARK = " (base image)"  # after the name of a package the image provides
-
-
-def normalized(name: str) -> str:
-    """PEP 503: `Transformer_Engine` and `transformer-engine` are one package."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _cell(text: str) -> str:
@@ -76,10 +71,10 @@ def _change_cell(before: tuple[str, ...], after: tuple[str, ...]) -> str:
 def rows(diff: LockDiff, protected: Collection[str] = ()) -> list[tuple[str, str, str, str, str]]:
     """The table's rows: changed packages first, then added, then removed; by name in each.
     A package in `protected` (the base image provides it) is marked after its name."""
-    marked = {normalized(name) for name in protected}
+    marked = {normalize_name(name) for name in protected}
 
     def name_cell(name: str) -> str:
-        return _code(name) + (PROTECTED_MARK if normalized(name) in marked else "")
+        return _code(name) + (PROTECTED_MARK if normalize_name(name) in marked else "")
 
     table: list[tuple[str, str, str, str, str]] = []
     for c in diff.changed:

@@ -21,6 +21,7 @@ from uvdock.lock import markdown
 from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
 from uvdock.markdown_text import code_span
+from uvdock.names import normalize_name
 
 DEFAULT_TITLE = "chore: Bump `uv.lock` ({branch}) ({date})"
 FUNCTIONAL_TESTS_LABEL = "Run functional tests"
@@ -69,9 +70,9 @@ def summary(diff: LockDiff) -> str:
 
 
 def _protected_moved(diff: LockDiff, protected: Collection[str]) -> list[str]:
-    marked = {markdown.normalized(name) for name in protected}
+    marked = {normalize_name(name) for name in protected}
     names = [c.name for c in diff.changed] + [a.name for a in (*diff.added, *diff.removed)]
-    return sorted(name for name in names if markdown.normalized(name) in marked)
+    return sorted(name for name in names if normalize_name(name) in marked)
 
 
 def render(
