@@ -7,9 +7,9 @@ in 120 s on a 2-core machine):
 - Each worker is its own pytest session: a session fixture runs once per worker. Anything that
   costs seconds of CPU (an image build) is built once per run with `samples.run_shared`
   (`built_once`, under a lock in the folder all workers share; `remove_at_run_end` for its
-  images), as `ci_image` in tests/commands/test_sync_ci_image.py does. Cheap session fixtures
-  (the wheelhouse, ~20 ms; the registries, a few seconds, with per-session token state) simply
-  run once per worker. (`xdist_group` does not group under pytest 9.2: pytest-xdist #1386.)
+  images), as `ci_image` in tests/commands/test_sync_ci_image.py does, and the registries'
+  pushed storage (`registries`). Cheap session fixtures (the wheelhouse, ~20 ms; the registry
+  processes over that storage, with per-session token state) simply run once per worker. (`xdist_group` does not group under pytest 9.2: pytest-xdist #1386.)
 - Names on the machine are unique per run: containers, images, tags and manifests carry
   `unique_name(...)` (pid + random), never a fixed name; each test removes what it creates
   (`remove_container`, `podman rmi -f`), also when it fails (a fixture's teardown or `finally`).
@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,10 +37,18 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
+
+# Bytecode caches on, whatever the environment says: with PYTHONDONTWRITEBYTECODE set (as on
+# the machines this suite is measured on), every worker rewrote and compiled every test
+# module and each of the ~500 `python -m uvdock` children compiled uvdock from source, a
+# quarter of the run's CPU. pyproject.toml's `compile-bytecode` does the same for the venv.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
+
 from samples.engine_leftovers import TEST_RUN
 from samples.engine_leftovers import engine_name as engine_name
-from samples.oci_registry import Registries, require_tools, serve
-from samples.run_shared import remove_run_objects, run_folder
+from samples.oci_registry import Registries, push_storage, require_tools, serve
+from samples.run_shared import built_once, remove_run_objects, run_folder
 from samples.wheels import build_wheelhouse, project_pyproject
 
 from uvdock.cli import main as cli
@@ -60,6 +69,16 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "uvdock tests",
     "GIT_COMMITTER_EMAIL": "tests@uvdock.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
+    # Every git the tests and uvdock start sees these, as if given with `git -c`. The suite
+    # makes about 1,800 repositories: `git maintenance run --auto` after each commit and
+    # the unsigned-commit `git config` per repository were 3,000 processes of a run.
+    "GIT_CONFIG_COUNT": "3",
+    "GIT_CONFIG_KEY_0": "commit.gpgsign",
+    "GIT_CONFIG_VALUE_0": "false",
+    "GIT_CONFIG_KEY_1": "maintenance.auto",
+    "GIT_CONFIG_VALUE_1": "false",
+    "GIT_CONFIG_KEY_2": "gc.auto",
+    "GIT_CONFIG_VALUE_2": "0",
 }
 
 
@@ -87,9 +106,19 @@ def _isolated_git(
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(_empty_git_template(tmp_path_factory)))
     for key in list(os.environ):
         if key.startswith("UVDOCK_") and key not in ("UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE"):
             monkeypatch.delenv(key)
+
+
+def _empty_git_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty `git init` template: a new repository is 2 files and 7 folders instead of 17
+    and 10 (no sample hooks), fewer to write and for pytest to delete when it prunes old
+    runs. Users with an empty `init.templateDir` have such repositories: no `.git/info`."""
+    folder = tmp_path_factory.getbasetemp() / "git-template"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
@@ -104,7 +133,6 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 def init_repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
-    git(path, "config", "commit.gpgsign", "false")
     return path
 
 
@@ -284,11 +312,13 @@ def uv_project(make_repo: Callable[..., Path], wheelhouse: Path) -> Callable[...
 
 
 # A real OCI registry on loopback (docker-registry), with token auth as NGC hands it out;
-# started once per session by the first test that asks for it.
+# started once per session by the first test that asks for it, over a storage pushed once
+# per run.
 @pytest.fixture(scope="session")
 def registries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registries]:
     require_tools()
-    yield from serve(tmp_path_factory.mktemp("oci"))
+    storage = built_once(tmp_path_factory, "oci-storage", push_storage)["storage"]
+    yield from serve(tmp_path_factory.mktemp("oci"), Path(storage))
 
 
 @pytest.fixture

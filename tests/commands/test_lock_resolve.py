@@ -142,8 +142,9 @@ def test_unsatisfiable_merge_restores_exact_prior_state(
 
 
 def test_a_relock_failing_on_the_network_says_network(
-    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")  # the same DNS error, without uv's 3 retries
     conflict = make_conflict(tmp_path, wheelhouse, "merge")
     repo = conflict.repo
     # The merged project now asks an index whose host never resolves (RFC 6761 .invalid):

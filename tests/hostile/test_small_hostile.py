@@ -228,7 +228,9 @@ def test_the_next_run_removes_the_temporary_files_a_killed_run_left(
 
     from samples.recipes import MODEL, RECIPES
 
-    files = {f"{RECIPES}/model{n:04d}.yaml": MODEL for n in range(1500)}
+    # 600 files: the kill comes 50 ms after the first temporary file, while about 50 of them
+    # exist (measured with 400), and well before the last one is renamed.
+    files = {f"{RECIPES}/model{n:04d}.yaml": MODEL for n in range(600)}
     repo = make_repo(files)
     recipes = repo / RECIPES
     mark = ("recipe", "mark-broken", "alpha", "--issue", "513", "--reason", "hangs")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SIGNAL_KINDS = ("ctrl-c", "sigint", "sigterm")  # group SIGINT, SIGINT alone, SIGTERM alone
-SLEEP = 3
+SLEEP = 2  # seconds: the command still runs when the signal comes, ~0.1 s after it starts
 _SCRIPT = ': > .started-"$0"; sleep "$1"; echo late > .late-"$0"'
 UVDOCK_CONTAINER = re.compile(r"^uvdock-[0-9a-f]{12}$")
 

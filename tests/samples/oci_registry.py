@@ -356,17 +356,30 @@ class Registries:
     version: str
 
 
-def serve(folder: Path) -> Iterator[Registries]:
-    """Both registries and the token endpoint, with TAGS pushed; stopped afterwards."""
+def push_storage(folder: Path) -> dict[str, str]:
+    """A registry storage folder with TAGS pushed into it, through a registry started for the
+    push and stopped after. Built once per test run (samples.run_shared.built_once): the pushes
+    are ~50 podman commands, and every worker's registries serve the same storage."""
     storage = folder / "storage"
     storage.mkdir()
+    process, open_url = start_registry(folder, "push", registry_config(storage, free_port()))
+    try:
+        push_tags(folder, open_url.removeprefix("http://"))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    return {"storage": str(storage)}
+
+
+def serve(folder: Path, storage: Path) -> Iterator[Registries]:
+    """Both registries over `storage` (see push_storage) and the token endpoint; stopped
+    afterwards. The tests only read from them."""
     token = TokenServer(Signer(folder))
     token.start()
     processes = []
     try:
         process, open_url = start_registry(folder, "open", registry_config(storage, free_port()))
         processes.append(process)
-        push_tags(folder, open_url.removeprefix("http://"))
         config = registry_config(storage, free_port(), token_auth(token))
         process, token_url = start_registry(folder, "token", config)
         processes.append(process)
