@@ -239,11 +239,22 @@ def test_a_relock_group_that_cannot_be_stopped_is_named(tmp_path: Path) -> None:
     python = _foreign_python()
     if python is None:
         pytest.skip("no Python 3.11+ runnable by another user (setpriv)")
+    import shutil
+    import tempfile
+
+    import uvdock
+
+    # The uvdock under test, where the other user can read it: the checkout and pytest's
+    # folders may be private to root (a clone in a 0700 home or temporary folder).
+    src = Path(tempfile.mkdtemp(prefix="uvdock-foreign-"))
+    src.chmod(0o755)
+    shutil.copytree(
+        Path(uvdock.__file__).resolve().parent,
+        src / "uvdock",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     sleeper = subprocess.Popen(["sleep", "60"], process_group=0)  # root's group
     try:
-        import uvdock
-
-        src = Path(uvdock.__file__).resolve().parents[1]  # the uvdock under test
         code = (
             "import sys; from uvdock.run import stop; "
             f"print(stop.stop_group(stop.group_identity({sleeper.pid}), grace=1))"
@@ -261,6 +272,7 @@ def test_a_relock_group_that_cannot_be_stopped_is_named(tmp_path: Path) -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+        shutil.rmtree(src, ignore_errors=True)
 
 
 # Kills at spread-out moments (acceptance review): not only while the backend sleeps, but
