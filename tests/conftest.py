@@ -7,9 +7,9 @@ in 120 s on a 2-core machine):
 - Each worker is its own pytest session: a session fixture runs once per worker. Anything that
   costs seconds of CPU (an image build) is built once per run with `samples.run_shared`
   (`built_once`, under a lock in the folder all workers share; `remove_at_run_end` for its
-  images), as `ci_image` in tests/commands/test_sync_ci_image.py does, and the registries'
-  pushed storage (`registries`). Cheap session fixtures (the wheelhouse, ~20 ms; the registry
-  processes over that storage, with per-session token state) simply run once per worker. (`xdist_group` does not group under pytest 9.2: pytest-xdist #1386.)
+  images), as `ci_image` in tests/commands/test_sync_ci_image.py does, the registries'
+  pushed storage (`registries`) and the wheelhouse. What holds per-session state (the registry
+  processes over that storage, with their token endpoint) runs once per worker. (`xdist_group` does not group under pytest 9.2: pytest-xdist #1386.)
 - Names on the machine are unique per run: containers, images, tags and manifests carry
   `unique_name(...)` (pid + random), never a fixed name; each test removes what it creates
   (`remove_container`, `podman rmi -f`), also when it fails (a fixture's teardown or `finally`).
@@ -83,9 +83,9 @@ GIT_ENV = {
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers per core. Most of the suite's time is spent waiting on podman,
-    git and uv processes, not in Python (2246 tests on 2 cores, quiet machine: 221 s with
-    2 workers, 174 s with 4)."""
+    """`-n auto`: two workers per core. Much of a test's time is spent waiting on podman,
+    git and uv processes, not in Python (2252 tests on 2 cores, quiet machine, a second run:
+    111 s with 3 workers, 97 s with 4, 103 s with 6)."""
     return 2 * (os.cpu_count() or 1)
 
 
@@ -292,8 +292,12 @@ def docker_host(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The test wheels (tests/samples/wheels.py), built once per session."""
-    return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
+    """The test wheels (tests/samples/wheels.py), built once per run and shared by every
+    worker: read it, copy it, never write into it."""
+    built = built_once(
+        tmp_path_factory, "wheelhouse", lambda folder: {"path": str(build_wheelhouse(folder))}
+    )
+    return Path(built["path"])
 
 
 @pytest.fixture
