@@ -27,6 +27,7 @@ from samples.oci_registry import (
     free_port,
     push_image,
     registry_config,
+    relay,
     require_tools,
     start_registry,
 )
@@ -309,21 +310,7 @@ class CutOff:
                 if owner.count > owner.limit:
                     self.close_connection = True
                     return  # no answer at all
-                import http.client
-
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                connection = http.client.HTTPConnection(owner.upstream, timeout=10)
-                connection.request("GET", self.path, headers=headers)
-                response = connection.getresponse()
-                body = response.read()
-                self.send_response(response.status)
-                for key, value in response.getheaders():
-                    if key.lower() not in ("content-length", "connection", "date", "server"):
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                connection.close()
+                relay(self, owner.upstream, self.path)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

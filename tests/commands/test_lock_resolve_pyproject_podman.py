@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunCli, git
+from samples.interrupts import read_terminal
 from samples.lock_conflicts import uv_lock
 from samples.pyproject_conflicts import BASE, add_to, make_pyproject_conflict
 
@@ -89,20 +90,12 @@ def test_ctrl_c_on_a_terminal_during_the_container_relock_is_an_interrupt(
     pid, master = pty.fork()
     if pid == 0:  # the child: uvdock with the pty as its controlling terminal
         os.execve(sys.executable, argv, env)
-    output = b""
     deadline = time.monotonic() + 60
     while not (repo / ".uv-started").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.5)
     os.write(master, b"\x03")
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        output += chunk
+    output = read_terminal(master)
     _, status = os.waitpid(pid, 0)
     os.close(master)
     text = output.decode(errors="replace")

@@ -100,12 +100,18 @@ def _conflict(root: Path, wheels: Path, env: dict[str, str]) -> Path:
     return repo
 
 
-def _uvdock(repo: Path, env: dict[str, str], *args: str) -> list[str]:
+def _uvdock(repo: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "uvdock", "--repo", str(repo), *args]
 
 
+def _abort(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`uvdock lock resolve --abort`, as the user runs it after the kill."""
+    argv = [*_uvdock(repo, "lock", "resolve"), "--abort"]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+
+
 def _start_and_kill(repo: Path, env: dict[str, str], started: Path) -> None:
-    argv = _uvdock(repo, env, "--engine", "local", "lock", "resolve", "--onto", "main")
+    argv = _uvdock(repo, "--engine", "local", "lock", "resolve", "--onto", "main")
     log = started.with_name("uvdock.log")
     mark = {KILLED_RUN: str(started), "SLOW_BACKEND": "4", "SLOW_BACKEND_STARTED": str(started)}
     with log.open("wb") as err:  # a file, not a pipe: uv inherits it and may outlive uvdock
@@ -180,13 +186,7 @@ def test_kill_during_a_local_relock_then_abort_stays_restored(
         _start_and_kill(repo, env, started)
         backend = int(started.read_text())
         assert _alive(backend), "uv's build backend should outlive the killed uvdock"
-        aborted = subprocess.run(
-            [*_uvdock(repo, env, "lock", "resolve"), "--abort"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        aborted = _abort(repo, env)
         assert aborted.returncode == 0, aborted.stderr
         assert not _alive(backend), "--abort must stop the relock before restoring"
         _assert_restored(repo, before)
@@ -205,7 +205,7 @@ def test_the_next_run_stops_the_orphaned_relock_before_refusing(
     backend = int(started.read_text())
     lock_now = (repo / "uv.lock").read_bytes()
     again = subprocess.run(
-        [*_uvdock(repo, env, "--engine", "local", "lock", "resolve"), "--no-fetch"],
+        [*_uvdock(repo, "--engine", "local", "lock", "resolve"), "--no-fetch"],
         env=env,
         capture_output=True,
         text=True,
@@ -283,7 +283,7 @@ def test_a_relock_group_that_cannot_be_stopped_is_named(tmp_path: Path) -> None:
 
 
 def _kill_at(repo: Path, env: dict[str, str], delay: float, log: Path) -> None:
-    argv = _uvdock(repo, env, "--engine", "local", "lock", "resolve", "--onto", "main")
+    argv = _uvdock(repo, "--engine", "local", "lock", "resolve", "--onto", "main")
     with log.open("wb") as err:
         child = subprocess.Popen(
             [*argv, "--no-fetch"],
@@ -314,13 +314,7 @@ def test_a_kill_at_any_moment_then_abort_is_before_or_resolved(
         before = snapshot(repo)
         delay = 0.3 + 3.5 * trial / max(trials - 1, 1)  # spread over the whole relock
         _kill_at(repo, env, delay, root / "uvdock.log")
-        aborted = subprocess.run(
-            [*_uvdock(repo, env, "lock", "resolve"), "--abort"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        aborted = _abort(repo, env)
         first = snapshot(repo)
         log = (root / "uvdock.log").read_text()
         why = f"kill at {delay:.2f} s; uvdock: {log!r}; --abort: {aborted.stderr!r}"
@@ -366,13 +360,7 @@ def test_a_kill_while_the_state_is_discarded_leaves_no_half_state(
     )
     assert died.returncode == -signal.SIGKILL
     resolved = snapshot(repo)
-    aborted = subprocess.run(
-        [*_uvdock(repo, env, "lock", "resolve"), "--abort"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    aborted = _abort(repo, env)
     # The relock had finished: nothing is left to abort, and nothing is half restored.
     assert aborted.returncode == 2 and "nothing to abort" in aborted.stderr, aborted.stderr
     assert snapshot(repo) == resolved

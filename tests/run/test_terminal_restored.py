@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import commit_all, engine_name, init_repo, remove_container, start_container
+from samples.interrupts import read_terminal
 
 pytestmark = pytest.mark.engine
 
@@ -57,17 +58,7 @@ def test_sigterm_during_a_container_on_a_terminal_restores_the_terminal(
     time.sleep(0.5)
     assert _settings(master) != before  # podman made it raw: the scenario is real
     os.kill(pid, signal.SIGTERM)
-    output = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        output += chunk
-        if b"interrupted" in output:
-            break
+    output = read_terminal(master, until=b"interrupted")
     _, status = os.waitpid(pid, 0)
     try:
         after = _settings(master)

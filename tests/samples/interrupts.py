@@ -151,3 +151,17 @@ def start_resolve_in_container(
             raise AssertionError(f"the slow uv never started ({child.returncode}): {err.decode()}")
         time.sleep(0.05)
     return child, started
+
+
+def read_terminal(master: int, until: bytes | None = None) -> bytes:
+    """What a pty's other side printed, read until it closes (or until `until` is seen)."""
+    output = b""
+    while until is None or until not in output:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the last process holding the terminal has exited
+            break
+        if not chunk:
+            break
+        output += chunk
+    return output

@@ -21,7 +21,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -188,6 +188,33 @@ class TokenServer:
             self.server.server_close()
 
 
+def relay(
+    handler: BaseHTTPRequestHandler,
+    upstream: str,
+    path: str,
+    rewrite: Callable[[int, bytes], tuple[bytes, dict[str, str]]] | None = None,
+) -> None:
+    """Answer `handler`'s GET with what `upstream` (host:port) answers for `path`, every header
+    but Host passed on both ways; `rewrite(status, body)` may change the body and add headers."""
+    headers = {k: v for k, v in handler.headers.items() if k.lower() != "host"}
+    connection = http.client.HTTPConnection(upstream, timeout=10)
+    connection.request("GET", path, headers=headers)
+    response = connection.getresponse()
+    body, extra = response.read(), dict[str, str]()
+    if rewrite is not None:
+        body, extra = rewrite(response.status, body)
+    handler.send_response(response.status)
+    for key, value in response.getheaders():
+        if key.lower() not in ("content-length", "connection", "date", "server"):
+            handler.send_header(key, value)
+    for key, value in extra.items():
+        handler.send_header(key, value)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+    connection.close()
+
+
 class PagingFront:
     """Tag-list paging (`?n=` + `Link: <...>; rel="next"`) in front of a real registry.
 
@@ -212,23 +239,13 @@ class PagingFront:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                connection = http.client.HTTPConnection(upstream, timeout=10)
-                connection.request("GET", parts.path, headers=headers)
-                response = connection.getresponse()
-                body, extra = response.read(), dict[str, str]()
-                if parts.path.endswith("/tags/list") and response.status == 200:
-                    body, extra = _page(body, parts.path, parse_qs(parts.query))
-                self.send_response(response.status)
-                for key, value in response.getheaders():
-                    if key.lower() not in ("content-length", "connection", "date", "server"):
-                        self.send_header(key, value)
-                for key, value in extra.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                connection.close()
+
+                def paged(status: int, body: bytes) -> tuple[bytes, dict[str, str]]:
+                    if parts.path.endswith("/tags/list") and status == 200:
+                        return _page(body, parts.path, parse_qs(parts.query))
+                    return body, {}
+
+                relay(self, upstream, parts.path, paged)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

@@ -12,14 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conftest import GIT_ENV
+
 ENROOT_DATA = Path(os.environ.get("UVDOCK_TEST_ENROOT_DATA", "/tmp/enroot-data"))
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "uvdock tests",
-    "GIT_AUTHOR_EMAIL": "tests@uvdock.invalid",
-    "GIT_COMMITTER_NAME": "uvdock tests",
-    "GIT_COMMITTER_EMAIL": "tests@uvdock.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 SIX_PYPROJECT = """\
 [project]
 name = "tiny"
