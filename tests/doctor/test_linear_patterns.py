@@ -53,12 +53,26 @@ def test_every_match_holds_a_hint(pattern: str) -> None:
         (r"\x1bxyz", None),  # a code, not text
         (r"(?i)heredoc not supported", None),  # case-blind: the text may be spelled otherwise
         (r"uv(?<![\w-]uv): (?:command )?not found", (b"not found",)),
+        # A bounded quantifier's digits are no text of the log (review: they were taken as
+        # the hint, so the block was skipped and the signature never fired).
+        (r"abc\S{100,200}xyz", (b"abc",)),
+        (r"x[ab]{12345}yzw", (b"yzw",)),
+        (r"(?:ab){2,3}cde", (b"cde",)),
+        (r"a\Sbc{1,3}", None),
     ],
 )
 def test_hints_are_the_plain_text_of_each_alternative(
     pattern: str, hints: tuple[bytes, ...] | None
 ) -> None:
     assert logscan._hints(pattern) == hints
+
+
+def test_a_signature_with_a_bounded_quantifier_fires() -> None:
+    from uvdock.doctor.signatures import Signature
+
+    bounded = Signature("bounded", (r"ab\S{100,200}",), "cause", "fix", "command")
+    found = logscan.diagnose("noise\nab" + "x" * 150 + "\n", (bounded,))
+    assert [f.signature for f in found.findings] == ["bounded"]
 
 
 # Lines built to make a backtracking pattern quadratic: the start of a pattern repeated, or

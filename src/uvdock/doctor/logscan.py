@@ -14,7 +14,8 @@ import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import BinaryIO
+from itertools import pairwise
+from typing import BinaryIO, NamedTuple
 
 from uvdock.doctor.logread import blocks
 from uvdock.doctor.signatures import SIGNATURES, Advice, Finding, Signature
@@ -54,49 +55,60 @@ def _hints(pattern: str) -> tuple[bytes, ...] | None:
     return tuple(hints)
 
 
-def _top_level(pattern: str) -> list[str]:
-    branches, depth, start, index, in_class = [], 0, 0, 0, False
+# After an atom: `?`, `*`, `+` or `{m,n}`, lazy (`?`) or possessive (`+`).
+_QUANTIFIER = re.compile(r"(?:[?*+]|\{\d*(?:,\d*)?\})[?+]?")
+
+
+class _Atom(NamedTuple):
+    start: int
+    text: str | None  # the plain text every match of it holds, if any
+    depth: int  # the group depth it stands at
+    opaque: bool  # a code (\x, \u, \N) or a back-reference: no plain text after it
+
+
+def _atoms(pattern: str) -> Iterator[_Atom]:
+    """The pattern's atoms, left to right: an escape, a character class, a parenthesis, `|`,
+    or one character; a quantifier belongs to the atom before it, which then holds no text."""
+    index, depth = 0, 0
     while index < len(pattern):
-        char = pattern[index]
+        start, char, text, opaque = index, pattern[index], None, False
         if char == "\\":
-            index += 1
-        elif in_class:
-            in_class = char != "]"
+            escaped = pattern[index + 1 : index + 2]
+            opaque = escaped in ("x", "u", "U", "N", "0") or escaped.isdigit()
+            text = escaped if escaped and not escaped.isalnum() else None
+            index += 2
         elif char == "[":
-            in_class = True
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and depth == 0:
-            branches.append(pattern[start:index])
-            start = index + 1
-        index += 1
-    return [*branches, pattern[start:]]
+            index = _class_end(pattern, index + 1)
+        else:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            text = None if char in "^$.|?*+{}()" else char
+            index += 1
+        if char not in "(|" and (quantifier := _QUANTIFIER.match(pattern, index)):
+            index, text = quantifier.end(), None
+        yield _Atom(start, text, depth, opaque)
+
+
+def _class_end(pattern: str, index: int) -> int:
+    while index < len(pattern) and pattern[index] != "]":
+        index += 2 if pattern[index] == "\\" else 1
+    return index + 1
+
+
+def _top_level(pattern: str) -> list[str]:
+    bars = [a.start for a in _atoms(pattern) if a.depth == 0 and pattern[a.start] == "|"]
+    edges = [-1, *bars, len(pattern)]
+    return [pattern[left + 1 : right] for left, right in pairwise(edges)]
 
 
 def _literal_runs(branch: str) -> Iterator[str]:
     """Runs of characters that must appear as they are: outside groups and classes, not
-    escapes like \\b or \\d, not followed by a quantifier."""
-    run, depth, index, in_class = "", 0, 0, False
-    while index < len(branch):
-        char, literal = branch[index], None
-        if char == "\\":
-            escaped = branch[index + 1 : index + 2]
-            if escaped in ("x", "u", "U", "N", "0") or escaped.isdigit():
-                break  # a code or a back-reference: what follows is no plain text
-            literal = escaped if escaped and not escaped.isalnum() else None
-            index += 1
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char not in "^$.|?*+{}":
-            literal = char
-        index += 1
-        quantified = index < len(branch) and branch[index] in "?*+{"
-        if literal is not None and depth == 0 and not in_class and not quantified:
-            run += literal
+    escapes like \\b or \\d, not under a quantifier."""
+    run = ""
+    for atom in _atoms(branch):
+        if atom.opaque:
+            break
+        if atom.text is not None and atom.depth == 0:
+            run += atom.text
             continue
         yield run
         run = ""
