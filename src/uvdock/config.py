@@ -175,6 +175,12 @@ def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     return values
 
 
+def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    """A configuration table's own values, checked, by field name (engine_args, not
+    engine-args), before any other layer applies."""
+    return _from_table(table, origin)
+
+
 _ENV_BOOLS = {
     **dict.fromkeys(("1", "true", "yes", "on"), True),
     **dict.fromkeys(("0", "false", "no", "off", ""), False),

@@ -84,15 +84,17 @@ class Context:
         return layers.config
 
     def widening(self, keys: dict[str, Any]) -> dict[str, Any]:
-        """The gated `keys` whose value differs from the built-in default: a repository
-        spelling out a default (venv = "/opt/venv") widens nothing and needs no trust."""
-        config = self.layers.config
-        defaults = {**config._field_defaults}
+        """The gated `keys` (the repository's own values) that differ from the built-in
+        default: a repository spelling out a default (venv = "/opt/venv") widens nothing and
+        needs no trust. The repository's value, not the final one: what the user set in the
+        environment or their own file must not change what the repository is trusted for."""
+        defaults = {**config_module.Config._field_defaults}
         defaults["uv_cache"] = config_module.default_uv_cache(self.env)
+        own = config_module.table_values(keys, self.layers.source)
         return {
             key: value
             for key, value in keys.items()
-            if getattr(config, key.replace("-", "_")) != defaults[key.replace("-", "_")]
+            if own[key.replace("-", "_")] != defaults[key.replace("-", "_")]
         }
 
     def said(self, name: str) -> str:

@@ -101,6 +101,28 @@ def test_trust_then_a_change_needs_trust_again_and_revoke_forgets(
     assert document["state"] == "not trusted" and document["keys"]["engine"] == "local"
 
 
+def test_what_trust_records_does_not_depend_on_the_users_own_settings(
+    make_repo: Callable[..., Path],
+    run_cli: RunCli,
+    user_config: Path,
+    fake_uv: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Review: `trust` judged the final setting, so UVDOCK_ENGINE=auto hid the repository's
+    # engine = "local" ("nothing to trust", nothing recorded, refused on the next command),
+    # and UVDOCK_VENV=/other made a repository's default venv look like a widening.
+    repo = _repo(make_repo, HOSTILE["engine local"])
+    monkeypatch.setenv("UVDOCK_ENGINE", "auto")
+    trusted = run_cli("--repo", repo, "trust")
+    assert trusted.code == 0 and "nothing to trust" not in trusted.out + trusted.err
+    monkeypatch.delenv("UVDOCK_ENGINE")
+    assert run_cli("--repo", repo, "lock").code == 0  # trusted: the repository's engine ran
+    defaults = _repo(make_repo, 'venv = "/opt/venv"\n')
+    monkeypatch.setenv("UVDOCK_VENV", "/other")
+    document = json.loads(run_cli("--repo", defaults, "--json", "trust", "--show").out)
+    assert document["state"] == "nothing to trust" and not document["keys"], document
+
+
 def test_trust_is_per_repository_path(
     make_repo: Callable[..., Path], run_cli: RunCli, user_config: Path, fake_uv: Path
 ) -> None:

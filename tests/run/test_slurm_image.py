@@ -104,3 +104,16 @@ def test_a_symlink_to_the_image_shares_its_container(tmp_path: Path) -> None:
     image = _sqsh(tmp_path / "shared.sqsh")
     (tmp_path / "link.sqsh").symlink_to(image)
     assert slurm.container_name(str(tmp_path / "link.sqsh")) == slurm.container_name(str(image))
+
+
+def test_the_unpacked_record_is_read_back_and_a_damaged_one_trusts_nothing(
+    tmp_path: Path,
+) -> None:
+    git_dir = tmp_path / ".git"
+    slurm.mark_ready(git_dir, ["uvdock-b", "uvdock-a", "uvdock-a"])
+    assert slurm.ready_names(git_dir) == ["uvdock-a", "uvdock-b"]
+    assert slurm.is_ready(git_dir, "uvdock-a") and not slurm.is_ready(git_dir, "uvdock-c")
+    # Not text (a disk error, a hostile clone): unpack again rather than stop with a crash.
+    (git_dir / "uvdock" / "srun-containers").write_bytes(b"\xff\xfe uvdock-a\n")
+    assert slurm.ready_names(git_dir) == []
+    assert not slurm.is_ready(git_dir, "uvdock-a")

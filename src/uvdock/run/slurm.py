@@ -190,9 +190,7 @@ def _ready_path(git_dir: Path) -> Path:
 
 
 def is_ready(git_dir: Path, name: str) -> bool:
-    with contextlib.suppress(OSError):
-        return name in _ready_path(git_dir).read_text().split()
-    return False
+    return name in ready_names(git_dir)
 
 
 def mark_ready(git_dir: Path, names: Sequence[str]) -> None:
@@ -205,8 +203,10 @@ def mark_ready(git_dir: Path, names: Sequence[str]) -> None:
 
 
 def ready_names(git_dir: Path) -> list[str]:
-    with contextlib.suppress(OSError):
-        return _ready_path(git_dir).read_text().split()
+    """The recorded names; none when the record is missing or damaged (not text): the
+    containers are then unpacked again, not trusted."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        return _ready_path(git_dir).read_text(encoding="utf-8").split()
     return []
 
 
