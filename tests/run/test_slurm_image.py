@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import RunCli
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.run import slurm
@@ -117,3 +118,13 @@ def test_the_unpacked_record_is_read_back_and_a_damaged_one_trusts_nothing(
     (git_dir / "uvdock" / "srun-containers").write_bytes(b"\xff\xfe uvdock-a\n")
     assert slurm.ready_names(git_dir) == []
     assert not slurm.is_ready(git_dir, "uvdock-a")
+
+
+def test_shell_slurm_without_the_sqsh_names_no_flag_the_user_never_gave(
+    megatron_repo: Path, run_cli: RunCli
+) -> None:
+    result = run_cli("--repo", megatron_repo, "shell", "--slurm")
+    assert result.code == 3, result.err
+    assert "--engine" not in result.err  # the user typed --slurm
+    assert "megatron-lm:local is a local image tag" in result.err
+    assert "uvdock image enroot" in result.err

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
+    from uvdock.config import Config
     from uvdock.context import Context
     from uvdock.run.shim import Shim
 
@@ -33,13 +34,20 @@ class Command:
         raise NotImplementedError
 
 
-def shim_for(ctx: Context) -> Shim:
-    """The shim for this invocation: its configuration, repository, environment and output."""
+def shim_for(ctx: Context, config: Config | None = None, **said: str) -> Shim:
+    """The shim for this invocation: its configuration, repository, environment and output.
+    A command whose own flag chose a setting passes the changed `config` and names the flag
+    (`engine="--slurm"`), so messages say who chose it."""
     from uvdock.run.shim import Shim
 
-    said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
+    named = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
     return Shim(
-        ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
+        config or ctx.config,
+        repo=ctx.repo,
+        env=ctx.env,
+        out=ctx.out,
+        dry_run=ctx.dry_run,
+        said={**named, **said},
     )
 
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import shim_for
 from uvdock.context import Context
 
 
@@ -22,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.base import engine_for, shim_for
+        from uvdock.commands.base import engine_for
 
         cfg = ctx.config
         if args.slurm or cfg.engine == "srun":
@@ -53,12 +54,9 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
     from uvdock.run import engines
-    from uvdock.run.shim import Shim
 
     cfg = ctx.config
-    shim = Shim(
-        cfg.replace(engine="srun"), repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run
-    )
+    shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
     gpus = args.gpus_per_node if args.gpus_per_node is not None else cfg.slurm_gpus_per_node
     argv = engines.srun_argv(
         shim.placement,

@@ -63,14 +63,14 @@ def step_image(
         command = "uvdock image enroot" + (" --lts" if lts else "")
         if check and not path.exists():
             raise EnvironmentUnusable(
-                f"--engine srun: {image} is a local image tag, which pyxis cannot read, and "
+                f"srun: {image} is a local image tag, which pyxis cannot read, and "
                 f"{output} does not exist",
                 hint=f"write it with `{command}`, or name a .sqsh with --image",
             )
         source = imported_from(path)
         if check and source and source != image:
             raise EnvironmentUnusable(
-                f"--engine srun: {output} holds {source}, not {image}",
+                f"srun: {output} holds {source}, not {image}",
                 hint=f"import it with `uvdock --image {image} image enroot --output OTHER.sqsh`, "
                 "then pass --image OTHER.sqsh",
             )
