@@ -165,13 +165,13 @@ def _running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's live process
-        return True
+        pass
     return True
 
 
 def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
-    """A synced temporary file beside `path` (already a target) holding `data`."""
-    remove_leftovers(path.parent)
+    """A synced temporary file beside `path` (already a target) holding `data`; the caller
+    has removed what a killed run left in that folder (once per folder, not per file)."""
     try:
         old = path.stat() if path.exists() else None
         prefix = f".{path.name}.{os.getpid()}."
@@ -208,6 +208,7 @@ def _replace(tmp: Path, path: Path) -> None:
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Replace `path` with exactly `data` in one step, keeping its mode unless `mode` is given."""
     target = target_of(path)
+    remove_leftovers(target.parent)
     _replace(_write_temp(target, data, mode), target)
 
 
@@ -230,7 +231,8 @@ def apply(edits: Sequence[FileEdit]) -> list[FileEdit]:
     """Write every changed file, or none. Returns the edits that were written."""
     changed = [e for e in edits if e.changed]
     targets = [target_of(e.path) for e in changed]  # every refusal before any write
-    for folder in {e.path.parent for e in edits}:  # a killed run's temporary files
+    # A killed run's temporary files: beside every file named, and beside what links point to.
+    for folder in {e.path.parent for e in edits} | {t.parent for t in targets}:
         remove_leftovers(folder)
     temps: list[tuple[FileEdit, Path, Path]] = []
     try:
