@@ -114,6 +114,14 @@ def test_bad_configuration_is_exit_2(
         config.load(tmp_path, env=env)
 
 
+def test_a_broken_user_config_file_is_named_by_its_full_path(tmp_path: Path) -> None:
+    user = tmp_path / "xdg" / "uvdock" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("engine = \n")
+    with pytest.raises(InputRefused, match=f"^{user}: not valid TOML"):
+        config.load(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+
+
 @pytest.mark.parametrize(
     "key",
     [

@@ -239,14 +239,16 @@ _ENV_NOT_CONFIG = frozenset(
 )
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
+    """`shown`: how errors name the file (the repository's files by name, the user's own
+    by its full path, which the user may not know)."""
     import tomllib
 
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputRefused(f"{path.name}: not valid TOML: {exc}") from None
+        raise InputRefused(f"{shown or path.name}: not valid TOML: {exc}") from None
     except OSError as exc:
         from uvdock.errors import EnvironmentUnusable
 
@@ -283,9 +285,15 @@ class Layers(NamedTuple):
     source: str  # where that table is ("uvdock.toml", "pyproject.toml [tool.uvdock]", "")
 
 
-def user_config_file(env: Mapping[str, str]) -> Path:
-    from uvdock.config_trust import config_home
+def config_home(env: Mapping[str, str]) -> Path:
+    """The user's configuration folder for uvdock (XDG base directory rules)."""
+    base = env.get("XDG_CONFIG_HOME", "")
+    if not base or not Path(base).is_absolute():  # the spec says: relative means unset
+        base = str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "uvdock"
 
+
+def user_config_file(env: Mapping[str, str]) -> Path:
     return config_home(env) / "config.toml"
 
 
@@ -295,7 +303,7 @@ def load_layers(repo: Path | None, env: Mapping[str, str] | None = None) -> Laye
     origins: dict[str, str] = {}
     user_file = user_config_file(env)
     if user_file.is_file():
-        user = _from_table(_read_toml(user_file), str(user_file))
+        user = _from_table(_read_toml(user_file, str(user_file)), str(user_file))
         values.update(user)
         origins.update(dict.fromkeys(user, f"your {user_file}"))
     table: dict[str, Any] = {}

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from uvdock.config import config_home, user_config_file
+
 # Keys that change where code runs (engine, container, venv: a present venv makes `auto`
 # run uv and the repository's build backend directly on this machine) or what the
 # container can reach (engine-args, the cache mount on both sides) or where a host file
@@ -43,14 +45,6 @@ class TrustRecord(NamedTuple):
     repo: str  # real path of the repository
     source: str  # "uvdock.toml" or "pyproject.toml [tool.uvdock]"
     sha256: str
-
-
-def config_home(env: Mapping[str, str]) -> Path:
-    """The user's configuration folder for uvdock (XDG base directory rules)."""
-    base = env.get("XDG_CONFIG_HOME", "")
-    if not base or not Path(base).is_absolute():  # the spec says: relative means unset
-        base = str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(base) / "uvdock"
 
 
 def trust_file(env: Mapping[str, str]) -> Path:
@@ -185,7 +179,7 @@ def refusal(
     )
     hint = (
         f"review {file}, then run `uvdock trust`; or choose {first} yourself "
-        f"(UVDOCK_{first.replace('-', '_').upper()}, your {config_home(env) / 'config.toml'}"
+        f"(UVDOCK_{first.replace('-', '_').upper()}, your {user_config_file(env)}"
         + (", --engine" if first == "engine" else "")
         + ")"
     )
