@@ -36,3 +36,16 @@ def test_pull_without_a_daemon_is_exit_3(
     assert result.code == 3, result.err
     assert "daemon is not reachable" in result.err
     assert "forbidden" not in result.err
+
+
+def test_engine_auto_takes_podman_when_no_daemon_answers_docker(
+    dead_docker: str, megatron_repo: Path, run_cli: RunCli
+) -> None:
+    # Every command, not `image enroot` alone (review: the choice was made for that command
+    # only, and not under --dry-run, so the dry run showed docker where the run used podman).
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed")
+    for words in (["image", "build"], ["--image", "x:1", "lock"], ["image", "enroot"]):
+        result = run_cli("--repo", megatron_repo, "--dry-run", *words)
+        assert result.code == 0, result.err
+        assert result.out.lstrip().startswith("podman ") or " podman://" in result.out, words

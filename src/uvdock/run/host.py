@@ -23,6 +23,8 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str 
     has_podman = proc.which("podman", env) is not None
     docker_daemon = bool(env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
     if has_docker and docker_daemon:
+        if has_podman and not _docker_answers(env):
+            return "podman"  # a docker socket no daemon answers (stopped, or stale)
         return "docker"
     if has_podman:
         return "podman"
@@ -33,3 +35,10 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str 
     raise EnvironmentUnusable(
         "no container engine found: install docker or podman, or use --engine srun / --engine local",
     )
+
+
+def _docker_answers(env: Mapping[str, str]) -> bool:
+    """Whether docker's daemon answers (asked only when podman is there to take over)."""
+    from uvdock.run import probe
+
+    return not probe.image("docker", "uvdock-probe", env, timeout=30).unreachable

@@ -14,6 +14,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import engine_for
 from uvdock.errors import EnvironmentUnusable
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class Command(BaseCommand):
                 hint="run this where enroot is installed (a Slurm login node), "
                 "or give srun --container-image the image directly",
             )
-        engine = _answering_engine(ctx)
+        engine = engine_for(ctx)
         if ctx.dry_run:
             ctx.out.command(imagebuild.enroot_argv(output, image, engine))
             return 0
@@ -56,21 +57,3 @@ class Command(BaseCommand):
         import_sqsh(image, engine, target, env=ctx.env, cwd=ctx.repo, show=ctx.out.detail)
         ctx.out.info(f"wrote {ctx.rel(target)} from {engine}'s {image}; `--engine srun` uses it")
         return 0
-
-
-def _answering_engine(ctx: Context) -> str:
-    """docker or podman, as the other commands choose; with engine auto, podman when the
-    docker CLI is there but no daemon answers it."""
-    from uvdock.commands.base import engine_for
-    from uvdock.run import probe, proc
-
-    engine = engine_for(ctx)
-    if (
-        ctx.config.engine == "auto"
-        and engine == "docker"
-        and not ctx.dry_run
-        and proc.which("podman", ctx.env)
-        and probe.image("docker", "uvdock-probe", ctx.env, timeout=30).unreachable
-    ):
-        return "podman"
-    return engine
