@@ -12,7 +12,8 @@ mean the same as before (tomllib), or the merged text is returned unchanged.
 from __future__ import annotations
 
 import tomllib
-from difflib import SequenceMatcher
+
+from uvdock.lock.textual_merge import line_changes
 
 
 def _is_comment_or_blank(line: str) -> bool:
@@ -22,8 +23,7 @@ def _is_comment_or_blank(line: str) -> bool:
 
 def _added_blocks(base: list[str], side: list[str]) -> list[list[str]]:
     """The runs of lines `side` inserted or wrote in place of base lines."""
-    matcher = SequenceMatcher(None, base, side, autojunk=False)
-    return [side[j1:j2] for tag, _, _, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    return [lines for _, _, lines in line_changes(base, side)]
 
 
 def _comment_heads(block: list[str]) -> list[tuple[list[str], str]]:

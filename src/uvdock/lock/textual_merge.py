@@ -87,8 +87,8 @@ def split_hunks(text: str) -> list[Piece] | None:
     return pieces
 
 
-def _changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:
-    """One side's line changes of the hunk's base: (start, end in base, new lines)."""
+def line_changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:
+    """One side's line changes of `base`: (start, end in base, the lines put there)."""
     matcher = SequenceMatcher(None, base, side, autojunk=False)
     return [
         (i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
@@ -106,7 +106,7 @@ def _interleave(hunk: Hunk, ours_first: bool) -> str | None:
     """Both sides' line changes applied to the hunk's base lines, when no base line is
     changed by both; at the same place the first side's change goes first."""
     ours, base, theirs = (part.splitlines(keepends=True) for part in hunk)
-    mine, other = _changes(base, ours), _changes(base, theirs)
+    mine, other = line_changes(base, ours), line_changes(base, theirs)
     if not base or any(_touch(a, b) for a in mine for b in other):
         return None
     first, second = (mine, other) if ours_first else (other, mine)

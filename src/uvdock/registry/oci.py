@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import SplitResult, urljoin, urlsplit
 
@@ -179,17 +179,19 @@ def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> st
     return OCI_INDEX if "manifests" in body else OCI_MANIFEST
 
 
-def list_platforms(body: Mapping[str, Any]) -> list[Platform]:
-    """The platforms of a manifest list / OCI index; attestation entries (unknown/unknown) skipped."""
-    platforms = []
+def _platform_entries(body: Mapping[str, Any]) -> Iterator[tuple[Platform, object]]:
+    """(platform, digest as written) of each entry of a manifest list / OCI index that
+    names a platform; attestation entries (unknown/unknown) skipped."""
     for entry in _list(body, "manifests"):
         platform = entry.get("platform") if isinstance(entry, Mapping) else None
-        if not isinstance(platform, Mapping):
-            continue
-        found = config_platform(platform)
-        if found is not None and found not in platforms:
-            platforms.append(found)
-    return platforms
+        found = config_platform(platform) if isinstance(platform, Mapping) else None
+        if found is not None:
+            yield found, entry.get("digest")
+
+
+def list_platforms(body: Mapping[str, Any]) -> list[Platform]:
+    """The platforms of a manifest list / OCI index, each once."""
+    return list(dict.fromkeys(platform for platform, _ in _platform_entries(body)))
 
 
 def config_platform(config: Mapping[str, Any]) -> Platform | None:
@@ -216,16 +218,11 @@ def sha256_digest(data: bytes) -> str:
 
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:
     """(platform, manifest digest) of each entry of a manifest list; attestations skipped."""
-    entries: list[tuple[Platform, str]] = []
-    for entry in _list(body, "manifests"):
-        if not isinstance(entry, Mapping):
-            continue
-        platform = entry.get("platform")
-        found = config_platform(platform) if isinstance(platform, Mapping) else None
-        digest = entry.get("digest")
-        if found is not None and isinstance(digest, str) and is_digest(digest):
-            entries.append((found, digest))
-    return entries
+    return [
+        (platform, digest)
+        for platform, digest in _platform_entries(body)
+        if isinstance(digest, str) and is_digest(digest)  # isinstance: for the type
+    ]
 
 
 def config_digest(body: Mapping[str, Any]) -> str | None:
