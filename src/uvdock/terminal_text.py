@@ -29,7 +29,3 @@ def _visible(match: re.Match[str]) -> str:
 def escape(text: str) -> str:
     """`text` with every control sequence shown, not obeyed."""
     return _UNSAFE.sub(_visible, text)
-
-
-def is_safe(text: str) -> bool:
-    return _UNSAFE.search(text) is None

@@ -40,7 +40,8 @@ class Command(BaseCommand):
         from uvdock.commands import uvwork
         from uvdock.commands.base import shim_for
 
-        title = _pr_title(ctx, args) if args.pr_body else None
+        branch = _branch(ctx, args) if args.pr_body else ""
+        title = _pr_title(ctx, args, branch) if args.pr_body else None
         shim = shim_for(ctx)
         uv_args = ["lock"]
         if args.check:
@@ -61,7 +62,7 @@ class Command(BaseCommand):
         if code != 0:
             raise uvwork.uv_failed(uv_args, code)
         if title is not None:
-            return _pr_body(ctx, args, before, title, uv_args)
+            return _pr_body(ctx, before, title, branch, uv_args)
         uvwork.show_lock_change(ctx, before, args.format)
         return 0
 
@@ -75,7 +76,7 @@ def _branch(ctx: Context, args: argparse.Namespace) -> str:
     return git.current_branch(ctx.repo) or ctx.config.base_ref.rpartition("/")[2]
 
 
-def _pr_title(ctx: Context, args: argparse.Namespace) -> str:
+def _pr_title(ctx: Context, args: argparse.Namespace, branch: str) -> str:
     """Checked before uv runs: a refused title must not cost a relock."""
     from datetime import UTC, datetime
 
@@ -88,11 +89,11 @@ def _pr_title(ctx: Context, args: argparse.Namespace) -> str:
             hint="uvdock lock --upgrade --pr-body > pr.md",
         )
     date = datetime.now(UTC).date().isoformat()
-    return pr_body.title(ctx.config.lock_bump_title, _branch(ctx, args), date)
+    return pr_body.title(ctx.config.lock_bump_title, branch, date)
 
 
 def _pr_body(
-    ctx: Context, args: argparse.Namespace, before: bytes | None, title: str, uv_args: list[str]
+    ctx: Context, before: bytes | None, title: str, branch: str, uv_args: list[str]
 ) -> int:
     """The pull request on stdout; nothing when uv.lock did not move (no PR to open)."""
     from uvdock.commands import uvwork
@@ -105,7 +106,6 @@ def _pr_body(
         ctx.out.info("uv.lock unchanged: no pull request to open")
         return 0
     diff = lockfile.diff_locks(before or b"", after)
-    branch = _branch(ctx, args)
     body = pr_body.render(
         diff,
         title_text=title,

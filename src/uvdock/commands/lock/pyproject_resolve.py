@@ -35,13 +35,9 @@ class PyprojectMerge:
     sides: tuple[str, str] = ("", "")  # ours' and theirs' texts (index stages 2 and 3)
 
     def report(self) -> dict[str, Any]:
+        from uvdock.lock.merge_report import report
+
         return report(self.result)
-
-
-def report(result: MergeResult) -> dict[str, Any]:
-    from uvdock.lock.merge_report import report as merge_report
-
-    return merge_report(result)
 
 
 def is_unmerged(repo: Path) -> bool:
@@ -82,6 +78,8 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
         ) from None
     if result.text is None:
         if ctx.out.json_mode:
+            from uvdock.lock.merge_report import report
+
             ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
         lines = "\n".join(f"  {c.line()}" for c in result.conflicts)
         count = len(result.conflicts)
