@@ -61,7 +61,6 @@ def run_rounds(root: Path, rounds: int, counts: Counter[str]) -> None:
                     counts[f"{key} ok" if outcome.ok else f"{key} BAD"] += 1
                     if not outcome.ok:
                         print(f"BAD {key}: exit {outcome.code} {outcome.leftovers}", flush=True)
-        time.sleep(SLEEP + 0.5)
         counts["late markers (must be 0)"] += len(late_markers(repo))
     finally:
         subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True)

@@ -27,6 +27,12 @@ class _Interrupts:
     fired = False
     depth = 0
     holding = 0  # nested held() blocks
+    signum = 0  # the signal of the interrupt being handled
+
+
+def interrupting_signal() -> int:
+    """The signal (SIGINT, SIGTERM) that raised the KeyboardInterrupt being handled."""
+    return _Interrupts.signum
 
 
 def shield_children() -> bool:
@@ -82,6 +88,7 @@ def held(*, reraise: bool = True) -> Iterator[None]:
         _reinstall(previous)
         if pending and reraise and not _Interrupts.fired:
             _Interrupts.fired = _Interrupts.depth > 0  # its clean-up must not be cut either
+            _Interrupts.signum = pending[0]
             raise KeyboardInterrupt
 
 
@@ -89,6 +96,7 @@ def _first_interrupt(signum: int, frame: FrameType | None) -> None:
     if _Interrupts.fired:
         return  # a second Ctrl-C while the first one's clean-up runs: let it finish
     _Interrupts.fired = True
+    _Interrupts.signum = signum
     raise KeyboardInterrupt
 
 

@@ -23,6 +23,7 @@ def test_run_mode_mounts_repo_and_cache_with_the_v_form(engine: str) -> None:
         "run",
         "--rm",
         "--init",
+        "--sig-proxy=false",
         "-i",
         "-v",
         "/src/repo:/workspace",
@@ -46,11 +47,12 @@ def test_run_mode_with_tty_name_and_gpus() -> None:
     argv = engines.run_argv(
         placement, ["bash"], mounts=MOUNTS, tty=True, name="uvdock-1", gpus=True
     )
-    assert argv[:9] == [
+    assert argv[:10] == [
         "docker",
         "run",
         "--rm",
         "--init",
+        "--sig-proxy=false",
         "-i",
         "-t",
         "--name=uvdock-1",
@@ -70,6 +72,7 @@ def test_run_mode_without_cache() -> None:
         "run",
         "--rm",
         "--init",
+        "--sig-proxy=false",
         "-i",
         "-v",
         "/r:/workspace",

@@ -20,7 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SIGNAL_KINDS = ("ctrl-c", "sigint", "sigterm")  # group SIGINT, SIGINT alone, SIGTERM alone
-SLEEP = 2  # seconds: the command still runs when the signal comes, ~0.1 s after it starts
+# Seconds the command sleeps: far longer than any stop takes, so its late marker means it
+# was never stopped, however slow the machine. Once uvdock has exited and nothing of the
+# command runs, no marker can appear later: nothing waits for this long.
+SLEEP = 30
 _SCRIPT = ': > .started-"$0"; sleep "$1"; echo late > .late-"$0"'
 UVDOCK_CONTAINER = re.compile(r"^uvdock-[0-9a-f]{12}$")
 
@@ -107,13 +110,15 @@ def interrupt_run(placement: Placement, kind: str, tag: str, duration: str) -> O
     if not started.exists():
         outcome.leftovers.append("the command never started")
     outcome.leftovers += [f"still running: {p}" for p in _running(placement, duration)]
+    if (placement.repo / f".late-{tag}").exists():
+        outcome.leftovers.append("the command ran to its end")
     if placement.mode == "run":
         outcome.leftovers += [f"container left: {n}" for n in uvdock_containers(tag)]
     return outcome
 
 
 def late_markers(repo: Path) -> list[str]:
-    """Markers written by a command that outlived uvdock (check SLEEP seconds after)."""
+    """Markers written by a command that ran to its end."""
     return sorted(p.name for p in repo.glob(".late-*"))
 
 

@@ -6,16 +6,13 @@ plumbum's `local.env` is a copy taken when plumbum is imported, so it is replace
 duration of each start. plumbum is imported here only, and this module only on process
 paths (`--version`, `image check`, `image show` never import it: see bench/startup.py).
 
-Interrupts: `run_foreground` turns the first Ctrl-C or SIGTERM into a clean stop. The
-child gets SIGINT (again: a SIGINT or SIGTERM sent to uvdock alone never reached it), the
-caller's `on_interrupt` stops what the child started elsewhere (a container, processes in
-one), the child is waited for (bounded, then killed), and only then is Interrupted raised,
-so the caller restores files after nothing it started is running any more.
+Interrupts: `run_foreground` turns the first Ctrl-C or SIGTERM into a clean stop
+(run/interrupt.py), and only then raises Interrupted, so the caller restores files after
+nothing it started is running any more.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
@@ -25,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from uvdock import signals
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
+from uvdock.run import interrupt
 from uvdock.run.captured import Completed
 
 __all__ = [
@@ -33,7 +31,6 @@ __all__ = [
     "forwarded_signal",
     "run",
     "run_foreground",
-    "stat_fields",
     "which",
 ]
 
@@ -149,10 +146,14 @@ def run(
     return result
 
 
-def forwarded_signal(mode: str) -> signal.Signals:
+def forwarded_signal(mode: str) -> signal.Signals | None:
     """The signal that stops a foreground child of placement `mode` cleanly: srun cancels its
-    tasks on SIGTERM (a single SIGINT only prints the job's state); everything else takes
-    SIGINT, as from the terminal."""
+    tasks on SIGTERM (a single SIGINT only prints the job's state); a local command takes
+    SIGINT, as from the terminal. An engine client (exec, run) gets none: the command in the
+    container is interrupted by `on_interrupt`, and the client, left alone, relays what the
+    command prints until it ends."""
+    if mode in ("exec", "run"):
+        return None
     return signal.SIGTERM if mode == "srun" else signal.SIGINT
 
 
@@ -163,9 +164,10 @@ def run_foreground(
     env: Mapping[str, str] | None = None,
     on_interrupt: Callable[[], None] | None = None,
     grace_seconds: float = 10.0,
-    forward: signal.Signals = signal.SIGINT,
+    forward: signal.Signals | None = signal.SIGINT,
     whole_tree: bool = False,
     own_group: bool = False,
+    die_with_uvdock: bool = False,
     record_group: Callable[[int], None] | None = None,
 ) -> int:
     """Run with the terminal attached (output streams through) and return the exit code.
@@ -174,10 +176,13 @@ def run_foreground(
     child may still run and once after it ended (a container created late is caught too).
     `whole_tree`: the signal goes to every process the child started, as a terminal's
     Ctrl-C would, and what is left after the grace period is killed (a local uv's own
-    children); otherwise only to the child (an engine CLI, whose container is stopped by
-    `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
-    from outside reaches it too, unless `own_group`: then the terminal's signals reach
-    uvdock only (the child's stdin is /dev/null, as it may not read the terminal). With
+    children); otherwise only to the child (srun; an engine CLI gets no `forward`, its
+    container's processes are interrupted by `on_interrupt`). The child stays in uvdock's
+    process group, so a kill of the group from outside reaches it too, unless `own_group`:
+    then the terminal's signals reach uvdock only (when stdin is a terminal, the child's is
+    /dev/null: a process outside the terminal's foreground group may not read it), and a
+    kill of uvdock's group misses it too: `die_with_uvdock` has the kernel kill it when
+    uvdock dies (an engine client would otherwise hold uvdock's output pipes open). With
     `record_group` the child also runs in a process group of its own (everything it starts
     stays in it), led by a placeholder whose pgid is handed to `record_group(pgid)` before
     the child starts, so that a caller can record the group and stop it after uvdock itself
@@ -196,9 +201,7 @@ def run_foreground(
                     record_group(leader.pid)  # recorded before anything of the child runs
                     streams["process_group"] = leader.pid
                 elif own_group:
-                    import subprocess
-
-                    streams.update(stdin=subprocess.DEVNULL, process_group=0)
+                    streams.update(_outside_the_group(die_with_uvdock))
                 child = _popen(argv, env, cwd, **streams)
             return exit_code(child.wait())
         except _NotStarted as failed:
@@ -206,13 +209,26 @@ def run_foreground(
             return failed.code
         except KeyboardInterrupt:
             pgid = leader.pid if leader is not None else None
-            _Stopper(child, whole_tree, forward, pgid=pgid).stop(on_interrupt, grace_seconds)
+            stopper = interrupt.Stopper(child, whole_tree, forward, pgid=pgid)
+            stopper.stop(on_interrupt, grace_seconds)
             _restore_terminal(terminal)
             raise Interrupted("interrupted") from None
         finally:
             if leader is not None:
                 leader.kill()
                 leader.wait()
+
+
+def _outside_the_group(die_with_uvdock: bool) -> dict[str, Any]:
+    """Popen arguments for a child in a process group of its own (see run_foreground)."""
+    import subprocess
+
+    streams: dict[str, Any] = {"process_group": 0}
+    if sys.stdin is not None and sys.stdin.isatty():
+        streams["stdin"] = subprocess.DEVNULL
+    if die_with_uvdock:
+        streams["preexec_fn"] = interrupt.death_signal_setter()
+    return streams
 
 
 # Waits while uvdock ($0) lives: a killed uvdock leaves no idle placeholder behind (the
@@ -259,77 +275,3 @@ def _restore_terminal(settings: list[Any] | None) -> None:
             termios.tcsetattr(fd, termios.TCSADRAIN, settings)
     except (OSError, ValueError, termios.error):
         return
-
-
-def _descendants(root: int) -> list[tuple[int, str]]:
-    """(pid, start time) of every living descendant of `root`, from /proc (Linux)."""
-    children: dict[int, list[tuple[int, str]]] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit():
-            continue
-        stat = stat_fields(int(entry))
-        if stat is not None:
-            children.setdefault(int(stat[1]), []).append((int(entry), stat[19]))
-    found: list[tuple[int, str]] = []
-    todo = [root]
-    while todo:
-        for pid, started in children.get(todo.pop(), []):
-            found.append((pid, started))
-            todo.append(pid)
-    return found
-
-
-def stat_fields(pid: int) -> list[str] | None:
-    """/proc/PID/stat after the command name: state, ppid, pgrp, ... (starttime is [19])."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2 :].split()
-    return fields if len(fields) > 19 else None
-
-
-class _Stopper:
-    def __init__(
-        self,
-        child: subprocess.Popen[Any] | None,
-        whole_tree: bool,
-        forward: signal.Signals,
-        *,
-        pgid: int | None = None,
-    ) -> None:
-        self.child = child
-        self.forward = forward
-        self.pgid = pgid
-        # Taken now, while orphans still hang under the child: they are found again by
-        # pid and start time when the grace period is over.
-        self.tree = _descendants(os.getpid()) if whole_tree and child is not None else []
-
-    def _signal(self, sig: signal.Signals) -> None:
-        if self.pgid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pgid, sig)  # its group: the terminal's Ctrl-C missed it
-        if self.child is not None and self.child.poll() is None:
-            self.child.send_signal(sig)
-        for pid, started in self.tree:
-            stat = stat_fields(pid)
-            if stat is not None and stat[19] == started and stat[0] != "Z":
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, sig)
-
-    def stop(self, on_interrupt: Callable[[], None] | None, grace_seconds: float) -> None:
-        import subprocess
-
-        self._signal(self.forward)
-        if on_interrupt is not None:
-            on_interrupt()
-        if self.child is not None:
-            try:
-                self.child.wait(grace_seconds)
-            except subprocess.TimeoutExpired:
-                self._signal(signal.SIGKILL)
-                self.child.wait()
-        self._signal(signal.SIGKILL)  # what the child left behind in its tree
-        if on_interrupt is not None:
-            on_interrupt()

@@ -6,12 +6,11 @@ not be stopped (the caller shows it; uvdock still exits 130).
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
 
 from uvdock.errors import CommandFailed
-from uvdock.run import proc
+from uvdock.run import interrupt, proc
 
 RUN_MARKER = "UVDOCK_RUN"
 
@@ -67,15 +66,27 @@ def container_exists(engine: str, name: str, env: Mapping[str, str]) -> bool:
     return name in found.stdout.split()
 
 
+# A run container holds only what uvdock started, and its init (--init) passes a signal on
+# to its one child: a terminal's Ctrl-C reaches the whole foreground group instead, so
+# `sh -c`'s children and pytest's workers would run on until the kill. `kill -1` from inside
+# reaches every process but the namespace's init and the sender.
+_INTERRUPT_ALL = "kill -s INT -- -1"
+
+
 def stop_container(
     engine: str, name: str, env: Mapping[str, str], *, grace: float = 10.0
 ) -> str | None:
-    """Stop the named container (SIGTERM, SIGKILL after `grace`), remove it, wait until the
-    engine no longer knows it."""
+    """Interrupt everything in the named container as a terminal's Ctrl-C would (SIGINT),
+    give it `grace` seconds to end, then kill and remove it and wait until the engine no
+    longer knows it."""
     if not container_exists(engine, name, env):
         return None
-    _quiet(engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20)
-    deadline = time.monotonic() + grace + 10
+    interrupt = ["exec", "--", name, "sh", "-c", _INTERRUPT_ALL]
+    if _quiet(engine, interrupt, env, 20):
+        _quiet(engine, ["wait", "--", name], env, grace)
+    else:  # no sh in the image, or it had just ended: the engine's stop (SIGTERM, SIGKILL)
+        _quiet(engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20)
+    deadline = time.monotonic() + 10
     while container_exists(engine, name, env):
         if time.monotonic() > deadline:
             _quiet(engine, ["rm", "--force", "--", name], env, 30)
@@ -87,15 +98,19 @@ def stop_container(
     return None
 
 
-def _quiet(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> None:
-    with contextlib.suppress(CommandFailed):
-        proc.run([engine, *args], env=env, check=False, timeout=timeout)
+def _quiet(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> bool:
+    """Whether the engine command ran and succeeded (a failure or timeout is not reported:
+    the caller checks what it wanted by looking again)."""
+    try:
+        return proc.run([engine, *args], env=env, check=False, timeout=timeout).ok
+    except CommandFailed:
+        return False
 
 
 def group_identity(pgid: int) -> dict[str, str]:
     """What identifies the process group `pgid` leads, for `stop_group` after a kill:
     its session and the leader's start time (a pid number alone may be reused)."""
-    fields = proc.stat_fields(pgid)
+    fields = interrupt.stat_fields(pgid)
     if fields is None:
         return {"pgid": str(pgid)}
     return {"pgid": str(pgid), "sid": fields[3], "start": fields[19]}
@@ -110,7 +125,7 @@ def _members(identity: Mapping[str, str]) -> list[int]:
     start = int(identity.get("start", "0") or 0)
     found = []
     for entry in os.listdir("/proc"):
-        fields = proc.stat_fields(int(entry)) if entry.isdigit() else None
+        fields = interrupt.stat_fields(int(entry)) if entry.isdigit() else None
         if fields is None or fields[0] in ("Z", "X") or fields[2] != pgid:
             continue
         if (sid and fields[3] != sid) or int(fields[19]) < start:
