@@ -21,25 +21,6 @@ if TYPE_CHECKING:
     import subprocess
 
 
-def death_signal_setter() -> Callable[[], None] | None:
-    """For a child about to be started: have the kernel SIGKILL it when uvdock dies
-    (Linux's PR_SET_PDEATHSIG). None where that is not available."""
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (ImportError, OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def set_death_signal() -> None:  # runs in the child, between fork and exec
-        prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:  # uvdock died before the line above took effect
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return set_death_signal
-
-
 def from_terminal() -> bool:
     """Whether the SIGINT being handled came from a Ctrl-C on uvdock's terminal, so the
     terminal sent it to uvdock's whole process group. A SIGINT while that group is the
@@ -98,7 +79,7 @@ class Stopper:
         self,
         child: subprocess.Popen[Any] | None,
         whole_tree: bool,
-        forward: signal.Signals | None,
+        forward: signal.Signals,
         *,
         pgid: int | None = None,
     ) -> None:
@@ -113,9 +94,7 @@ class Stopper:
         # pid and start time when the grace period is over.
         self.tree = descendants(os.getpid()) if whole_tree and child is not None else []
 
-    def _signal(self, sig: signal.Signals | None) -> None:
-        if sig is None:
-            return
+    def _signal(self, sig: signal.Signals) -> None:
         skip = self.have_it if sig == self.forward else None
         if self.pgid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -146,14 +146,11 @@ def run(
     return result
 
 
-def forwarded_signal(mode: str) -> signal.Signals | None:
+def forwarded_signal(mode: str) -> signal.Signals:
     """The signal that stops a foreground child of placement `mode` cleanly: srun cancels its
-    tasks on SIGTERM (a single SIGINT only prints the job's state); a local command takes
-    SIGINT, as from the terminal. An engine client (exec, run) gets none: the command in the
-    container is interrupted by `on_interrupt`, and the client, left alone, relays what the
-    command prints until it ends."""
-    if mode in ("exec", "run"):
-        return None
+    tasks on SIGTERM (a single SIGINT only prints the job's state); everything else takes
+    SIGINT, as from the terminal (an engine client without a signal proxy just exits: the
+    command in its container is interrupted by `on_interrupt`)."""
     return signal.SIGTERM if mode == "srun" else signal.SIGINT
 
 
@@ -164,10 +161,9 @@ def run_foreground(
     env: Mapping[str, str] | None = None,
     on_interrupt: Callable[[], None] | None = None,
     grace_seconds: float = 10.0,
-    forward: signal.Signals | None = signal.SIGINT,
+    forward: signal.Signals = signal.SIGINT,
     whole_tree: bool = False,
     own_group: bool = False,
-    die_with_uvdock: bool = False,
     record_group: Callable[[int], None] | None = None,
 ) -> int:
     """Run with the terminal attached (output streams through) and return the exit code.
@@ -176,13 +172,10 @@ def run_foreground(
     child may still run and once after it ended (a container created late is caught too).
     `whole_tree`: the signal goes to every process the child started, as a terminal's
     Ctrl-C would, and what is left after the grace period is killed (a local uv's own
-    children); otherwise only to the child (srun; an engine CLI gets no `forward`, its
-    container's processes are interrupted by `on_interrupt`). The child stays in uvdock's
-    process group, so a kill of the group from outside reaches it too, unless `own_group`:
-    then the terminal's signals reach uvdock only (when stdin is a terminal, the child's is
-    /dev/null: a process outside the terminal's foreground group may not read it), and a
-    kill of uvdock's group misses it too: `die_with_uvdock` has the kernel kill it when
-    uvdock dies (an engine client would otherwise hold uvdock's output pipes open). With
+    children); otherwise only to the child (an engine CLI, whose container is stopped by
+    `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
+    from outside reaches it too, unless `own_group`: then the terminal's signals reach
+    uvdock only (the child's stdin is /dev/null, as it may not read the terminal). With
     `record_group` the child also runs in a process group of its own (everything it starts
     stays in it), led by a placeholder whose pgid is handed to `record_group(pgid)` before
     the child starts, so that a caller can record the group and stop it after uvdock itself
@@ -201,7 +194,9 @@ def run_foreground(
                     record_group(leader.pid)  # recorded before anything of the child runs
                     streams["process_group"] = leader.pid
                 elif own_group:
-                    streams.update(_outside_the_group(die_with_uvdock))
+                    import subprocess
+
+                    streams.update(stdin=subprocess.DEVNULL, process_group=0)
                 child = _popen(argv, env, cwd, **streams)
             return exit_code(child.wait())
         except _NotStarted as failed:
@@ -217,18 +212,6 @@ def run_foreground(
             if leader is not None:
                 leader.kill()
                 leader.wait()
-
-
-def _outside_the_group(die_with_uvdock: bool) -> dict[str, Any]:
-    """Popen arguments for a child in a process group of its own (see run_foreground)."""
-    import subprocess
-
-    streams: dict[str, Any] = {"process_group": 0}
-    if sys.stdin is not None and sys.stdin.isatty():
-        streams["stdin"] = subprocess.DEVNULL
-    if die_with_uvdock:
-        streams["preexec_fn"] = interrupt.death_signal_setter()
-    return streams
 
 
 # Waits while uvdock ($0) lives: a killed uvdock leaves no idle placeholder behind (the

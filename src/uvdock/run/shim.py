@@ -326,21 +326,11 @@ class Shim:
             on_interrupt=self._stop,
             forward=proc.forwarded_signal(mode),
             whole_tree=mode == "local",
-            own_group=self._own_group(argv),
-            die_with_uvdock=mode in ("exec", "run"),
+            # Two Ctrl-C to srun abort it mid-clean-up: only uvdock gets the terminal's, and
+            # srun a single SIGTERM. (With --pty the terminal is raw: Ctrl-C is a byte.)
+            own_group=mode == "srun" and "--pty" not in argv,
             record_group=self.on_local_start if mode == "local" else None,
         )
-
-    def _own_group(self, argv: list[str]) -> bool:
-        """Whether the terminal's (or a process group's) signals should reach uvdock only.
-        srun: two Ctrl-C abort it mid-clean-up, so it gets a single SIGTERM from uvdock
-        (with --pty the terminal is raw: Ctrl-C is a byte). An engine client: a signal
-        kills it (no proxy), and with it the rest of what the command prints while it
-        stops; it may leave uvdock's group only when it needs no terminal to read."""
-        mode = self.placement.mode
-        if mode == "srun":
-            return "--pty" not in argv
-        return mode in ("exec", "run") and not sys.stdin.isatty()
 
     def unpack_once(self) -> None:
         from uvdock.run import git, slurm

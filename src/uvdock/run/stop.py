@@ -81,30 +81,42 @@ def stop_container(
     longer knows it."""
     if not container_exists(engine, name, env):
         return None
-    interrupt = ["exec", "--", name, "sh", "-c", _INTERRUPT_ALL]
-    if _quiet(engine, interrupt, env, 20):
-        _quiet(engine, ["wait", "--", name], env, grace)
-    else:  # no sh in the image, or it had just ended: the engine's stop (SIGTERM, SIGKILL)
-        _quiet(engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20)
+    ends = time.monotonic() + grace
+    interrupted = _engine_code(engine, ["exec", "--", name, "sh", "-c", _INTERRUPT_ALL], env, 20)
+    if interrupted in (126, 127):  # no sh in the image: the engine's stop (SIGTERM, SIGKILL)
+        _engine_code(engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20)
+    # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
+    # must not let the removal below kill it in the middle of its clean-up.
+    while _running(engine, name, env) and time.monotonic() < ends:
+        if _engine_code(engine, ["wait", "--", name], env, max(0.5, ends - time.monotonic())):
+            time.sleep(0.2)
     deadline = time.monotonic() + 10
     while container_exists(engine, name, env):
+        _engine_code(engine, ["rm", "--force", "--", name], env, 30)
         if time.monotonic() > deadline:
-            _quiet(engine, ["rm", "--force", "--", name], env, 30)
             if container_exists(engine, name, env):
                 return f"could not stop container {name}; stop it with `{engine} rm --force {name}`"
             return None
-        _quiet(engine, ["rm", "--force", "--", name], env, 30)
         time.sleep(0.2)
     return None
 
 
-def _quiet(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> bool:
-    """Whether the engine command ran and succeeded (a failure or timeout is not reported:
-    the caller checks what it wanted by looking again)."""
+def _running(engine: str, name: str, env: Mapping[str, str]) -> bool:
+    argv = ["inspect", "--format", "{{.State.Running}}", "--", name]
     try:
-        return proc.run([engine, *args], env=env, check=False, timeout=timeout).ok
+        found = proc.run([engine, *argv], env=env, check=False, timeout=30)
     except CommandFailed:
-        return False
+        return False  # the removal that follows finds out
+    return found.ok and found.stdout.strip() == "true"
+
+
+def _engine_code(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> int:
+    """The engine command's exit code, -1 when it timed out (not reported: the caller
+    checks what it wanted by looking again)."""
+    try:
+        return proc.run([engine, *args], env=env, check=False, timeout=timeout).returncode
+    except CommandFailed:
+        return -1
 
 
 def group_identity(pgid: int) -> dict[str, str]:
