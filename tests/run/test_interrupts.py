@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 from conftest import engine_name, init_repo, remove_container, start_container
-from samples.interrupts import SIGNAL_KINDS, SLEEP, Placement, interrupt_run, late_markers
+from samples.interrupts import (
+    SIGNAL_KINDS,
+    SLEEP,
+    Placement,
+    interrupt_run,
+    late_markers,
+    uvdock_containers,
+)
 
 pytestmark = pytest.mark.engine
 
@@ -98,3 +105,33 @@ def test_an_interrupt_during_the_uv_version_probe_leaves_no_container(
     for name in left:
         remove_container(name)
     assert left == [], err.decode()
+
+
+def test_a_run_container_without_sh_on_its_path_is_stopped_by_the_engine(
+    engine_image: str, tmp_path: Path
+) -> None:
+    # Every process gets SIGINT from a `sh` started inside; where there is none (exit 127),
+    # the engine's own stop still ends the command with a SIGTERM it can act on (not the
+    # SIGKILL after the grace period), and leaves no container.
+    import signal
+    import subprocess
+    import sys
+
+    repo = init_repo(tmp_path / "repo")
+    env = {**os.environ, "UVDOCK_ENGINE_ARGS": "-e PATH=/nowhere"}
+    tag = f"no-sh-{time.monotonic_ns()}"
+    script = 'trap "echo > .term-$0; exit 143" TERM; : > .started-"$0"; /bin/sleep 30 & wait'
+    argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "podman"]
+    argv += ["--image", engine_image, "run", "--", "/bin/sh", "-c", script, tag]
+    child = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while not (repo / f".started-{tag}").exists() and time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()[1].decode()
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    _out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err.decode()
+    assert (repo / f".term-{tag}").exists(), "the command never got the engine's SIGTERM"
+    assert uvdock_containers(tag) == []

@@ -87,9 +87,13 @@ def stop_container(
         _engine_code(engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20)
     # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
     # must not let the removal below kill it in the middle of its clean-up.
-    while _running(engine, name, env) and time.monotonic() < ends:
+    running = _running(engine, name, env)
+    while running and time.monotonic() < ends:
         if _engine_code(engine, ["wait", "--", name], env, max(0.5, ends - time.monotonic())):
             time.sleep(0.2)
+        running = _running(engine, name, env)
+    if running:  # the grace period is over: SIGKILL (podman's `rm --force` would SIGTERM first)
+        _engine_code(engine, ["kill", "--", name], env, 30)
     deadline = time.monotonic() + 10
     while container_exists(engine, name, env):
         _engine_code(engine, ["rm", "--force", "--", name], env, 30)
