@@ -51,8 +51,9 @@ def mounted(engine_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 def _argv(placement: Placement, tag: str) -> list[str]:
-    argv = [sys.executable, "-m", "uvdock", "--repo", str(placement.repo), *placement.options()]
-    return [*argv, "run", "--", "sh", "-c", SCRIPT, tag, COUNTER]
+    # -v: how uvdock stopped the command is in the failure's message
+    argv = [sys.executable, "-m", "uvdock", "-v", "--repo", str(placement.repo)]
+    return [*argv, *placement.options(), "run", "--", "sh", "-c", SCRIPT, tag, COUNTER]
 
 
 def _wait_for(path: Path, alive: subprocess.Popen[bytes] | None = None) -> None:

@@ -358,7 +358,9 @@ class Shim:
         if placement.mode == "exec":
             problem = stop.stop_tagged(placement.engine, placement.container, self.run_id, self.env)
         elif placement.mode == "run":
-            problem = stop.stop_container(placement.engine, self.container_name, self.env)
+            problem = stop.stop_container(
+                placement.engine, self.container_name, self.env, log=self.out.detail
+            )
         elif placement.mode == "srun":  # should srun have died before it ended its job
             from uvdock.run import slurm
 

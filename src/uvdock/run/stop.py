@@ -7,7 +7,7 @@ not be stopped (the caller shows it; uvdock still exits 130).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from uvdock.errors import CommandFailed
 from uvdock.run import interrupt, proc
@@ -74,44 +74,59 @@ _INTERRUPT_ALL = "kill -s INT -- -1"
 
 
 def stop_container(
-    engine: str, name: str, env: Mapping[str, str], *, grace: float = 10.0
+    engine: str,
+    name: str,
+    env: Mapping[str, str],
+    *,
+    grace: float = 10.0,
+    log: Callable[[str], None] = lambda step: None,
 ) -> str | None:
     """Interrupt everything in the named container as a terminal's Ctrl-C would (SIGINT),
     give it `grace` seconds to end, then kill and remove it and wait until the engine no
-    longer knows it."""
+    longer knows it. `log` hears each step (`uvdock -v`)."""
     if not container_exists(engine, name, env):
         return None
     ends = time.monotonic() + grace
     interrupted = _engine_code(engine, ["exec", "--", name, "sh", "-c", _INTERRUPT_ALL], env, 20)
+    log(f"container {name}: SIGINT to every process from inside (exit {interrupted})")
     if interrupted in (126, 127):  # no sh in the image: the engine's stop (SIGTERM, SIGKILL)
-        _engine_code(engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20)
+        code = _engine_code(
+            engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20
+        )
+        log(f"container {name}: no sh to run that, `{engine} stop` instead (exit {code})")
     # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
-    # must not let the removal below kill it in the middle of its clean-up.
+    # must not let the removal below cut its clean-up short.
     running = _running(engine, name, env)
     while running and time.monotonic() < ends:
         if _engine_code(engine, ["wait", "--", name], env, max(0.5, ends - time.monotonic())):
             time.sleep(0.2)
         running = _running(engine, name, env)
     if running:  # the grace period is over: SIGKILL (podman's `rm --force` would SIGTERM first)
-        _engine_code(engine, ["kill", "--", name], env, 30)
+        code = _engine_code(engine, ["kill", "--", name], env, 30)
+        log(f"container {name}: still running after {grace:g} s, killed (exit {code})")
     deadline = time.monotonic() + 10
     while container_exists(engine, name, env):
         _engine_code(engine, ["rm", "--force", "--", name], env, 30)
         if time.monotonic() > deadline:
             if container_exists(engine, name, env):
                 return f"could not stop container {name}; stop it with `{engine} rm --force {name}`"
-            return None
+            break
         time.sleep(0.2)
+    log(f"container {name}: gone")
     return None
 
 
 def _running(engine: str, name: str, env: Mapping[str, str]) -> bool:
-    argv = ["inspect", "--format", "{{.State.Running}}", "--", name]
+    """Whether the container still runs. An engine that cannot say (busy, or the container
+    is being removed) is asked whether it still lists it: never taken as ended on a guess."""
+    argv = [engine, "container", "inspect", "--format", "{{.State.Running}}", "--", name]
     try:
-        found = proc.run([engine, *argv], env=env, check=False, timeout=30)
+        found = proc.run(argv, env=env, check=False, timeout=30)
     except CommandFailed:
-        return False  # the removal that follows finds out
-    return found.ok and found.stdout.strip() == "true"
+        return container_exists(engine, name, env)
+    if found.ok:
+        return found.stdout.strip() == "true"
+    return container_exists(engine, name, env)
 
 
 def _engine_code(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> int:
