@@ -66,7 +66,7 @@ def _wait_for(path: Path, alive: subprocess.Popen[bytes] | None = None) -> None:
 
 def _sigints(repo: Path, tag: str) -> str:
     counted = repo / f".sigints-{tag}"
-    deadline = time.monotonic() + 15  # the command may outlive a SIGKILLed engine client
+    deadline = time.monotonic() + 15  # written before uvdock exits; this only bounds a failure
     while not counted.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     return counted.read_text() if counted.exists() else "none (killed before its clean-up)"
