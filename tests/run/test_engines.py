@@ -23,7 +23,6 @@ def test_run_mode_mounts_repo_and_cache_with_the_v_form(engine: str) -> None:
         "run",
         "--rm",
         "--init",
-        "--sig-proxy=false",
         "-i",
         "-v",
         "/src/repo:/workspace",
@@ -47,12 +46,11 @@ def test_run_mode_with_tty_name_and_gpus() -> None:
     argv = engines.run_argv(
         placement, ["bash"], mounts=MOUNTS, tty=True, name="uvdock-1", gpus=True
     )
-    assert argv[:10] == [
+    assert argv[:9] == [
         "docker",
         "run",
         "--rm",
         "--init",
-        "--sig-proxy=false",
         "-i",
         "-t",
         "--name=uvdock-1",
@@ -72,7 +70,6 @@ def test_run_mode_without_cache() -> None:
         "run",
         "--rm",
         "--init",
-        "--sig-proxy=false",
         "-i",
         "-v",
         "/r:/workspace",

@@ -120,7 +120,10 @@ def test_a_run_container_without_sh_on_its_path_is_stopped_by_the_engine(
     repo = init_repo(tmp_path / "repo")
     env = {**os.environ, "UVDOCK_ENGINE_ARGS": "-e PATH=/nowhere"}
     tag = f"no-sh-{time.monotonic_ns()}"
-    script = 'trap "echo > .term-$0; exit 143" TERM; : > .started-"$0"; /bin/sleep 30 & wait'
+    # It shrugs off the SIGINT that the engine's signal proxy passes on (as a command busy
+    # with its clean-up would), so only the engine's stop can end it before the SIGKILL.
+    script = 'trap "echo > .term-$0; exit 143" TERM; trap : INT; : > .started-"$0"; '
+    script += "while :; do /bin/sleep 30 & wait; done"
     argv = [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "podman"]
     argv += ["--image", engine_image, "run", "--", "/bin/sh", "-c", script, tag]
     child = subprocess.Popen(

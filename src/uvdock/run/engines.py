@@ -118,10 +118,9 @@ def run_argv(
 ) -> list[str]:
     image = operand(placement.image, "image")
     # --init: the command is not PID 1, so SIGINT/SIGTERM reach it with default actions.
-    # --sig-proxy=false: the proxy hands a signal to init, which passes it to its one child
-    # only; an interrupt is delivered to every process in the container by run/stop instead,
-    # once, as a terminal's Ctrl-C reaches its whole foreground group.
-    argv = [placement.engine, "run", "--rm", "--init", "--sig-proxy=false", "-i"]
+    # The signal proxy stays on: a `run --rm` client that a signal kills can drop the
+    # container from the engine's records while its processes run on (podman 4.3).
+    argv = [placement.engine, "run", "--rm", "--init", "-i"]
     if tty:
         argv.append("-t")
     if name:

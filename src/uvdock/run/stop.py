@@ -66,10 +66,12 @@ def container_exists(engine: str, name: str, env: Mapping[str, str]) -> bool:
     return name in found.stdout.split()
 
 
-# A run container holds only what uvdock started, and its init (--init) passes a signal on
-# to its one child: a terminal's Ctrl-C reaches the whole foreground group instead, so
-# `sh -c`'s children and pytest's workers would run on until the kill. `kill -1` from inside
-# reaches every process but the namespace's init and the sender.
+# A run container holds only what uvdock started. The engine's signal proxy hands an
+# interrupt to init (--init), which passes it to its own child only; a terminal's Ctrl-C
+# reaches the whole foreground group instead, so `sh -c`'s children and pytest's workers
+# would run on until the kill. `kill -1` from inside reaches every process but init and the
+# sender, parents in the same call as their children (a shell that saw only its child
+# interrupted would carry on with its script). Init's child may so get the proxy's SIGINT too.
 _INTERRUPT_ALL = "kill -s INT -- -1"
 
 
