@@ -29,7 +29,7 @@ REAL = ROOT / "examples" / "megatron-lm" / "pyproject.toml"
 sys.path.insert(0, str(ROOT / "tests" / "lock"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from uvdock.lock.textual_merge import MARKER_SIZE, Textual  # noqa: E402
+from uvdock.merge.textual import MARKER_SIZE, Textual  # noqa: E402
 
 
 def best(fn: Callable[[], object], runs: int) -> float:
@@ -78,7 +78,7 @@ def main() -> int:
     args = parser.parse_args()
     from test_pyproject_merge import OURS_EDITS, THEIRS_EDITS, edited
 
-    from uvdock.lock.pyproject_merge import merge_pyproject
+    from uvdock.merge.pyproject import merge_pyproject
 
     base = REAL.read_text(encoding="utf-8")
     ours, theirs = edited(base, OURS_EDITS), edited(base, THEIRS_EDITS)
@@ -103,7 +103,7 @@ def main() -> int:
     py = sys.executable
     runs = max(5, args.runs // 2)
     bare = process([py, "-c", "pass"], runs)
-    imports = process([py, "-c", "import uvdock.lock.pyproject_merge"], runs)
+    imports = process([py, "-c", "import uvdock.merge.pyproject"], runs)
     with tempfile.TemporaryDirectory() as tmp:
         files = []
         for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
@@ -117,7 +117,7 @@ def main() -> int:
 
         whole = best(reset_and_run, runs)
     print(f"python -c pass:                         {bare * 1000:.0f} ms")
-    print(f"import uvdock.lock.pyproject_merge:     {imports * 1000:.0f} ms")
+    print(f"import uvdock.merge.pyproject:     {imports * 1000:.0f} ms")
     print(f"uvdock merge-driver pyproject (whole):  {whole * 1000:.0f} ms")
     return 0
 

@@ -76,7 +76,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from uvdock.redact import MASK, Redactor, secret_values
+    from uvdock.ui.redact import MASK, Redactor, secret_values
 
     lines = real_lines(args.lines)
     values = secret_values(ENV)

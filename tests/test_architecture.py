@@ -34,11 +34,12 @@ PACKAGE = "uvdock"
 
 # registry/ is domain code too (it returns data and raises; it neither prints nor spawns), and
 # the one package allowed to open network connections.
-DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "project", "registry")
+DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "merge", "project", "registry", "formats")
 DOMAIN_MODULES = ("doctor.signatures", "doctor.logscan", "doctor.logread")
 # Modules that may import uvdock.run (besides run/ itself).
 RUN_IMPORTERS_PACKAGES = ("commands", "run")
-RUN_IMPORTERS_MODULES = ("doctor.checks", "context")
+# The file layer holds off Ctrl-C (run/signals.py) while a write must not be cut in half.
+RUN_IMPORTERS_MODULES = ("doctor.checks", "context", "files.edit", "files.state_store")
 # `python -m uvdock` (and the console script, `uvdock.__main__:entry`) is the one place that
 # may import the CLI's root handler and hand its exit code to the OS.
 ENTRY_POINTS = ("uvdock.__main__",)
@@ -74,31 +75,75 @@ FILE_WRITER_PACKAGES = (
     "run",  # the uv shim and its cache (run/shim.py): the files a run needs, beside the repo
 )
 FILE_WRITER_MODULES = (
-    "edit",  # every edit of a repository file: atomic, confined to the repository
-    "state_store",  # `lock resolve`'s saved state in the git dir (the model is lock/)
-    "repolock",  # the repository lock file: one writer at a time
+    "files.edit",  # every edit of a repository file: atomic, confined to the repository
+    "files.state_store",  # `lock resolve`'s saved state in the git dir (the model is lock/)
+    "files.repolock",  # the repository lock file: one writer at a time
     "cli.main",  # the crash log of an internal error (exit 4), in the temp folder
 )
 # edit.py's functions that write; domain code may use its plan types (FileEdit) only.
 EDIT_WRITERS = ("apply", "atomic_write", "atomic_write_bytes", "ensure_folder")
 WRITE_OS = (
-    "replace", "rename", "renames", "remove", "unlink", "rmdir", "removedirs", "mkdir",
-    "makedirs", "symlink", "link", "chmod", "lchmod", "chown", "lchown", "truncate",
-    "ftruncate", "write", "utime", "mkfifo", "mknod", "fchmod", "fchown", "open", "fdopen",
+    "replace",
+    "rename",
+    "renames",
+    "remove",
+    "unlink",
+    "rmdir",
+    "removedirs",
+    "mkdir",
+    "makedirs",
+    "symlink",
+    "link",
+    "chmod",
+    "lchmod",
+    "chown",
+    "lchown",
+    "truncate",
+    "ftruncate",
+    "write",
+    "utime",
+    "mkfifo",
+    "mknod",
+    "fchmod",
+    "fchown",
+    "open",
+    "fdopen",
 )
 WRITE_SHUTIL = (
-    "copy", "copy2", "copyfile", "copytree", "copymode", "copystat", "move", "rmtree",
-    "chown", "make_archive", "unpack_archive",
+    "copy",
+    "copy2",
+    "copyfile",
+    "copytree",
+    "copymode",
+    "copystat",
+    "move",
+    "rmtree",
+    "chown",
+    "make_archive",
+    "unpack_archive",
 )
 WRITE_TEMPFILE = (
-    "mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryFile", "SpooledTemporaryFile",
+    "mkstemp",
+    "mkdtemp",
+    "NamedTemporaryFile",
+    "TemporaryFile",
+    "SpooledTemporaryFile",
     "TemporaryDirectory",
 )
 WRITE_MODULE_FUNCTIONS = {"os": WRITE_OS, "shutil": WRITE_SHUTIL, "tempfile": WRITE_TEMPFILE}
 # Path's writing methods: called on anything but a module, they are taken as Path's.
 WRITE_METHODS = (
-    "write_text", "write_bytes", "unlink", "mkdir", "rmdir", "touch", "symlink_to",
-    "hardlink_to", "rename", "chmod", "lchmod",
+    "write_text",
+    "write_bytes",
+    "unlink",
+    "mkdir",
+    "rmdir",
+    "touch",
+    "symlink_to",
+    "hardlink_to",
+    "rename",
+    "chmod",
+    "lchmod",
 )
 
 PROCESS_MODULES = ("subprocess", "plumbum", "multiprocessing", "pty")
@@ -325,7 +370,7 @@ def layer_violations(sources: Sources) -> list[str]:
     problems = []
     for module, targets in import_graph(sources).items():
         if _in(module, DOMAIN_PACKAGES, DOMAIN_MODULES):
-            for banned in ("run", "output"):
+            for banned in ("run", "ui.output"):
                 problems += [f"{module} imports {t}" for t in _imports_from(targets, banned)]
         elif not _in(module, RUN_IMPORTERS_PACKAGES, RUN_IMPORTERS_MODULES):
             problems += [f"{module} imports {t}" for t in _imports_from(targets, "run")]
@@ -436,8 +481,8 @@ def write_violations(sources: Sources) -> list[str]:
     ]
     # edit.py as a whole or its writing functions (its plan types are fine), the other writers
     # in any way.
-    exact = {f"{PACKAGE}.edit"} | {f"{PACKAGE}.edit.{name}" for name in EDIT_WRITERS}
-    whole = tuple(f"{PACKAGE}.{m}" for m in FILE_WRITER_MODULES if m != "edit")
+    exact = {f"{PACKAGE}.files.edit"} | {f"{PACKAGE}.files.edit.{name}" for name in EDIT_WRITERS}
+    whole = tuple(f"{PACKAGE}.{m}" for m in FILE_WRITER_MODULES if m != "files.edit")
     for module in sources:
         if _in(module, DOMAIN_PACKAGES, DOMAIN_MODULES):
             problems += sorted(
@@ -606,7 +651,8 @@ def test_architecture_md_names_every_rule_and_every_part(sources: dict[str, str]
         and name != "test_architecture_md_names_every_rule_and_every_part"
     ]
     parts = {
-        module.split(".")[1] + ("/" if _is_package(".".join(module.split(".")[:2]), sources) else ".py")
+        module.split(".")[1]
+        + ("/" if _is_package(".".join(module.split(".")[:2]), sources) else ".py")
         for module in sources
         if module.count(".") >= 1
     }
@@ -655,12 +701,12 @@ def test_importing_the_cli_is_reported_except_from_main() -> None:
     tree["uvdock.cli.main"] = "from uvdock.cli import parse\n"  # inside cli/: its own business
     tree["uvdock.commands.completion"] = "from uvdock.cli.parse import command_parser\n"
     assert cli_importers(tree) == []
-    tree["uvdock.config"] = "def f() -> None:\n    from uvdock.cli import main as cli\n"
+    tree["uvdock.config.settings"] = "def f() -> None:\n    from uvdock.cli import main as cli\n"
     tree["uvdock.commands.run"] = "from uvdock.cli import parse\n"
     tree["uvdock.commands.spec_user"] = "from uvdock.cli import spec\n"  # a leaf of data: free
     assert sorted(cli_importers(tree)) == [
         "uvdock.commands.run imports uvdock.cli.parse",
-        "uvdock.config imports uvdock.cli.main",
+        "uvdock.config.settings imports uvdock.cli.main",
     ]
 
 
@@ -701,7 +747,9 @@ def test_network_code_outside_registry_is_reported(source: str, name: str) -> No
 
 
 def test_url_parsing_is_not_network_code() -> None:
-    tree = _tree(uvdock="", uvdock__image="", uvdock__image__pins="from urllib.parse import quote\n")
+    tree = _tree(
+        uvdock="", uvdock__image="", uvdock__image__pins="from urllib.parse import quote\n"
+    )
     assert network_violations(tree) == []
 
 
@@ -731,7 +779,12 @@ def test_a_file_write_outside_the_file_layer_is_reported(source: str, problem: s
     line = source.count("\n")
     tree = _tree(uvdock="", uvdock__lock="", uvdock__lock__state=source)
     assert write_violations(tree) == [f"uvdock.lock.state:{line} {problem}"]
-    for allowed in ("uvdock.edit", "uvdock.state_store", "uvdock.repolock", "uvdock.run.shim"):
+    for allowed in (
+        "uvdock.files.edit",
+        "uvdock.files.state_store",
+        "uvdock.files.repolock",
+        "uvdock.run.shim",
+    ):
         assert write_violations({allowed: source}) == []
 
 
@@ -756,40 +809,42 @@ def test_reading_is_not_writing(source: str) -> None:
 def test_domain_code_importing_a_writer_is_reported() -> None:
     tree = _tree(
         uvdock="",
-        uvdock__edit="",
-        uvdock__state_store="",
+        uvdock__files="",
+        uvdock__files__edit="",
+        uvdock__files__state_store="",
         uvdock__recipes="",
-        uvdock__recipes__mark="from uvdock.edit import FileEdit, apply\n",
-        uvdock__recipes__plan="from uvdock import edit\n",
+        uvdock__recipes__mark="from uvdock.files.edit import FileEdit, apply\n",
+        uvdock__recipes__plan="from uvdock.files import edit\n",
         uvdock__lock="",
-        uvdock__lock__resolve_state="from uvdock.state_store import save\n",
+        uvdock__lock__resolve_state="from uvdock.files.state_store import save\n",
         uvdock__commands="",
-        uvdock__commands__x="from uvdock.edit import apply\nfrom uvdock import state_store\n",
+        uvdock__commands__x="from uvdock.files.edit import apply\nfrom uvdock.files import state_store\n",
     )
     assert write_violations(tree) == [
-        "uvdock.recipes.mark imports uvdock.edit.apply",
-        "uvdock.recipes.plan imports uvdock.edit",
-        "uvdock.lock.resolve_state imports uvdock.state_store.save",
+        "uvdock.recipes.mark imports uvdock.files.edit.apply",
+        "uvdock.recipes.plan imports uvdock.files.edit",
+        "uvdock.lock.resolve_state imports uvdock.files.state_store.save",
     ]
 
 
 def test_domain_code_importing_run_or_output_is_reported() -> None:
     tree = _tree(
         uvdock="",
-        uvdock__output="",
+        uvdock__ui="",
+        uvdock__ui__output="",
         uvdock__run="",
         uvdock__run__proc="",
         uvdock__image="",
-        uvdock__image__pins="from uvdock.run.proc import x\nfrom uvdock import output\n",
+        uvdock__image__pins="from uvdock.run.proc import x\nfrom uvdock.ui import output\n",
         uvdock__doctor="",
         uvdock__doctor__checks="from uvdock.run import proc\n",
         uvdock__doctor__signatures="from ..run import proc\n",
         uvdock__config="from uvdock.run import proc\n",
     )
     assert sorted(layer_violations(tree)) == [
-        "uvdock.config imports uvdock.run.proc",
+        "uvdock.config.settings imports uvdock.run.proc",
         "uvdock.doctor.signatures imports uvdock.run.proc",
-        "uvdock.image.pins imports uvdock.output",
+        "uvdock.image.pins imports uvdock.ui.output",
         "uvdock.image.pins imports uvdock.run.proc",
     ]
 
@@ -814,7 +869,12 @@ def test_a_printing_or_spawning_domain_module_is_reported(source: str, problem: 
 
 
 def test_a_leaf_importing_uvdock_is_reported() -> None:
-    tree = _tree(uvdock="", uvdock__errors="", uvdock__cli="", uvdock__cli__spec="from uvdock import errors\n")
+    tree = _tree(
+        uvdock="",
+        uvdock__errors="",
+        uvdock__cli="",
+        uvdock__cli__spec="from uvdock import errors\n",
+    )
     assert leaf_violations(tree) == ["uvdock.errors"]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from uvdock.output import Output, wants_colour
+from uvdock.ui.output import Output, wants_colour
 
 ESC = "\x1b["
 

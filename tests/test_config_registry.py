@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from uvdock import config
+from uvdock.config import settings as config
 from uvdock.errors import InputRefused
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from uvdock.cli.spec import GlobalOptions
 from uvdock.context import Context
-from uvdock.output import Output
+from uvdock.ui.output import Output
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from uvdock import edit
 from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.files import edit
 
 
 def test_read_text_keeps_crlf_and_missing_final_newline(tmp_path: Path) -> None:
@@ -57,14 +57,14 @@ def test_failure_midway_restores_files_already_replaced(
             raise OSError("disk full")
         real_replace(src, dst)
 
-    monkeypatch.setattr("uvdock.edit.os.replace", flaky_replace)
+    monkeypatch.setattr("uvdock.files.edit.os.replace", flaky_replace)
     edits = [
         edit.FileEdit(first, "a-old\n", "a-new\n"),
         edit.FileEdit(second, "b-old\n", "b-new\n"),
     ]
     with pytest.raises(EnvironmentUnusable, match="b: cannot replace: disk full"):
         edit.apply(edits)
-    monkeypatch.setattr("uvdock.edit.os.replace", real_replace)
+    monkeypatch.setattr("uvdock.files.edit.os.replace", real_replace)
     assert first.read_bytes() == b"a-old\n"
     assert second.read_bytes() == b"b-old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]

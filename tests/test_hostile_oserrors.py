@@ -17,7 +17,7 @@ from conftest import RunCli, commit_all
 from samples.lock_conflicts import make_conflict
 from samples.recipes import MODEL, RECIPES
 
-from uvdock import state_store
+from uvdock.files import state_store
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="chattr and mount need root")
 

@@ -130,7 +130,7 @@ def test_generated_refs_are_refused_or_cannot_be_options(ref: str) -> None:
 def test_generated_config_paths_are_refused_or_inside(
     parts: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from uvdock import config
+    from uvdock.config import settings as config
 
     root = tmp_path_factory.mktemp("cfg")
     repo, outside = root / "repo", root / "outside"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import MEGATRON_LM, CliResult, RunCli, commit_all, git, init_repo
 
-from uvdock.terminal_text import escape
+from uvdock.ui.terminal_text import escape
 
 SEQUENCES = {
     "osc0-bel": "\x1b]0;uvdock-pwned\x07",

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.utils import canonicalize_name
 
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import RunCli
 
-from uvdock.redact import MASK, redact, strip_credentials
+from uvdock.ui.redact import MASK, redact, strip_credentials
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from conftest import RunCli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvdock.redact import MASK, Redactor, redact, redact_argv, redact_value, secret_name
+from uvdock.ui.redact import MASK, Redactor, redact, redact_argv, redact_value, secret_name
 
 B64 = "dXNlcjpwYXNzd29yZEJhc2U2NA=="
 GLPAT = "glpat-9fK2mQ7xL4vB8nZ1cR6t"

@@ -13,13 +13,13 @@ import pytest
 from conftest import RunCli
 from samples.lock_conflicts import make_conflict, snapshot
 
-from uvdock import repolock, state_store
 from uvdock.errors import InputRefused
+from uvdock.files import repolock, state_store
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from uvdock import repolock
+from uvdock.files import repolock
 with repolock.held(Path(sys.argv[1]), sys.argv[2], 5):
     print("held", flush=True)
     time.sleep(float(sys.argv[3]))

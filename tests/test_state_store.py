@@ -8,8 +8,8 @@ from pathlib import Path
 
 from conftest import commit_all, git
 
-from uvdock import state_store
 from uvdock.commands.lock.resolve import RepoIndex
+from uvdock.files import state_store
 from uvdock.lock import resolve_state
 
 

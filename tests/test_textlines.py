@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from uvdock import textlines
-from uvdock.textlines import Line
+from uvdock.files import textlines
+from uvdock.files.textlines import Line
 
 TEXTS = (
     "# h\r\n\r\ntqdm==4.67.3\r\n",

@@ -7,9 +7,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from uvdock import config as config_module
 from uvdock.cli.spec import GlobalOptions
-from uvdock.output import Output
+from uvdock.config import settings as config_module
+from uvdock.ui.output import Output
 
 
 class Context:
@@ -69,7 +69,7 @@ class Context:
         that changes where code runs (config_trust.GATED_KEYS)."""
         layers = self.layers
         if layers.source:
-            from uvdock import config_trust
+            from uvdock.config import trust as config_trust
 
             real = Path(os.path.realpath(self.repo))
             keys = config_trust.untrusted(

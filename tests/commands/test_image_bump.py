@@ -220,9 +220,9 @@ def test_all_files_or_none(
             raise OSError("disk full")
         real_replace(src, dst)
 
-    monkeypatch.setattr("uvdock.edit.os.replace", failing_replace)
+    monkeypatch.setattr("uvdock.files.edit.os.replace", failing_replace)
     result = run_cli("--repo", megatron_repo, "image", "bump", "26.09-py3")
-    monkeypatch.setattr("uvdock.edit.os.replace", real_replace)
+    monkeypatch.setattr("uvdock.files.edit.os.replace", real_replace)
     assert result.code == 3
     assert "Dockerfile.ci.dev: cannot replace: disk full; nothing was changed" in result.err
     assert len(calls) >= 3

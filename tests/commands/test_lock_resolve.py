@@ -15,8 +15,8 @@ from samples.lock_conflicts import (
     uv_lock,
 )
 
-from uvdock import state_store
 from uvdock.commands.lock.resolve import RepoIndex
+from uvdock.files import state_store
 from uvdock.lock import lockfile, resolve_state
 
 LOCAL = ("--engine", "local")

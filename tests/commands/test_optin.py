@@ -10,7 +10,7 @@ from uvdock.cli.spec import GlobalOptions
 from uvdock.commands import optin
 from uvdock.context import Context
 from uvdock.errors import InputRefused
-from uvdock.output import Output
+from uvdock.ui.output import Output
 
 
 def test_opted_in_passes() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import RunCli, commit_all, git
 
-from uvdock.lock.pyproject_merge import merge_pyproject
+from uvdock.merge.pyproject import merge_pyproject
 
 BOM = "\ufeff"
 BASE = '[project]\nname = "demo"\n\n[tool.uv]\nno-build-isolation-package = [\n    "a",\n]\n'

@@ -11,7 +11,7 @@ import pytest
 import tomlkit
 from conftest import RunCli, commit_all, git
 
-from uvdock.lock.pyproject_merge import MergeRefused, merge_pyproject
+from uvdock.merge.pyproject import MergeRefused, merge_pyproject
 
 BASE = '[project]\nname = "demo"\nversion = "0.1.0"\ndependencies = [\n    "delta",\n]\n'
 OURS = BASE.replace('    "delta",\n', '    "delta",\n    "alpha",\n')

@@ -56,7 +56,16 @@ def test_dry_run_shows_the_diff_and_writes_nothing(repo: Path, run_cli: RunCli) 
 
 def test_apply_marks_every_file_and_keeps_crlf(repo: Path, run_cli: RunCli) -> None:
     result = run_cli(
-        "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "5", "--reason", "hangs", "--lts"
+        "--repo",
+        repo,
+        "recipe",
+        "mark-broken",
+        "alpha",
+        "--issue",
+        "5",
+        "--reason",
+        "hangs",
+        "--lts",
     )
     assert result.code == 0, result.err
     model, other = _bytes(repo)

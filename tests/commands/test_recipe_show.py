@@ -46,7 +46,16 @@ def test_show_issue_of_a_uvdock_mark(make_repo: Callable[..., Path], run_cli: Ru
     repo = make_repo({f"{RECIPES}/model.yaml": MODEL})
     assert (
         run_cli(
-            "--repo", repo, "recipe", "mark-broken", "alpha", "--issue", "9", "--reason", "oom", "--lts"
+            "--repo",
+            repo,
+            "recipe",
+            "mark-broken",
+            "alpha",
+            "--issue",
+            "9",
+            "--reason",
+            "oom",
+            "--lts",
         ).code
         == 0
     )

@@ -12,7 +12,17 @@ from samples.recipes import MODEL, OTHER, RECIPES, crlf
 
 def _mark(run_cli: RunCli, repo: Path, case: str, *extra: str) -> None:
     result = run_cli(
-        "--repo", repo, "recipe", "mark-broken", case, "--issue", "77", "--reason", "oom", "--lts", *extra
+        "--repo",
+        repo,
+        "recipe",
+        "mark-broken",
+        case,
+        "--issue",
+        "77",
+        "--reason",
+        "oom",
+        "--lts",
+        *extra,
     )
     assert result.code == 0, result.err
 

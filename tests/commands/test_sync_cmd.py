@@ -11,7 +11,9 @@ from conftest import RunCli
 def test_dry_run_sync_uses_extra_dev_and_protects_base_image_packages(
     megatron_repo: Path, run_cli: RunCli
 ) -> None:
-    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "--container", "ci", "sync")
+    result = run_cli(
+        "--repo", megatron_repo, "--dry-run", "--engine", "docker", "--container", "ci", "sync"
+    )
     assert result.code == 0, result.err
     argv = shlex.split(result.out.strip())
     uv = argv[argv.index("uv") :]
@@ -60,7 +62,17 @@ def test_unknown_group_is_refused_with_the_list(megatron_repo: Path, run_cli: Ru
 
 
 def test_exact_is_an_opt_in(megatron_repo: Path, run_cli: RunCli) -> None:
-    result = run_cli("--repo", megatron_repo, "--dry-run", "--engine", "docker", "--container", "ci", "sync", "--exact")
+    result = run_cli(
+        "--repo",
+        megatron_repo,
+        "--dry-run",
+        "--engine",
+        "docker",
+        "--container",
+        "ci",
+        "sync",
+        "--exact",
+    )
     assert result.code == 0, result.err
     uv = shlex.split(result.out.strip())
     assert "--exact" in uv and "--inexact" not in uv
@@ -68,7 +80,16 @@ def test_exact_is_an_opt_in(megatron_repo: Path, run_cli: RunCli) -> None:
 
 def test_lint_profile_removes_nothing_either(megatron_repo: Path, run_cli: RunCli) -> None:
     result = run_cli(
-        "--repo", megatron_repo, "--dry-run", "--engine", "docker", "--container", "ci", "sync", "--profile", "lint"
+        "--repo",
+        megatron_repo,
+        "--dry-run",
+        "--engine",
+        "docker",
+        "--container",
+        "ci",
+        "sync",
+        "--profile",
+        "lint",
     )
     assert result.code == 0, result.err
     assert result.out.strip().endswith("uv sync --locked --inexact --only-group linting")

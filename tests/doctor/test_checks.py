@@ -13,7 +13,7 @@ from samples.projects import pyproject_requiring_uv
 from uvdock.cli.spec import GlobalOptions
 from uvdock.context import Context
 from uvdock.doctor import checks as doctor_checks
-from uvdock.output import Output
+from uvdock.ui.output import Output
 
 
 def test_check_result_json() -> None:

@@ -20,7 +20,7 @@ import pytest
 from conftest import commit_all, git, init_repo
 from samples.lock_conflicts import Snapshot, snapshot
 
-from uvdock import state_store
+from uvdock.files import state_store
 from uvdock.lock import resolve_state
 
 BACKEND = '''"""An in-tree PEP 517 backend whose metadata hook is slow when SLOW_BACKEND is set."""
@@ -333,7 +333,7 @@ _KILLED_IN_DISCARD = """
 import os, shutil, signal, subprocess, sys
 from pathlib import Path
 from uvdock.commands.lock.resolve import RepoIndex
-from uvdock import state_store
+from uvdock.files import state_store
 from uvdock.lock import resolve_state
 repo = Path(sys.argv[1])
 index = RepoIndex(repo)

@@ -9,7 +9,7 @@ import pytest
 from samples.image_build import BUILD_FILES, expected_build_argv
 from samples.pins import LTS
 
-from uvdock.config import Config
+from uvdock.config.settings import Config
 from uvdock.errors import EnvironmentUnusable
 from uvdock.image import build as imagebuild
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import RunCli, git
 
-from uvdock.config import Config
+from uvdock.config.settings import Config
 from uvdock.errors import InputRefused
 from uvdock.image import pins
 from uvdock.image.bump import plan_bump

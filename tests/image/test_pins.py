@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from samples.pins import DEV, build_yml, dev_row, lts_row, pin_files, standard_rows
 
-from uvdock.config import Config
+from uvdock.config.settings import Config
 from uvdock.errors import InputRefused
 from uvdock.image import pins
 from uvdock.image.gitlab import sequence_items

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from samples.pins import DEV, LTS, build_yml, dev_row, lts_row, pin_files, utility_row
 
-from uvdock.config import Config
+from uvdock.config.settings import Config
 from uvdock.image import pins
 from uvdock.image.bump import plan_bump
 from uvdock.image.scan import scan_managed

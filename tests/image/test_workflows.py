@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import RunCli, git
 
-from uvdock.config import Config
+from uvdock.config.settings import Config
 from uvdock.errors import InputRefused
 from uvdock.image import pins
 from uvdock.image.scan import scan_managed

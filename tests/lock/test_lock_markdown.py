@@ -147,7 +147,9 @@ def test_lock_text_cannot_end_its_code_span(name: str) -> None:
     """uv.lock is repository text: a backtick in a name, version or URL stays inside its code
     span, so a lock cannot put links, images or HTML into a PR comment or body."""
     version = f"1.0{name}"
-    diff = lockfile.LockDiff(added=[lockfile.Added(name, (f"{version} (git https://g/{name}@ab12)",))])
+    diff = lockfile.LockDiff(
+        added=[lockfile.Added(name, (f"{version} (git https://g/{name}@ab12)",))]
+    )
     text = markdown.render(diff)
     spans = _code_spans(text)
     assert name in spans

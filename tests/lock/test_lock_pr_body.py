@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from samples import gfm
 
-from uvdock.config import Config
+from uvdock.config.settings import Config
 from uvdock.errors import InputRefused
 from uvdock.lock import lockfile, pr_body
 

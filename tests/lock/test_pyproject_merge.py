@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import MEGATRON_LM
 
-from uvdock.lock.pyproject_merge import merge_pyproject
+from uvdock.merge.pyproject import merge_pyproject
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "megatron-lm" / "pyproject.toml"
 MEGATRON = EXAMPLE.read_text(encoding="utf-8")  # the real file, as the repository ships it

@@ -15,8 +15,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from uvdock.lock.pyproject_merge import merge_pyproject
-from uvdock.lock.textual_merge import MARKER_SIZE, Textual
+from uvdock.merge.pyproject import merge_pyproject
+from uvdock.merge.textual import MARKER_SIZE, Textual
 
 REAL = (
     Path(__file__).resolve().parents[2] / "examples" / "megatron-lm" / "pyproject.toml"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import RunCli, commit_all, git
 
-from uvdock.lock.merge_report import report
-from uvdock.lock.pyproject_merge import merge_pyproject
-from uvdock.lock.textual_merge import MARKER_SIZE, Textual
+from uvdock.merge.pyproject import merge_pyproject
+from uvdock.merge.report import report
+from uvdock.merge.textual import MARKER_SIZE, Textual
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "pyproject-merges"
 NAMES = sorted(p.name for p in CASES.iterdir() if p.is_dir())
@@ -107,7 +107,7 @@ def test_a_pin_change_next_to_an_added_commented_entry_keeps_both(tmp_path: Path
 
 
 def test_a_hunk_is_never_resolved_by_repeating_a_comment_both_sides_kept() -> None:
-    from uvdock.lock.textual_merge import resolve_hunks
+    from uvdock.merge.textual import resolve_hunks
 
     # Both sides added a line under a comment both kept: stacking the two sides reads as
     # the same data (a comment is no data) but would repeat the comment.

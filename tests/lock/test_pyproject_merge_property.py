@@ -12,7 +12,7 @@ import tomllib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvdock.lock.pyproject_merge import merge_pyproject
+from uvdock.merge.pyproject import merge_pyproject
 
 BASE_NAMES = [f"pkg{i}" for i in range(8)]
 NEW_NAMES = [f"new{i}" for i in range(4)]  # either side may add these

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from uvdock.lock.pyproject_merge import merge_pyproject
+from uvdock.merge.pyproject import merge_pyproject
 
 BASE = """\
 [project]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from uvdock.redact import redact, strip_credentials
 from uvdock.registry.gitlab_host import registry_host, registry_image
+from uvdock.ui.redact import redact, strip_credentials
 
 HOST = "gitlab-master.example.com"
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.output import Output
 from uvdock.run import slurm
 from uvdock.run.engines import Placement
+from uvdock.ui.output import Output
 
 FAKE = """#!/bin/sh
 echo "$(basename "$0") $*" >> "{log}"

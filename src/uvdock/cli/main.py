@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from uvdock.cli.spec import GlobalOptions
     from uvdock.commands.base import Command as BaseCommand
     from uvdock.context import Context
-    from uvdock.output import Output
+    from uvdock.ui.output import Output
 
 from uvdock import __version__
 from uvdock.cli.spec import (
@@ -127,7 +127,7 @@ def _crash_log(exc: BaseException) -> Path:
     import tempfile
     import traceback
 
-    from uvdock.redact import Redactor
+    from uvdock.ui.redact import Redactor
 
     # Secrets given on the command line (`-H 'Authorization: ...'`, `--password X`) or carried
     # by the exception's message stay out of a file that users attach to bug reports.
@@ -209,7 +209,7 @@ def run(argv: Sequence[str] | None = None, session: Session | None = None) -> in
     invocation = parse(words)
 
     from uvdock.context import Context
-    from uvdock.output import Output
+    from uvdock.ui.output import Output
 
     options = invocation.options
     out = Output(
@@ -245,14 +245,14 @@ def _json_stdout(json_mode: bool, out: Output) -> contextlib.AbstractContextMana
     """Under --json, stdout is kept for the document (see output.stdout_kept_for_json)."""
     if not json_mode:
         return contextlib.nullcontext()
-    from uvdock.output import stdout_kept_for_json
+    from uvdock.ui.output import stdout_kept_for_json
 
     return stdout_kept_for_json(out.stdout)
 
 
 def _json_document(session: Session, code: int, error: UvdockError | None = None) -> None:
     """The one --json document of this invocation (see docs/json.md)."""
-    from uvdock.output import Output
+    from uvdock.ui.output import Output
 
     out = session.out if session.out is not None and session.out.json_mode else Output()
     ctx = session.ctx
@@ -296,7 +296,7 @@ def _color_choice(argv: Sequence[str] | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from uvdock import signals
+    from uvdock.run import signals
 
     # A `kill` (SIGTERM) before any process is started is an interrupt like Ctrl-C: exit 130,
     # never death by the signal. Commands that start processes install their own handlers.
@@ -332,7 +332,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> int:
     """An error uvdock raised on purpose: usage, message, hint, the failed command's stderr."""
-    from uvdock.output import Output
+    from uvdock.ui.output import Output
 
     out = Output(color=_color_choice(argv))
     usage = getattr(exc, "usage", None)
@@ -351,7 +351,7 @@ def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> 
 
 def _failed(argv: Sequence[str] | None, session: Session, code: int, message: str) -> int:
     """An interrupt, an OS failure or a bug: one line (and the --json document), then `code`."""
-    from uvdock.output import Output
+    from uvdock.ui.output import Output
 
     Output(color=_color_choice(argv)).error(message)
     if _json_requested(argv, session):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from uvdock.config import Config
+    from uvdock.config.settings import Config
     from uvdock.context import Context
     from uvdock.run.shim import Shim
 
@@ -62,7 +62,7 @@ def engine_for(ctx: Context) -> str:
 def writing(ctx: Context, command: str) -> Iterator[None]:
     """What every writing command runs inside: the repository lock (one writer at a time)
     and writes confined to the repository and its git folders."""
-    from uvdock import edit, repolock
+    from uvdock.files import edit, repolock
     from uvdock.run import git, ownership
 
     git_dir = git.git_dir(ctx.repo)

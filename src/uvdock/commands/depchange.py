@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from uvdock.commands.base import shim_for
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
 
 if TYPE_CHECKING:
     from uvdock.run.shim import Shim

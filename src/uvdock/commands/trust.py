@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from uvdock import config as config_module
-from uvdock import config_trust
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.config import settings as config_module
+from uvdock.config import trust as config_trust
 from uvdock.context import Context
 
 
@@ -68,7 +68,7 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.info(f"would write {path}")
             return
-        from uvdock.edit import atomic_write, ensure_private_folder
+        from uvdock.files.edit import atomic_write, ensure_private_folder
 
         ensure_private_folder(path.parent)
         atomic_write(path, config_trust.render_records(records))

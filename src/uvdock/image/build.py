@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from uvdock.errors import EnvironmentUnusable
 
 if TYPE_CHECKING:
-    from uvdock.config import Config
+    from uvdock.config.settings import Config
 
 
 @dataclass(frozen=True)

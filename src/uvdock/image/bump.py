@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
+from uvdock.files.edit import FileEdit
 from uvdock.image.pins import Finding, Pin, Scan, expected_tag
 from uvdock.image.scan import NOT_CHECKED_OUT, UNSUPPORTED_SHAPE
 from uvdock.registry.tags import PREFIX, tag_key

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from uvdock.textlines import Line, split_lines
+from uvdock.files.textlines import Line, split_lines
 
 _DIRECTIVE = re.compile(r"#[ \t]*(?P<key>[A-Za-z]+)[ \t]*=[ \t]*(?P<value>\S*)[ \t]*")
 _HEREDOC = re.compile(r"<<(?P<dash>-?)(?P<quote>[\"']?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)")

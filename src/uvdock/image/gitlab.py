@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from uvdock.textlines import YAML_KEY_LINE, Line, split_lines, unquote
+from uvdock.files.textlines import YAML_KEY_LINE, Line, split_lines, unquote
 
 # Bare scalars starting with these are flow collections, block scalars, anchors, aliases or tags.
 _NOT_A_PLAIN_SCALAR = tuple("{[|>&*!%@`")

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from uvdock.errors import InputRefused
+from uvdock.formats.yaml_verify import YMap, YScalar, YValue, load, scalar_leaves, sequence_mappings
 from uvdock.image.pins import BASE_IMAGE_KEY, LaneRules
 from uvdock.registry.tags import PREFIX
-from uvdock.yaml_verify import YMap, YScalar, YValue, load, scalar_leaves, sequence_mappings
 
 Path = tuple[str | int, ...]
 _SHAPES = (

@@ -25,7 +25,7 @@ from uvdock.errors import InputRefused
 from uvdock.registry.tags import PREFIX, is_tag, tag_key
 
 if TYPE_CHECKING:
-    from uvdock.config import Config
+    from uvdock.config.settings import Config
 
 
 LANES = ("dev", "lts")

@@ -18,8 +18,8 @@ from typing import Any
 
 from uvdock.image import contents
 from uvdock.image.pins import Pin
-from uvdock.markdown_text import code_span
 from uvdock.registry.tags import PREFIX
+from uvdock.ui.markdown_text import code_span
 
 FUNCTIONAL_TESTS_LABEL = "Run functional tests"
 LTS_LABEL = "container::lts"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import InputRefused
+from uvdock.files.textlines import read_text
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
     PLATFORM_KEY,
@@ -25,10 +26,9 @@ from uvdock.image.pins import (
     lane_rules,
 )
 from uvdock.registry.tags import PREFIX
-from uvdock.textlines import read_text
 
 if TYPE_CHECKING:
-    from uvdock.config import Config
+    from uvdock.config.settings import Config
     from uvdock.image.gitlab import Item
 
 # A managed pin written in a shape the span editor cannot change exactly (check: a finding;

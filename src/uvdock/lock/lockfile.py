@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
 
 # A source as one comparable string: "registry+URL", "git+URL", "editable+.", ...
 Source = str

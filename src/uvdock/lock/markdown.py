@@ -11,8 +11,8 @@ from collections.abc import Collection
 
 from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
-from uvdock.markdown_text import code_span
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
+from uvdock.ui.markdown_text import code_span
 
 HEADER = ("Package", "Change", "From", "To", "Source")
 DOWNGRADE_FLAG = ":warning: **downgrade**"

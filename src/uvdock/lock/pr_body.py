@@ -20,8 +20,8 @@ from uvdock.errors import InputRefused
 from uvdock.lock import markdown
 from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
-from uvdock.markdown_text import code_span
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
+from uvdock.ui.markdown_text import code_span
 
 DEFAULT_TITLE = "chore: Bump `uv.lock` ({branch}) ({date})"
 FUNCTIONAL_TESTS_LABEL = "Run functional tests"

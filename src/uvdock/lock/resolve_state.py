@@ -1,6 +1,6 @@
 """What `uvdock lock resolve` saves before it changes anything: the model, without the files.
 
-Reading, writing and restoring the state is `uvdock.state_store`'s job (the file layer, beside
+Reading, writing and restoring the state is `uvdock.files.state_store`'s job (the file layer, beside
 edit.py); this module only says what a saved state is and how `state.json` maps onto it.
 
 The state lives in `<git dir>/uvdock/resolve-state/`: the working-tree bytes of the lock

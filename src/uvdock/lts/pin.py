@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from uvdock.errors import InputRefused
+from uvdock.files.textlines import join_lines
 from uvdock.lts.requirements import (
     LtsFile,
     Pin,
@@ -20,8 +21,7 @@ from uvdock.lts.requirements import (
     parse,
     read_requirement,
 )
-from uvdock.names import normalize_name
-from uvdock.textlines import join_lines
+from uvdock.project.names import normalize_name
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _SPEC = re.compile(

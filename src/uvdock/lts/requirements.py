@@ -2,7 +2,7 @@
 
 The file is a pip requirements file read by `docker/Dockerfile.ci.lts`. Parsing keeps
 every byte's position so edits (see lts_edit) change only the text of a named pin:
-physical lines are those of uvdock.textlines (split on LF, a CR kept with the ending), so
+physical lines are those of uvdock.files.textlines (split on LF, a CR kept with the ending), so
 CRLF and a missing final newline survive. A requirement line may carry pip options (`--hash=...`),
 continue on the next line with a trailing backslash, and end in a `# comment`.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.names import normalize_name
-from uvdock.textlines import Line, read_text, split_lines
+from uvdock.files.textlines import Line, read_text, split_lines
+from uvdock.project.names import normalize_name
 
 # A comment starts at "#" at the start of the text or after whitespace (pip's rule): a
 # "#" inside a URL (`#egg=`, `#subdirectory=`) is not one.

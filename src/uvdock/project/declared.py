@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 
@@ -78,7 +78,11 @@ def _sources(data: Mapping[str, Any]) -> Iterable[tuple[object, str, str]]:
         yield requirements, f"the `{extra}` extra", sync
     groups = data.get("dependency-groups")
     for group, requirements in (groups if isinstance(groups, Mapping) else {}).items():
-        yield requirements, f"the `{group}` dependency group", f"uvdock sync --group {shlex.quote(str(group))}"
+        yield (
+            requirements,
+            f"the `{group}` dependency group",
+            f"uvdock sync --group {shlex.quote(str(group))}",
+        )
 
 
 def declarations(data: Mapping[str, Any]) -> dict[str, Declared]:

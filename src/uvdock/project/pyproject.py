@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
 
 _NO_INSTALL = re.compile(r"--no-install-package[= ]+([A-Za-z0-9][A-Za-z0-9._-]*)")
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.names import normalize_name
 from uvdock.project.dockerfile_sync import SyncSelection
+from uvdock.project.names import normalize_name
 from uvdock.project.pyproject import ProjectDeps
 
 PROFILES: dict[str, tuple[str, ...]] = {

@@ -16,8 +16,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
+from uvdock.files.edit import FileEdit
+from uvdock.files.textlines import ending_of
 from uvdock.recipes.marks import (
     ADDED,
     KEPT_MARKER,
@@ -36,7 +37,6 @@ from uvdock.recipes.parse import (
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.verify import Run, verify_recipe_edit
-from uvdock.textlines import ending_of
 
 LTS_ENVIRONMENT = "lts"  # recipe rows of `environment: [lts]` change only with --lts
 

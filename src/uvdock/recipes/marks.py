@@ -26,7 +26,6 @@ SPLIT_MARKER = "  # uvdock-split: "
 ADDED = "(added)"  # a split marker's original when the line did not exist before
 
 
-
 def split_marker(body: str) -> tuple[str, str] | None:
     """("kept" | "split", original line without indentation) of the first marker on a line."""
     found = [
@@ -37,7 +36,6 @@ def split_marker(body: str) -> tuple[str, str] | None:
         return None
     position, kind, marker = min(present)
     return kind, body[position + len(marker) :]
-
 
 
 class Placement(NamedTuple):

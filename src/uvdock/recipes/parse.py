@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.textlines import YAML_KEY_LINE, ending_of, read_text, split_lines, unquote
+from uvdock.files.textlines import YAML_KEY_LINE, ending_of, read_text, split_lines, unquote
 
 # A one-line flow list: text up to and including "[", the items, "]", then the tail; and one
 # item of it: quoted runs (commas inside them included) and unquoted characters.
@@ -25,6 +25,7 @@ _FLOW_ITEM = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'])+""")
 
 # A comment: "#" at the start of a value or after a blank.
 _COMMENT = re.compile(r"(?:^|[ \t])#")
+
 
 def body_of(line: str) -> str:
     return line[: len(line) - len(ending_of(line))]

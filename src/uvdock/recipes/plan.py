@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from uvdock.edit import FileEdit
+from uvdock.files.edit import FileEdit
+from uvdock.files.textlines import ending_of
 from uvdock.recipes.parse import Recipe, body_of, parse
-from uvdock.textlines import ending_of
 
 _MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
 

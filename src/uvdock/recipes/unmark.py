@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from uvdock.edit import FileEdit
 from uvdock.errors import InputRefused
+from uvdock.files.edit import FileEdit
+from uvdock.files.textlines import ending_of
 from uvdock.recipes.mark import LTS_ENVIRONMENT
 from uvdock.recipes.marks import (
     ADDED,
@@ -34,7 +35,6 @@ from uvdock.recipes.parse import (
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.verify import Run, verify_recipe_edit
-from uvdock.textlines import ending_of
 
 
 def _restore_line(lines: list[str], index: int, original: str) -> None:

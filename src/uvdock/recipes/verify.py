@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from uvdock.errors import InputRefused
-from uvdock.yaml_verify import YMap, YSeq, YValue, load, plain, words
+from uvdock.formats.yaml_verify import YMap, YSeq, YValue, load, plain, words
 
 # (case, environment, platform, scope, the entry's other keys, the row's other keys)
 Run = tuple[str, str | None, str | None, str | None, object, object]

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from uvdock import signals
 from uvdock.errors import CommandFailed
+from uvdock.run import signals
 
 
 class Completed(NamedTuple):

@@ -49,7 +49,7 @@ def import_sqsh(
         # an old tag (srun then refuses the unrecorded file for a local tag: import again).
         slurm.source_file(target).unlink(missing_ok=True)
         os.replace(partial, target)
-        from uvdock.edit import atomic_write
+        from uvdock.files.edit import atomic_write
 
         atomic_write(slurm.source_file(target), image + "\n")
     finally:
@@ -81,7 +81,7 @@ def _with_cmd(
             raise CommandFailed(build, built.returncode, built.stdout, built.stderr)
         yield derived
     finally:
-        from uvdock import signals
+        from uvdock.run import signals
 
         with signals.held(reraise=False):
             proc.run([engine, "image", "rm", "--force", derived], env=env, check=False)

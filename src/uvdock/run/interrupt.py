@@ -15,7 +15,7 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from uvdock import signals
+from uvdock.run import signals
 
 if TYPE_CHECKING:
     import subprocess

@@ -45,9 +45,7 @@ def _own_uids(env: Mapping[str, str]) -> set[int]:
     return uids
 
 
-def require_safe_directory(
-    repo: Path, env: Mapping[str, str], git_dir: Path | None = None
-) -> None:
+def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | None = None) -> None:
     """Exit 3 when git would refuse this repository as owned by someone else."""
     if git_dir is None:
         from uvdock.run import git

@@ -20,9 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from uvdock import signals
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
-from uvdock.run import interrupt
+from uvdock.run import interrupt, signals
 from uvdock.run.captured import Completed
 
 __all__ = [

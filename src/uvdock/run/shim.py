@@ -20,8 +20,8 @@ from uvdock.run.host import pick_engine
 from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
 if TYPE_CHECKING:
-    from uvdock.config import Config
-    from uvdock.output import Output
+    from uvdock.config.settings import Config
+    from uvdock.ui.output import Output
 
 RUN_MARKER = stop.RUN_MARKER
 
@@ -302,7 +302,7 @@ class Shim:
         if self.placement.mode == "srun":
             self.unpack_once()
         argv = self.argv(command, tty=False)
-        from uvdock import signals
+        from uvdock.run import signals
 
         with signals.interruptible():
             try:

@@ -19,9 +19,9 @@ from uvdock.errors import CommandFailed, EnvironmentUnusable
 from uvdock.run import proc
 
 if TYPE_CHECKING:
-    from uvdock.config import Config
-    from uvdock.output import Output
+    from uvdock.config.settings import Config
     from uvdock.run.engines import Placement
+    from uvdock.ui.output import Output
 
 SQUASHFS_MAGIC = b"hsqs"
 NAME_PREFIX = "uvdock-"  # pyxis names the enroot container pyxis_<name>
@@ -195,7 +195,7 @@ def is_ready(git_dir: Path, name: str) -> bool:
 
 def mark_ready(git_dir: Path, names: Sequence[str]) -> None:
     """Record the names whose unpack finished (replaces the list)."""
-    from uvdock.edit import atomic_write
+    from uvdock.files.edit import atomic_write
 
     path = _ready_path(git_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -292,7 +292,7 @@ def _remove_cut_short(
     """Remove a half-written container once its step has ended: after an scancel, srun
     returns while the step's unsquashfs may still write for up to KillWait, and a removal
     before that end leaves a partial tree the next step would reuse."""
-    from uvdock import signals
+    from uvdock.run import signals
 
     with signals.held(reraise=False):  # a second Ctrl-C must not cut the removal
         job = next((a.split("=", 1)[1] for a in argv if a.startswith("--job-name=")), None)

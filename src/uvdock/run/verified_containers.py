@@ -40,7 +40,7 @@ def remember(repo: Path, key: str, container_id: str | None) -> None:
         data.pop(key, None)
     else:
         data[key] = container_id
-    from uvdock.edit import atomic_write
+    from uvdock.files.edit import atomic_write
 
     path = _path(repo)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -88,7 +88,7 @@ class Command(BaseCommand):
             return 0
         report = report or self._check_registry(ctx, args, tag)
         contents = self._contents(ctx, args, plan)
-        from uvdock import edit
+        from uvdock.files import edit
 
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))

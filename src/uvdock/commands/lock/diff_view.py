@@ -6,7 +6,7 @@ import argparse
 
 from uvdock.commands.base import add_format_option
 from uvdock.lock.lockfile import LockDiff
-from uvdock.output import Output
+from uvdock.ui.output import Output
 
 
 def _join(versions: tuple[str, ...]) -> str:

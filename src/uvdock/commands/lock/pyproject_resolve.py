@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from uvdock.errors import InputRefused
-from uvdock.lock.merge_report import sides
+from uvdock.merge.report import sides
 from uvdock.run import git
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from uvdock.context import Context
-    from uvdock.lock.pyproject_merge import MergeResult
-    from uvdock.lock.textual_merge import Textual
+    from uvdock.merge.pyproject import MergeResult
+    from uvdock.merge.textual import Textual
 
 PYPROJECT = "pyproject.toml"
 
@@ -35,7 +35,7 @@ class PyprojectMerge:
     sides: tuple[str, str] = ("", "")  # ours' and theirs' texts (index stages 2 and 3)
 
     def report(self) -> dict[str, Any]:
-        from uvdock.lock.merge_report import report
+        from uvdock.merge.report import report
 
         return report(self.result)
 
@@ -65,7 +65,7 @@ def _stage_texts(repo: Path) -> list[str]:
 
 def merge_unmerged(ctx: Context) -> PyprojectMerge:
     """The merged pyproject.toml, or InputRefused (with nothing changed) on a conflict."""
-    from uvdock.lock.pyproject_merge import merge_pyproject
+    from uvdock.merge.pyproject import merge_pyproject
 
     repo = ctx.repo
     base, ours, theirs = _stage_texts(repo)
@@ -78,7 +78,7 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
         ) from None
     if result.text is None:
         if ctx.out.json_mode:
-            from uvdock.lock.merge_report import report
+            from uvdock.merge.report import report
 
             ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
         lines = "\n".join(f"  {c.line()}" for c in result.conflicts)
@@ -107,7 +107,7 @@ def _textual(repo: Path, base: str, ours: str, theirs: str) -> Textual | None:
 def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
     """--dry-run: the merged file as a diff against each side, and what it decided."""
     from uvdock.commands.merge_driver.pyproject import show_sides_diff
-    from uvdock.lock.merge_report import lines
+    from uvdock.merge.report import lines
 
     ctx.out.info(f"would write the merged {PYPROJECT}:")
     show_sides_diff(ctx, ["", *merge.sides], merge.merged.decode("utf-8"), PYPROJECT)
@@ -118,7 +118,7 @@ def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
 
 
 def show_taken(ctx: Context, merge: PyprojectMerge, operation: str | None) -> None:
-    from uvdock.lock.merge_report import lines
+    from uvdock.merge.report import lines
 
     ctx.out.info(f"merged {PYPROJECT} ({sides(operation)}) and staged it:")
     for line in lines(merge.result):

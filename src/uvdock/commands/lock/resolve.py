@@ -17,13 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock import signals, state_store
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
 from uvdock.commands.lock import pyproject_resolve, resolve_base, resolve_leftovers
 from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
 from uvdock.context import Context
-from uvdock.edit import atomic_write_bytes
 from uvdock.errors import (
     CheckFailed,
     EnvironmentUnusable,
@@ -31,8 +29,10 @@ from uvdock.errors import (
     Interrupted,
     UvdockError,
 )
+from uvdock.files import state_store
+from uvdock.files.edit import atomic_write_bytes
 from uvdock.lock import lockfile, resolve_state
-from uvdock.run import git
+from uvdock.run import git, signals
 
 if TYPE_CHECKING:
     from uvdock.run.shim import Shim
@@ -104,7 +104,7 @@ def refuse_links_outside(repo: Path) -> None:
     """A uv.lock that is a symlink out of the repository is refused before any state is
     saved: the relock could not write it, and a saved state that cannot be restored would
     block every later run."""
-    from uvdock.edit import inside
+    from uvdock.files.edit import inside
 
     path = repo / LOCK
     if path.is_symlink() and not inside(path, repo):
@@ -254,7 +254,12 @@ class Command(BaseCommand):
         repo = ctx.repo
         also = (PYPROJECT,) if merge is not None else ()
         state = state_store.save(
-            index, LOCK, ref=ref, operation=operation, also=also, started=resolve_leftovers.started(shim)
+            index,
+            LOCK,
+            ref=ref,
+            operation=operation,
+            also=also,
+            started=resolve_leftovers.started(shim),
         )
         ctx.out.detail(f"saved {LOCK} and its index entries in {state.folder}")
         files = f"{LOCK}, {PYPROJECT}" if merge is not None else LOCK

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock import state_store
 from uvdock.errors import EnvironmentUnusable
+from uvdock.files import state_store
 from uvdock.lock import resolve_state
 
 if TYPE_CHECKING:
@@ -47,7 +47,9 @@ def stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
     started = dict(state.started)
     if started.get("mode") == "local" and started.get("pgid"):
         if problem := stop.stop_group(started):
-            raise EnvironmentUnusable(problem, hint="stop it, then run `uvdock lock resolve --abort`")
+            raise EnvironmentUnusable(
+                problem, hint="stop it, then run `uvdock lock resolve --abort`"
+            )
         ctx.out.detail(f"no process of the relock's group {started['pgid']} runs any more")
         return
     if started.get("mode") == "srun" and started.get("job"):

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from uvdock import edit
 from uvdock.commands import optin
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import InputRefused
+from uvdock.files import edit
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
-    from uvdock.config import Config
+    from uvdock.config.settings import Config
     from uvdock.context import Context
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
-from uvdock.edit import FileEdit, apply, ensure_folder, plan_diff, read_text
+from uvdock.files.edit import FileEdit, apply, ensure_folder, plan_diff, read_text
 from uvdock.run import git
 
 DRIVER = "uvdock-lock"
@@ -132,8 +132,8 @@ def _shared_lock(ctx: Context) -> contextlib.AbstractContextManager[object]:
     installs from reading the same attributes and each writing back its own line."""
     if ctx.dry_run:
         return contextlib.nullcontext()
-    from uvdock import repolock
     from uvdock.commands.base import common_git_dir
+    from uvdock.files import repolock
 
     common = common_git_dir(git.git_dir(ctx.repo))
     return repolock.held(

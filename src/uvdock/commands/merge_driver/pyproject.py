@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
-from uvdock.edit import atomic_write_bytes
+from uvdock.files.edit import atomic_write_bytes
 
 if TYPE_CHECKING:
-    from uvdock.lock.pyproject_merge import MergeResult
-    from uvdock.lock.textual_merge import Textual
+    from uvdock.merge.pyproject import MergeResult
+    from uvdock.merge.textual import Textual
 
 
 def _texts(paths: list[Path]) -> list[str] | None:
@@ -89,7 +89,7 @@ def fall_back_and_say(ctx: Context, args: argparse.Namespace, reason: str) -> in
 def textual_merge(ours: Path, base: Path, theirs: Path) -> Textual | None:
     """git's merge of the three files, printed (nothing written); None if git cannot."""
     from uvdock.errors import CommandFailed
-    from uvdock.lock.textual_merge import MARKER_SIZE, Textual
+    from uvdock.merge.textual import MARKER_SIZE, Textual
     from uvdock.run import git
 
     try:
@@ -101,7 +101,7 @@ def textual_merge(ours: Path, base: Path, theirs: Path) -> Textual | None:
 
 def show_sides_diff(ctx: Context, texts: list[str], merged: str, path: str) -> None:
     """--dry-run: the merged file as a diff against each side."""
-    from uvdock.edit import FileEdit
+    from uvdock.files.edit import FileEdit
 
     for side, text in (("ours", texts[1]), ("theirs", texts[2])):
         diff = FileEdit(Path(path), text, merged, f"{path} ({side})").diff()
@@ -110,7 +110,7 @@ def show_sides_diff(ctx: Context, texts: list[str], merged: str, path: str) -> N
 
 
 def _merge(args: argparse.Namespace, texts: list[str]) -> tuple[MergeResult | None, str]:
-    from uvdock.lock.pyproject_merge import merge_pyproject
+    from uvdock.merge.pyproject import merge_pyproject
 
     textual = textual_merge(args.ours, args.base, args.theirs)
     try:
@@ -136,7 +136,7 @@ class Command(BaseCommand):
         parser.add_argument("--marker-size", type=int, default=7, help="%%L")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.lock.merge_report import lines, report, sides
+        from uvdock.merge.report import lines, report, sides
 
         texts = _texts([args.base, args.ours, args.theirs])
         result, reason = (None, f"{args.path} is not UTF-8 text")

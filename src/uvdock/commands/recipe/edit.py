@@ -25,7 +25,7 @@ def edit_recipes(
 
     Returns `nothing_to_do_exit` when the plan changes nothing (unmark: nothing to undo).
     """
-    from uvdock import edit
+    from uvdock.files import edit
     from uvdock.recipes.parse import require_case
 
     plan = make_plan(require_case(ctx.repo, ctx.config.recipes_dir, case))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tomllib
 
-from uvdock.lock.textual_merge import line_changes
+from uvdock.merge.textual import line_changes
 
 
 def _is_comment_or_blank(line: str) -> bool:

@@ -26,11 +26,11 @@ from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, Item, Table
 
-from uvdock.lock.comment_carry import carry_comments
-from uvdock.lock.entry_merge import Conflict, ListPlan, Taken, decide, merge_list, show
-from uvdock.lock.textual_merge import Textual, prefer_git_bytes
-from uvdock.lock.uv_lists import key_function
-from uvdock.names import normalize_name
+from uvdock.merge.comments import carry_comments
+from uvdock.merge.entries import Conflict, ListPlan, Taken, decide, merge_list, show
+from uvdock.merge.textual import Textual, prefer_git_bytes
+from uvdock.merge.uv_lists import key_function
+from uvdock.project.names import normalize_name
 
 BOM = "\ufeff"  # a UTF-8 byte order mark, decoded
 

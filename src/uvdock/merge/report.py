@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from uvdock.lock.entry_merge import Taken
-    from uvdock.lock.pyproject_merge import MergeResult
+    from uvdock.merge.entries import Taken
+    from uvdock.merge.pyproject import MergeResult
 
 _PREPOSITION = {"added": "to", "removed": "from", "changed": "in"}
 VIA = {

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from uvdock import signals
-from uvdock.edit import atomic_write_bytes
+from uvdock.files.edit import atomic_write_bytes
 from uvdock.lock.resolve_state import (
     STATE_FILE,
     WORKTREE_FILE,
@@ -29,6 +28,7 @@ from uvdock.lock.resolve_state import (
     from_data,
     state_dir,
 )
+from uvdock.run import signals
 
 
 def load(git_dir: Path) -> SavedState | None:

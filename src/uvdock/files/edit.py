@@ -22,8 +22,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from uvdock import signals, textlines
 from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.files import textlines
+from uvdock.run import signals
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

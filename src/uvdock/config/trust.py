@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from uvdock.config import config_home, user_config_file
+from uvdock.config.settings import config_home, user_config_file
 
 # Keys that change where code runs (engine, container, venv: a present venv makes `auto`
 # run uv and the repository's build backend directly on this machine) or what the

@@ -22,7 +22,7 @@ from typing import Any
 
 from packaging.markers import InvalidMarker, Marker
 
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
 
 NAME_LISTS = (
     "no-build-isolation-package",

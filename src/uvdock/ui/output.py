@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from uvdock.redact import Redactor
+    from uvdock.ui.redact import Redactor
 
 _SGR = {"error": "1;31", "warning": "1;33", "hint": "1;36", "usage": "1"}
 _DIFF_SGR = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
@@ -130,7 +130,7 @@ class Output:
 
     def _redaction(self) -> Redactor:
         if self._redactor is None:
-            from uvdock.redact import Redactor
+            from uvdock.ui.redact import Redactor
 
             self._redactor = Redactor(self._env)
         return self._redactor
@@ -138,7 +138,7 @@ class Output:
     def _clean(self, text: str) -> str:
         """Redacted, with control sequences from file or log text made visible
         (terminal_text); uvdock's own colour codes are added after this."""
-        from uvdock.terminal_text import escape
+        from uvdock.ui.terminal_text import escape
 
         return escape(self._redaction().text(text))
 

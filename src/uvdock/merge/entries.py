@@ -18,7 +18,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from uvdock.names import normalize_name
+from uvdock.project.names import normalize_name
 
 
 def entry_key(value: Any) -> str:

@@ -1,0 +1,1 @@
+"""Readers of the file formats uvdock edits, one per format."""

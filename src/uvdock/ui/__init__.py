@@ -1,0 +1,1 @@
+"""What the user sees: output, redaction, terminal-safe and Markdown-safe text."""
