@@ -41,7 +41,7 @@ def engine_name(stem: str) -> str:
 
 def own_storage(folder: Path) -> dict[str, str]:
     """The environment in which podman (and every child that runs it) uses a store of its own
-    under `folder` (vfs driver), never the machine's; `folder` is removed with the test's."""
+    under `folder` (vfs driver), never the machine's; the caller removes `folder` after."""
     conf = folder / "storage.conf"
     conf.write_text(
         f'[storage]\ndriver = "vfs"\ngraphroot = "{folder / "root"}"\n'
@@ -101,10 +101,11 @@ class _Record(TypedDict, total=False):
 def _image_records() -> list[_Record]:
     """Every image in the store podman uses here, as containers/storage records it (written
     by rename, so always whole)."""
-    info = _listing(
-        ["podman", "info", "--format", "{{.Store.GraphRoot}}\t{{.Store.GraphDriverName}}"]
-    )
-    root, _, driver = info.strip().partition("\t")
+    where = "{{.Store.GraphRoot}}\t{{.Store.GraphDriverName}}"
+    info = _podman("info", "--format", where)
+    if info.returncode != 0:
+        raise RuntimeError(f"cannot check what the tests left in podman: {info.stderr.strip()}")
+    root, _, driver = info.stdout.strip().partition("\t")
     record = Path(root) / f"{driver}-images" / "images.json"
     records: list[_Record] = json.loads(record.read_text()) if record.exists() else []
     return records
