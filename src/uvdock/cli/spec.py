@@ -34,11 +34,7 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("shell", ""): CommandSpec(
         "shell",
         "interactive shell in the container (docker/podman or srun + pyxis)",
-        (
-            "uvdock shell",
-            "uvdock shell --gpus",
-            "uvdock shell --slurm --nodes 1 --gpus-per-node 8",
-        ),
+        ("uvdock shell", "uvdock shell --gpus", "uvdock shell --slurm --nodes 1 --gpus-per-node 8"),
     ),
     ("add", ""): CommandSpec(
         "add",
@@ -53,20 +49,13 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("remove", ""): CommandSpec(
         "remove",
         "uv remove in the container",
-        (
-            "uvdock remove pygithub --group test",
-            "uvdock --dry-run remove 'nvidia-modelopt'",
-        ),
+        ("uvdock remove pygithub --group test", "uvdock --dry-run remove 'nvidia-modelopt'"),
         writes=True,
     ),
     ("lock", ""): CommandSpec(
         "lock.lock",
         "uv lock in the container (--check, --upgrade, --upgrade-package)",
-        (
-            "uvdock lock",
-            "uvdock lock --check",
-            "uvdock lock --upgrade-package transformer-engine",
-        ),
+        ("uvdock lock", "uvdock lock --check", "uvdock lock --upgrade-package transformer-engine"),
         writes=True,
     ),
     ("lock", "resolve"): CommandSpec(
@@ -91,37 +80,21 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("sync", ""): CommandSpec(
         "sync",
         "uv sync --locked in the container (profiles dev, lint, lts)",
-        (
-            "uvdock sync",
-            "uvdock sync --profile lint",
-            "uvdock sync --profile lts --lts",
-        ),
+        ("uvdock sync", "uvdock sync --profile lint", "uvdock sync --profile lts --lts"),
         writes=True,
     ),
     ("lts", "show"): CommandSpec(
-        "lts.show",
-        "the LTS pin set as a table",
-        (
-            "uvdock lts show",
-            "uvdock --json lts show",
-        ),
+        "lts.show", "the LTS pin set as a table", ("uvdock lts show", "uvdock --json lts show")
     ),
     ("lts", "check"): CommandSpec(
         "lts.check",
         "every LTS line is an exact pin, no duplicates",
-        (
-            "uvdock lts check",
-            "uvdock --json lts check",
-        ),
+        ("uvdock lts check", "uvdock --json lts check"),
     ),
     ("lts", "drift"): CommandSpec(
         "lts.drift",
         "how far the LTS pins lag behind uv.lock",
-        (
-            "uvdock lts drift",
-            "uvdock lts drift --base origin/main",
-            "uvdock lts drift --all",
-        ),
+        ("uvdock lts drift", "uvdock lts drift --base origin/main", "uvdock lts drift --all"),
     ),
     ("lts", "pin"): CommandSpec(
         "lts.pin",
@@ -135,18 +108,12 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("image", "show"): CommandSpec(
         "image.show",
         "every base-image pin in the repository",
-        (
-            "uvdock image show",
-            "uvdock --json image show",
-        ),
+        ("uvdock image show", "uvdock --json image show"),
     ),
     ("image", "check"): CommandSpec(
         "image.check",
         "do the managed base-image pins agree?",
-        (
-            "uvdock image check",
-            "uvdock --json image check",
-        ),
+        ("uvdock image check", "uvdock --json image check"),
     ),
     ("image", "bump"): CommandSpec(
         "image.bump",
@@ -162,10 +129,7 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("image", "tags"): CommandSpec(
         "image.tags",
         "the registry's YY.MM-py3 tags, newest first, with each lane's pin",
-        (
-            "uvdock image tags",
-            "uvdock image tags --limit 5",
-        ),
+        ("uvdock image tags", "uvdock image tags --limit 5"),
     ),
     ("image", "build"): CommandSpec(
         "image.build",
@@ -179,10 +143,7 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("image", "pull"): CommandSpec(
         "image.pull",
         "pull the CI image from the GitLab registry",
-        (
-            "uvdock image pull",
-            "uvdock --dry-run image pull",
-        ),
+        ("uvdock image pull", "uvdock --dry-run image pull"),
     ),
     ("image", "enroot"): CommandSpec(
         "image.enroot",
@@ -215,10 +176,7 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("recipe", "unmark"): CommandSpec(
         "recipe.unmark",
         "undo -broken marks, uvdock's or made by hand",
-        (
-            "uvdock recipe unmark gpt_16b_perf",
-            "uvdock --dry-run recipe unmark ckpt_converter",
-        ),
+        ("uvdock recipe unmark gpt_16b_perf", "uvdock --dry-run recipe unmark ckpt_converter"),
         writes=True,
     ),
     ("doctor", ""): CommandSpec(
@@ -234,10 +192,7 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("merge-driver", "install"): CommandSpec(
         "merge_driver.install",
         "register a git merge driver for uv.lock (and, --pyproject, pyproject.toml)",
-        (
-            "uvdock merge-driver install",
-            "uvdock merge-driver install --pyproject",
-        ),
+        ("uvdock merge-driver install", "uvdock merge-driver install --pyproject"),
         writes=True,
     ),
     ("merge-driver", "pyproject"): CommandSpec(
@@ -260,11 +215,7 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
     ("trust", ""): CommandSpec(
         "trust",
         "let this repository's uvdock configuration choose where code runs",
-        (
-            "uvdock trust --show",
-            "uvdock trust",
-            "uvdock trust --revoke",
-        ),
+        ("uvdock trust --show", "uvdock trust", "uvdock trust --revoke"),
     ),
 }
 
@@ -295,12 +246,7 @@ class GlobalOptions(NamedTuple):
     quiet: Annotated[bool, Option(("-q", "--quiet"), None, "only errors")] = False
     engine: Annotated[
         str | None,
-        Option(
-            ("--engine",),
-            "NAME",
-            "where uv runs (default: auto)",
-            ENGINE_CHOICES,
-        ),
+        Option(("--engine",), "NAME", "where uv runs (default: auto)", ENGINE_CHOICES),
     ] = None
     container: Annotated[
         str | None, Option(("--container",), "NAME", "exec into this running container")
