@@ -13,6 +13,10 @@ in 120 s on a 2-core machine):
 - Names on the machine are unique per run: containers, images, tags and manifests carry
   `unique_name(...)` (pid + random), never a fixed name; each test removes what it creates
   (`remove_container`, `podman rmi -f`), also when it fails (a fixture's teardown or `finally`).
+  What only needs podman's store for a while (the registry pushes), or must break it (a
+  manifest list whose images are gone), uses a store of its own (`own_storage` in
+  samples/engine_leftovers), never the machine's: one broken list fails `podman images` for
+  every process on the machine.
 - Files go under `tmp_path` / `tmp_path_factory`, never in the repository or a fixed /tmp path;
   ports come from the kernel (port 0 / `free_port()`), never a fixed number.
 - No sleeping for a fixed time where a condition can be polled (wait for a file, a socket, a
@@ -26,6 +30,7 @@ in 120 s on a 2-core machine):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -89,12 +94,53 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * (os.cpu_count() or 1)
 
 
+_DANGLING_AT_START = pytest.StashKey[set[str]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The controller notes the dangling layerless images already there (see the end)."""
+    if hasattr(session.config, "workerinput") or shutil.which("podman") is None:
+        return
+    from samples import engine_leftovers
+
+    with contextlib.suppress(RuntimeError):  # podman does not work: no test can make any
+        session.config.stash[_DANGLING_AT_START] = engine_leftovers.dangling_layerless()
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The controller (or the only session) removes what the workers built for the whole run."""
+    """The controller (or the only session) removes what the workers built for the whole run,
+    then the dangling layerless images that appeared during it: no name carries a marker, so
+    no worker can tell they are its own, and with one of them in the store any broken
+    manifest list fails `podman images` for every process on the machine."""
     if hasattr(session.config, "workerinput"):
         return  # an xdist worker: the others may still use what it built
     factory: pytest.TempPathFactory = session.config._tmp_path_factory  # type: ignore[attr-defined]
     remove_run_objects(run_folder(factory))
+    before = session.config.stash.get(_DANGLING_AT_START, None)
+    if before is None:
+        return
+    from samples import engine_leftovers
+
+    try:
+        new = sorted(engine_leftovers.dangling_layerless() - before)
+        if not new:
+            return
+        engine_leftovers.remove([engine_leftovers.Leftover("dangling image", i) for i in new])
+        still = sorted(engine_leftovers.dangling_layerless() & set(new))
+    except RuntimeError as failed:
+        message = str(failed)
+    else:
+        message = f"tests left {len(new)} dangling layerless podman image(s) behind: " + (
+            ", ".join(i[:12] for i in new)
+            + (
+                f"; could not remove: {', '.join(i[:12] for i in still)}"
+                if still
+                else "; removed now"
+            )
+        )
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    (reporter.write_line if reporter is not None else print)(message)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)

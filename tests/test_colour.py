@@ -106,6 +106,14 @@ def test_piped_errors_have_no_escape_codes_unless_asked() -> None:
     assert ESC not in _uvdock("--color=never", "image", "bmup", env={"FORCE_COLOR": "1"}).stderr
 
 
+def test_a_run_commands_own_color_word_does_not_colour_uvdocks_error(tmp_path: Path) -> None:
+    # `--color=always` after `run CMD` is the command's argument: uvdock's own error (no git
+    # repository there) is read with the global options uvdock was given, not found in it.
+    result = _uvdock("--repo", str(tmp_path), "run", "ls", "--color=always")
+    assert result.returncode == 3, result.stderr
+    assert "error:" in result.stderr and ESC not in result.stderr
+
+
 def _in_a_terminal(*args: str, env: dict[str, str]) -> str:
     """Run uvdock with stdout and stderr on a real pseudo-terminal; what it wrote."""
     main, child = pty.openpty()

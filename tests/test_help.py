@@ -28,14 +28,13 @@ def _uvdock_words(example: str) -> list[str]:
 
 
 def test_every_command_has_two_to_four_examples() -> None:
-    assert set(cli_spec.EXAMPLES) == set(cli_spec.COMMANDS)
-    for key, examples in cli_spec.EXAMPLES.items():
-        assert 2 <= len(examples) <= 4, key
+    for key, spec in cli_spec.COMMANDS.items():
+        assert 2 <= len(spec.examples) <= 4, key
 
 
 @pytest.mark.parametrize(
     ("key", "example"),
-    [(key, example) for key, examples in cli_spec.EXAMPLES.items() for example in examples],
+    [(key, example) for key, spec in cli_spec.COMMANDS.items() for example in spec.examples],
 )
 def test_each_example_parses_as_its_command(key: tuple[str, str], example: str) -> None:
     invocation = cli.parse(_uvdock_words(example))
@@ -50,7 +49,7 @@ def test_help_ends_with_the_examples_and_lists_global_options_once(
     result = run_cli(*words, "--help")
     assert result.code == 0
     text = result.out
-    assert text.rstrip().endswith(cli_spec.EXAMPLES[key][-1])
+    assert text.rstrip().endswith(cli_spec.COMMANDS[key].examples[-1])
     option_lines = [line.split()[0] for line in text.splitlines() if line.startswith("  -")]
     assert option_lines.count("--dry-run") == 1 and text.count("global options:\n") == 1
     assert text.index("options:\n") < text.index("global options:\n") < text.index("examples:")
@@ -166,10 +165,10 @@ def test_recipe_unmark_help_says_it_undoes_hand_made_marks_too(run_cli: RunCli) 
 @pytest.mark.parametrize(
     "example",
     [
-        *cli_spec.EXAMPLES[("lts", "pin")],
-        *cli_spec.EXAMPLES[("recipe", "mark-broken")][1:],
-        *cli_spec.EXAMPLES[("recipe", "unmark")][1:],
-        *cli_spec.EXAMPLES[("recipe", "show")][1:],
+        *cli_spec.COMMANDS[("lts", "pin")].examples,
+        *cli_spec.COMMANDS[("recipe", "mark-broken")].examples[1:],
+        *cli_spec.COMMANDS[("recipe", "unmark")].examples[1:],
+        *cli_spec.COMMANDS[("recipe", "show")].examples[1:],
     ],
 )
 def test_lts_and_recipe_examples_work_on_megatron_lm_files(

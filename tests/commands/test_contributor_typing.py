@@ -110,13 +110,13 @@ def test_recipe_show_without_a_case_lists_the_cases(megatron_repo: Path, run_cli
 
 
 def test_help_examples_name_cases_that_exist(megatron_repo: Path, run_cli: RunCli) -> None:
-    from uvdock.cli.spec import EXAMPLES
+    from uvdock.cli.spec import COMMANDS
 
     cases = {c["case"] for c in json.loads(run_cli("--repo", megatron_repo, "--json", "recipe", "show").out)["cases"]}  # fmt: skip
-    for (group, _), examples in EXAMPLES.items():
+    for (group, _), spec in COMMANDS.items():
         if group != "recipe":
             continue
-        for example in examples:
+        for example in spec.examples:
             words = shlex.split(example)
             after = words[words.index("recipe") + 2 :]
             if after and not after[0].startswith("-"):

@@ -25,7 +25,7 @@ from samples.oci_registry import (
     REPOSITORY,
     Registries,
     free_port,
-    push_image,
+    push_images,
     registry_config,
     relay,
     require_tools,
@@ -243,8 +243,8 @@ def broken_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     process, url = start_registry(folder, "broken", registry_config(storage, free_port()))
     try:
         host = url.removeprefix("http://")
-        for tag, fmt in (("26.06-py3", "oci"), ("26.09-py3", "v2s2")):
-            push_image(host, tag, ("amd64", "arm64"), NGC_ENV[tag], folder, fmt)
+        pushes = (("26.06-py3", "oci"), ("26.09-py3", "v2s2"))
+        push_images(folder, host, ((t, ("amd64", "arm64"), NGC_ENV[t], f) for t, f in pushes))
         break_configs(url)
         yield url
     finally:

@@ -10,6 +10,7 @@ the Authorization header of every token request so tests can see credentials arr
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import http.client
 import json
@@ -21,7 +22,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from samples.engine_leftovers import engine_name
+from samples.engine_leftovers import own_storage
 
 REPOSITORY = "nvidia/pytorch"
 SERVICE = "uvdock-test-registry"
@@ -317,52 +318,56 @@ def registry_version() -> str:
     return out.stdout.strip()
 
 
-def _podman(*args: str) -> None:
-    subprocess.run(["podman", *args], check=True, capture_output=True)
-
-
 def tiny_tarball(folder: Path) -> Path:
+    """A one-file root filesystem, owned by root (a rootless podman maps it to the user)."""
     rootfs = folder / "rootfs"
     rootfs.mkdir(exist_ok=True)
     (rootfs / "hello.txt").write_text("uvdock registry test\n")
     tarball = folder / "tiny.tar"
-    subprocess.run(["tar", "-C", str(rootfs), "-cf", str(tarball), "."], check=True)
+    owner = ["--owner=0", "--group=0", "--numeric-owner"]
+    subprocess.run(["tar", *owner, "-C", str(rootfs), "-cf", str(tarball), "."], check=True)
     return tarball
 
 
-def push_image(
-    host: str, tag: str, platforms: tuple[str, ...], env: dict[str, str], folder: Path, fmt: str
-) -> None:
-    """One tag: a tiny image per architecture with `env` as its ENV (podman import --arch
-    --change), pushed alone or as a manifest list of format `fmt`; local images removed."""
+# One push: the tag, its platforms (two or more: a manifest list), its ENV, the list's format.
+Push = tuple[str, tuple[str, ...], dict[str, str], str]
+
+
+def push_images(folder: Path, host: str, pushes: Iterable[Push]) -> None:
+    """A tiny image per architecture for each push, with its ENV (podman import --arch
+    --change), pushed alone or as a manifest list of its format. podman works in a store of
+    its own under `folder`, removed afterwards: nothing of the pushes is ever in the machine's
+    store (lists and their images removed there left a dangling layerless image behind)."""
+    store = folder / "podman"
+    store.mkdir()
+    podman = functools.partial(
+        subprocess.run, check=True, capture_output=True, env=own_storage(store)
+    )
     tarball = tiny_tarball(folder)
-    base = engine_name("regtest")
-    changes = [arg for key, value in env.items() for arg in ("--change", f"ENV {key}={value}")]
-    images = {arch: f"localhost/{base}:{arch}" for arch in platforms}
-    manifest_list = f"localhost/{base}-list:{tag}"
-    target = f"docker://{host}/{REPOSITORY}:{tag}"
     try:
-        for arch, image in images.items():
-            _podman("import", "-q", "--arch", arch, *changes, str(tarball), image)
-        if len(platforms) == 1:
-            _podman("push", "-q", "--tls-verify=false", images[platforms[0]], target)
-            return
-        _podman("manifest", "create", manifest_list)
-        for image in images.values():
-            _podman("manifest", "add", manifest_list, "containers-storage:" + image)
-        _podman("manifest", "push", "-q", "--all", "--format", fmt,
-                "--tls-verify=false", manifest_list, target)  # fmt: skip
+        for tag, platforms, env, fmt in pushes:
+            changes = [a for key, value in env.items() for a in ("--change", f"ENV {key}={value}")]
+            images = {arch: f"localhost/regtest:{tag}-{arch}" for arch in platforms}
+            target = f"docker://{host}/{REPOSITORY}:{tag}"
+            for arch, image in images.items():
+                podman(["podman", "import", "-q", "--arch", arch, *changes, str(tarball), image])
+            if len(platforms) == 1:
+                podman(["podman", "push", "-q", "--tls-verify=false", images[platforms[0]], target])
+                continue
+            listed = f"localhost/regtest-list:{tag}"
+            podman(["podman", "manifest", "create", listed])
+            for image in images.values():
+                podman(["podman", "manifest", "add", listed, "containers-storage:" + image])
+            podman(["podman", "manifest", "push", "-q", "--all", "--format", fmt,
+                    "--tls-verify=false", listed, target])  # fmt: skip
     finally:
-        # A manifest list goes with `podman manifest rm`: `rmi` leaves it behind.
-        subprocess.run(["podman", "manifest", "rm", manifest_list], capture_output=True)
-        subprocess.run(["podman", "rmi", "-f", *images.values()], capture_output=True)
+        shutil.rmtree(store)
 
 
 def push_tags(folder: Path, host: str) -> None:
-    """A tiny image per architecture (podman import --arch), pushed as TAGS says; the tags of
-    NGC_ENV carry that environment."""
-    for tag, platforms in TAGS.items():
-        push_image(host, tag, platforms, NGC_ENV.get(tag, {}), folder, LIST_FORMAT.get(tag, ""))
+    """TAGS pushed; the tags of NGC_ENV carry that environment."""
+    pushes = [(t, p, NGC_ENV.get(t, {}), LIST_FORMAT.get(t, "")) for t, p in TAGS.items()]
+    push_images(folder, host, pushes)
 
 
 @dataclass

@@ -23,13 +23,7 @@ if TYPE_CHECKING:
     from uvdock.ui.output import Output
 
 from uvdock import __version__
-from uvdock.cli.spec import (
-    COMMANDS,
-    WRITERS,
-    CommandSpec,
-    command_groups,
-    scan_global_options,
-)
+from uvdock.cli.spec import COMMANDS, CommandSpec, command_groups, scan_global_options
 from uvdock.errors import CommandFailed, UvdockError
 
 
@@ -224,7 +218,7 @@ def run(argv: Sequence[str] | None = None, session: Session | None = None) -> in
     session.out, session.ctx = out, ctx
     session.name = " ".join(part for part in key if part)
     with _json_stdout(options.json, out):
-        if key in WRITERS and not options.dry_run:
+        if COMMANDS[key].writes and not options.dry_run:
             from uvdock.commands.base import writing
 
             with writing(ctx, " ".join(("uvdock", *key)).strip()):
@@ -269,30 +263,19 @@ def _json_document(session: Session, code: int, error: UvdockError | None = None
     )
 
 
-def _json_requested(argv: Sequence[str] | None, session: Session) -> bool:
+def _given(argv: Sequence[str] | None, session: Session) -> GlobalOptions:
+    """The global options of this invocation, also when it failed before they were read."""
     if session.ctx is not None:
-        return bool(session.ctx.options.json)
-    words = list(sys.argv[1:] if argv is None else argv)
-    return "--json" in words[: words.index("--") if "--" in words else len(words)]
+        return session.ctx.options
+    from uvdock.cli.parse import global_options
+
+    return global_options(sys.argv[1:] if argv is None else argv)
 
 
 def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.ArgumentParser:
     from uvdock.cli.parse import command_parser
 
     return command_parser(key, spec)
-
-
-def _color_choice(argv: Sequence[str] | None) -> str:
-    """--color as given, for errors raised before the options were parsed."""
-    words = list(sys.argv[1:] if argv is None else argv)
-    for index, word in enumerate(words):
-        if word == "--":
-            break
-        if word.startswith("--color="):
-            return word.partition("=")[2]
-        if word == "--color" and index + 1 < len(words):
-            return words[index + 1]
-    return "auto"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -313,7 +296,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:
         # --help (0) prints help; a bare `uvdock` or group (2) prints it to stderr as usage.
         code = exc.code if isinstance(exc.code, int) else 2
-        if code != 0 and _json_requested(argv, session):
+        if code != 0 and _given(argv, session).json:
             refused = UvdockError("no command given; see `uvdock --help`")
             _json_document(session, code, refused)
         raise
@@ -334,7 +317,7 @@ def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> 
     """An error uvdock raised on purpose: usage, message, hint, the failed command's stderr."""
     from uvdock.ui.output import Output
 
-    out = Output(color=_color_choice(argv))
+    out = Output(color=_given(argv, session).color or "auto")
     usage = getattr(exc, "usage", None)
     if usage:
         out.usage(usage)
@@ -344,7 +327,7 @@ def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> 
     if isinstance(exc, CommandFailed) and exc.stderr.strip():
         tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
         Output(stdout=sys.stderr).info(tail)
-    if _json_requested(argv, session):
+    if _given(argv, session).json:
         _json_document(session, exc.exit_code, exc)
     return exc.exit_code
 
@@ -353,7 +336,7 @@ def _failed(argv: Sequence[str] | None, session: Session, code: int, message: st
     """An interrupt, an OS failure or a bug: one line (and the --json document), then `code`."""
     from uvdock.ui.output import Output
 
-    Output(color=_color_choice(argv)).error(message)
-    if _json_requested(argv, session):
+    Output(color=_given(argv, session).color or "auto").error(message)
+    if _given(argv, session).json:
         _json_document(session, code, UvdockError(message))
     return code

@@ -13,7 +13,13 @@ import difflib
 from collections.abc import Sequence
 
 from uvdock import __version__
-from uvdock.cli.spec import COMMANDS, EXAMPLES, GLOBAL_OPTIONS, CommandSpec, command_groups
+from uvdock.cli.spec import (
+    COMMANDS,
+    GLOBAL_OPTIONS,
+    CommandSpec,
+    GlobalOptions,
+    command_groups,
+)
 from uvdock.errors import InputRefused
 
 EXIT_CODES = (
@@ -100,17 +106,20 @@ class Parser(argparse.ArgumentParser):
         return "unexpected arguments: " + " ".join(words)
 
 
-def add_global_options(parser: Parser, *, after_command: bool) -> None:
-    # After the command the same options are accepted but must not reset what was given before.
+def add_global_options(parser: Parser, *, after_command: bool, strict: bool = True) -> None:
+    """The global options. After the command the same options are accepted but must not
+    reset what was given before; `strict=False` takes any value, or none, for an option."""
     group = parser.add_argument_group("global options")
     for option in GLOBAL_OPTIONS:
+        default = argparse.SUPPRESS if after_command else None if option.metavar else False
         if option.metavar:
             action = group.add_argument(
                 *option.flags,
                 dest=option.dest,
-                metavar=None if option.choices else option.metavar,
-                choices=option.choices,
-                default=argparse.SUPPRESS if after_command else None,
+                metavar=None if option.choices and strict else option.metavar,
+                choices=option.choices if strict else None,
+                nargs=None if strict else "?",
+                default=default,
                 help=option.help,
             )
         else:
@@ -118,10 +127,23 @@ def add_global_options(parser: Parser, *, after_command: bool) -> None:
                 *option.flags,
                 dest=option.dest,
                 action="store_true",
-                default=argparse.SUPPRESS if after_command else False,
+                default=default,
                 help=option.help,
             )
         parser.global_actions.append(action)
+
+
+def global_options(words: Sequence[str]) -> GlobalOptions:
+    """The global options wherever they stand before `--`, for a command line that failed
+    before they were read (the --json document and --color of its error); the command's own
+    words are left alone, and an option that cannot be read counts as not given."""
+    parser = Parser(prog="uvdock", add_help=False, allow_abbrev=False)
+    add_global_options(parser, after_command=False, strict=False)
+    try:
+        known, _ = parser.parse_known_args(list(words))
+    except UsageError:
+        return GlobalOptions()
+    return GlobalOptions(**vars(known))
 
 
 def _width() -> int:
@@ -199,7 +221,7 @@ def command_parser(key: tuple[str, str], spec: CommandSpec) -> Parser:
         prog="uvdock " + " ".join(p for p in key if p),
         description=spec.help,
         trailer=trailer,
-        examples=EXAMPLES.get(key, ()),
+        examples=spec.examples,
         subcommands=siblings,
     )
     add_global_options(parser, after_command=True)

@@ -1,260 +1,282 @@
-"""The command table and the global options, as data.
+"""The command table and the global options, as data: one entry per command, each global
+option declared once.
 
-A leaf module: it imports nothing of uvdock's, so the hand scanner in cli/main.py, the argparse
+A leaf module: it imports nothing of uvdock's, so the hand scanner below, the argparse
 parsers in cli/parse.py, the completion scripts and commands that re-read global options all
-build from this one description without import circles.
+build from this one description without import circles, and `uvdock --help` imports no
+command module.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 
 class CommandSpec(NamedTuple):
-    module: str
-    help: str
+    module: str  # under uvdock.commands, imported only when the command runs
+    help: str  # the one line of `uvdock --help`
+    examples: tuple[str, ...]  # the end of the command's help (a test runs each one)
+    # Changes the repository (or the venv uv syncs from it): runs holding the repository
+    # lock, one writer at a time (commands.base.writing). --dry-run takes no lock.
+    writes: bool = False
 
 
 # (group, name) -> spec. A group's "" entry is what runs when no subcommand is named.
 COMMANDS: dict[tuple[str, str], CommandSpec] = {
-    ("run", ""): CommandSpec("run", "run any command in the CI container"),
+    ("run", ""): CommandSpec(
+        "run",
+        "run any command in the CI container",
+        (
+            "uvdock run -- python -c 'import torch; print(torch.__version__)'",
+            "uvdock --engine podman --container mcore-dev run -- pytest tests/unit_tests -x",
+            "uvdock --dry-run run -- uv pip list",
+        ),
+    ),
     ("shell", ""): CommandSpec(
-        "shell", "interactive shell in the container (docker/podman or srun + pyxis)"
+        "shell",
+        "interactive shell in the container (docker/podman or srun + pyxis)",
+        ("uvdock shell", "uvdock shell --gpus", "uvdock shell --slurm --nodes 1 --gpus-per-node 8"),
     ),
     ("add", ""): CommandSpec(
-        "add", "uv add in the container; prints the lock diff and the commit to make"
+        "add",
+        "uv add in the container; prints the lock diff and the commit to make",
+        (
+            "uvdock add 'nvidia-modelopt>=0.29'",
+            "uvdock add --group test pytest-xdist",
+            "uvdock --dry-run add --optional dev 'transformer-engine>=2.4'",
+        ),
+        writes=True,
     ),
-    ("remove", ""): CommandSpec("remove", "uv remove in the container"),
+    ("remove", ""): CommandSpec(
+        "remove",
+        "uv remove in the container",
+        ("uvdock remove pygithub --group test", "uvdock --dry-run remove 'nvidia-modelopt'"),
+        writes=True,
+    ),
     ("lock", ""): CommandSpec(
-        "lock.lock", "uv lock in the container (--check, --upgrade, --upgrade-package)"
+        "lock.lock",
+        "uv lock in the container (--check, --upgrade, --upgrade-package)",
+        ("uvdock lock", "uvdock lock --check", "uvdock lock --upgrade-package transformer-engine"),
+        writes=True,
     ),
     ("lock", "resolve"): CommandSpec(
-        "lock.resolve", "resolve a uv.lock conflict: take REF's lock, relock, stage"
+        "lock.resolve",
+        "resolve a uv.lock conflict: take REF's lock, relock, stage",
+        (
+            "uvdock lock resolve --onto origin/main",
+            "uvdock lock resolve --onto origin/main --no-fetch",
+            "uvdock lock resolve --abort",
+        ),
+        writes=True,
     ),
     ("lock", "diff"): CommandSpec(
-        "lock.diff", "packages added / removed / changed between two locks"
+        "lock.diff",
+        "packages added / removed / changed between two locks",
+        (
+            "uvdock lock diff",
+            "uvdock lock diff origin/main HEAD",
+            "uvdock --json lock diff HEAD~1 uv.lock",
+        ),
     ),
     ("sync", ""): CommandSpec(
-        "sync", "uv sync --locked in the container (profiles dev, lint, lts)"
+        "sync",
+        "uv sync --locked in the container (profiles dev, lint, lts)",
+        ("uvdock sync", "uvdock sync --profile lint", "uvdock sync --profile lts --lts"),
+        writes=True,
     ),
-    ("lts", "show"): CommandSpec("lts.show", "the LTS pin set as a table"),
-    ("lts", "check"): CommandSpec("lts.check", "every LTS line is an exact pin, no duplicates"),
-    ("lts", "drift"): CommandSpec("lts.drift", "how far the LTS pins lag behind uv.lock"),
-    ("lts", "pin"): CommandSpec("lts.pin", "change LTS pins (requires --lts)"),
-    ("image", "show"): CommandSpec("image.show", "every base-image pin in the repository"),
-    ("image", "check"): CommandSpec("image.check", "do the managed base-image pins agree?"),
+    ("lts", "show"): CommandSpec(
+        "lts.show", "the LTS pin set as a table", ("uvdock lts show", "uvdock --json lts show")
+    ),
+    ("lts", "check"): CommandSpec(
+        "lts.check",
+        "every LTS line is an exact pin, no duplicates",
+        ("uvdock lts check", "uvdock --json lts check"),
+    ),
+    ("lts", "drift"): CommandSpec(
+        "lts.drift",
+        "how far the LTS pins lag behind uv.lock",
+        ("uvdock lts drift", "uvdock lts drift --base origin/main", "uvdock lts drift --all"),
+    ),
+    ("lts", "pin"): CommandSpec(
+        "lts.pin",
+        "change LTS pins (requires --lts)",
+        (
+            "uvdock lts pin --lts 'flashinfer-python==0.6.12'",
+            "uvdock --dry-run lts pin --lts 'nvidia-modelopt==0.29.0' --add",
+        ),
+        writes=True,
+    ),
+    ("image", "show"): CommandSpec(
+        "image.show",
+        "every base-image pin in the repository",
+        ("uvdock image show", "uvdock --json image show"),
+    ),
+    ("image", "check"): CommandSpec(
+        "image.check",
+        "do the managed base-image pins agree?",
+        ("uvdock image check", "uvdock --json image check"),
+    ),
     ("image", "bump"): CommandSpec(
-        "image.bump", "move the dev (or, with --lts, LTS) pins to a new tag"
+        "image.bump",
+        "move the dev (or, with --lts, LTS) pins to a new tag",
+        (
+            "uvdock image bump 26.08-py3",
+            "uvdock --dry-run image bump --latest",
+            "uvdock image bump --lts 26.04-py3",
+            "uvdock image bump nvcr.io/nvidia/pytorch:26.08-py3 --offline",
+        ),
+        writes=True,
     ),
     ("image", "tags"): CommandSpec(
-        "image.tags", "the registry's YY.MM-py3 tags, newest first, with each lane's pin"
+        "image.tags",
+        "the registry's YY.MM-py3 tags, newest first, with each lane's pin",
+        ("uvdock image tags", "uvdock image tags --limit 5"),
     ),
-    ("image", "build"): CommandSpec("image.build", "build the CI image (--target main)"),
-    ("image", "pull"): CommandSpec("image.pull", "pull the CI image from the GitLab registry"),
-    ("image", "enroot"): CommandSpec("image.enroot", "import the CI image for enroot / pyxis"),
-    ("recipe", "show"): CommandSpec("recipe.show", "every place a test case runs"),
+    ("image", "build"): CommandSpec(
+        "image.build",
+        "build the CI image (--target main)",
+        (
+            "uvdock image build",
+            "uvdock image build --tag megatron-lm:local",
+            "uvdock --dry-run --engine podman image build",
+        ),
+    ),
+    ("image", "pull"): CommandSpec(
+        "image.pull",
+        "pull the CI image from the GitLab registry",
+        ("uvdock image pull", "uvdock --dry-run image pull"),
+    ),
+    ("image", "enroot"): CommandSpec(
+        "image.enroot",
+        "import the CI image for enroot / pyxis",
+        (
+            "uvdock image enroot",
+            "uvdock image enroot --output /lustre/$USER/megatron-lm.sqsh",
+            "uvdock image enroot --lts",
+        ),
+    ),
+    ("recipe", "show"): CommandSpec(
+        "recipe.show",
+        "every place a test case runs",
+        (
+            "uvdock recipe show",
+            "uvdock recipe show ckpt_converter",
+            "uvdock --json recipe show ckpt_converter",
+        ),
+    ),
     ("recipe", "mark-broken"): CommandSpec(
-        "recipe.mark_broken", "move a test case's scopes to -broken"
+        "recipe.mark_broken",
+        "move a test case's scopes to -broken",
+        (
+            'uvdock recipe mark-broken ckpt_converter --issue 1234 --reason "hangs on H100"',
+            "uvdock recipe mark-broken gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_validation --issue '#1300' --reason OOM --platform dgx_h100",
+            "uvdock --dry-run recipe mark-broken gpt_16b_perf --issue 77 --reason slow --environment dev",
+        ),
+        writes=True,
     ),
     ("recipe", "unmark"): CommandSpec(
-        "recipe.unmark", "undo -broken marks, uvdock's or made by hand"
+        "recipe.unmark",
+        "undo -broken marks, uvdock's or made by hand",
+        ("uvdock recipe unmark gpt_16b_perf", "uvdock --dry-run recipe unmark ckpt_converter"),
+        writes=True,
     ),
     ("doctor", ""): CommandSpec(
-        "doctor", "check the setup, or read a failure log and name the fix"
+        "doctor",
+        "check the setup, or read a failure log and name the fix",
+        (
+            "uvdock doctor",
+            "uvdock doctor job-1234.log",
+            "uvdock --json doctor job-1234.log",
+            "uvdock --engine srun doctor --prune",
+        ),
     ),
     ("merge-driver", "install"): CommandSpec(
         "merge_driver.install",
         "register a git merge driver for uv.lock (and, --pyproject, pyproject.toml)",
+        ("uvdock merge-driver install", "uvdock merge-driver install --pyproject"),
+        writes=True,
     ),
     ("merge-driver", "pyproject"): CommandSpec(
-        "merge_driver.pyproject", "the pyproject.toml merge driver git runs (BASE OURS THEIRS)"
+        "merge_driver.pyproject",
+        "the pyproject.toml merge driver git runs (BASE OURS THEIRS)",
+        (
+            "uvdock merge-driver pyproject base.toml pyproject.toml theirs.toml",
+            "uvdock merge-driver pyproject %O %A %B %P --marker-size 7",
+        ),
     ),
     ("completion", ""): CommandSpec(
-        "completion", "print a shell completion script (bash, zsh or fish)"
+        "completion",
+        "print a shell completion script (bash, zsh or fish)",
+        (
+            "uvdock completion bash > ~/.local/share/bash-completion/completions/uvdock",
+            "uvdock completion zsh > ~/.zfunc/_uvdock",
+            "uvdock completion fish > ~/.config/fish/completions/uvdock.fish",
+        ),
     ),
     ("trust", ""): CommandSpec(
-        "trust", "let this repository's uvdock configuration choose where code runs"
+        "trust",
+        "let this repository's uvdock configuration choose where code runs",
+        ("uvdock trust --show", "uvdock trust", "uvdock trust --revoke"),
     ),
 }
 
-# Every command's help ends with these (a test parses each one, so they cannot rot).
-EXAMPLES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("run", ""): (
-        "uvdock run -- python -c 'import torch; print(torch.__version__)'",
-        "uvdock --engine podman --container mcore-dev run -- pytest tests/unit_tests -x",
-        "uvdock --dry-run run -- uv pip list",
-    ),
-    ("shell", ""): (
-        "uvdock shell",
-        "uvdock shell --gpus",
-        "uvdock shell --slurm --nodes 1 --gpus-per-node 8",
-    ),
-    ("add", ""): (
-        "uvdock add 'nvidia-modelopt>=0.29'",
-        "uvdock add --group test pytest-xdist",
-        "uvdock --dry-run add --optional dev 'transformer-engine>=2.4'",
-    ),
-    ("remove", ""): (
-        "uvdock remove pygithub --group test",
-        "uvdock --dry-run remove 'nvidia-modelopt'",
-    ),
-    ("lock", ""): (
-        "uvdock lock",
-        "uvdock lock --check",
-        "uvdock lock --upgrade-package transformer-engine",
-    ),
-    ("lock", "resolve"): (
-        "uvdock lock resolve --onto origin/main",
-        "uvdock lock resolve --onto origin/main --no-fetch",
-        "uvdock lock resolve --abort",
-    ),
-    ("lock", "diff"): (
-        "uvdock lock diff",
-        "uvdock lock diff origin/main HEAD",
-        "uvdock --json lock diff HEAD~1 uv.lock",
-    ),
-    ("sync", ""): (
-        "uvdock sync",
-        "uvdock sync --profile lint",
-        "uvdock sync --profile lts --lts",
-    ),
-    ("lts", "show"): ("uvdock lts show", "uvdock --json lts show"),
-    ("lts", "check"): ("uvdock lts check", "uvdock --json lts check"),
-    ("lts", "drift"): (
-        "uvdock lts drift",
-        "uvdock lts drift --base origin/main",
-        "uvdock lts drift --all",
-    ),
-    ("lts", "pin"): (
-        "uvdock lts pin --lts 'flashinfer-python==0.6.12'",
-        "uvdock --dry-run lts pin --lts 'nvidia-modelopt==0.29.0' --add",
-    ),
-    ("image", "show"): ("uvdock image show", "uvdock --json image show"),
-    ("image", "check"): ("uvdock image check", "uvdock --json image check"),
-    ("image", "bump"): (
-        "uvdock image bump 26.08-py3",
-        "uvdock --dry-run image bump --latest",
-        "uvdock image bump --lts 26.04-py3",
-        "uvdock image bump nvcr.io/nvidia/pytorch:26.08-py3 --offline",
-    ),
-    ("image", "tags"): ("uvdock image tags", "uvdock image tags --limit 5"),
-    ("image", "build"): (
-        "uvdock image build",
-        "uvdock image build --tag megatron-lm:local",
-        "uvdock --dry-run --engine podman image build",
-    ),
-    ("image", "pull"): ("uvdock image pull", "uvdock --dry-run image pull"),
-    ("image", "enroot"): (
-        "uvdock image enroot",
-        "uvdock image enroot --output /lustre/$USER/megatron-lm.sqsh",
-        "uvdock image enroot --lts",
-    ),
-    ("recipe", "show"): (
-        "uvdock recipe show",
-        "uvdock recipe show ckpt_converter",
-        "uvdock --json recipe show ckpt_converter",
-    ),
-    ("recipe", "mark-broken"): (
-        'uvdock recipe mark-broken ckpt_converter --issue 1234 --reason "hangs on H100"',
-        "uvdock recipe mark-broken gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_validation"
-        " --issue '#1300' --reason OOM --platform dgx_h100",
-        "uvdock --dry-run recipe mark-broken gpt_16b_perf --issue 77 --reason slow --environment dev",
-    ),
-    ("recipe", "unmark"): (
-        "uvdock recipe unmark gpt_16b_perf",
-        "uvdock --dry-run recipe unmark ckpt_converter",
-    ),
-    ("doctor", ""): (
-        "uvdock doctor",
-        "uvdock doctor job-1234.log",
-        "uvdock --json doctor job-1234.log",
-        "uvdock --engine srun doctor --prune",
-    ),
-    ("merge-driver", "install"): (
-        "uvdock merge-driver install",
-        "uvdock merge-driver install --pyproject",
-    ),
-    ("merge-driver", "pyproject"): (
-        "uvdock merge-driver pyproject base.toml pyproject.toml theirs.toml",
-        "uvdock merge-driver pyproject %O %A %B %P --marker-size 7",
-    ),
-    ("completion", ""): (
-        "uvdock completion bash > ~/.local/share/bash-completion/completions/uvdock",
-        "uvdock completion zsh > ~/.zfunc/_uvdock",
-        "uvdock completion fish > ~/.config/fish/completions/uvdock.fish",
-    ),
-    ("trust", ""): (
-        "uvdock trust --show",
-        "uvdock trust",
-        "uvdock trust --revoke",
-    ),
-}
-
-# Commands that change the repository (or the venv uv syncs from it): each runs holding the
-# repository lock, one writer at a time (commands.base.writing). --dry-run takes no lock.
-WRITERS = frozenset(
-    {
-        ("add", ""),
-        ("remove", ""),
-        ("lock", ""),
-        ("lock", "resolve"),
-        ("sync", ""),
-        ("lts", "pin"),
-        ("image", "bump"),
-        ("recipe", "mark-broken"),
-        ("recipe", "unmark"),
-        ("merge-driver", "install"),
-    }
-)
 
 ENGINE_CHOICES = ("auto", "docker", "podman", "srun", "local")
-COLOR_CHOICES = ("auto", "always", "never")
 
 
-class GlobalOptionSpec(NamedTuple):
-    dest: str
+class Option(NamedTuple):
+    """How a global option is written."""
+
     flags: tuple[str, ...]
     metavar: str | None  # None: a flag that takes no value
     help: str
     choices: tuple[str, ...] | None = None
 
 
-GLOBAL_OPTIONS: tuple[GlobalOptionSpec, ...] = (
-    GlobalOptionSpec("repo", ("--repo",), "PATH", "repository (default: git top level of cwd)"),
-    GlobalOptionSpec(
-        "dry_run", ("--dry-run",), None, "show what would run or change; change nothing"
-    ),
-    GlobalOptionSpec("json", ("--json",), None, "machine-readable output"),
-    GlobalOptionSpec("verbose", ("-v", "--verbose"), None, "show commands as they run"),
-    GlobalOptionSpec("quiet", ("-q", "--quiet"), None, "only errors"),
-    GlobalOptionSpec(
-        "engine", ("--engine",), "NAME", "where uv runs (default: auto)", ENGINE_CHOICES
-    ),
-    GlobalOptionSpec("container", ("--container",), "NAME", "exec into this running container"),
-    GlobalOptionSpec("image", ("--image",), "REF", "run an ephemeral container of this image"),
-    GlobalOptionSpec(
-        "color",
-        ("--color",),
-        "WHEN",
-        "colour on a terminal (default: auto; NO_COLOR and FORCE_COLOR are respected)",
-        COLOR_CHOICES,
-    ),
-)
-
-
 class GlobalOptions(NamedTuple):
-    """The values of GLOBAL_OPTIONS (a test keeps the two in step)."""
+    """The global options: each field is one, with its type, default and how it is written."""
 
-    repo: str | None = None
-    dry_run: bool = False
-    json: bool = False
-    verbose: bool = False
-    quiet: bool = False
-    engine: str | None = None
-    container: str | None = None
-    image: str | None = None
-    color: str | None = None
+    repo: Annotated[
+        str | None, Option(("--repo",), "PATH", "repository (default: git top level of cwd)")
+    ] = None
+    dry_run: Annotated[
+        bool, Option(("--dry-run",), None, "show what would run or change; change nothing")
+    ] = False
+    json: Annotated[bool, Option(("--json",), None, "machine-readable output")] = False
+    verbose: Annotated[bool, Option(("-v", "--verbose"), None, "show commands as they run")] = False
+    quiet: Annotated[bool, Option(("-q", "--quiet"), None, "only errors")] = False
+    engine: Annotated[
+        str | None,
+        Option(("--engine",), "NAME", "where uv runs (default: auto)", ENGINE_CHOICES),
+    ] = None
+    container: Annotated[
+        str | None, Option(("--container",), "NAME", "exec into this running container")
+    ] = None
+    image: Annotated[
+        str | None, Option(("--image",), "REF", "run an ephemeral container of this image")
+    ] = None
+    color: Annotated[
+        str | None,
+        Option(
+            ("--color",),
+            "WHEN",
+            "colour on a terminal (default: auto; NO_COLOR and FORCE_COLOR are respected)",
+            ("auto", "always", "never"),
+        ),
+    ] = None
+
+
+class GlobalOptionSpec(NamedTuple):
+    dest: str  # the field of GlobalOptions
+    flags: tuple[str, ...]
+    metavar: str | None
+    help: str
+    choices: tuple[str, ...] | None
+
+
+GLOBAL_OPTIONS: tuple[GlobalOptionSpec, ...] = tuple(
+    GlobalOptionSpec(name, *hint.__metadata__[0])
+    for name, hint in GlobalOptions.__annotations__.items()
+)
 
 
 def command_groups() -> dict[str, list[str]]:

@@ -2,8 +2,8 @@
 
 `image show`, `lock diff REV` and the pre-commit hook run a handful of short `git` calls
 and nothing else; importing plumbum for them would cost more than all those calls (see
-README, "plumbum only on process paths"). Everything that runs in or drives a container
-goes through run.proc instead.
+docs/design-choices.md, "plumbum only on process paths"). Everything that runs in or
+drives a container goes through run.proc instead.
 """
 
 from __future__ import annotations
