@@ -56,6 +56,11 @@ class MergeRefused(ValueError):
     would not be: nothing is merged; the caller falls back to git's markers or refuses."""
 
 
+class MergeUnwritable(MergeRefused):
+    """The merge decided, but neither its own text nor git's means the decision: the
+    caller must not write git's clean merge either (conflict markers, or a refusal)."""
+
+
 @dataclass(frozen=True)
 class MergeResult:
     text: str | None  # None when there are conflicts
@@ -244,20 +249,35 @@ def _take(ours: Any, theirs: Any, key: str, t_item: Any) -> None:
         _insert_key(ours, theirs, key, t_item)
 
 
+def _is_section(item: Any) -> bool:
+    """A `[table]` or `[[array of tables]]` of its own: it ends the keys written above it."""
+    return isinstance(item, AoT) or (isinstance(item, Table) and not item.is_inline_table())
+
+
 def _insert_key(ours: Any, theirs: Any, key: str, item: Item) -> None:
+    """After the key that precedes it in theirs, among keys of its own kind: a key goes
+    among the keys, a section never above them (theirs may write `[tool.uv.workspace]`
+    above `[tool.uv]`; put first in ours it would take ours' `[tool.uv]` keys)."""
     container = ours.value if isinstance(ours, Table) else ours
+    section = _is_section(item)
     previous = None
     for other in theirs:
         if other == key:
             break
-        if other in ours:
+        if other in ours and _is_section(ours.get(other)) == section:
             previous = other
-    if isinstance(container, Container) and previous is not None:
-        container._insert_after(previous, key, item)
-    elif isinstance(container, Container) and len(container) > 0:
-        container._insert_at(0, key, item)
-    else:
+    if not isinstance(container, Container):
         ours[key] = item
+    elif previous is not None:
+        container._insert_after(previous, key, item)
+    else:
+        body = [index for index, (_, it) in enumerate(container.body) if _is_section(it)]
+        if section and not body:
+            ours[key] = item  # appended after ours' keys
+        elif section or len(container) > 0:
+            container._insert_at(body[0] if section else 0, key, item)
+        else:
+            ours[key] = item
 
 
 def apply_list_plan(plan: ListPlan, ours: Any, theirs: Any) -> None:
@@ -344,22 +364,43 @@ def merge_pyproject(
 def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
     _check_toml((base, ours, theirs))
     try:
-        result = _merge(base, ours, theirs)
+        result, decided = _merge(base, ours, theirs)
     except TOMLKitError as exc:
         raise MergeRefused(f"tomlkit could not merge the three versions ({exc})") from None
     if result.text is None:
         return result
-    text, via = prefer_git_bytes(result.text, textual) if textual else (result.text, "uvdock")
+    text, via = (
+        prefer_git_bytes(decided, result.text, textual) if textual else (result.text, "uvdock")
+    )
     if via == "uvdock" and result.text not in (ours, theirs):
         text = carry_comments(text, base, theirs)
+    # The text is what gets written: it must mean exactly what the merge decided.
+    written = tomllib.loads(text)
+    if written != decided:
+        keys = ", ".join(differing_keys(decided, written)[:5])
+        raise MergeUnwritable(
+            f"the merged text would not mean what the merge decided (at {keys}), "
+            "and git's own merge does not either"
+        )
     return replace(result, text=text, via=via)
 
 
-def _merge(base: str, ours: str, theirs: str) -> MergeResult:
+def differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
+    """The dotted keys whose values differ between two TOML documents' data."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        found: list[str] = []
+        for key in dict.fromkeys([*a, *b]):
+            found += differing_keys(a.get(key, MISSING), b.get(key, MISSING), (*path, key))
+        return found
+    return [] if a == b else [dotted(path) or "(the whole file)"]
+
+
+def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, Any]]:
+    """The result, and the data it decided (tomlkit's model of the merged document)."""
     if theirs == base or ours == theirs:
-        return _trivial(base, ours, ours, "ours")
+        return _trivial(base, ours, ours, "ours"), tomllib.loads(ours)
     if ours == base:
-        return _trivial(base, theirs, theirs, "theirs")
+        return _trivial(base, theirs, theirs, "theirs"), tomllib.loads(theirs)
     crlf = _uses_crlf(ours)
     if crlf:
         base, ours, theirs = (t.replace("\r\n", "\n") for t in (base, ours, theirs))
@@ -367,7 +408,7 @@ def _merge(base: str, ours: str, theirs: str) -> MergeResult:
     merge = _Merge()
     merge.table((), docs[0], docs[1], docs[2])
     if merge.conflicts:
-        return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts))
+        return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts)), {}
     text = tomlkit.dumps(docs[1])
     try:
         tomllib.loads(text)  # what we hand over must read back; a tomlkit bug surfaces here
@@ -375,7 +416,7 @@ def _merge(base: str, ours: str, theirs: str) -> MergeResult:
         raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
     if crlf:
         text = text.replace("\n", "\r\n")
-    return MergeResult(text, tuple(merge.taken), ())
+    return MergeResult(text, tuple(merge.taken), ()), docs[1].unwrap()
 
 
 def _trivial(base: str, changed: str, text: str, side: str) -> MergeResult:
