@@ -83,10 +83,19 @@ IMAGE_CONTENTS = {
     "problems": ["str"],
     "release_notes": "str",
 }
+LOCK_ENTRY = {"version": "str?", "source": "str?"}
 LOCK_DIFF = {
-    "added": [{"name": "str", "versions": ["str"]}],
-    "removed": [{"name": "str", "versions": ["str"]}],
-    "changed": [{"name": "str", "from": ["str"], "to": ["str"]}],
+    "added": [{"name": "str", "versions": ["str"], "entries": [LOCK_ENTRY]}],
+    "removed": [{"name": "str", "versions": ["str"], "entries": [LOCK_ENTRY]}],
+    "changed": [
+        {
+            "name": "str",
+            "from": ["str"],
+            "to": ["str"],
+            "from_entries": [LOCK_ENTRY],
+            "to_entries": [LOCK_ENTRY],
+        }
+    ],
 }
 PYPROJECT_MERGE = {
     "merged": "bool",
