@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,6 +21,13 @@ class ProjectDeps(NamedTuple):
     extras: tuple[str, ...]
     groups: tuple[str, ...]
     default_groups: tuple[str, ...]
+
+    def declaring(self, *, groups: Sequence[str], extras: Sequence[str]) -> ProjectDeps:
+        """These deps once `uv add` has created the groups and extras not declared yet."""
+        declared = {normalize_name(n) for n in (*self.extras, *self.groups)}
+        new_extras = [e for e in extras if normalize_name(e) not in declared]
+        new_groups = [g for g in groups if normalize_name(g) not in declared]
+        return self._replace(extras=(*self.extras, *new_extras), groups=(*self.groups, *new_groups))
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
