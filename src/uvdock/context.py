@@ -48,6 +48,17 @@ class Context:
         return git.toplevel(self.cwd.resolve())
 
     @cached_property
+    def project(self) -> Path:
+        """The uv project (pyproject.toml + uv.lock) commands act on: --repo PATH as given,
+        else the nested project the working directory is in (its own uv.lock, not a
+        workspace member), else the repository root."""
+        if self.options.repo:
+            return self.repo
+        from uvdock.project.pyproject import enclosing_project
+
+        return enclosing_project(self.repo, self.cwd.resolve())
+
+    @cached_property
     def layers(self) -> config_module.Layers:
         """The configuration before the trust check, with where each value came from."""
         layers = config_module.load_layers(self.repo, self.env)

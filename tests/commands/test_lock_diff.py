@@ -41,6 +41,7 @@ def test_revision_vs_working_tree_json(repo: Path, run_cli: RunCli) -> None:
         "ok": True,
         "exit_code": 0,
         "dry_run": False,
+        "lock": "uv.lock",
         "added": [{"name": "gamma", "versions": ["0.3"], "entries": [pypi("0.3")]}],
         "removed": [{"name": "beta", "versions": ["2.0"], "entries": [pypi("2.0")]}],
         "changed": [
@@ -79,7 +80,8 @@ def test_two_revisions_and_two_paths(repo: Path, tmp_path: Path, run_cli: RunCli
     (folder / "uv.lock").write_text(HEAD)
     by_path = run_cli("--repo", repo, "--json", "lock", "diff", tmp_path / "a.lock", folder)
     assert by_rev.code == by_path.code == 0
-    assert json.loads(by_rev.out) == json.loads(by_path.out)
+    assert json.loads(by_rev.out) == {**json.loads(by_path.out), "lock": "uv.lock"}
+    assert json.loads(by_path.out)["lock"] is None  # two files, not one lock at two times
     same = run_cli("--repo", repo, "lock", "diff", "HEAD", "HEAD")
     assert same.code == 0 and "0 added, 0 removed, 0 changed" in same.out
 
@@ -115,6 +117,7 @@ def test_real_megatron_lock_against_derived(megatron_repo: Path, run_cli: RunCli
         "ok": True,
         "exit_code": 0,
         "dry_run": False,
+        "lock": "uv.lock",
         "added": [{"name": "brand-new", "versions": ["0.1"], "entries": [pypi("0.1")]}],
         "removed": [],
         "changed": [

@@ -122,7 +122,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "kinds?": "object",
         "pr_body?": "str",
     },
-    "lock diff": LOCK_DIFF,
+    "lock diff": {"lock": "str?", **LOCK_DIFF},
     "lock resolve": {
         "conflict?": "bool",
         "resolved?": "bool",
