@@ -103,6 +103,7 @@ PYPROJECT_MERGE = {
     "taken": "object",
     "decisions": ["str"],
     "conflicts": [{"path": "str", "ours": "str?", "theirs": "str?"}],
+    "pins": [{"package": "str", "pins": "object"}],
 }
 
 SCHEMAS: dict[str, dict[str, Spec]] = {

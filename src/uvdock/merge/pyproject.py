@@ -18,7 +18,6 @@ only the commands that merge pay for it.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +28,7 @@ from tomlkit.items import AoT, Array, Table
 
 from uvdock.merge.comments import carry_comments
 from uvdock.merge.entries import Conflict, Taken, decide, merge_list, show
+from uvdock.merge.pins import PinClash, new_clashes
 from uvdock.merge.placement import MISSING, apply_list_plan, take
 from uvdock.merge.textual import Textual, prefer_git_bytes
 from uvdock.merge.uv_lists import key_function
@@ -48,7 +48,12 @@ DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
 )
 # Tables keyed by package: each value is one entry, reported and merged whole.
 PACKAGE_TABLES: tuple[tuple[str, ...], ...] = (("tool", "uv", "sources"),)
-KEYED_ARRAYS: dict[tuple[str, ...], str] = {("tool", "uv", "index"): "name"}
+# Arrays of tables merged entry by entry, each entry known by its `name` (an unnamed index
+# by its `url`).
+KEYED_ARRAYS: tuple[tuple[str, ...], ...] = (
+    ("tool", "uv", "index"),
+    ("tool", "uv", "dependency-metadata"),
+)
 
 
 class MergeRefused(ValueError):
@@ -70,6 +75,7 @@ class MergeResult:
     # (git's result with each conflicted hunk resolved from both sides' own lines) or
     # "uvdock" (ours' document with theirs' changes applied by tomlkit).
     via: str = "uvdock"
+    pins: tuple[PinClash, ...] = ()  # a package the merge left pinned differently in two lists
 
 
 def dotted(path: tuple[str, ...]) -> str:
@@ -151,8 +157,7 @@ class _Merge:
         elif key_of is not None:
             plan = merge_list(name, base, _plain(ours), _plain(theirs), key_of)
         elif path in KEYED_ARRAYS:
-            field = KEYED_ARRAYS[path]
-            plan = merge_list(name, base, _plain(ours), _plain(theirs), _field_key(field))
+            plan = merge_list(name, base, _plain(ours), _plain(theirs), _table_name)
         else:
             self.conflicts.append(Conflict(name, show(_plain(ours)), show(_plain(theirs))))
             return
@@ -231,11 +236,13 @@ def _spell_packages_as(ours: Any, other: Any) -> None:
                 other[wanted] = other.pop(key)
 
 
-def _field_key(field: str) -> Callable[[Any], str]:
-    def key_of(value: Any) -> str:
-        return f"{field}={value.get(field)}" if isinstance(value, dict) else repr(value)
-
-    return key_of
+def _table_name(value: Any) -> str:
+    """An entry of an array of tables: its name (or an unnamed index's url)."""
+    if isinstance(value, dict):
+        for field in ("name", "url"):
+            if isinstance(value.get(field), str):
+                return str(value[field])
+    return f"value:{value!r}"
 
 
 def _check_toml(texts: tuple[str, str, str]) -> None:
@@ -290,7 +297,8 @@ def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -
             f"the merged text would not mean what the merge decided (at {keys}), "
             "and git's own merge does not either"
         )
-    return replace(result, text=text, via=via)
+    pins = new_clashes(decided, tomllib.loads(ours), tomllib.loads(theirs), DEPENDENCY_LISTS)
+    return replace(result, text=text, via=via, pins=pins)
 
 
 def differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
