@@ -91,7 +91,7 @@ def environment_plan(
     `extras`, so they count as declared."""
     from uvdock.project import pyproject, syncplan
 
-    deps = pyproject.read(ctx.repo)
+    deps = pyproject.read(ctx.project)
     if created:
         deps = deps.declaring(groups=groups, extras=extras)
     protected = pyproject.protected_packages(
