@@ -70,3 +70,33 @@ def test_merged_text_reads_as_both_sides_additions(
     assert result.text is not None, result.conflicts
     expected = meant(parent, o_keys + t_keys[len(base_keys) :], o_subs + t_subs)
     assert tomllib.loads(result.text) == expected
+
+
+SPECS = (">=4.25.8", "<6", "!=5.0.0", "<5.30")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    count=st.integers(min_value=2, max_value=len(SPECS)),
+    removed=st.sets(st.integers(min_value=0, max_value=len(SPECS) - 1), min_size=1),
+    remover=st.sampled_from(["ours", "theirs"]),
+)
+def test_entries_of_one_name_keep_their_own_comments(
+    count: int, removed: set[int], remover: str
+) -> None:
+    """One side removes some of several `protobuf` entries, the other changes another
+    entry: each entry left keeps the comment written beside it."""
+
+    def render(kept: list[int], urllib3: str) -> str:
+        lines = "".join(f'    "protobuf{SPECS[i]}",  # note {i}\n' for i in kept)
+        body = f'{lines}    "{urllib3}",\n'
+        return f'[project]\nname = "demo"\n\n[tool.uv]\noverride-dependencies = [\n{body}]\n'
+
+    everything = list(range(count))
+    kept = [i for i in everything if i not in removed]
+    base = render(everything, "urllib3>=2.5")
+    removing, changing = render(kept, "urllib3>=2.5"), render(everything, "urllib3>=2.6")
+    ours, theirs = (removing, changing) if remover == "ours" else (changing, removing)
+    result = merge_pyproject(base, ours, theirs)
+    assert result.text is not None
+    assert result.text == render(kept, "urllib3>=2.6")
