@@ -7,6 +7,7 @@ local engine: this process already is the CI container) change only that project
 
 from __future__ import annotations
 
+import json
 import shutil
 import tomllib
 from collections.abc import Callable
@@ -58,3 +59,16 @@ def test_lock_resolve_from_a_nested_project_says_what_to_do_in_one_line(
     assert result.code == 2
     assert "infra/tool" in result.err and "--repo infra/tool" in result.err
     assert "Traceback" not in result.err
+
+
+def test_megatron_from_a_subfolder_plans_the_same_uv_commands(
+    megatron_repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ("--json", "--dry-run", "--engine", "local", "add", "einops")
+    from_root = run_cli("--repo", megatron_repo, *argv)
+    monkeypatch.chdir(megatron_repo / "docker")
+    from_docker = run_cli(*argv)
+    assert from_root.code == from_docker.code == 0, from_docker.err
+    planned = [step["argv"] for step in json.loads(from_docker.out)["planned"]]
+    assert planned == [step["argv"] for step in json.loads(from_root.out)["planned"]]
+    assert planned[0][:4] == ["uv", "add", "--no-sync", "einops"]
