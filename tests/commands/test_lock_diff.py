@@ -182,3 +182,15 @@ def test_json_names_a_source_only_change_in_entries(repo: Path, run_cli: RunCli)
             "to_entries": [{"version": "1.1", "source": "registry+https://pypi.org/simple"}],
         }
     ]
+
+
+def test_two_files_need_no_repository(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not a git work tree
+    (tmp_path / "a.lock").write_text(BASE)
+    (tmp_path / "b.lock").write_text(HEAD)
+    result = run_cli("--json", "lock", "diff", tmp_path / "a.lock", tmp_path / "b.lock")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert payload["lock"] is None and [a["name"] for a in payload["added"]] == ["gamma"]

@@ -34,9 +34,8 @@ def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> Sid
     None: the working tree's, or `default_rev`'s."""
     from uvdock.run import git
 
-    project_lock = ctx.rel(ctx.project / LOCK)
     if spec is None and default_rev is None:
-        return Side("working tree", _read_path(ctx.project / LOCK), project_lock)
+        return Side("working tree", _read_path(ctx.project / LOCK), ctx.project_file(LOCK))
     if spec is not None:
         if spec.startswith("-"):
             raise InputRefused(f"{spec}: neither a file nor a git revision (starts with '-')")
@@ -47,7 +46,7 @@ def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> Sid
                 raise InputRefused(f"{spec}: no {LOCK} in that folder")
             return Side(spec, data, spec)
     rev, _, named = (spec if spec is not None else str(default_rev)).partition(":")
-    where = _rev_path(ctx, named) if named else project_lock
+    where = _rev_path(ctx, named) if named else ctx.project_file(LOCK)
     rev = git.checked_ref(rev, "lock diff" if spec is not None else "base-ref (configuration)")
     if not git.rev_exists(ctx.repo, rev):
         what = "neither a file nor a git revision" if spec is not None else "does not exist"
