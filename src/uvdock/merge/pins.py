@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -42,16 +43,22 @@ def _lists(data: Any, pattern: tuple[str, ...], path: tuple[str, ...] = ()) -> I
             yield from _lists(data[key], pattern[1:], (*path, key))
 
 
+@lru_cache(maxsize=4096)
+def _requirement(entry: str) -> Requirement | None:
+    """Parsed once: the three sides share most of their entries."""
+    try:
+        return Requirement(entry)
+    except InvalidRequirement:
+        return None
+
+
 def _pins(data: Any, patterns: tuple[tuple[str, ...], ...]) -> dict[str, dict[str, str]]:
     """package (+ marker) -> {list: requirement} for every `==` pin."""
     found: dict[str, dict[str, str]] = {}
     for pattern in patterns:
         for path, entries in _lists(data, pattern):
             for entry in entries:
-                try:
-                    req = Requirement(entry) if isinstance(entry, str) else None
-                except InvalidRequirement:
-                    req = None
+                req = _requirement(entry) if isinstance(entry, str) else None
                 if req is None or not any(s.operator in ("==", "===") for s in req.specifier):
                     continue
                 marker = f"; {req.marker}" if req.marker is not None else ""
@@ -59,12 +66,17 @@ def _pins(data: Any, patterns: tuple[tuple[str, ...], ...]) -> dict[str, dict[st
     return found
 
 
+def _specifier(entry: str) -> str:
+    req = _requirement(entry)
+    return str(req.specifier) if req is not None else entry
+
+
 def _clashing(pins: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     """The packages whose pins differ (in their specifiers, as packaging normalises them)."""
     return {
         package: by
         for package, by in pins.items()
-        if len({str(Requirement(req).specifier) for req in by.values()}) > 1
+        if len({str(_specifier(req)) for req in by.values()}) > 1
     }
 
 

@@ -245,16 +245,19 @@ def _table_name(value: Any) -> str:
     return f"value:{value!r}"
 
 
-def _check_toml(texts: tuple[str, str, str]) -> None:
-    """tomllib is what uv reads: a side it rejects (a duplicate key that tomlkit would
-    raise KeyAlreadyPresent for, say) is refused before anything is merged."""
+def _check_toml(texts: tuple[str, str, str]) -> list[dict[str, Any]]:
+    """Each side's data as tomllib (what uv) reads it: a side it rejects (a duplicate key
+    that tomlkit would raise KeyAlreadyPresent for, say) is refused before anything is
+    merged."""
+    data = []
     for side, text in zip(("base", "ours", "theirs"), texts, strict=True):
         try:
-            tomllib.loads(text)
+            data.append(tomllib.loads(text))
         except tomllib.TOMLDecodeError as exc:
             raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
         except RecursionError:
             raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
+    return data
 
 
 def merge_pyproject(
@@ -277,28 +280,37 @@ def merge_pyproject(
 
 
 def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
-    _check_toml((base, ours, theirs))
+    sides = _check_toml((base, ours, theirs))
     try:
         result, decided = _merge(base, ours, theirs)
     except TOMLKitError as exc:
         raise MergeRefused(f"tomlkit could not merge the three versions ({exc})") from None
     if result.text is None:
         return result
+    if decided is None:  # one side's own text: its data is the decision
+        decided = sides[1] if result.text == ours else sides[2]
     text, via = (
         prefer_git_bytes(decided, result.text, textual) if textual else (result.text, "uvdock")
     )
     if via == "uvdock" and result.text not in (ours, theirs):
         text = carry_comments(text, base, theirs)
-    # The text is what gets written: it must mean exactly what the merge decided.
-    written = tomllib.loads(text)
+    _read_back(text, decided)
+    pins = new_clashes(decided, sides[1], sides[2], DEPENDENCY_LISTS)
+    return replace(result, text=text, via=via, pins=pins)
+
+
+def _read_back(text: str, decided: dict[str, Any]) -> None:
+    """The text is what gets written: it must mean exactly what the merge decided."""
+    try:
+        written = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # a tomlkit bug (git's bytes were compared)
+        raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
     if written != decided:
         keys = ", ".join(differing_keys(decided, written)[:5])
         raise MergeUnwritable(
             f"the merged text would not mean what the merge decided (at {keys}), "
             "and git's own merge does not either"
         )
-    pins = new_clashes(decided, tomllib.loads(ours), tomllib.loads(theirs), DEPENDENCY_LISTS)
-    return replace(result, text=text, via=via, pins=pins)
 
 
 def differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
@@ -311,12 +323,13 @@ def differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
     return [] if a == b else [dotted(path) or "(the whole file)"]
 
 
-def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, Any]]:
-    """The result, and the data it decided (tomlkit's model of the merged document)."""
+def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, Any] | None]:
+    """The result, and the data it decided (tomlkit's model of the merged document; None
+    when the result is one side's own text)."""
     if theirs == base or ours == theirs:
-        return _trivial(base, ours, ours, "ours"), tomllib.loads(ours)
+        return _trivial(base, ours, ours, "ours"), None
     if ours == base:
-        return _trivial(base, theirs, theirs, "theirs"), tomllib.loads(theirs)
+        return _trivial(base, theirs, theirs, "theirs"), None
     crlf = _uses_crlf(ours)
     if crlf:
         base, ours, theirs = (t.replace("\r\n", "\n") for t in (base, ours, theirs))
@@ -325,11 +338,7 @@ def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, An
     merge.table((), docs[0], docs[1], docs[2])
     if merge.conflicts:
         return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts)), {}
-    text = tomlkit.dumps(docs[1])
-    try:
-        tomllib.loads(text)  # what we hand over must read back; a tomlkit bug surfaces here
-    except tomllib.TOMLDecodeError as exc:
-        raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
+    text = tomlkit.dumps(docs[1])  # read back by the caller, whichever text it keeps
     if crlf:
         text = text.replace("\n", "\r\n")
     return MergeResult(text, tuple(merge.taken), ()), docs[1].unwrap()
