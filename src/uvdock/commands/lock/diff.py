@@ -95,13 +95,14 @@ class Command(BaseCommand):
             "base",
             nargs="?",
             metavar="BASE",
-            help="git revision or uv.lock path (default: the configured base ref, origin/main)",
+            help="git revision, REV:PATH, or uv.lock path (default: the configured base ref, "
+            "origin/main)",
         )
         parser.add_argument(
             "head",
             nargs="?",
             metavar="HEAD",
-            help="git revision or uv.lock path (default: the working tree's uv.lock)",
+            help="git revision, REV:PATH, or uv.lock path (default: the working tree's uv.lock)",
         )
         add_lock_format_option(parser)
 
