@@ -175,6 +175,25 @@ def test_dependency_metadata_merges_entry_by_entry(
     }
 
 
+@pytest.mark.parametrize("ours_is", ["main", "feature"])
+def test_dependency_metadata_entries_merge_in_the_structured_merge(ours_is: str) -> None:
+    base = META_BASE.replace('"einops"]\n\n[[', '"einops"]\n[[')
+    main = base.replace('"torch", "einops"]', '"torch", "einops", "ninja"]')
+    new_entry = '[[tool.uv.dependency-metadata]]\nname = "causal-conv1d"\nversion = "1.5.0"\n'
+    feature = base.replace('"einops"]\n[[', f'"einops"]\n{new_entry}[[')
+    feature = feature.replace('version = "2.2.2"', 'version = "2.2.4"')
+    ours, theirs = (main, feature) if ours_is == "main" else (feature, main)
+    result = merge_pyproject(base, ours, theirs)  # no git text: tomlkit's own
+    assert result.text is not None, result.conflicts
+    entries = tomllib.loads(result.text)["tool"]["uv"]["dependency-metadata"]
+    assert [(e["name"], e["version"]) for e in entries] == [
+        ("flash-attn", "2.6.3"),
+        ("causal-conv1d", "1.5.0"),
+        ("mamba-ssm", "2.2.4"),
+    ]
+    assert entries[0]["requires-dist"] == ["torch", "einops", "ninja"]
+
+
 def test_one_entry_changed_on_both_sides_names_that_entry_not_the_array(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
