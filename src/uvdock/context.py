@@ -48,6 +48,28 @@ class Context:
         return git.toplevel(self.cwd.resolve())
 
     @cached_property
+    def project(self) -> Path:
+        """The uv project (pyproject.toml + uv.lock) commands act on: --repo PATH as given,
+        else the nested project the working directory is in (its own uv.lock, not a
+        workspace member), else the repository root."""
+        if self.options.repo:
+            return self.repo
+        from uvdock.project.pyproject import enclosing_project
+
+        return enclosing_project(self.repo, self.cwd.resolve())
+
+    @property
+    def project_path(self) -> str:
+        """The project's path from the repository root: "" for the root itself."""
+        rel = self.project.relative_to(self.repo).as_posix()
+        return "" if rel == "." else rel
+
+    def project_file(self, name: str) -> str:
+        """A file of the project as the user should read it: `uv.lock` at the root,
+        `infra/tool/uv.lock` in a nested project."""
+        return f"{self.project_path}/{name}" if self.project_path else name
+
+    @cached_property
     def layers(self) -> config_module.Layers:
         """The configuration before the trust check, with where each value came from."""
         layers = config_module.load_layers(self.repo, self.env)

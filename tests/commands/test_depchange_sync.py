@@ -10,6 +10,7 @@ in a fresh container (run, srun) nothing more.
 from __future__ import annotations
 
 import json
+import shlex
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -194,3 +195,23 @@ def test_the_lts_extra_is_never_edited_by_add_or_remove(
     assert "the lts extra is not edited with `uvdock" in result.err
     assert "uvdock lts pin" in result.err
     assert (megatron_repo / "pyproject.toml").read_bytes() == before
+
+
+@pytest.mark.parametrize(("option", "flag"), [("--group", "--group"), ("--optional", "--extra")])
+def test_dry_run_add_to_a_new_group_plans_what_the_real_run_does(
+    option: str, flag: str, uv_project: Callable[..., Path], run_cli: RunCli
+) -> None:
+    repo = uv_project(("alpha",), groups={"test": ["gamma"]})
+    before = (repo / "pyproject.toml").read_bytes()
+    argv = ("--repo", repo, "--engine", "local", "add", option, "brand-new", "delta")
+    dry = run_cli("--json", "--dry-run", *argv)
+    assert dry.code == 0, dry.err
+    assert (repo / "pyproject.toml").read_bytes() == before
+    planned = _uv_commands(dry.out)
+    assert planned[0] == ["uv", "add", "--no-sync", option, "brand-new", "delta"]
+    assert planned[1][:3] == ["uv", "sync", "--locked"]
+    assert planned[1][planned[1].index("brand-new") - 1] == flag
+    real = run_cli("-v", *argv)
+    assert real.code == 0, real.err
+    said = real.out + real.err
+    assert shlex.join(planned[1][1:]) in said  # the sync the dry run planned is the one run

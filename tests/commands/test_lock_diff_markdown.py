@@ -34,6 +34,7 @@ def test_json_wins_over_format(megatron_repo: Path, run_cli: RunCli) -> None:
         "ok": True,
         "exit_code": 0,
         "dry_run": False,
+        "lock": "uv.lock",
         "added": [],
         "removed": [],
         "changed": [],

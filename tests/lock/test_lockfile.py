@@ -120,10 +120,19 @@ def test_diff_added_removed_changed_and_json() -> None:
     base = "version = 1\n" + _block("keep", "1") + _block("old-one", "1") + _block("Bumped", "1")
     head = "version = 1\n" + _block("keep", "1") + _block("new_one", "3") + _block("bumped", "2")
     diff = lockfile.diff_locks(base, head)
+    entry = {"version": "3", "source": f"registry+{PYPI}"}
     assert diff.to_json() == {
-        "added": [{"name": "new-one", "versions": ["3"]}],
-        "removed": [{"name": "old-one", "versions": ["1"]}],
-        "changed": [{"name": "bumped", "from": ["1"], "to": ["2"]}],
+        "added": [{"name": "new-one", "versions": ["3"], "entries": [entry]}],
+        "removed": [{"name": "old-one", "versions": ["1"], "entries": [entry | {"version": "1"}]}],
+        "changed": [
+            {
+                "name": "bumped",
+                "from": ["1"],
+                "to": ["2"],
+                "from_entries": [entry | {"version": "1"}],
+                "to_entries": [entry | {"version": "2"}],
+            }
+        ],
     }
     assert not diff.is_empty
     assert lockfile.diff_locks(base, base).is_empty
@@ -156,8 +165,9 @@ def test_forked_lock_compares_sets() -> None:
     one = "version = 1\n" + _block("numpy", "2.1.0")
     assert lockfile.diff_locks(base, same).is_empty
     diff = lockfile.diff_locks(base, one)
-    expected = [{"name": "numpy", "from": ["1.26.4", "2.1.0"], "to": ["2.1.0"]}]
-    assert diff.to_json()["changed"] == expected
+    (changed,) = diff.to_json()["changed"]
+    assert (changed["from"], changed["to"]) == (["1.26.4", "2.1.0"], ["2.1.0"])
+    assert [e["version"] for e in changed["from_entries"]] == ["1.26.4", "2.1.0"]
 
 
 @pytest.fixture
@@ -194,12 +204,13 @@ def test_real_lock_scanner_equals_tomllib(real_lock: bytes) -> None:
 
 def test_real_lock_diff_against_derived(real_lock: bytes) -> None:
     diff = lockfile.diff_locks(real_lock, derive(real_lock)).to_json()
-    assert diff["added"] == [{"name": "brand-new", "versions": ["0.1.0"]}]
+    assert [(a["name"], a["versions"]) for a in diff["added"]] == [("brand-new", ["0.1.0"])]
     assert [r["name"] for r in diff["removed"]] == ["accelerate"]
     assert [c["name"] for c in diff["changed"]] == ["absl-py", "transformer-engine"]
     assert diff["changed"][0]["from"] == ["2.5.0"] and diff["changed"][0]["to"] == ["2.6.0"]
     te = diff["changed"][1]
-    assert te["from"] != te["to"] and te["to"][0].endswith("@cccccccccccc)")
+    assert te["from_entries"] != te["to_entries"]
+    assert te["to_entries"][0]["source"].endswith("#" + "c" * 40)
 
 
 def test_real_lock_unchanged_is_empty(real_lock: bytes) -> None:

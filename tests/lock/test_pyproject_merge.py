@@ -195,7 +195,7 @@ def test_uv_index_entries_merge_by_name() -> None:
     assert names == ["a", "b", "c"]
     other = base.replace("https://a.invalid", "https://mirror.invalid")
     clash = merge_pyproject(base, ours.replace("https://a.invalid", "https://x.invalid"), other)
-    assert [c.path for c in clash.conflicts] == ["tool.uv.index[name=a]"]
+    assert [c.path for c in clash.conflicts] == ["tool.uv.index[a].url"]
 
 
 def test_unparseable_side_raises_value_error() -> None:

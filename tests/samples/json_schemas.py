@@ -83,10 +83,19 @@ IMAGE_CONTENTS = {
     "problems": ["str"],
     "release_notes": "str",
 }
+LOCK_ENTRY = {"version": "str?", "source": "str?"}
 LOCK_DIFF = {
-    "added": [{"name": "str", "versions": ["str"]}],
-    "removed": [{"name": "str", "versions": ["str"]}],
-    "changed": [{"name": "str", "from": ["str"], "to": ["str"]}],
+    "added": [{"name": "str", "versions": ["str"], "entries": [LOCK_ENTRY]}],
+    "removed": [{"name": "str", "versions": ["str"], "entries": [LOCK_ENTRY]}],
+    "changed": [
+        {
+            "name": "str",
+            "from": ["str"],
+            "to": ["str"],
+            "from_entries": [LOCK_ENTRY],
+            "to_entries": [LOCK_ENTRY],
+        }
+    ],
 }
 PYPROJECT_MERGE = {
     "merged": "bool",
@@ -94,6 +103,7 @@ PYPROJECT_MERGE = {
     "taken": "object",
     "decisions": ["str"],
     "conflicts": [{"path": "str", "ours": "str?", "theirs": "str?"}],
+    "pins": [{"package": "str", "pins": "object"}],
 }
 
 SCHEMAS: dict[str, dict[str, Spec]] = {
@@ -113,7 +123,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "kinds?": "object",
         "pr_body?": "str",
     },
-    "lock diff": LOCK_DIFF,
+    "lock diff": {"lock": "str?", **LOCK_DIFF},
     "lock resolve": {
         "conflict?": "bool",
         "resolved?": "bool",

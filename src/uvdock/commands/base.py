@@ -48,6 +48,7 @@ def shim_for(ctx: Context, config: Config | None = None, **said: str) -> Shim:
         out=ctx.out,
         dry_run=ctx.dry_run,
         said={**named, **said},
+        project=ctx.project_path,
     )
 
 

@@ -87,7 +87,7 @@ def _target_args(ctx: Context, action: str, group: str | None, optional: str | N
 
     if group is None and optional is None:
         return []
-    deps = pyproject.read(ctx.repo)
+    deps = pyproject.read(ctx.project)
     name = group if group is not None else optional
     assert name is not None
     declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
@@ -151,7 +151,7 @@ def change_dependencies(
     verb = "add" if action == "add" else "remove"
     if not ctx.options.json:
         ctx.out.info("next: commit the change")
-        ctx.out.info("  git add pyproject.toml uv.lock")
+        ctx.out.info(f"  git add {_project_files(ctx)}")
         ctx.out.info(
             "  "
             + shlex.join(
@@ -181,6 +181,7 @@ def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, syn
         groups=[name] if kind == "--group" else [],
         extras=[name] if kind == "--optional" else [],
         declared_only=True,
+        created=action == "add",
     )
     for note in plan.notes:
         ctx.out.warn(note)
@@ -199,3 +200,14 @@ def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, syn
             "what is no longer needed stays installed (the sync is inexact); "
             "`uvdock sync --exact` removes it"
         )
+
+
+def _project_files(ctx: Context) -> str:
+    """pyproject.toml and uv.lock as `git add` reads them from where the user is."""
+    if not ctx.project_path:
+        return "pyproject.toml uv.lock"
+    import os
+
+    return shlex.join(
+        os.path.relpath(ctx.project / f, ctx.cwd) for f in ("pyproject.toml", "uv.lock")
+    )

@@ -83,12 +83,17 @@ def environment_plan(
     extras: Sequence[str] = (),
     exact: bool = False,
     declared_only: bool = False,
+    created: bool = False,
 ) -> SyncPlan:
     """The sync `uvdock sync` runs: the lane Dockerfile's selection plus the profile's,
-    inexact unless `exact`, never reinstalling what the base image provides."""
+    inexact unless `exact`, never reinstalling what the base image provides.
+    `created`: the step before (`uv add`, not run in a dry run) creates `groups` and
+    `extras`, so they count as declared."""
     from uvdock.project import pyproject, syncplan
 
-    deps = pyproject.read(ctx.repo)
+    deps = pyproject.read(ctx.project)
+    if created:
+        deps = deps.declaring(groups=groups, extras=extras)
     protected = pyproject.protected_packages(
         ctx.repo / _lane_dockerfile(ctx, profile), ctx.config.protected_packages
     )

@@ -22,7 +22,7 @@ def report_uv(ctx: Context, shim: Shim) -> None:
             raise shim.uv_missing()
         return
     ctx.out.info(f"uv {container}, {shim.placement.describe()}")
-    required = pyproject.required_uv_version(ctx.repo)
+    required = pyproject.required_uv_version(ctx.project)
     for problem in uvversion.mismatches(container, required, host_uv_version(ctx.env)):
         ctx.out.warn(problem)
 
@@ -40,7 +40,7 @@ def host_uv_version(env: Mapping[str, str]) -> str | None:
 
 def lock_bytes(ctx: Context) -> bytes | None:
     try:
-        return (ctx.repo / "uv.lock").read_bytes()
+        return (ctx.project / "uv.lock").read_bytes()
     except OSError:
         return None
 
@@ -52,7 +52,7 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
         if ctx.options.json:
             ctx.out.json({"lock_changed": False, "added": [], "removed": [], "changed": []})
         else:
-            ctx.out.info("uv.lock unchanged")
+            ctx.out.info(f"{ctx.project_file('uv.lock')} unchanged")
         return
     if ctx.options.json:
         ctx.out.json({"lock_changed": True})
@@ -61,7 +61,8 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
 
     try:
         diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
-        lockdiff_view.show_lock_diff(ctx.out, diff, title="uv.lock changes", fmt=fmt)
+        title = f"{ctx.project_file('uv.lock')} changes"
+        lockdiff_view.show_lock_diff(ctx.out, diff, title=title, fmt=fmt)
     except KeyboardInterrupt:  # uv has finished: say what it left, not a bare "interrupted"
         raise Interrupted(
             "interrupted while showing the lock diff; uv.lock was changed by uv "

@@ -161,7 +161,8 @@ def describe_entries(entries: Iterable[Entry], *, with_registry: bool = False) -
 @dataclass(frozen=True)
 class Added:
     name: str
-    versions: tuple[str, ...]
+    versions: tuple[str, ...]  # for people: the version, and the source unless a registry
+    entries: tuple[Entry, ...] = ()  # (version, source), apart: what --json gives
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,16 @@ class Changed:
     name: str
     before: tuple[str, ...]
     after: tuple[str, ...]
+    before_entries: tuple[Entry, ...] = ()
+    after_entries: tuple[Entry, ...] = ()
+
+
+def _versions_json(entries: tuple[Entry, ...]) -> list[str]:
+    return sorted({version for version, _ in entries if version})
+
+
+def _entries_json(entries: tuple[Entry, ...]) -> list[dict[str, str | None]]:
+    return [{"version": version or None, "source": source or None} for version, source in entries]
 
 
 @dataclass(frozen=True)
@@ -184,20 +195,36 @@ class LockDiff:
         return not (self.added or self.removed or self.changed)
 
     def to_json(self) -> dict[str, list[dict[str, Any]]]:
+        def one(a: Added) -> dict[str, Any]:
+            return {
+                "name": a.name,
+                "versions": _versions_json(a.entries),
+                "entries": _entries_json(a.entries),
+            }
+
         return {
-            "added": [{"name": a.name, "versions": list(a.versions)} for a in self.added],
-            "removed": [{"name": r.name, "versions": list(r.versions)} for r in self.removed],
+            "added": [one(a) for a in self.added],
+            "removed": [one(r) for r in self.removed],
             "changed": [
-                {"name": c.name, "from": list(c.before), "to": list(c.after)} for c in self.changed
+                {
+                    "name": c.name,
+                    "from": _versions_json(c.before_entries),
+                    "to": _versions_json(c.after_entries),
+                    "from_entries": _entries_json(c.before_entries),
+                    "to_entries": _entries_json(c.after_entries),
+                }
+                for c in self.changed
             ],
         }
 
 
+def _added(name: str, entries: frozenset[Entry]) -> Added:
+    return Added(name, tuple(describe_entries(entries)), tuple(sorted(entries)))
+
+
 def diff_packages(base: dict[str, frozenset[Entry]], head: dict[str, frozenset[Entry]]) -> LockDiff:
-    added = [Added(n, tuple(describe_entries(head[n]))) for n in sorted(head.keys() - base.keys())]
-    removed = [
-        Added(n, tuple(describe_entries(base[n]))) for n in sorted(base.keys() - head.keys())
-    ]
+    added = [_added(n, head[n]) for n in sorted(head.keys() - base.keys())]
+    removed = [_added(n, base[n]) for n in sorted(base.keys() - head.keys())]
     changed: list[Changed] = []
     for name in sorted(base.keys() & head.keys()):
         old, new = base[name], head[name]
@@ -207,7 +234,9 @@ def diff_packages(base: dict[str, frozenset[Entry]], head: dict[str, frozenset[E
         if before == after:  # only the registry differs: show it
             before = describe_entries(old, with_registry=True)
             after = describe_entries(new, with_registry=True)
-        changed.append(Changed(name, tuple(before), tuple(after)))
+        changed.append(
+            Changed(name, tuple(before), tuple(after), tuple(sorted(old)), tuple(sorted(new)))
+        )
     return LockDiff(added, removed, changed)
 
 

@@ -65,7 +65,13 @@ class Conflict:
     theirs: str
 
     def line(self) -> str:
+        """One line for a warning: the values when short, else only the key."""
+        if len(self.ours) + len(self.theirs) > LINE_VALUES:
+            return f"{self.path}: changed differently on both sides"
         return f"{self.path}: ours {self.ours}, theirs {self.theirs}"
+
+
+LINE_VALUES = 120  # characters of both values a conflict line shows; beyond, the key alone
 
 
 @dataclass(frozen=True)
@@ -86,17 +92,33 @@ class ListPlan:
     conflicts: tuple[Conflict, ...]
 
 
-def keyed(values: Sequence[Any], key_of: Callable[[Any], str]) -> dict[str, int]:
-    """Key -> index; a repeated key gets `#2`, `#3`... so no entry is silently lost."""
-    seen: dict[str, int] = {}
+def keyed(
+    values: Sequence[Any], key_of: Callable[[Any], str], base: Sequence[Any] = ()
+) -> dict[str, int]:
+    """Key -> index, in the order of `values`; a repeated key gets `#2`, `#3`... so no
+    entry is silently lost. Entries sharing a key take the suffix of base's entry of the
+    same value first (so removing one of two `protobuf` entries removes that one, and each
+    keeps its comment), then the free ones in order."""
+    groups: dict[str, list[int]] = {}
     for index, value in enumerate(values):
-        key = key_of(value)
-        count = 2
-        unique = key
-        while unique in seen:
-            unique, count = f"{key}#{count}", count + 1
-        seen[unique] = index
-    return seen
+        groups.setdefault(key_of(value), []).append(index)
+    in_base: dict[str, list[Hashable]] = {}
+    for value in base:
+        in_base.setdefault(key_of(value), []).append(entry_value(value))
+    found: dict[int, str] = {}
+    for key, indexes in groups.items():
+        olds = in_base.get(key, [])
+        slots = [key, *(f"{key}#{n}" for n in range(2, max(len(indexes), len(olds)) + 1))]
+        for index in indexes:
+            value = entry_value(values[index])
+            match = next((j for j, old in enumerate(olds) if old == value and slots[j]), None)
+            if match is not None:
+                found[index], slots[match] = slots[match], ""
+        free = iter(slot for slot in slots if slot)
+        for index in indexes:
+            if index not in found:
+                found[index] = next(free)
+    return {found[index]: index for index in sorted(found)}
 
 
 def show(value: Any) -> str:
@@ -118,6 +140,14 @@ def decide(base: Any, ours: Any, theirs: Any, same: Callable[[Any, Any], bool]) 
     if same(base, ours):
         return "theirs"
     return "conflict"
+
+
+def entry_conflicts(path: str, ours: Any, theirs: Any) -> list[Conflict]:
+    """One entry changed differently on both sides; for two tables, each key they differ in."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        keys = [k for k in dict.fromkeys([*ours, *theirs]) if ours.get(k) != theirs.get(k)]
+        return [Conflict(f"{path}.{k}", show(ours.get(k)), show(theirs.get(k))) for k in keys]
+    return [Conflict(path, show(ours), show(theirs))]
 
 
 def _change(base: Any, new: Any) -> str:
@@ -145,7 +175,8 @@ def merge_list(
     key_of: Callable[[Any], str] = entry_key,
 ) -> ListPlan:
     """Plan the three-way merge of one list whose entries are identified by `key_of`."""
-    b_keys, o_keys, t_keys = keyed(base, key_of), keyed(ours, key_of), keyed(theirs, key_of)
+    b_keys = keyed(base, key_of)
+    o_keys, t_keys = keyed(ours, key_of, base), keyed(theirs, key_of, base)
     remove: list[int] = []
     replace: list[tuple[int, int]] = []
     taken: list[Taken] = []
@@ -155,7 +186,7 @@ def merge_list(
         b, o, t = _get(base, b_keys, key), _get(ours, o_keys, key), _get(theirs, t_keys, key)
         verdict = decide(b, o, t, _same_entry)
         if verdict == "conflict":
-            conflicts.append(Conflict(f"{path}[{_label(key)}]", show(o), show(t)))
+            conflicts += entry_conflicts(f"{path}[{_label(key)}]", o, t)
         elif verdict == "theirs":
             taken.append(Taken(path, _label(key), _change(b, t), "theirs", _written(b, t)))
             if t is None:

@@ -10,24 +10,26 @@ change) and brings in what theirs changed since base:
 - any other value is taken from the side that changed it; changed differently on both
   sides is a conflict, reported with its TOML path and both values, and nothing is merged.
 
-Pure: three texts in, a text (or the conflicts) out. tomlkit is imported here only, so
+Pure: three texts in, a text (or the conflicts) out. tomlkit is imported here (and in
+placement, which puts items into ours' document) only, so
 only the commands that merge pay for it.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import tomlkit
 from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import AoT, Array, Item, Table
+from tomlkit.items import AoT, Array, Table
 
 from uvdock.merge.comments import carry_comments
-from uvdock.merge.entries import Conflict, ListPlan, Taken, decide, merge_list, show
+from uvdock.merge.entries import Conflict, Taken, decide, merge_list, show
+from uvdock.merge.pins import PinClash, new_clashes
+from uvdock.merge.placement import MISSING, apply_list_plan, take
 from uvdock.merge.textual import Textual, prefer_git_bytes
 from uvdock.merge.uv_lists import key_function
 from uvdock.project.names import normalize_name
@@ -46,14 +48,22 @@ DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
 )
 # Tables keyed by package: each value is one entry, reported and merged whole.
 PACKAGE_TABLES: tuple[tuple[str, ...], ...] = (("tool", "uv", "sources"),)
-KEYED_ARRAYS: dict[tuple[str, ...], str] = {("tool", "uv", "index"): "name"}
-
-MISSING = object()  # a key absent on one side (None is not a TOML value, but keep it apart)
+# Arrays of tables merged entry by entry, each entry known by its `name` (an unnamed index
+# by its `url`).
+KEYED_ARRAYS: tuple[tuple[str, ...], ...] = (
+    ("tool", "uv", "index"),
+    ("tool", "uv", "dependency-metadata"),
+)
 
 
 class MergeRefused(ValueError):
     """A side is not TOML as tomllib reads it (a duplicate key, say), or the merged text
     would not be: nothing is merged; the caller falls back to git's markers or refuses."""
+
+
+class MergeUnwritable(MergeRefused):
+    """The merge decided, but neither its own text nor git's means the decision: the
+    caller must not write git's clean merge either (conflict markers, or a refusal)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,7 @@ class MergeResult:
     # (git's result with each conflicted hunk resolved from both sides' own lines) or
     # "uvdock" (ours' document with theirs' changes applied by tomlkit).
     via: str = "uvdock"
+    pins: tuple[PinClash, ...] = ()  # a package the merge left pinned differently in two lists
 
 
 def dotted(path: tuple[str, ...]) -> str:
@@ -132,7 +143,7 @@ class _Merge:
             self.report(path, b, o, "ours")
         elif verdict == "theirs":
             self.report(path, b, t, "theirs")
-            _take(ours, theirs, key, t_item)
+            take(ours, theirs, key, t_item)
         elif isinstance(o_item, Array | AoT) and isinstance(t_item, Array | AoT):
             self.array(path, b if isinstance(b, list) else [], o_item, t_item)
         else:
@@ -146,8 +157,7 @@ class _Merge:
         elif key_of is not None:
             plan = merge_list(name, base, _plain(ours), _plain(theirs), key_of)
         elif path in KEYED_ARRAYS:
-            field = KEYED_ARRAYS[path]
-            plan = merge_list(name, base, _plain(ours), _plain(theirs), _field_key(field))
+            plan = merge_list(name, base, _plain(ours), _plain(theirs), _table_name)
         else:
             self.conflicts.append(Conflict(name, show(_plain(ours)), show(_plain(theirs))))
             return
@@ -226,100 +236,28 @@ def _spell_packages_as(ours: Any, other: Any) -> None:
                 other[wanted] = other.pop(key)
 
 
-def _field_key(field: str) -> Callable[[Any], str]:
-    def key_of(value: Any) -> str:
-        return f"{field}={value.get(field)}" if isinstance(value, dict) else repr(value)
-
-    return key_of
-
-
-def _take(ours: Any, theirs: Any, key: str, t_item: Any) -> None:
-    """Put theirs' item for `key` into ours: replace in place, delete, or insert after the
-    key that precedes it in theirs."""
-    if t_item is MISSING:
-        del ours[key]
-    elif key in ours:
-        ours[key] = t_item
-    else:
-        _insert_key(ours, theirs, key, t_item)
+def _table_name(value: Any) -> str:
+    """An entry of an array of tables: its name (or an unnamed index's url)."""
+    if isinstance(value, dict):
+        for field in ("name", "url"):
+            if isinstance(value.get(field), str):
+                return str(value[field])
+    return f"value:{value!r}"
 
 
-def _insert_key(ours: Any, theirs: Any, key: str, item: Item) -> None:
-    container = ours.value if isinstance(ours, Table) else ours
-    previous = None
-    for other in theirs:
-        if other == key:
-            break
-        if other in ours:
-            previous = other
-    if isinstance(container, Container) and previous is not None:
-        container._insert_after(previous, key, item)
-    elif isinstance(container, Container) and len(container) > 0:
-        container._insert_at(0, key, item)
-    else:
-        ours[key] = item
-
-
-def apply_list_plan(plan: ListPlan, ours: Any, theirs: Any) -> None:
-    for o_index, t_index in plan.replace:
-        ours[o_index] = theirs[t_index]
-    for o_index in plan.remove:
-        del ours[o_index]
-    keys = list(plan.kept)
-    for t_index, key, after in plan.insert:
-        # After its neighbour, and after what ours added there too (as git would).
-        position = 0 if after is None else keys.index(after) + 1
-        while position < len(keys) and keys[position] in plan.ours_added:
-            position += 1
-        ours.insert(position, theirs[t_index])
-        keys.insert(position, key)
-        _carry_comment(ours, position, theirs, t_index)
-        _keep_tables_apart(ours, position, theirs, t_index)
-
-
-def _keep_tables_apart(ours: Any, o_index: int, theirs: Any, t_index: int) -> None:
-    """A table added to an array of tables (`[[tool.uv.index]]`) after a blank line keeps
-    it: tomlkit counts that line as the end of the table before, which in ours may lack it."""
-    if not isinstance(ours, AoT) or o_index == 0 or t_index == 0:
-        return
-    if theirs[t_index - 1].as_string().endswith("\n\n"):
-        before = ours[o_index - 1]
-        if not before.as_string().endswith("\n\n"):
-            before.add(tomlkit.nl())
-
-
-def _group_of(array: Any, index: int) -> Any:
-    """tomlkit's private per-entry record (indent, value, comma, comment) of one entry."""
-    entry = array[index]
-    return next((g for g in getattr(array, "_value", ()) if g.value is entry), None)
-
-
-def _carry_comment(ours: Any, o_index: int, theirs: Any, t_index: int) -> None:
-    """An entry added with a trailing comment (or comma) keeps it in a multi-line list.
-
-    The comma matters after a comment-only line: tomlkit copies the comma from the line
-    before, and a comment line has none."""
-    if not isinstance(ours, Array) or "\n" not in ours.as_string():
-        return
-    source, target = _group_of(theirs, t_index), _group_of(ours, o_index)
-    if source is None or target is None:
-        return
-    if source.comment is not None:
-        target.comment = source.comment
-    if source.comma is not None and target.comma is None:
-        target.comma = source.comma
-
-
-def _check_toml(texts: tuple[str, str, str]) -> None:
-    """tomllib is what uv reads: a side it rejects (a duplicate key that tomlkit would
-    raise KeyAlreadyPresent for, say) is refused before anything is merged."""
+def _check_toml(texts: tuple[str, str, str]) -> list[dict[str, Any]]:
+    """Each side's data as tomllib (what uv) reads it: a side it rejects (a duplicate key
+    that tomlkit would raise KeyAlreadyPresent for, say) is refused before anything is
+    merged."""
+    data = []
     for side, text in zip(("base", "ours", "theirs"), texts, strict=True):
         try:
-            tomllib.loads(text)
+            data.append(tomllib.loads(text))
         except tomllib.TOMLDecodeError as exc:
             raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
         except RecursionError:
             raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
+    return data
 
 
 def merge_pyproject(
@@ -342,24 +280,56 @@ def merge_pyproject(
 
 
 def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
-    _check_toml((base, ours, theirs))
+    sides = _check_toml((base, ours, theirs))
     try:
-        result = _merge(base, ours, theirs)
+        result, decided = _merge(base, ours, theirs)
     except TOMLKitError as exc:
         raise MergeRefused(f"tomlkit could not merge the three versions ({exc})") from None
     if result.text is None:
         return result
-    text, via = prefer_git_bytes(result.text, textual) if textual else (result.text, "uvdock")
+    if decided is None:  # one side's own text: its data is the decision
+        decided = sides[1] if result.text == ours else sides[2]
+    text, via = (
+        prefer_git_bytes(decided, result.text, textual) if textual else (result.text, "uvdock")
+    )
     if via == "uvdock" and result.text not in (ours, theirs):
         text = carry_comments(text, base, theirs)
-    return replace(result, text=text, via=via)
+    _read_back(text, decided)
+    pins = new_clashes(decided, sides[1], sides[2], DEPENDENCY_LISTS)
+    return replace(result, text=text, via=via, pins=pins)
 
 
-def _merge(base: str, ours: str, theirs: str) -> MergeResult:
+def _read_back(text: str, decided: dict[str, Any]) -> None:
+    """The text is what gets written: it must mean exactly what the merge decided."""
+    try:
+        written = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # a tomlkit bug (git's bytes were compared)
+        raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
+    if written != decided:
+        keys = ", ".join(differing_keys(decided, written)[:5])
+        raise MergeUnwritable(
+            f"the merged text would not mean what the merge decided (at {keys}), "
+            "and git's own merge does not either"
+        )
+
+
+def differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
+    """The dotted keys whose values differ between two TOML documents' data."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        found: list[str] = []
+        for key in dict.fromkeys([*a, *b]):
+            found += differing_keys(a.get(key, MISSING), b.get(key, MISSING), (*path, key))
+        return found
+    return [] if a == b else [dotted(path) or "(the whole file)"]
+
+
+def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, Any] | None]:
+    """The result, and the data it decided (tomlkit's model of the merged document; None
+    when the result is one side's own text)."""
     if theirs == base or ours == theirs:
-        return _trivial(base, ours, ours, "ours")
+        return _trivial(base, ours, ours, "ours"), None
     if ours == base:
-        return _trivial(base, theirs, theirs, "theirs")
+        return _trivial(base, theirs, theirs, "theirs"), None
     crlf = _uses_crlf(ours)
     if crlf:
         base, ours, theirs = (t.replace("\r\n", "\n") for t in (base, ours, theirs))
@@ -367,15 +337,11 @@ def _merge(base: str, ours: str, theirs: str) -> MergeResult:
     merge = _Merge()
     merge.table((), docs[0], docs[1], docs[2])
     if merge.conflicts:
-        return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts))
-    text = tomlkit.dumps(docs[1])
-    try:
-        tomllib.loads(text)  # what we hand over must read back; a tomlkit bug surfaces here
-    except tomllib.TOMLDecodeError as exc:
-        raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
+        return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts)), {}
+    text = tomlkit.dumps(docs[1])  # read back by the caller, whichever text it keeps
     if crlf:
         text = text.replace("\n", "\r\n")
-    return MergeResult(text, tuple(merge.taken), ())
+    return MergeResult(text, tuple(merge.taken), ()), docs[1].unwrap()
 
 
 def _trivial(base: str, changed: str, text: str, side: str) -> MergeResult:

@@ -55,6 +55,7 @@ def report(result: MergeResult) -> dict[str, Any]:
         "taken": taken,
         "decisions": [sentence(t) for t in decisions(result)],
         "conflicts": conflicts,
+        "pins": [{"package": p.package, "pins": dict(p.pins)} for p in result.pins],
     }
 
 
@@ -64,4 +65,5 @@ def lines(result: MergeResult) -> list[str]:
     for t in decisions(result):
         flag = "  (the other side kept it: check)" if t.change == "removed" else ""
         out.append(f"{sentence(t)}{flag}")
+    out += [f"check: {clash.line()}" for clash in result.pins]
     return out

@@ -163,11 +163,9 @@ def resolve_hunks(pieces: list[Piece], wanted: dict[str, Any]) -> str | None:
     return None
 
 
-def prefer_git_bytes(structured: str, textual: Textual) -> tuple[str, str]:
-    """(text, via): git's bytes when they mean the same as the structured merge's text."""
-    wanted = _data(structured)
-    if wanted is None:
-        return structured, "uvdock"
+def prefer_git_bytes(wanted: dict[str, Any], structured: str, textual: Textual) -> tuple[str, str]:
+    """(text, via): git's bytes when they mean `wanted`, what the structured merge decided
+    (its own text may not: the caller checks that)."""
     if textual.clean:
         return (textual.text, "git") if _data(textual.text) == wanted else (structured, "uvdock")
     pieces = split_hunks(textual.text)
@@ -175,3 +173,14 @@ def prefer_git_bytes(structured: str, textual: Textual) -> tuple[str, str]:
         return structured, "uvdock"
     resolved = resolve_hunks(pieces, wanted)
     return (resolved, "git-hunks") if resolved is not None else (structured, "uvdock")
+
+
+def whole_file_conflict(texts: list[str], marker_size: int) -> str:
+    """base, ours, theirs as one diff3 conflict: what the driver leaves when no merged text
+    (neither its own nor git's clean one) means what the merge decided."""
+    base, ours, theirs = (t if not t or t.endswith("\n") else t + "\n" for t in texts)
+    size = max(marker_size, 7)
+    return (
+        f"{'<' * size} ours\n{ours}{'|' * size} base\n{base}{'=' * size}\n"
+        f"{theirs}{'>' * size} theirs\n"
+    )

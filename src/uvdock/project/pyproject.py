@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,6 +21,13 @@ class ProjectDeps(NamedTuple):
     extras: tuple[str, ...]
     groups: tuple[str, ...]
     default_groups: tuple[str, ...]
+
+    def declaring(self, *, groups: Sequence[str], extras: Sequence[str]) -> ProjectDeps:
+        """These deps once `uv add` has created the groups and extras not declared yet."""
+        declared = {normalize_name(n) for n in (*self.extras, *self.groups)}
+        new_extras = [e for e in extras if normalize_name(e) not in declared]
+        new_groups = [g for g in groups if normalize_name(g) not in declared]
+        return self._replace(extras=(*self.extras, *new_extras), groups=(*self.groups, *new_groups))
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
@@ -84,3 +91,48 @@ def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str
         return fallback
     found = list(dict.fromkeys(_NO_INSTALL.findall(text)))
     return tuple(found) or fallback
+
+
+def enclosing_project(top: Path, start: Path) -> Path:
+    """The uv project a command started in `start` acts on, as uv picks its lock: the
+    nearest folder from `start` up to `top` holding both pyproject.toml and uv.lock,
+    unless a workspace above lists it as a member (uv locks a member in the workspace's
+    uv.lock); `top` when there is none."""
+    if start != top and top not in start.parents:
+        return top
+    for folder in (start, *start.parents):
+        if folder == top:
+            return top
+        if (folder / "pyproject.toml").is_file() and (folder / "uv.lock").is_file():
+            return _workspace_of(top, folder) or folder
+    return top
+
+
+def _workspace_of(top: Path, member: Path) -> Path | None:
+    """The folder between `member` and `top` whose `[tool.uv.workspace]` lists `member`."""
+    for root in member.parents:
+        try:
+            data = _load(root)
+        except (InputRefused, OSError):
+            data = {}
+        workspace = _table(data, "tool", "uv", "workspace")
+        rel = member.relative_to(root).as_posix()
+        if _listed(workspace.get("members"), rel) and not _listed(workspace.get("exclude"), rel):
+            return root
+        if root == top:
+            return None
+    return None
+
+
+def _listed(globs: Any, rel: str) -> bool:
+    """`rel` matches one of uv's member globs (`*` stays within one path segment)."""
+    from fnmatch import fnmatchcase
+
+    if not isinstance(globs, list):
+        return False
+    parts = rel.split("/")
+    for glob in globs:
+        pattern = str(glob).strip("/").split("/")
+        if len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern)):
+            return True
+    return False

@@ -38,8 +38,12 @@ class Shim:
         out: Output,
         dry_run: bool = False,
         said: Mapping[str, str] | None = None,
+        project: str = "",
     ) -> None:
         self.config = config
+        # A uv project nested in the repository (its path from the root, "" for the root):
+        # uv runs there (`uv --directory`), so it finds that project's pyproject and lock.
+        self.project = project
         # Settings as the user should read them, naming who chose them (Context.said):
         # "engine = 'local' (from uvdock.toml)" is never reported as "--engine local".
         self.said = dict(said or {})
@@ -251,6 +255,9 @@ class Shim:
     def run_uv(
         self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None
     ) -> int:
+        if self.project:
+            args = ["--directory", self.project, *args]
+            writes = [f"{self.project}/{w}" for w in writes]
         if self.out.quiet:
             args = ["-q", *args]
         elif self.out.verbose:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NamedTuple
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
@@ -22,15 +23,19 @@ def _read_path(path: Path) -> bytes | None:
         raise InputRefused(f"{candidate}: cannot read: {exc}") from exc
 
 
-def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> tuple[str, bytes]:
-    """A lock given as a path or a git revision (None: the working tree, or `default_rev`)."""
+class Side(NamedTuple):
+    label: str  # how the user named it: a path, REV, REV:PATH, "working tree"
+    data: bytes | None  # None: no lock there (the project has none yet, or no longer)
+    path: str  # the lock's path in the repository, or the file as given
+
+
+def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> Side:
+    """A lock given as a path, a git revision (the project's lock at it) or REV:PATH;
+    None: the working tree's, or `default_rev`'s."""
     from uvdock.run import git
 
     if spec is None and default_rev is None:
-        data = _read_path(ctx.repo / LOCK)
-        if data is None:
-            raise InputRefused(f"{ctx.rel(ctx.repo / LOCK)} does not exist")
-        return "working tree", data
+        return Side("working tree", _read_path(ctx.project / LOCK), ctx.project_file(LOCK))
     if spec is not None:
         if spec.startswith("-"):
             raise InputRefused(f"{spec}: neither a file nor a git revision (starts with '-')")
@@ -39,24 +44,40 @@ def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> tup
             data = _read_path(path)
             if data is None:
                 raise InputRefused(f"{spec}: no {LOCK} in that folder")
-            return spec, data
-    rev = git.checked_ref(
-        spec if spec is not None else str(default_rev),
-        "lock diff" if spec is not None else "base-ref (configuration)",
-    )
+            return Side(spec, data, spec)
+    rev, _, named = (spec if spec is not None else str(default_rev)).partition(":")
+    where = _rev_path(ctx, named) if named else ctx.project_file(LOCK)
+    rev = git.checked_ref(rev, "lock diff" if spec is not None else "base-ref (configuration)")
     if not git.rev_exists(ctx.repo, rev):
         what = "neither a file nor a git revision" if spec is not None else "does not exist"
         raise InputRefused(
             f"{rev}: {what}",
             hint=None if spec is not None else "fetch it, or name BASE: `uvdock lock diff BASE`",
         )
-    blob = git.show_file(ctx.repo, rev, LOCK)
-    if blob is None:
-        raise InputRefused(f"{rev} has no {LOCK}")
-    return rev, blob
+    return Side(spec or rev, git.show_file(ctx.repo, rev, where), where)
 
 
-def parse(label: str, data: bytes) -> dict[str, frozenset[lockfile.Entry]]:
+def _rev_path(ctx: Context, named: str) -> str:
+    """REV:PATH's PATH as git reads it: from the repository root, or from the working
+    directory when it starts with ./ or ../; a folder means its uv.lock."""
+    path = named if named.endswith(".lock") else f"{named.rstrip('/')}/{LOCK}"
+    if named.startswith(("./", "../")):
+        path = ctx.rel(ctx.cwd / path)
+    if path.startswith(("/", "../")) or path == "..":
+        raise InputRefused(f"{named}: not a path inside the repository")
+    return path
+
+
+def _absent(ctx: Context, side: Side, counted: str) -> None:
+    if side.data is None:
+        ctx.out.info(f"{side.label} has no {side.path}: every package counts as {counted}")
+
+
+def parse(side: Side) -> dict[str, frozenset[lockfile.Entry]]:
+    """The packages of one side; none for a side without a lock."""
+    label, data = side.label, side.data
+    if data is None:
+        return {}
     if lockfile.has_conflict_markers(data):
         raise InputRefused(
             f"{label}: {LOCK} holds git conflict markers",
@@ -74,20 +95,32 @@ class Command(BaseCommand):
             "base",
             nargs="?",
             metavar="BASE",
-            help="git revision or uv.lock path (default: the configured base ref, origin/main)",
+            help="git revision, REV:PATH, or uv.lock path (default: the configured base ref, "
+            "origin/main)",
         )
         parser.add_argument(
             "head",
             nargs="?",
             metavar="HEAD",
-            help="git revision or uv.lock path (default: the working tree's uv.lock)",
+            help="git revision, REV:PATH, or uv.lock path (default: the working tree's uv.lock)",
         )
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         base_default = None if args.base is not None else ctx.config.base_ref
-        base_label, base = read_side(ctx, args.base, default_rev=base_default)
-        head_label, head = read_side(ctx, args.head, default_rev=None)
-        diff = lockfile.diff_packages(parse(base_label, base), parse(head_label, head))
-        show_lock_diff(ctx.out, diff, title=f"{base_label} -> {head_label}", fmt=args.format)
+        base = read_side(ctx, args.base, default_rev=base_default)
+        head = read_side(ctx, args.head, default_rev=None)
+        if base.data is None and head.data is None:
+            raise InputRefused(f"neither {base.label} nor {head.label} has {base.path}")
+        _absent(ctx, base, "added")
+        _absent(ctx, head, "removed")
+        diff = lockfile.diff_packages(parse(base), parse(head))
+        lock = base.path if base.path == head.path else None
+        title = f"{base.label} -> {head.label}"
+        if lock is not None and lock != LOCK:  # a nested project's lock: say which
+            title = f"{lock}: {title}"
+        if ctx.out.json_mode:  # `lock`: null when the sides are different files
+            ctx.out.json({"lock": lock, **diff.to_json()})
+            return 0
+        show_lock_diff(ctx.out, diff, title=title, fmt=args.format)
         return 0

@@ -152,6 +152,13 @@ class Command(BaseCommand):
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        if ctx.project_path:
+            # The saved state, the index stages and the relock all belong to one lock.
+            raise InputRefused(
+                f"`lock resolve` resolves the repository root's {LOCK}; {ctx.project_path} is "
+                "a uv project of its own",
+                hint=f"from the repository root: `uvdock --repo {ctx.project_path} lock resolve`",
+            )
         if args.abort:
             return self._abort(ctx)
         # Refused before anything else sees them.

@@ -68,11 +68,22 @@ def _broken_toml(path: Path) -> bool:
     return False
 
 
-def fall_back_and_say(ctx: Context, args: argparse.Namespace, reason: str) -> int:
+def fall_back_and_say(
+    ctx: Context, args: argparse.Namespace, reason: str, texts: list[str] | None = None
+) -> int:
     """git's own merge; a clean one that is not TOML still stops the merge (exit 1),
-    so git does not commit a pyproject.toml uv refuses."""
+    so git does not commit a pyproject.toml uv refuses. With `texts` (base, ours, theirs:
+    the merge decided, and git's clean merge was found to mean something else) a clean
+    git merge is not kept: the whole file is left as one conflict."""
     ctx.out.warn(reason)
     code = fall_back(args.ours, args.base, args.theirs, args.marker_size)
+    if code == 0 and texts is not None:
+        from uvdock.merge.textual import whole_file_conflict
+
+        marked = whole_file_conflict(texts, args.marker_size)
+        atomic_write_bytes(args.ours, marked.encode("utf-8"))
+        ctx.out.warn("left the whole file as one conflict (ours | base | theirs)")
+        return 1
     if code == 1:
         ctx.out.warn("fell back to git's conflict markers")
     elif _broken_toml(args.ours):
@@ -109,18 +120,19 @@ def show_sides_diff(ctx: Context, texts: list[str], merged: str, path: str) -> N
         ctx.out.diff(diff)
 
 
-def _merge(args: argparse.Namespace, texts: list[str]) -> tuple[MergeResult | None, str]:
-    from uvdock.merge.pyproject import merge_pyproject
+def _merge(args: argparse.Namespace, texts: list[str]) -> tuple[MergeResult | None, str, bool]:
+    """(result, why not merged, whether git's clean merge is known to mean otherwise)."""
+    from uvdock.merge.pyproject import MergeUnwritable, merge_pyproject
 
     textual = textual_merge(args.ours, args.base, args.theirs)
     try:
         result = merge_pyproject(texts[0], texts[1], texts[2], textual)
     except ValueError as exc:
-        return None, f"{args.path}: {exc}"
+        return None, f"{args.path}: {exc}", isinstance(exc, MergeUnwritable)
     if result.text is not None:
-        return result, ""
+        return result, "", False
     lines = "".join(f"\n  {c.line()}" for c in result.conflicts)
-    return result, f"{args.path} has conflicts uvdock will not decide:{lines}"
+    return result, f"{args.path} has conflicts uvdock will not decide:{lines}", False
 
 
 class Command(BaseCommand):
@@ -139,9 +151,9 @@ class Command(BaseCommand):
         from uvdock.merge.report import lines, report, sides
 
         texts = _texts([args.base, args.ours, args.theirs])
-        result, reason = (None, f"{args.path} is not UTF-8 text")
+        result, reason, unwritable = (None, f"{args.path} is not UTF-8 text", False)
         if texts is not None:
-            result, reason = _merge(args, texts)
+            result, reason, unwritable = _merge(args, texts)
         if ctx.out.json_mode:
             ctx.out.json({"pyproject": report(result) if result else None})
         if result is not None and result.text is not None and texts is not None:
@@ -158,4 +170,4 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.warn(f"{reason}\nwould fall back to git's own merge")
             return 1
-        return fall_back_and_say(ctx, args, reason)
+        return fall_back_and_say(ctx, args, reason, texts if unwritable else None)
