@@ -316,7 +316,7 @@ def _check_toml(texts: tuple[str, str, str]) -> None:
     for side, text in zip(("base", "ours", "theirs"), texts, strict=True):
         try:
             tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
             raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
         except RecursionError:
             raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
@@ -371,7 +371,7 @@ def _merge(base: str, ours: str, theirs: str) -> MergeResult:
     text = tomlkit.dumps(docs[1])
     try:
         tomllib.loads(text)  # what we hand over must read back; a tomlkit bug surfaces here
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
         raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
     if crlf:
         text = text.replace("\n", "\r\n")
