@@ -40,7 +40,7 @@ def load(git_dir: Path) -> SavedState | None:
         return from_data(data, folder)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
         # A damaged state must not leave `lock resolve` and `--abort` stuck or crashing.
         from uvdock.errors import EnvironmentUnusable
 
