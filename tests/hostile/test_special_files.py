@@ -90,6 +90,8 @@ READS = [
     ("docker/.ngc_version.dev", ("image", "check")),
     ("docker/lts/requirements.txt", ("lts", "show")),
     (RECIPE, ("recipe", "show")),
+    (".gitlab/stages/01.build.yml", ("image", "check")),
+    (".github/workflows/ci.yml", ("image", "show")),
     ("uv.lock", ("lock", "diff", "HEAD")),
     ("uv.lock", ("lts", "drift")),
 ]

@@ -9,7 +9,9 @@ Authentication is the registry's own dance: a request answered 401 with
 `WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (anonymous, or
 with the user's credentials as Basic auth when their auth file has some). Credentials and
 tokens go only into Authorization headers: never into a message, a log line or a URL, and
-never to another origin after a redirect. https goes through `HTTPS_PROXY` (an http://
+only to the registry's own origin and the token realm its own 401 names (the rule docker
+and containerd follow): a Link page or a redirect elsewhere gets none, and a 401 from
+elsewhere is refused. One deadline bounds each whole answer, whatever the server's pace. https goes through `HTTPS_PROXY` (an http://
 proxy, CONNECT tunnel) unless `NO_PROXY` or a loopback address says otherwise.
 """
 
