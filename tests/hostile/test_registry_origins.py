@@ -225,7 +225,7 @@ def test_one_deadline_holds_whatever_the_servers_pace(
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) <= 2, err  # the line and its hint
     assert server.accepted >= 1
-    assert took < 3 + 2.5, f"{kind.__name__}: {took:.1f} s"
+    assert took < 3 + 5, f"{kind.__name__}: {took:.1f} s"  # 3 s and a loaded start-up
     if kind is not Slammer:
         assert "within 3 s" in err
 
