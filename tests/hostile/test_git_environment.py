@@ -43,6 +43,24 @@ def test_relative_git_variables_name_the_repository_git_sees(
     assert not (repo.parent / ".git").exists() and not (repo.parent / "uvdock").exists()
 
 
+def test_a_relative_index_file_is_read_as_git_reads_it(megatron_repo: Path) -> None:
+    """git takes GIT_INDEX_FILE from the work tree's top, not from where it was started:
+    an index that tracks a pin file the work tree lacks makes it a tracked-but-absent one."""
+    repo = megatron_repo
+    (repo / "sub").mkdir()
+    git(repo, "read-tree", f"--index-output={repo / '.git' / 'alt'}", "HEAD")
+    git(repo, "rm", "-q", "--cached", "docker/.ngc_version.dev")  # the usual index: untracked
+    (repo / "docker" / ".ngc_version.dev").unlink()
+    env = {"GIT_INDEX_FILE": ".git/alt"}
+    seen = subprocess.run(
+        ["git", "ls-files", "../docker/.ngc_version.dev"],
+        cwd=repo / "sub", env={**os.environ, **env}, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    assert seen.strip() == "../docker/.ngc_version.dev"  # git, from sub/, uses the alt index
+    done = _uvdock(repo / "sub", env, "image", "check")
+    assert "docker/.ngc_version.dev: tracked by git but absent" in done.stdout + done.stderr
+
+
 def test_a_repo_outside_the_forced_work_tree_is_refused(make_repo: Callable[..., Path]) -> None:
     first = make_repo({"pyproject.toml": PYPROJECT}, name="first")
     second = make_repo({"pyproject.toml": PYPROJECT}, name="second")

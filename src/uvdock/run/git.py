@@ -21,8 +21,9 @@ def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
     return proc.run(["git", "-C", str(repo), *args], check=check)
 
 
-# Paths git reads relative to its working folder, while uvdock runs git with `-C REPO`.
-GIT_PATHS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+# Paths git reads relative to the folder it was started in, while uvdock runs git with
+# `-C REPO`. (GIT_INDEX_FILE is read after git moved to the work tree's top, as with -C.)
+GIT_PATHS = ("GIT_DIR", "GIT_WORK_TREE")
 
 
 def absolute_git_paths(env: MutableMapping[str, str], cwd: Path) -> None:
