@@ -36,6 +36,7 @@ class Context:
         git top level of the working directory. Either way it must be in a git work tree."""
         from uvdock.run import git
 
+        git.absolute_git_paths(self.env, self.cwd)
         if self.options.repo:
             path = Path(self.options.repo)
             if not path.is_dir():
@@ -44,6 +45,7 @@ class Context:
                 raise InputRefused(f"--repo {path}: no such directory")
             path = path.resolve()
             git.toplevel(path)
+            git.require_git_work_tree(path)
             return path
         return git.toplevel(self.cwd.resolve())
 

@@ -226,7 +226,7 @@ def run(argv: Sequence[str] | None = None, session: Session | None = None) -> in
         else:
             code = int(command.run(ctx, args))
     if options.json:
-        _json_document(session, code)
+        return _json_document(session, code)
     return code
 
 
@@ -244,8 +244,9 @@ def _json_stdout(json_mode: bool, out: Output) -> contextlib.AbstractContextMana
     return stdout_kept_for_json(out.stdout)
 
 
-def _json_document(session: Session, code: int, error: UvdockError | None = None) -> None:
-    """The one --json document of this invocation (see docs/json.md)."""
+def _json_document(session: Session, code: int, error: UvdockError | None = None) -> int:
+    """The one --json document of this invocation (see docs/json.md); `code`, or 3 with one
+    line on stderr when stdout cannot take it (a full disk, closed, a reader gone away)."""
     from uvdock.ui.output import Output
 
     out = session.out if session.out is not None and session.out.json_mode else Output()
@@ -254,13 +255,31 @@ def _json_document(session: Session, code: int, error: UvdockError | None = None
     detail = None
     if error is not None:
         detail = {"message": error.message, "hint": error.hint}
-    out.document(
-        session.name or (error.command if error is not None else ""),
-        code,
-        dry_run=bool(ctx is not None and ctx.dry_run),
-        root=root,
-        error=detail,
-    )
+    try:
+        if out.stdout is None:  # fd 1 was closed when uvdock started
+            raise OSError("stdout is closed")
+        out.document(
+            session.name or (error.command if error is not None else ""),
+            code,
+            dry_run=bool(ctx is not None and ctx.dry_run),
+            root=root,
+            error=detail,
+        )
+    except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
+        _stdout_to_devnull()  # what is still buffered must not fail again at exit
+        reason = getattr(exc, "strerror", None) or str(exc)
+        Output(stdout=sys.stderr).error(f"cannot write the --json document to stdout: {reason}")
+        return 3
+    return code
+
+
+def _stdout_to_devnull() -> None:
+    import os
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _given(argv: Sequence[str] | None, session: Session) -> GlobalOptions:
@@ -303,6 +322,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         return _failed(argv, session, 130, "interrupted")
     except BrokenPipeError:
+        _stdout_to_devnull()  # no second failure when Python flushes stdout at exit
         return 1
     except OSError as exc:  # disk full, permission denied, read-only: the environment's
         where = f"{exc.filename}: " if exc.filename else ""
@@ -328,7 +348,7 @@ def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> 
         tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
         Output(stdout=sys.stderr).info(tail)
     if _given(argv, session).json:
-        _json_document(session, exc.exit_code, exc)
+        return _json_document(session, exc.exit_code, exc)
     return exc.exit_code
 
 
@@ -336,7 +356,8 @@ def _failed(argv: Sequence[str] | None, session: Session, code: int, message: st
     """An interrupt, an OS failure or a bug: one line (and the --json document), then `code`."""
     from uvdock.ui.output import Output
 
-    Output(color=_given(argv, session).color or "auto").error(message)
-    if _given(argv, session).json:
-        _json_document(session, code, UvdockError(message))
+    given = _given(argv, session)
+    Output(color=given.color or "auto").error(message)
+    if given.json:
+        return _json_document(session, code, UvdockError(message))
     return code

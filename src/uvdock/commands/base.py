@@ -86,8 +86,10 @@ def common_git_dir(git_dir: Path) -> Path:
 
 def _common_dir(git_dir: Path) -> list[Path]:
     """A linked worktree's shared git folder (info/attributes lives there), if any."""
+    from uvdock.files import textlines
+
     try:
-        text = (git_dir / "commondir").read_text().strip()
+        text = textlines.read_text(git_dir / "commondir", errors="replace").strip()
     except OSError:
         return []
     return [(git_dir / text).resolve()] if text else []

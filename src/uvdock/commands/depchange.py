@@ -19,23 +19,15 @@ from uvdock.commands.base import shim_for
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused
 from uvdock.project.names import normalize_name
+from uvdock.ui.redact import url_credentials
 
 if TYPE_CHECKING:
     from uvdock.run.shim import Shim
 
 # uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
-_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/@\s]*)@)?[^\s]*$")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
 _PATH_START = ("./", "../", "/", "~/", ".")
 _ARCHIVE_END = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
-
-
-def _credentials(url: str) -> bool:
-    """A URL that carries a secret: a password, or any userinfo over http(s) (a token)."""
-    match = _URL.match(url.strip())
-    if match is None or match.group("userinfo") is None:
-        return False
-    userinfo = match.group("userinfo")
-    return ":" in userinfo or match.group("scheme").lower().endswith(("http", "https"))
 
 
 def _unnamed(spec: str) -> bool:
@@ -74,7 +66,7 @@ def _validate(action: str, packages: Sequence[str]) -> list[str]:
 
 
 def _refuse_credentials(spec: str, url: str) -> None:
-    if _credentials(url):
+    if url_credentials(url):
         raise InputRefused(
             f"{spec!r}: the URL carries credentials, which would be written to pyproject.toml",
             hint="drop them from the URL; give uv the credentials through its index settings "

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
 from uvdock.errors import InputRefused
+from uvdock.files import textlines
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -137,9 +138,9 @@ def _lane_dockerfile(ctx: Context, profile: str) -> str:
         return ctx.config.dockerfile
     # Megatron-LM early 2026 had no LTS Dockerfile: its LTS rows built the dev one with
     # IMAGE_TYPE=lts, so that file (when it reads IMAGE_TYPE) holds the LTS selection.
-    if not (ctx.repo / ctx.config.lts_dockerfile).is_file():
+    if not textlines.regular_file(ctx.repo / ctx.config.lts_dockerfile):
         try:
-            dev_text = (ctx.repo / ctx.config.dockerfile).read_text(encoding="utf-8")
+            dev_text = textlines.read_text(ctx.repo / ctx.config.dockerfile, newlines=True)
         except OSError:
             dev_text = ""
         if "IMAGE_TYPE" in dev_text:
@@ -158,7 +159,7 @@ def _image_selection(ctx: Context, profile: str) -> SyncSelection | None:
     lts = profile == "lts"
     path = ctx.repo / _lane_dockerfile(ctx, profile)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = textlines.read_text(path, newlines=True)
     except OSError:
         ctx.out.warn(
             f"{path.relative_to(ctx.repo)} not readable: the image's own selection is not known"

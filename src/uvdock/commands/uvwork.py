@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, Interrupted
+from uvdock.files import textlines
 from uvdock.run.shim import Shim
 
 
@@ -40,7 +41,7 @@ def host_uv_version(env: Mapping[str, str]) -> str | None:
 
 def lock_bytes(ctx: Context) -> bytes | None:
     try:
-        return (ctx.project / "uv.lock").read_bytes()
+        return textlines.read_bytes(ctx.project / "uv.lock", textlines.LOCK_LIMIT)
     except OSError:
         return None
 

@@ -244,10 +244,11 @@ def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
     by its full path, which the user may not know)."""
     import tomllib
 
+    from uvdock.files import textlines
+
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return tomllib.loads(textlines.read_text(path))
+    except (ValueError, RecursionError) as exc:  # bad TOML or UTF-8, a 5000-digit integer
         raise InputRefused(f"{shown or path.name}: not valid TOML: {exc}") from None
     except OSError as exc:
         from uvdock.errors import EnvironmentUnusable
@@ -258,11 +259,13 @@ def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
 def file_table(repo: Path) -> tuple[dict[str, Any], str]:
     """The raw configuration table and where it came from ('' when there is none)."""
     own = repo / "uvdock.toml"
-    if own.is_file():
+    if own.exists():
         return _read_toml(own), "uvdock.toml"
     pyproject = repo / "pyproject.toml"
     # Most runs have no [tool.uvdock]: a byte search spares parsing a large pyproject.
-    if pyproject.is_file() and b"uvdock" in pyproject.read_bytes():
+    from uvdock.files import textlines
+
+    if pyproject.exists() and b"uvdock" in textlines.read_bytes(pyproject):
         try:
             tool = _read_toml(pyproject).get("tool", {})
         except InputRefused:

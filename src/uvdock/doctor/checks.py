@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import UvdockError
+from uvdock.files import textlines
 from uvdock.run import proc
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ class _Checks:
 
         dockerfile = self.ctx.config.dockerfile
         try:
-            text = (self.ctx.repo / dockerfile).read_text(encoding="utf-8", errors="replace")
+            text = textlines.read_text(self.ctx.repo / dockerfile, errors="replace", newlines=True)
         except OSError:
             text = ""
         line = heredoc.first_heredoc(text)
@@ -263,9 +264,9 @@ class _Checks:
 
         configured = self.ctx.config.lts_requirements
         path = self.ctx.repo / configured
-        if not path.is_file():
+        if not textlines.regular_file(path):
             return "skip", f"no {configured} here", ""
-        problems = lts.parse(path.read_bytes().decode("utf-8", errors="replace")).problems
+        problems = lts.parse(textlines.read_text(path, errors="replace")).problems
         if problems:
             first = problems[0]
             return _failed(

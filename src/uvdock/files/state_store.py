@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from uvdock.files import textlines
 from uvdock.files.edit import atomic_write_bytes
 from uvdock.lock.resolve_state import (
     STATE_FILE,
@@ -35,11 +36,11 @@ def load(git_dir: Path) -> SavedState | None:
     """The saved state, or None when there is none (an unfinished save counts as none)."""
     folder = state_dir(git_dir)
     try:
-        data = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        data = json.loads(textlines.read_text(folder / STATE_FILE, newlines=True))
         return from_data(data, folder)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
         # A damaged state must not leave `lock resolve` and `--abort` stuck or crashing.
         from uvdock.errors import EnvironmentUnusable
 
@@ -145,6 +146,6 @@ def note_started(git_dir: Path, started: Mapping[str, str]) -> None:
     """Add to the saved state what the relock started once it is known (a local uv's
     process group: its pid exists only after the state was saved)."""
     path = state_dir(git_dir) / STATE_FILE
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(textlines.read_text(path, newlines=True))
     data["started"] = {**(data.get("started") or {}), **started}
     atomic_write_bytes(path, json.dumps(data, indent=1).encode())

@@ -1,19 +1,36 @@
 """Text as uvdock edits it: read exactly, cut into lines that know their offsets and endings.
 
-Every edit must leave untouched bytes as they were, so files are read with `newline=""`
+Every repository file is read by read_bytes (regular files only, within a size limit).
+Every edit must leave untouched bytes as they were, so text is decoded as stored
 (CRLF and a missing final newline survive) and split on LF only, the way `git grep -n`
 numbers lines: a CR before the LF is part of the ending, never content. The YAML helpers
 serve the line scanners of image/ (GitLab matrix rows) and recipes/ (test recipes), which
 keep quotes, comments and key order a YAML library would lose.
 
-Imported by `image check`, whose start-up time is budgeted: only `re`, records are NamedTuples.
+Imported by `image check`, whose start-up time is budgeted: only `os`, `re` and `stat`;
+records are NamedTuples.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import NamedTuple
+
+MIB = 1 << 20
+# What uvdock reads from a repository, by kind: a uv.lock of a large project is a few MiB;
+# Dockerfiles, recipes, workflow YAML, pyproject.toml, requirement lists and saved state are
+# kilobytes. The limits are far above both and far below what would hurt.
+LOCK_LIMIT = 64 * MIB
+TEXT_LIMIT = 4 * MIB
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 # A mapping key on one line: indentation, an optional list dash, the key (bare, 'single' or
 # "double" quoted), the colon followed by a space or the end of the line, then the value
@@ -35,11 +52,65 @@ class Line(NamedTuple):
         return self.content + self.ending
 
 
-def read_text(path: Path) -> str:
-    """The file's text exactly as stored. Raises OSError or UnicodeDecodeError for callers
-    to word (each command says what the file is to the user)."""
-    with path.open(encoding="utf-8", newline="") as fh:
-        return fh.read()
+def read_bytes(path: Path, limit: int = TEXT_LIMIT) -> bytes:
+    """The one way uvdock reads a file of the repository: a regular file (a symlink is
+    followed) of at most `limit` bytes. A device (a link to /dev/zero), a FIFO, a socket or
+    a longer file is refused at once (exit 2) naming it, so a committed file can neither
+    hang uvdock nor fill its memory. Other failures raise OSError for callers to word
+    (FileNotFoundError for an absent file, IsADirectoryError for a folder)."""
+    info = os.stat(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    _require_regular(path, info)
+    # The stat came first, so a committed FIFO is refused before an open could wait for a
+    # writer; fstat checks the very file opened (only a local race could swap it).
+    with open(path, "rb", buffering=0) as fh:
+        _require_regular(path, os.fstat(fh.fileno()), limit)
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := fh.read(min(MIB, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:  # it grew since the fstat
+                _require_regular(path, os.fstat(fh.fileno()), limit, size)
+    return b"".join(chunks)
+
+
+def read_text(
+    path: Path, limit: int = TEXT_LIMIT, *, errors: str = "strict", newlines: bool = False
+) -> str:
+    """The file's text exactly as stored (CRLF kept), through read_bytes; `newlines`: every
+    line ending as "\n", as Python's text mode reads it. Raises OSError, and with strict
+    `errors` UnicodeDecodeError, for callers to word (each says what the file is)."""
+    text = read_bytes(path, limit).decode("utf-8", errors=errors)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if newlines else text
+
+
+def regular_file(path: Path, limit: int = TEXT_LIMIT) -> bool:
+    """Path.is_file() for a file uvdock will read or hand on: False when absent (or a folder,
+    or a symlink loop), True for a regular file within `limit`, refused (exit 2) otherwise."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    if stat.S_ISDIR(info.st_mode):
+        return False
+    _require_regular(path, info, limit)
+    return True
+
+
+def _require_regular(path: Path, info: os.stat_result, limit: int = 0, size: int = 0) -> None:
+    from uvdock.errors import InputRefused
+
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+        raise InputRefused(
+            f"{path}: {kind}, not a regular file; uvdock reads only regular files from a repository"
+        )
+    if limit and max(size, info.st_size) > limit:
+        raise InputRefused(
+            f"{path}: larger than the {limit // MIB} MiB uvdock reads from a file of its kind"
+        )
 
 
 def split_lines(text: str) -> list[Line]:

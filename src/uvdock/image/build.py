@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable
+from uvdock.files import textlines
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
@@ -32,7 +33,7 @@ def read_pin(repo: Path, pin_file: str) -> str:
     """The base image a lane's pin file names (exit 3 when it is missing or empty)."""
     path = repo / pin_file
     try:
-        value = path.read_text(encoding="utf-8").strip()
+        value = textlines.read_text(path, newlines=True).strip()
     except FileNotFoundError:
         raise EnvironmentUnusable(
             f"{pin_file}: no base-image pin file here",
@@ -55,7 +56,7 @@ def build_spec(repo: Path, config: Config, *, lts: bool, tag: str | None = None)
         )
     else:
         pin_file, dockerfile, default_tag = config.dev_pin_file, config.dockerfile, config.image
-    if not (repo / dockerfile).is_file():
+    if not textlines.regular_file(repo / dockerfile):
         raise EnvironmentUnusable(
             f"{dockerfile}: no Dockerfile here",
             hint="set dockerfile / lts-dockerfile in [tool.uvdock] if it lives elsewhere",

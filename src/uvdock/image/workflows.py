@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from uvdock.errors import InputRefused
+from uvdock.files.textlines import regular_file
 from uvdock.image.pins import LaneRules, Pin, normalize_path
 from uvdock.registry.tags import PREFIX
 
@@ -48,7 +49,7 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
                 hint="use a path relative to the repository root, e.g. .github/workflows/*.yml",
             )
         for path in repo.glob(pattern):
-            if not path.is_file():  # also a symlink loop, which resolve() would raise on
+            if not regular_file(path):  # also a symlink loop, which resolve() would raise on
                 continue
             real = path.resolve()
             if real == top or top in real.parents:

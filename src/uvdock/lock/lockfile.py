@@ -68,7 +68,7 @@ def _toml_value(line: str) -> Any:
 
     try:
         return tomllib.loads(line)[line.split(" = ", 1)[0]]
-    except (tomllib.TOMLDecodeError, KeyError) as exc:
+    except (ValueError, KeyError) as exc:  # ValueError: TOMLDecodeError, a huge integer
         raise LockfileError(f"cannot read line {line!r}: {exc}") from exc
 
 
@@ -131,7 +131,7 @@ def read_packages_tomllib(data: bytes | str) -> dict[str, frozenset[Entry]]:
 
     try:
         document = tomllib.loads(_as_text(data))
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
         raise LockfileError(f"not valid TOML: {exc}") from exc
     packages: dict[str, set[Entry]] = {}
     for table in document.get("package", []):

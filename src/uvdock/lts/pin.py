@@ -22,6 +22,7 @@ from uvdock.lts.requirements import (
     read_requirement,
 )
 from uvdock.project.names import normalize_name
+from uvdock.ui.redact import url_credentials
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _SPEC = re.compile(
@@ -37,8 +38,6 @@ _VERSION_CHARS = re.compile(r"^[A-Za-z0-9.+!_-]+$")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9\-._~:/?#@=+%,&]+$")
 _SHELL_METACHARACTERS = frozenset(";|&$`<>\\\"'(){}*?!~")
 _URL_CHAR = re.compile(r"[A-Za-z0-9\-._~:/?#@=+%,&]")
-# user[:password]@ in the authority; the ssh convention `git@` is a user, not a secret.
-_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<userinfo>[^/]*)@")
 
 
 @dataclass(frozen=True)
@@ -127,8 +126,7 @@ def _extras(raw: str, text: str | None) -> tuple[str, ...] | None:
 def _check_url(raw: str, url: str) -> None:
     if not url:
         raise _refuse(raw, "empty URL")
-    userinfo = _USERINFO.match(url)
-    if userinfo and userinfo["userinfo"] != "git":
+    if url_credentials(url):
         raise _refuse(raw, "the URL carries credentials; never write them into the file")
     if not _URL.match(url):
         bad = sorted({ch for ch in url if not _URL_CHAR.match(ch)})

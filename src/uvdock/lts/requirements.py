@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.files.textlines import Line, read_text, split_lines
+from uvdock.files.textlines import Line, read_text, regular_file, split_lines
 from uvdock.project.names import normalize_name
 
 # A comment starts at "#" at the start of the text or after whitespace (pip's rule): a
@@ -285,7 +285,7 @@ def requirements_path(repo: Path, configured: str) -> Path:
 
 def load(path: Path, display: str) -> LtsFile:
     """Read and parse the LTS file; a missing file makes the command unusable (exit 3)."""
-    if not path.is_file():
+    if not regular_file(path):
         raise EnvironmentUnusable(
             f"{display}: no LTS requirements file here",
             hint="set lts-requirements in [tool.uvdock] if the repository keeps it elsewhere",

@@ -59,6 +59,6 @@ def carry_comments(merged: str, base: str, theirs: str) -> str:
     text = "".join(lines)
     try:
         same = tomllib.loads(text) == tomllib.loads(merged)
-    except tomllib.TOMLDecodeError:
+    except ValueError:
         return merged
     return text if same else merged

@@ -253,7 +253,7 @@ def _check_toml(texts: tuple[str, str, str]) -> list[dict[str, Any]]:
     for side, text in zip(("base", "ours", "theirs"), texts, strict=True):
         try:
             data.append(tomllib.loads(text))
-        except tomllib.TOMLDecodeError as exc:
+        except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
             raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
         except RecursionError:
             raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
@@ -303,7 +303,7 @@ def _read_back(text: str, decided: dict[str, Any]) -> None:
     """The text is what gets written: it must mean exactly what the merge decided."""
     try:
         written = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:  # a tomlkit bug (git's bytes were compared)
+    except ValueError as exc:  # a tomlkit bug (git's bytes were compared)
         raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
     if written != decided:
         keys = ", ".join(differing_keys(decided, written)[:5])

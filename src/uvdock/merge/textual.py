@@ -52,7 +52,7 @@ Piece = str | Hunk
 def _data(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except ValueError:  # TOMLDecodeError, or an integer too long for Python to read
         return None
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from uvdock.files import textlines
 from uvdock.project.names import normalize_name
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
@@ -96,9 +97,8 @@ def declarations(data: Mapping[str, Any]) -> dict[str, Declared]:
 
 def read(repo: Path) -> dict[str, Declared]:
     try:
-        with (repo / "pyproject.toml").open("rb") as fh:
-            return declarations(tomllib.load(fh))
-    except (OSError, ValueError):  # unreadable, not UTF-8, not TOML: declares nothing
+        return declarations(tomllib.loads(textlines.read_text(repo / "pyproject.toml")))
+    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not TOML: none
         return {}
 
 

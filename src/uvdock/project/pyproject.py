@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.errors import InputRefused
+from uvdock.files import textlines
 from uvdock.project.names import normalize_name
 
 _NO_INSTALL = re.compile(r"--no-install-package[= ]+([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -45,12 +46,11 @@ class ProjectDeps(NamedTuple):
 def _load(repo: Path) -> dict[str, Any]:
     path = repo / "pyproject.toml"
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(textlines.read_text(path))
     except FileNotFoundError as exc:
         raise InputRefused(f"{path}: no pyproject.toml in the repository") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputRefused(f"pyproject.toml is not valid TOML: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # bad TOML or UTF-8, a 5000-digit integer
+        raise InputRefused(f"pyproject.toml is not valid TOML: {exc}") from None
 
 
 def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
@@ -86,7 +86,7 @@ def required_uv_version(repo: Path) -> str | None:
 def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str, ...]:
     """The Dockerfile's `--no-install-package` list: what the base image already provides."""
     try:
-        text = dockerfile.read_text(encoding="utf-8")
+        text = textlines.read_text(dockerfile, newlines=True)
     except OSError:
         return fallback
     found = list(dict.fromkeys(_NO_INSTALL.findall(text)))

@@ -96,7 +96,7 @@ def _decode(entry: Mapping[str, Any]) -> tuple[str, str] | None:
 def _read(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):  # ValueError: bad text, syntax, huge ints
         return None  # an unreadable or broken auth file means anonymous, as for the engines
     return data if isinstance(data, dict) else None
 

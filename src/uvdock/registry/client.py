@@ -9,15 +9,20 @@ Authentication is the registry's own dance: a request answered 401 with
 `WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (anonymous, or
 with the user's credentials as Basic auth when their auth file has some). Credentials and
 tokens go only into Authorization headers: never into a message, a log line or a URL, and
-never to another origin after a redirect. https goes through `HTTPS_PROXY` (an http://
+only to the registry's own origin and the token realm its own 401 names (the rule docker
+and containerd follow): a Link page or a redirect elsewhere gets none, and a 401 from
+elsewhere is refused. One deadline bounds each whole answer, whatever the server's pace. https goes through `HTTPS_PROXY` (an http://
 proxy, CONNECT tunnel) unless `NO_PROXY` or a loopback address says otherwise.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
 import ssl
+import threading
 import time
 from base64 import b64encode
 from collections.abc import Callable, Mapping
@@ -109,11 +114,17 @@ class RegistryClient:
             seen.add(url)
             response = self._expect_ok(self.get(url, accept="application/json"))
             tags.extend(oci.tags_page(self._json(response, "tag list")))
+            current = url
             try:
                 url = oci.next_page(response.headers.get("Link"), url) or ""
                 oci.checked_split(url)
             except ValueError as exc:
                 raise self._unusable(f"the registry's Link header is malformed: {exc}") from None
+            if url and not oci.redirect_allowed(current, url):
+                raise self._unusable(
+                    f"{_origin(current)} named its next tag page on {_origin(url)}; uvdock "
+                    "pages only to https or to the same loopback host"
+                )
         return tags
 
     # --- requests -------------------------------------------------------------------------
@@ -121,11 +132,17 @@ class RegistryClient:
     def get(self, url: str, *, accept: str) -> Response:
         """GET with the registry's authentication; 401 after authenticating is an error."""
         headers = {"Accept": accept}
-        if self._authorization:
-            headers["Authorization"] = self._authorization
+        if self._authorization and oci.same_origin(url, self.base_url):
+            headers["Authorization"] = self._authorization  # never to a page elsewhere
         response = self._request("GET", url, headers)
         if response.status != 401:
             return response
+        if not oci.same_origin(response.url, self.base_url):
+            raise self._unusable(
+                f"{_origin(response.url)} asked for credentials after {_origin(self.base_url)} "
+                f"sent uvdock there; credentials for {_origin(self.base_url)} go only to it "
+                "and to the token realm it names"
+            )
         challenge = oci.parse_challenge(response.headers.get("WWW-Authenticate", ""))
         authorization = self._authenticate(challenge)
         if authorization is None:
@@ -204,22 +221,26 @@ class RegistryClient:
             parts.scheme, parts.netloc, min(self.connect_timeout, remaining)
         )
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        watchdog = _Watchdog(connection, remaining)
         try:
             connection.connect()
-            assert connection.sock is not None
+            assert connection.sock is not None  # the connect timeout ends here
             connection.sock.settimeout(max(0.001, self._deadline - time.monotonic()))
             connection.request(
                 method, target, headers={"User-Agent": f"uvdock/{__version__}", **headers}
             )
             raw = connection.getresponse()
             body = self._read_body(raw)
+            if watchdog.fired:  # the body was cut short by the deadline, not complete
+                raise self._timed_out()
             self._log(f"registry: {method} {_origin(url)}{parts.path} -> {raw.status}")
             return Response(raw.status, raw.headers, body, url)
-        except TimeoutError:
-            raise self._timed_out() from None
         except (OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, TimeoutError) or watchdog.fired:
+                raise self._timed_out() from None
             raise self._unusable(f"cannot reach {_origin(url)}: {_describe(exc)}") from None
         finally:
+            watchdog.stop()
             connection.close()
 
     def _connection(self, scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:
@@ -260,8 +281,6 @@ class RegistryClient:
             size += len(chunk)
             if size > MAX_BODY:
                 raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
-            if time.monotonic() > self._deadline:
-                raise self._timed_out()
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -278,10 +297,10 @@ class RegistryClient:
     def _json(self, response: Response, what: str) -> dict[str, Any]:
         try:
             data = json.loads(response.body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (ValueError, RecursionError):  # bad bytes or syntax, huge integers, deep nesting
             data = None
         if not isinstance(data, dict):
-            raise self._unusable(f"the registry's {what} is not a JSON object")
+            raise self._unusable(f"the {what} from {_origin(response.url)} is not a JSON object")
         return data
 
     def _unusable(self, message: str) -> EnvironmentUnusable:
@@ -302,6 +321,33 @@ class RegistryClient:
             f"{_origin(self.base_url)} denied access to {self.repository} "
             f"(HTTP {status} from {who}): {detail}"
         )
+
+
+class _Watchdog:
+    """The one deadline of a request, whatever the server's pace: a socket timeout counts
+    per receive (one byte every half second never trips it), so when the time is up this
+    shuts the connection's socket down, which ends any wait on it at once (connect, TLS,
+    headers, body). The connect itself is bounded by its own timeout until a socket exists."""
+
+    def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
+        self.fired = False
+        self._connection = connection
+        self._done = threading.Event()
+        threading.Thread(target=self._watch, args=(seconds,), daemon=True).start()
+
+    def _watch(self, seconds: float) -> None:
+        if self._done.wait(seconds):
+            return
+        self.fired = True
+        while not self._done.is_set():  # until a socket exists and has been shut
+            sock = self._connection.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):  # the plain socket's, even under TLS
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            self._done.wait(0.05)
+
+    def stop(self) -> None:
+        self._done.set()
 
 
 def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:

@@ -15,6 +15,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 
 from uvdock.errors import InputRefused
 from uvdock.registry.tags import is_tag, tag_key
+from uvdock.ui.redact import url_credentials
 
 # Lists first: a registry serving a tag as a list must not fall back to one platform's manifest.
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -83,7 +84,7 @@ def url_problem(url: str) -> str | None:
         return f"`{url}` is malformed: {exc}"
     if parts.scheme not in ("http", "https") or not hostname:
         return f"`{url}` is not an http(s) URL"
-    if parts.username or parts.password:
+    if url_credentials(url):  # over http(s), any userinfo
         return "the URL must not hold credentials"
     if parts.scheme == "http" and not is_loopback(hostname):
         return f"plain http is allowed only for a loopback registry, not {hostname}"

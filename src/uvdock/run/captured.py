@@ -8,7 +8,7 @@ drives a container goes through run.proc instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -33,6 +33,7 @@ def run(
     cwd: Path | str | None = None,
     check: bool = True,
     input_text: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Completed:
     """Run to completion, capturing stdout and stderr as text."""
     import subprocess
@@ -44,6 +45,7 @@ def run(
                 argv,
                 cwd=cwd,
                 input=input_text,
+                env=env,
                 capture_output=True,
                 text=True,
                 errors="replace",
@@ -55,6 +57,12 @@ def run(
     if check and not result.ok:
         raise CommandFailed(argv, result.returncode, result.stdout, result.stderr)
     return result
+
+
+def c_messages(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` for a program whose messages uvdock reads: untranslated (LC_ALL=C, and no
+    LANGUAGE, which GNU gettext honours over LC_ALL unless the locale is C)."""
+    return {**{k: v for k, v in env.items() if k != "LANGUAGE"}, "LC_ALL": "C"}
 
 
 def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:

@@ -8,16 +8,45 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable, InputRefused
+from uvdock.files import textlines
 from uvdock.run import captured as proc
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
     return proc.run(["git", "-C", str(repo), *args], check=check)
+
+
+# Paths git reads relative to the folder it was started in, while uvdock runs git with
+# `-C REPO`. (GIT_INDEX_FILE is read after git moved to the work tree's top, as with -C.)
+GIT_PATHS = ("GIT_DIR", "GIT_WORK_TREE")
+
+
+def absolute_git_paths(env: MutableMapping[str, str], cwd: Path) -> None:
+    """GIT_PATHS made absolute from where uvdock was started, in `env` and for every git it
+    runs: a relative GIT_DIR names the repository the user's own git sees there."""
+    for name in GIT_PATHS:
+        value = env.get(name)
+        if value and not os.path.isabs(value):
+            env[name] = os.environ[name] = os.path.normpath(cwd / value)
+
+
+def require_git_work_tree(repo: Path) -> None:
+    """With GIT_DIR or GIT_WORK_TREE set, `repo` must lie in the work tree git acts on, or
+    uvdock would edit one folder and stage into another repository."""
+    names = [name for name in ("GIT_DIR", "GIT_WORK_TREE") if os.environ.get(name)]
+    top = toplevel(repo) if names else repo
+    if repo != top and top not in repo.parents:
+        said = ", ".join(f"{name}={os.environ[name]}" for name in names)
+        raise InputRefused(
+            f"--repo {repo} is outside the work tree git acts on ({top}, from {said}); "
+            "nothing was changed",
+            hint=f"unset {' and '.join(names)}, or name a folder inside {top}",
+        )
 
 
 def _dot_git(start: Path) -> Path | None:
@@ -36,7 +65,7 @@ def toplevel(start: Path) -> Path:
     # every command, which the exec start-up budget cannot afford.
     dot_git = _dot_git(start)
     if dot_git is not None and (
-        dot_git.is_dir() or dot_git.read_text(errors="replace").startswith("gitdir:")
+        dot_git.is_dir() or textlines.read_text(dot_git, errors="replace").startswith("gitdir:")
     ):
         return dot_git.parent
     try:
@@ -52,11 +81,13 @@ def git_dir(repo: Path) -> Path:
     dot_git = _dot_git(repo)
     if dot_git is not None and dot_git.is_dir():
         return dot_git.resolve()
-    if dot_git is not None:
-        text = dot_git.read_text(errors="replace").strip()
-        if text.startswith("gitdir:"):
-            return (dot_git.parent / text.split(":", 1)[1].strip()).resolve()
-    out = _git(repo, "rev-parse", "--absolute-git-dir")
+    # A `.git` file (a linked worktree, a submodule) or GIT_DIR: the folder git itself
+    # accepts as the repository, never a path read from the file unchecked, since uvdock
+    # creates its lock and state there.
+    out = _git(repo, "rev-parse", "--absolute-git-dir", check=False)
+    if not out.ok:
+        said = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
+        raise EnvironmentUnusable(f"{repo}: git finds no repository here ({said})")
     return Path(out.stdout.strip())
 
 
@@ -246,7 +277,7 @@ def in_progress(repo: Path) -> InProgress | None:
 
 def _first_word(path: Path) -> str | None:
     try:
-        words = path.read_text(encoding="utf-8", errors="replace").split()
+        words = textlines.read_text(path, errors="replace").split()
     except OSError:
         return None
     return words[0] if words and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", words[0]) else None
@@ -256,7 +287,7 @@ def _squashed_tip(path: Path) -> str | None:
     """The tip of the branch a `git merge --squash` brings in: SQUASH_MSG lists the squashed
     commits newest first, each as a `commit SHA` line."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = textlines.read_text(path, errors="replace", newlines=True)
     except OSError:
         return None
     found = re.search(r"^commit ([0-9a-f]{40}|[0-9a-f]{64})$", text, re.MULTILINE)

@@ -54,8 +54,9 @@ def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | N
     owners = {_owner(repo), _owner(git_dir)} - {None}
     if owners <= {os.geteuid()}:
         return  # the common case costs two stat calls and no process
-    done = captured.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], check=False)
-    if done.ok or "dubious ownership" not in done.stderr:
+    argv = ["git", "-C", str(repo), "rev-parse", "--git-dir"]
+    done = captured.run(argv, check=False, env=captured.c_messages({**os.environ, **env}))
+    if done.ok or "dubious ownership" not in done.stderr:  # git's words, untranslated
         return  # git accepts it (safe.directory, or the sudo rule)
     owner = _owner(repo)
     raise EnvironmentUnusable(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.files import textlines
 from uvdock.run import proc
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ def ready_names(git_dir: Path) -> list[str]:
     """The recorded names; none when the record is missing or damaged (not text): the
     containers are then unpacked again, not trusted."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        return _ready_path(git_dir).read_text(encoding="utf-8").split()
+        return textlines.read_text(_ready_path(git_dir)).split()
     return []
 
 

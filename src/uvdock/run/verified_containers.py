@@ -21,8 +21,10 @@ def _path(repo: Path) -> Path:
 def _read(repo: Path) -> dict[str, str]:
     # Tab-separated lines rather than JSON: this is read on every exec, and importing
     # json is a measurable share of that path's start-up budget.
+    from uvdock.files import textlines
+
     try:
-        text = _path(repo).read_text()
+        text = textlines.read_text(_path(repo), errors="replace", newlines=True)
     except OSError:
         return {}
     pairs = (line.split("\t", 1) for line in text.splitlines() if "\t" in line)

@@ -191,7 +191,8 @@ _VENDOR_SHAPES = (
 _FORMS = (
     _Form(
         ("@",),  # userinfo ends with @: cheaper than looking for every URL
-        r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/?#@:'\"]*)"
+        # The user may hold an @ (`ssh://git@x:secret@host`): userinfo ends at the last one.
+        r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/?#:'\"]*?)"
         r"(?::(?!\d+(?:/|$))(?P<password>[^\s'\"]*?))?"
         r"@(?=[\w.\[\]:-]+(?:[/\s'\"?#]|$))",
         _mask_url,
@@ -372,6 +373,19 @@ def redact_value(value: object, env: Mapping[str, str] | None = None) -> object:
 
 def redact_argv(argv: Sequence[str], env: Mapping[str, str] | None = None) -> list[str]:
     return Redactor(env).argv(argv)
+
+
+def url_credentials(url: str) -> bool:
+    """Whether a URL (`git+https://...` too) carries a credential in its userinfo: a password
+    (`user:secret@`), or over http(s) any user name, where tokens go (`https://TOKEN@host`);
+    `ssh://git@host` names an account. The one rule for every URL uvdock is given to use or
+    to write (the forms above find URLs in free text, to mask them)."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
+        return False
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    userinfo, at, _host = authority.rpartition("@")  # the host holds no @; userinfo may
+    return bool(at) and (":" in userinfo or scheme.lower().rsplit("+")[-1] in ("http", "https"))
 
 
 def strip_credentials(url: str) -> str:

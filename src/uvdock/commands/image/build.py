@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.stream import stream
+from uvdock.files import textlines
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -68,7 +69,7 @@ def _check_heredocs(ctx: Context, engine: str, dockerfile: str) -> None:
     from uvdock.image import heredoc
 
     try:
-        text = (ctx.repo / dockerfile).read_text(encoding="utf-8", errors="replace")
+        text = textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True)
     except OSError:
         return  # the engine will say what is wrong with it
     line = heredoc.first_heredoc(text)

@@ -10,6 +10,7 @@ from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
 from uvdock.context import Context
 from uvdock.errors import InputRefused
+from uvdock.files import textlines
 from uvdock.lock import lockfile
 
 LOCK = "uv.lock"
@@ -18,7 +19,7 @@ LOCK = "uv.lock"
 def _read_path(path: Path) -> bytes | None:
     candidate = path / LOCK if path.is_dir() else path
     try:
-        return candidate.read_bytes() if candidate.is_file() else None
+        return textlines.read_bytes(candidate, textlines.LOCK_LIMIT) if candidate.exists() else None
     except OSError as exc:
         raise InputRefused(f"{candidate}: cannot read: {exc}") from exc
 

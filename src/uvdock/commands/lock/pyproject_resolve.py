@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from uvdock.errors import InputRefused
+from uvdock.files import textlines
 from uvdock.merge.report import sides
 from uvdock.run import git
 
@@ -88,7 +89,7 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
             f"({sides(git.in_progress_operation(repo))}); nothing was changed:\n{lines}",
             hint=f"edit {PYPROJECT}, `git add {PYPROJECT}`, then run `uvdock lock resolve` again",
         )
-    current = (repo / PYPROJECT).read_bytes() if (repo / PYPROJECT).is_file() else b""
+    current = textlines.read_bytes(repo / PYPROJECT) if (repo / PYPROJECT).exists() else b""
     return PyprojectMerge(result.text.encode("utf-8"), current, result, (ours, theirs))
 
 

@@ -29,7 +29,7 @@ from uvdock.errors import (
     Interrupted,
     UvdockError,
 )
-from uvdock.files import state_store
+from uvdock.files import state_store, textlines
 from uvdock.files.edit import atomic_write_bytes
 from uvdock.lock import lockfile, resolve_state
 from uvdock.run import git, signals
@@ -45,7 +45,7 @@ NEXT_STEP = resolve_base.NEXT_STEP
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return textlines.read_bytes(path, textlines.LOCK_LIMIT)
     except FileNotFoundError:
         return None
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.files import textlines
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
@@ -35,9 +36,10 @@ def read_lock_source(
     a base the user `named` with --base must be the one compared, so it is refused instead.
     """
     if lock_path is not None:
-        if not lock_path.is_file():
+        if not textlines.regular_file(lock_path, textlines.LOCK_LIMIT):
             raise InputRefused(f"--lock {lock_path}: no such file")
-        return LockSource(lock_path.read_text(encoding="utf-8"), str(lock_path))
+        text = textlines.read_text(lock_path, textlines.LOCK_LIMIT, newlines=True)
+        return LockSource(text, str(lock_path))
     from uvdock.run import git
 
     if not working_tree and git.rev_exists(repo, base_ref):
@@ -49,8 +51,9 @@ def read_lock_source(
     elif not working_tree and named:
         raise InputRefused(f"--base {base_ref}: no such revision")
     local = repo / "uv.lock"
-    if local.is_file():
-        return LockSource(local.read_text(encoding="utf-8"), "uv.lock (working tree)")
+    if local.exists():
+        text = textlines.read_text(local, textlines.LOCK_LIMIT, newlines=True)
+        return LockSource(text, "uv.lock (working tree)")
     where = "the working tree" if working_tree else f"{base_ref} or the working tree"
     raise EnvironmentUnusable(f"no uv.lock in {where}")
 

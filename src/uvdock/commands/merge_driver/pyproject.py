@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
+from uvdock.files import textlines
 from uvdock.files.edit import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 def _texts(paths: list[Path]) -> list[str] | None:
     try:
-        return [p.read_bytes().decode("utf-8") for p in paths]
+        return [textlines.read_text(p) for p in paths]
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -60,8 +61,8 @@ def _broken_toml(path: Path) -> bool:
     import tomllib
 
     try:
-        tomllib.loads(path.read_bytes().decode("utf-8-sig"))  # uv reads a BOM
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        tomllib.loads(textlines.read_bytes(path).decode("utf-8-sig"))  # uv reads a BOM
+    except ValueError:  # not TOML, not UTF-8, or an integer of thousands of digits
         return True
     except RecursionError:
         return False
