@@ -125,6 +125,10 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "next_step?": "str",
         "diff?": LOCK_DIFF,
         "pyproject?": Nullable(PYPROJECT_MERGE),
+        "branch_only?": {
+            "kept": [{"name": "str", "version": "str"}],
+            "not_kept": [{"name": "str", "version": "str", "reason": "str"}],
+        },
         "restored?": "str",
         "stages?": ["int"],
     },
