@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from uvdock.lock import branch_pins, lockfile
+from uvdock.lock.resolve_state import GitIndex
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from uvdock.commands.lock.resolve import RepoIndex
     from uvdock.context import Context
     from uvdock.run.shim import Shim
 
@@ -43,7 +43,7 @@ class Kept(NamedTuple):
 
 
 def candidates(
-    ctx: Context, index: RepoIndex, operation: str | None, ref_lock: bytes
+    ctx: Context, index: GitIndex, operation: str | None, ref_lock: bytes
 ) -> list[branch_pins.Pin]:
     """What only the branch changed, from the lock's index stages; none without a base."""
     stages = {e.stage: e.sha for e in index.stage_entries(LOCK)}
