@@ -106,3 +106,12 @@ def test_real_megatron_lock_against_derived(megatron_repo: Path, run_cli: RunCli
         "removed": [],
         "changed": [{"name": "absl-py", "from": ["2.5.0"], "to": ["9.9.9"]}],
     }
+
+
+def test_text_names_a_downgrade(repo: Path, run_cli: RunCli) -> None:
+    (repo / "uv.lock").write_text("version = 1\nrevision = 2\n" + block("alpha", "0.9"))
+    result = run_cli("--repo", repo, "lock", "diff", "base")
+    assert result.code == 0, result.err
+    alpha = next(line for line in result.out.splitlines() if " alpha " in line)
+    assert "downgrade" in alpha and "changed" not in alpha
+    assert "1 changed" in result.out.splitlines()[0]  # the summary still counts it

@@ -74,7 +74,8 @@ class Command(BaseCommand):
             "base",
             nargs="?",
             metavar="BASE",
-            help="git revision or uv.lock path (default: the configured base ref, origin/main)",
+            help="git revision or uv.lock path (default: the configured base-ref; unset, "
+            "upstream/main when the clone has an `upstream` remote, else origin/main)",
         )
         parser.add_argument(
             "head",
@@ -85,7 +86,11 @@ class Command(BaseCommand):
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        base_default = None if args.base is not None else ctx.config.base_ref
+        base_default = None
+        if args.base is None:
+            base_default = ctx.base_ref
+            if ctx.is_fork:
+                ctx.out.info(f"comparing with {ctx.base_ref_said()}")
         base_label, base = read_side(ctx, args.base, default_rev=base_default)
         head_label, head = read_side(ctx, args.head, default_rev=None)
         diff = lockfile.diff_packages(parse(base_label, base), parse(head_label, head))

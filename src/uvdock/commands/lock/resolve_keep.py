@@ -64,13 +64,14 @@ def candidates(
 
 
 def keep(ctx: Context, shim: Shim, repo: Path, pins: list[branch_pins.Pin]) -> Kept:
-    """Re-apply the pins the relock moved away from; the lock on disk is the result."""
+    """Re-apply the pins the relock moved away from (the ones it kept need no word); the
+    lock on disk is the result."""
     moved = branch_pins.lost(pins, (repo / LOCK).read_bytes())
-    kept = [p for p in pins if p not in moved]
+    kept: list[branch_pins.Pin] = []  # only what had to be asked for again is said
     if not moved:
         return Kept(kept, [])
     if _relock_with(ctx, shim, moved):
-        return Kept(kept + moved, [])
+        return Kept(moved, [])
     if len(moved) == 1:
         return Kept(kept, [(moved[0], _because(moved[0]))])
     not_kept: list[tuple[branch_pins.Pin, str]] = []
