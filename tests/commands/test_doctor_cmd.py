@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, engine_name, remove_container, start_container
+from conftest import RunCli, engine_name, git, remove_container, start_container
 from samples.projects import pyproject_requiring_uv
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "doctor"
@@ -102,6 +104,7 @@ def test_not_a_repository(run_cli: RunCli, tmp_path: Path) -> None:
         "status": "fail",
         "detail": f"{tmp_path} is not inside a git repository (use --repo PATH)",
         "fix": "",
+        "seconds": checks[0]["seconds"],
     }
     assert all(c["ok"] is None and c["status"] == "skip" for c in checks[1:])
     human = run_cli("--repo", tmp_path, "doctor")
@@ -160,16 +163,61 @@ def test_missing_image_fails_and_skips_the_container_checks(
         "doctor",
     )
     assert result.code == 1
-    lines = result.out.splitlines()
+    lines = [re.sub(r" \(\d+\.\d s\)$", "", line) for line in result.out.splitlines()]
     assert (
         "[FAIL] image or container: image localhost/uvdock-no-such:1 is not present in podman"
         in lines
     )
+    # No `gitlab` remote here: a pull is not offered, it could not work.
     assert (
-        "       fix: uvdock image build (or uvdock image pull), or name one with --image" in lines
+        "       fix: uvdock image build, or name one with --image "
+        "(docs/contributing-from-a-fork.md)" in lines
     )
     for name in ("repository mount", "uv in the container", "venv", "uv.lock current"):
         assert f"[skip] {name}: skipped: image or container failed" in lines
+
+
+HEREDOC_DOCKERFILE = (
+    "ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:26.06-py3\nFROM ${FROM_IMAGE_NAME} AS main\n"
+    "RUN <<EOF\nset -e\napt-get update\nEOF\n"
+)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("gitlab", [False, True])
+def test_the_image_fix_offers_only_what_works_here(
+    gitlab: bool, run_cli: RunCli, engine_repo: Path
+) -> None:
+    # podman 4.3 (buildah < 1.35) cannot parse heredocs: no build; a pull needs the remote.
+    from uvdock.image import heredoc
+    from uvdock.run import builder_probe
+
+    verdict = heredoc.verdict(builder_probe.builder("podman", dict(os.environ)), "D", 3)
+    if verdict is None or not verdict.refuse:
+        pytest.skip("this podman parses heredocs: a build works here")
+    (engine_repo / "docker" / "Dockerfile.ci.dev").write_text(HEREDOC_DOCKERFILE)
+    if gitlab:
+        git(
+            engine_repo,
+            "remote",
+            "add",
+            "gitlab",
+            "https://gitlab.example.com/adlr/megatron-lm.git",
+        )
+    result = run_cli(
+        "--repo",
+        engine_repo,
+        "--engine",
+        "podman",
+        "--image",
+        "localhost/uvdock-no-such:1",
+        "doctor",
+    )
+    fix = next(line for line in result.out.splitlines() if line.startswith("       fix:"))
+    assert "image build" not in fix
+    assert ("uvdock image pull" in fix) is gitlab
+    if not gitlab:
+        assert "an image of your own that holds uv, the venv (/opt/venv)" in fix
 
 
 @pytest.fixture

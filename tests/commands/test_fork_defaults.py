@@ -60,3 +60,11 @@ def test_a_configured_base_ref_still_wins(
     assert result.code == 0, result.err
     assert "origin/main -> working tree: 2 added" in result.out
     assert "`upstream` remote" not in result.out
+
+
+def test_doctor_names_the_fork_base_once(fork: Path, run_cli: RunCli) -> None:
+    result = run_cli("--repo", fork, "--engine", "local", "doctor")
+    said = result.out + result.err
+    assert said.count("upstream/main") == 1
+    line = next(line for line in result.out.splitlines() if "upstream/main" in line)
+    assert line.startswith("[ok  ] base ref: base-ref upstream/main, the default in a fork")

@@ -236,7 +236,14 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     },
     "doctor": {
         "checks?": [
-            {"name": "str", "ok": "bool?", "status": "str", "detail": "str", "fix": "str?"}
+            {
+                "name": "str",
+                "ok": "bool?",
+                "status": "str",
+                "detail": "str",
+                "fix": "str?",
+                "seconds": "float",
+            }
         ],
         "findings?": [
             {
@@ -265,7 +272,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     "": {},
 }
 
-_SCALARS = {"str": str, "int": int, "bool": bool, "object": dict, "list": list}
+_SCALARS = {"str": str, "int": int, "float": float, "bool": bool, "object": dict, "list": list}
 
 
 def schema_for(command: str, *, failed: bool = False) -> dict[str, Spec]:
