@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, engine_name, git, remove_container, start_container
+from conftest import RunCli, engine_name, remove_container, start_container
 from samples.projects import pyproject_requiring_uv
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "doctor"
@@ -175,49 +174,6 @@ def test_missing_image_fails_and_skips_the_container_checks(
     )
     for name in ("repository mount", "uv in the container", "venv", "uv.lock current"):
         assert f"[skip] {name}: skipped: image or container failed" in lines
-
-
-HEREDOC_DOCKERFILE = (
-    "ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:26.06-py3\nFROM ${FROM_IMAGE_NAME} AS main\n"
-    "RUN <<EOF\nset -e\napt-get update\nEOF\n"
-)
-
-
-@pytest.mark.engine
-@pytest.mark.parametrize("gitlab", [False, True])
-def test_the_image_fix_offers_only_what_works_here(
-    gitlab: bool, run_cli: RunCli, engine_repo: Path
-) -> None:
-    # podman 4.3 (buildah < 1.35) cannot parse heredocs: no build; a pull needs the remote.
-    from uvdock.image import heredoc
-    from uvdock.run import builder_probe
-
-    verdict = heredoc.verdict(builder_probe.builder("podman", dict(os.environ)), "D", 3)
-    if verdict is None or not verdict.refuse:
-        pytest.skip("this podman parses heredocs: a build works here")
-    (engine_repo / "docker" / "Dockerfile.ci.dev").write_text(HEREDOC_DOCKERFILE)
-    if gitlab:
-        git(
-            engine_repo,
-            "remote",
-            "add",
-            "gitlab",
-            "https://gitlab.example.com/adlr/megatron-lm.git",
-        )
-    result = run_cli(
-        "--repo",
-        engine_repo,
-        "--engine",
-        "podman",
-        "--image",
-        "localhost/uvdock-no-such:1",
-        "doctor",
-    )
-    fix = next(line for line in result.out.splitlines() if line.startswith("       fix:"))
-    assert "image build" not in fix
-    assert ("uvdock image pull" in fix) is gitlab
-    if not gitlab:
-        assert "an image of your own that holds uv, the venv (/opt/venv)" in fix
 
 
 @pytest.fixture

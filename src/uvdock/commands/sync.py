@@ -114,16 +114,22 @@ def refuse_throwaway(ctx: Context, shim: Shim) -> None:
         raise InputRefused(
             f"`uvdock sync` on Slurm with only an image ({placement.image}) would install into "
             "a pyxis container that is removed when the step ends; nothing was synced",
-            hint="name a pyxis container that later steps of your allocation reuse "
-            '(engine-args = ["--container-name=NAME"]), or open `uvdock shell --slurm` and run '
-            "`uvdock sync` inside it",
+                hint="name a pyxis container that later steps of your allocation reuse "
+            '(engine-args = ["--container-name=NAME"])',
         )
+    # uvdock is not in the container: the way that works is a container that stays.
+    import re
+    import shlex
+
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", ctx.repo.name).lstrip("-_.") + "-dev"
+    workdir = ctx.config.workdir
+    start = [placement.engine, "run", "-d", "--name", name, *placement.extra_args]
+    start += ["-v", f"{ctx.repo}:{workdir}", "-w", workdir, placement.image, "sleep", "infinity"]
     raise InputRefused(
         f"`uvdock sync` with only an image ({placement.image}) would install into a fresh "
         f"{placement.engine} container that is removed when uv exits; nothing was synced",
-        hint="keep a container running with this repository at "
-        f"{ctx.config.workdir} and pass `--container NAME`, or open `uvdock shell` and "
-        "run `uvdock sync` inside it",
+        hint=f"keep a container running and sync into it (--container NAME): "
+        f"`{shlex.join(start)}`, then `uvdock --container {shlex.quote(name)} sync`",
     )
 
 
