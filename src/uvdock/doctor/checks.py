@@ -217,7 +217,7 @@ class _Checks:
         if not found.ok or not version:
             return _failed(
                 f"{venv}/bin/python is missing in the container",
-                f"set venv in [tool.uvdock], or use the CI image: "
+                "set venv in your user config, or use the CI image: "
                 f"{self._image_fix(self.shim.placement.engine)}",
             )
         self.python = version
