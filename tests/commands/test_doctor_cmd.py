@@ -149,9 +149,14 @@ def test_all_checks_pass_with_the_test_image(
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("dockerfile", [True, False])
 def test_missing_image_fails_and_skips_the_container_checks(
-    run_cli: RunCli, engine_repo: Path, engine_image: str
+    dockerfile: bool, run_cli: RunCli, engine_repo: Path, engine_image: str
 ) -> None:
+    if dockerfile:  # one this podman builds: no heredocs
+        (engine_repo / "docker" / "Dockerfile.ci.dev").write_text(
+            f"ARG FROM_IMAGE_NAME={engine_image}\nFROM ${{FROM_IMAGE_NAME}} AS main\n"
+        )
     result = run_cli(
         "--repo",
         engine_repo,
@@ -167,11 +172,17 @@ def test_missing_image_fails_and_skips_the_container_checks(
         "[FAIL] image or container: image localhost/uvdock-no-such:1 is not present in podman"
         in lines
     )
-    # No `gitlab` remote here: a pull is not offered, it could not work.
-    assert (
-        "       fix: uvdock image build, or name one with --image "
-        "(docs/contributing-from-a-fork.md)" in lines
-    )
+    # No `gitlab` remote here: a pull is not offered, it could not work; nor a build
+    # without a Dockerfile to build.
+    fix = next(line for line in lines if line.startswith("       fix: "))
+    if dockerfile:
+        assert fix == (
+            "       fix: uvdock image build, or name one with --image "
+            "(docs/contributing-from-a-fork.md)"
+        )
+    else:
+        assert fix.startswith("       fix: an image of your own that holds uv, the venv")
+        assert fix.endswith("(no build here: no docker/Dockerfile.ci.dev in this repository)")
     for name in ("repository mount", "uv in the container", "venv", "uv.lock current"):
         assert f"[skip] {name}: skipped: image or container failed" in lines
 

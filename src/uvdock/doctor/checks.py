@@ -158,17 +158,20 @@ class _Checks:
         config = self.ctx.config
         try:
             text = (self.ctx.repo / config.dockerfile).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
+        except OSError:  # nothing to build from
+            text, cannot_build = "", f"no {config.dockerfile} in this repository"
+        else:
+            cannot_build = ""
         line = heredoc.first_heredoc(text)
-        refused = None
         if line is not None and engine in ("docker", "podman"):
             from uvdock.run import builder_probe
 
-            found = builder_probe.builder(engine, self.ctx.env)
-            refused = heredoc.verdict(found, config.dockerfile, line)
+            found = heredoc.verdict(
+                builder_probe.builder(engine, self.ctx.env), config.dockerfile, line
+            )
+            cannot_build = found.message if found is not None and found.refuse else ""
         return image_ways(
-            cannot_build=refused.message if refused is not None and refused.refuse else "",
+            cannot_build=cannot_build,
             can_pull=git.remote_url(self.ctx.repo, config.gitlab_remote) is not None,
             venv=config.venv,
         )
@@ -224,18 +227,13 @@ class _Checks:
         return _passed(f"{venv}/bin/python present")
 
     def python_version(self) -> tuple[str, str, str]:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
         from uvdock.project.pyproject import requires_python
+        from uvdock.project.uvversion import satisfies  # a version against a specifier set
 
         required = requires_python(self.ctx.repo)
         if required is None:
             return _passed(f"Python {self.python} (no requires-python)")
-        try:
-            ok = SpecifierSet(required).contains(self.python, prereleases=True)
-        except InvalidSpecifier:
-            return "skip", f"requires-python {required!r} is not a version specifier", ""
-        if ok:
+        if satisfies(self.python, required):
             return _passed(f"Python {self.python} satisfies requires-python {required}")
         return _failed(
             f"Python {self.python} in {self.ctx.config.venv} does not satisfy requires-python "
