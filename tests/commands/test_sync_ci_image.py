@@ -197,7 +197,8 @@ def test_sync_with_only_an_image_is_refused(ci_image: tuple[str, Path]) -> None:
     name = argv[argv.index("--name") + 1]
     try:
         subprocess.run(argv, check=True, capture_output=True)
-        synced = _uvdock("--repo", repo, *shlex.split(then)[1:])
+        assert then == f"uvdock --container {name} --repo {repo} sync"  # this very sync
+        synced = _uvdock(*shlex.split(then)[1:])
         assert synced.returncode == 0, synced.stderr
     finally:
         remove_container(name)
