@@ -141,18 +141,23 @@ def read_packages_tomllib(data: bytes | str) -> dict[str, frozenset[Entry]]:
 
 
 _LOCAL_SOURCES = ("virtual", "editable", "directory")
+_LOCAL_SOURCE_RE = re.compile(r"^source = \{ (?:virtual|editable|directory) = ", re.MULTILINE)
 _MANIFEST_LISTS = ("requirements", "constraints", "overrides")
 
 
 def declared_requirements(data: bytes | str) -> dict[str, frozenset[str]]:
     """Normalised name -> every requirement on it the lock records as declared: the
     local projects' `requires-dist` and `requires-dev`, and the manifest's requirements,
-    constraints and overrides, each as one comparable string. A full TOML read: these
-    tables are nested and few, and only `lock resolve` asks."""
+    constraints and overrides, each as one comparable string. These tables are nested, so
+    tomllib reads them, but only them: the text before the first package (the manifest) and
+    the few local projects' tables, not the whole 1 MB lock."""
     import tomllib
 
+    text = _as_text(data)
+    head, *chunks = text.split(_PACKAGE_HEADER)
+    local = [c for c in chunks if _LOCAL_SOURCE_RE.search(c.split("\n[", 1)[0])]
     try:
-        document = tomllib.loads(_as_text(data))
+        document = tomllib.loads(head + "".join(_PACKAGE_HEADER + c for c in local))
     except tomllib.TOMLDecodeError as exc:
         raise LockfileError(f"not valid TOML: {exc}") from exc
     found: list[tuple[str, Any]] = []
@@ -171,9 +176,7 @@ def declared_requirements(data: bytes | str) -> dict[str, frozenset[str]]:
     for where, requirement in found:
         if isinstance(requirement, dict) and isinstance(requirement.get("name"), str):
             shown = ",".join(f"{k}={requirement[k]!r}" for k in sorted(requirement))
-            declared.setdefault(normalize_name(requirement["name"]), set()).add(
-                f"{where}:{shown}"
-            )
+            declared.setdefault(normalize_name(requirement["name"]), set()).add(f"{where}:{shown}")
     return {name: frozenset(specs) for name, specs in declared.items()}
 
 
