@@ -109,3 +109,16 @@ def test_a_change_the_branch_requirements_explain_is_left_to_the_relock(
     assert uv_lock(repo, "--upgrade-package", "gamma==0.3.0").returncode == 0
     only = branch_pins.branch_only(base, (repo / "uv.lock").read_bytes(), base)
     assert [(p.name, p.version, p.before) for p in only] == [("gamma", "0.3.0", "2.0.0")]
+
+
+def test_dry_run_names_what_it_would_keep(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo = branch_pinned_gamma(tmp_path, wheelhouse, "merge", main_adds=("alpha",))
+    before = (repo / "uv.lock").read_bytes()
+    result = run_cli("--repo", repo, "--dry-run", *RESOLVE)
+    assert result.code == 0, result.err
+    assert "then keep what only this branch changed, if the relock moves it: gamma==1.0.0" in (
+        result.out
+    )
+    assert (repo / "uv.lock").read_bytes() == before
