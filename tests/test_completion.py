@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,46 @@ def test_bash_offers_hostile_file_names_whole(run_cli: RunCli, tmp_path: Path) -
     )
     assert sorted(proc.stdout.split("\0")[:-1]) == names
     assert not (folder / "pwned").exists()
+
+
+def test_bash_case_names_come_from_the_repo_named_by_repo(
+    run_cli: RunCli, tmp_path: Path, megatron_repo: Path, make_repo: Callable[..., Path]
+) -> None:
+    script = _script(run_cli, "bash", tmp_path)
+    other = make_repo({"README.md": "no recipes here\n"})
+    path = _bin_dir(tmp_path)
+    # Started in Megatron-LM, completing for another repository: none of Megatron-LM's cases.
+    assert (
+        _bash_complete(script, f"uvdock --repo {other} recipe show ckpt", megatron_repo, path) == []
+    )
+    assert (
+        _bash_complete(script, f"uvdock --repo={other} recipe show ckpt", megatron_repo, path) == []
+    )
+    # And the other way round.
+    line = f"uvdock --repo {megatron_repo} recipe show ckpt"
+    assert _bash_complete(script, line, other, path) == ["ckpt_converter"]
+
+
+@pytest.mark.skipif(
+    shutil.which("fish") is None, reason="fish is not installed (apt-get install fish)"
+)
+def test_fish_case_names_come_from_the_repo_named_by_repo(
+    run_cli: RunCli, tmp_path: Path, megatron_repo: Path, make_repo: Callable[..., Path]
+) -> None:
+    script = _script(run_cli, "fish", tmp_path)
+    other = make_repo({"README.md": "no recipes here\n"})
+    env = {**os.environ, "PATH": f"{_bin_dir(tmp_path)}:{os.environ['PATH']}"}
+
+    def complete(line: str, cwd: Path) -> list[str]:
+        proc = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {script}; complete -C '{line}'"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=cwd,
+            env=env,
+        )
+        return sorted(row.split("\t")[0] for row in proc.stdout.splitlines())
+
+    assert "ckpt_converter" not in complete(f"uvdock --repo {other} recipe show ", megatron_repo)
+    assert "ckpt_converter" in complete(f"uvdock --repo {megatron_repo} recipe show ", other)

@@ -11,6 +11,9 @@ from uvdock.cli.spec import GlobalOptions
 from uvdock.config import settings as config_module
 from uvdock.ui.output import Output
 
+# The base a fork's branches are compared with and relocked on by default.
+FORK_BASE_REF = "upstream/main"
+
 
 class Context:
     # A plain class: `dataclasses` would import `inspect` on every command's start-up.
@@ -106,6 +109,30 @@ class Context:
                 message, hint = config_trust.refusal(keys, layers.source, real, self.env)
                 raise InputRefused(message, hint=hint)
         return layers.config
+
+    @cached_property
+    def base_ref(self) -> str:
+        """base-ref as the user configured it; unset, `upstream/main` in a fork (a clone
+        with an `upstream` remote: its `origin/main` is the fork's own, often stale, main),
+        else the default origin/main."""
+        if "base_ref" not in self.layers.origins and self.is_fork:
+            return FORK_BASE_REF
+        return self.config.base_ref
+
+    @cached_property
+    def is_fork(self) -> bool:
+        from uvdock.run import git
+
+        return git.remote_url(self.repo, "upstream") is not None
+
+    def base_ref_said(self) -> str:
+        """Where base-ref came from, for the one line that says it."""
+        if "base_ref" not in self.layers.origins and self.is_fork:
+            return (
+                f"base-ref {FORK_BASE_REF}, the default in a fork (this clone has an "
+                "`upstream` remote; set base-ref to choose another)"
+            )
+        return self.said("base_ref")
 
     def widening(self, keys: dict[str, Any]) -> dict[str, Any]:
         """The gated `keys` (the repository's own values) that differ from the built-in

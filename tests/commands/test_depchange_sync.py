@@ -105,10 +105,12 @@ def test_sync_into_a_throwaway_container_is_refused(
     where: tuple[str, ...], megatron_repo: Path, run_cli: RunCli
 ) -> None:
     for dry in (("--dry-run",), ()):
-        result = run_cli("--repo", megatron_repo, *dry, *where, "sync")
+        result = run_cli("--repo", megatron_repo, *dry, *where, "sync", "--group", "docs")
         assert result.code == 2, result.out
         assert "removed when uv exits" in result.err
-        assert "--container NAME" in result.err and "uvdock shell" in result.err
+        assert "--container NAME" in result.err and "sleep infinity" in result.err
+        assert "--container" in result.err and " sync --group docs`" in result.err
+        assert "uvdock shell" not in result.err  # uvdock is not in the container
         assert result.out == ""
 
 
@@ -157,7 +159,8 @@ def test_sync_on_srun_without_a_named_container_is_refused(
         result = run_cli("--repo", megatron_repo, *dry, *PLACEMENTS["srun"], "sync")
         assert result.code == 2, result.out
         assert "pyxis container that is removed when the step ends" in result.err
-        assert "--container-name" in result.err and "uvdock shell" in result.err
+        assert "--container-name" in result.err
+        assert "uvdock shell" not in result.err  # uvdock is not in the container
         assert result.out == ""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -102,6 +103,7 @@ def test_not_a_repository(run_cli: RunCli, tmp_path: Path) -> None:
         "status": "fail",
         "detail": f"{tmp_path} is not inside a git repository (use --repo PATH)",
         "fix": "",
+        "seconds": checks[0]["seconds"],
     }
     assert all(c["ok"] is None and c["status"] == "skip" for c in checks[1:])
     human = run_cli("--repo", tmp_path, "doctor")
@@ -147,9 +149,14 @@ def test_all_checks_pass_with_the_test_image(
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("dockerfile", [True, False])
 def test_missing_image_fails_and_skips_the_container_checks(
-    run_cli: RunCli, engine_repo: Path, engine_image: str
+    dockerfile: bool, run_cli: RunCli, engine_repo: Path, engine_image: str
 ) -> None:
+    if dockerfile:  # one this podman builds: no heredocs
+        (engine_repo / "docker" / "Dockerfile.ci.dev").write_text(
+            f"ARG FROM_IMAGE_NAME={engine_image}\nFROM ${{FROM_IMAGE_NAME}} AS main\n"
+        )
     result = run_cli(
         "--repo",
         engine_repo,
@@ -160,14 +167,22 @@ def test_missing_image_fails_and_skips_the_container_checks(
         "doctor",
     )
     assert result.code == 1
-    lines = result.out.splitlines()
+    lines = [re.sub(r" \(\d+\.\d s\)$", "", line) for line in result.out.splitlines()]
     assert (
         "[FAIL] image or container: image localhost/uvdock-no-such:1 is not present in podman"
         in lines
     )
-    assert (
-        "       fix: uvdock image build (or uvdock image pull), or name one with --image" in lines
-    )
+    # No `gitlab` remote here: a pull is not offered, it could not work; nor a build
+    # without a Dockerfile to build.
+    fix = next(line for line in lines if line.startswith("       fix: "))
+    if dockerfile:
+        assert fix == (
+            "       fix: uvdock image build, or name one with --image "
+            "(docs/contributing-from-a-fork.md)"
+        )
+    else:
+        assert fix.startswith("       fix: an image of your own that holds uv, the venv")
+        assert fix.endswith("(no build here: no docker/Dockerfile.ci.dev in this repository)")
     for name in ("repository mount", "uv in the container", "venv", "uv.lock current"):
         assert f"[skip] {name}: skipped: image or container failed" in lines
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, engine_name
+from conftest import RunCli, engine_name, git
 
 from uvdock.doctor import logscan
 from uvdock.image.heredoc import BUILDAH_FIRST
@@ -109,14 +109,29 @@ def test_the_real_build_fails_as_doctor_says(
     assert not _exists(tag)
 
 
+@pytest.mark.parametrize("gitlab", [False, True])
 def test_doctor_does_not_advise_a_build_this_engine_cannot_do(
-    heredoc_repo: Path, run_cli: RunCli
+    gitlab: bool, heredoc_repo: Path, run_cli: RunCli
 ) -> None:
-    # The image is missing; `uvdock image build` would refuse (exit 3): say so in the fix.
+    # The image is missing; `uvdock image build` would refuse (exit 3), and `image pull`
+    # needs the `gitlab` remote: the fix offers only what works here, and says why.
+    if gitlab:
+        git(heredoc_repo, "remote", "add", "gitlab", "https://gitlab.example.com/a/b.git")
     missing = f"localhost/{engine_name('no-such')}:1"
     result = run_cli("--repo", heredoc_repo, "--engine", "podman", "--image", missing, "doctor")
     assert result.code == 1, result.out
     fix = next(line for line in result.out.splitlines() if line.startswith("       fix: "))
-    assert "uvdock image pull" in fix
-    assert "`uvdock image build` cannot work here" in fix and "cannot parse" in fix
-    assert "podman 5 or later" in fix
+    assert ("uvdock image pull" in fix) is gitlab
+    assert "uvdock image build" not in fix
+    assert "no build here:" in fix and "cannot parse" in fix
+    if not gitlab:
+        assert "an image of your own that holds uv, the venv (/opt/venv)" in fix
+
+
+def test_dry_run_refuses_as_the_build_does(run_cli: RunCli, heredoc_repo: Path, tag: str) -> None:
+    result = run_cli(
+        "--repo", heredoc_repo, "--dry-run", "--engine", "podman", "image", "build", "--tag", tag
+    )
+    assert result.code == 3, result.out + result.err
+    assert "docker/Dockerfile.ci.dev uses heredocs" in result.err
+    assert "podman build" not in result.out  # no build printed that the real run refuses

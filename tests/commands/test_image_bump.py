@@ -286,3 +286,16 @@ def test_a_bom_before_the_pin_is_kept(megatron_repo: Path, run_cli: RunCli) -> N
     result = run_cli("--repo", megatron_repo, "image", "bump", "25.10-py3", "--lts", "--offline")
     assert result.code == 0, result.err
     assert pin.read_bytes() == b"\xef\xbb\xbfnvcr.io/nvidia/pytorch:25.10-py3"
+
+
+@pytest.mark.parametrize(("lts", "current"), [((), "26.06-py3"), (("--lts",), None)])
+def test_without_a_tag_the_hint_is_no_older_tag(
+    megatron_repo: Path, run_cli: RunCli, lts: tuple[str, ...], current: str | None
+) -> None:
+    result = run_cli("--repo", megatron_repo, "image", "bump", *lts)
+    assert result.code == 2
+    hint = result.err.split("hint:", 1)[1]
+    assert f"uvdock image bump {' '.join(lts)} --latest".replace("  ", " ") in hint
+    assert "26.04-py3" not in hint  # older than the pins: a downgrade it would refuse
+    if current is not None:
+        assert current in hint

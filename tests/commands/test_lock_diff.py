@@ -194,3 +194,12 @@ def test_two_files_need_no_repository(
     assert result.code == 0, result.err
     payload = json.loads(result.out)
     assert payload["lock"] is None and [a["name"] for a in payload["added"]] == ["gamma"]
+
+
+def test_text_names_a_downgrade(repo: Path, run_cli: RunCli) -> None:
+    (repo / "uv.lock").write_text("version = 1\nrevision = 2\n" + block("alpha", "0.9"))
+    result = run_cli("--repo", repo, "lock", "diff", "base")
+    assert result.code == 0, result.err
+    alpha = next(line for line in result.out.splitlines() if " alpha " in line)
+    assert "downgrade" in alpha and "changed" not in alpha
+    assert "1 changed" in result.out.splitlines()[0]  # the summary still counts it

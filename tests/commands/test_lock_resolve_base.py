@@ -76,9 +76,16 @@ def _assert_kept_merged_side(repo: Path) -> None:
     assert git(repo, "status", "--porcelain") == ""
 
 
+@pytest.mark.parametrize("configured", [False, True])
 def test_feature_merging_local_main_ahead_of_origin_main(
-    wheelhouse: Path, tmp_path: Path, run_cli: RunCli
+    configured: bool,
+    wheelhouse: Path,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if configured:
+        monkeypatch.setenv("UVDOCK_BASE_REF", "origin/main")
     repo = _project(tmp_path, wheelhouse)
     _bare(repo, tmp_path / "origin.git", "origin")  # origin/main: the initial commit
     _feature_and_idna_on(repo, "main")  # local main is one commit ahead, not pushed
@@ -88,8 +95,10 @@ def test_feature_merging_local_main_ahead_of_origin_main(
     result = run_cli("--repo", repo, *LOCAL, "lock", "resolve")
     assert result.code == 0, result.err
     said = result.out + result.err
+    # A base-ref set aside is said only when the user set one.
+    set_aside = "the configured base-ref origin/main is another commit"
+    assert (set_aside in said) is configured
     assert "relocking on main (MERGE_HEAD, " in said
-    assert "the configured base-ref origin/main is another commit" in said
     assert "next: git commit" in said
     _assert_kept_merged_side(repo)
 
@@ -115,6 +124,7 @@ def test_fork_merging_upstream_main(wheelhouse: Path, tmp_path: Path, run_cli: R
     assert git(fork, "ls-files", "-u", "uv.lock")
     result = run_cli("--repo", fork, *LOCAL, "--json", "lock", "resolve")
     assert result.code == 0, result.err
+    assert "base-ref" not in result.err  # nothing configured, nothing set aside
     payload = json.loads(result.out)
     assert payload["ref"] == "upstream/main" and payload["ref_source"] == "MERGE_HEAD"
     assert payload["commit"] == git(fork, "rev-parse", "upstream/main").strip()
@@ -173,7 +183,8 @@ def test_without_an_operation_the_base_ref_is_used_and_said(
     result = run_cli("--repo", repo, *LOCAL, "lock", "resolve", "--no-fetch")
     assert result.code == 0, result.err
     said = result.out + result.err
-    assert "relocking on the configured base-ref origin/main (no merge, rebase" in said
+    assert "relocking on origin/main (no merge, rebase" in said
+    assert "base-ref = origin/main, the default" in said
 
 
 def test_revert_stopped_on_uv_lock(wheelhouse: Path, tmp_path: Path, run_cli: RunCli) -> None:

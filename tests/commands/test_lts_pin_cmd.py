@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,12 +39,29 @@ def test_pin_real_file_writes_diff_and_next_steps(megatron_repo: Path, run_cli: 
         b"einops==0.8.2                          #", b"einops==0.8.10                         #"
     ).replace(b"datasets==4.8.5\n", b"datasets==5.0.1\n")
     assert "-einops==0.8.2" in result.out and "+datasets==5.0.1" in result.out
-    assert "uvdock image build --lts" in result.out
-    assert (
-        "--build-arg FROM_IMAGE_NAME=$(cat docker/.ngc_version.lts) -f docker/Dockerfile.ci.lts"
-        in result.out
-    )
+    assert "docker build" not in result.out  # no engine named but the one that runs
     assert "container::lts" in result.out
+
+
+def test_the_rebuild_step_is_offered_only_where_it_works(
+    megatron_repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Megatron-LM's LTS Dockerfile uses heredocs: podman 4.3 (buildah < 1.35) refuses it.
+    from uvdock.image import heredoc
+    from uvdock.run import builder_probe
+
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed")
+    verdict = heredoc.verdict(builder_probe.builder("podman", dict(os.environ)), "D", 1)
+    refused = verdict is not None and verdict.refuse
+    monkeypatch.setenv("UVDOCK_ENGINE", "podman")
+    result = run_cli("--repo", megatron_repo, "lts", "pin", "einops==0.8.10", "--lts")
+    assert result.code == 0, result.err
+    assert ("uvdock image build --lts" in result.out) is not refused
+    if refused:
+        assert "the LTS image cannot be built here" in result.out and "heredocs" in result.out
+        build = run_cli("--repo", megatron_repo, "--engine", "podman", "image", "build", "--lts")
+        assert build.code == 3  # what the step no longer offers is refused indeed
     assert git(megatron_repo, "diff", "--stat").count("|") == 1
 
 

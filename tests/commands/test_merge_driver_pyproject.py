@@ -65,7 +65,8 @@ def test_real_conflict_falls_back_to_conflict_markers(
     stopped = git(repo, "merge", "--no-edit", "main", check=False)
     del stopped
     text = (repo / "pyproject.toml").read_text()
-    assert '<<<<<<< ours\nversion = "0.3.0"\n=======\nversion = "0.2.0"\n>>>>>>> theirs\n' in text
+    # The markers name the branches, as git's own do (git passes no labels before 2.44).
+    assert '<<<<<<< feature\nversion = "0.3.0"\n=======\nversion = "0.2.0"\n>>>>>>> main\n' in text
     stages = [line.split()[2] for line in git(repo, "ls-files", "-u").splitlines()]
     assert stages == ["1", "2", "3"]
 
@@ -158,3 +159,37 @@ def test_in_a_rebase_the_driver_says_which_side_is_yours(
     said = done.stdout + done.stderr
     assert "theirs removed alpha" in said
     assert "theirs = your commit being replayed" in said
+
+
+def test_in_a_rebase_the_markers_name_the_onto_branch_and_the_commit(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    repo = diverged(
+        make_repo,
+        edit(BASE, 'version = "0.1.0"', 'version = "0.2.0"'),
+        edit(BASE, 'version = "0.1.0"', 'version = "0.3.0"'),
+    )
+    install(run_cli, repo)
+    git(repo, "checkout", "-q", "feature")
+    commit = git(repo, "rev-parse", "--short=12", "feature").strip()
+    git(repo, "rebase", "main", check=False)
+    text = (repo / "pyproject.toml").read_text()
+    assert '<<<<<<< main\nversion = "0.2.0"\n=======\n' in text
+    assert f">>>>>>> your commit {commit} (feature)\n" in text
+
+
+def test_each_side_s_changes_are_counted_as_its_own(
+    make_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    main = add_to(BASE, "dependencies", "alpha")
+    repo = diverged(make_repo, main, add_to(BASE, "dependencies", "beta"))
+    install(run_cli, repo)
+    git(repo, "checkout", "-q", "feature")
+    done = subprocess.run(
+        ["git", "-C", str(repo), "merge", "--no-edit", "main"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    said = done.stdout + done.stderr
+    assert "merged pyproject.toml (1 change from feature, 1 from main)" in said, said

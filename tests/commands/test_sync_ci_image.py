@@ -9,6 +9,8 @@ more package added with `uv pip install` afterwards. Everything runs offline.
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -189,6 +191,17 @@ def test_sync_with_only_an_image_is_refused(ci_image: tuple[str, Path]) -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     assert "removed when uv exits" in result.stderr and "--container NAME" in result.stderr
     assert "Installed" not in result.stderr and "+ delta" not in result.stdout + result.stderr
+    # The hint works as printed: start the container it names, then sync into it.
+    start, then = re.findall(r"`([^`]+)`", result.stderr.split("hint:", 1)[1])[-2:]
+    argv = shlex.split(start)
+    name = argv[argv.index("--name") + 1]
+    try:
+        subprocess.run(argv, check=True, capture_output=True)
+        assert then == f"uvdock --container {name} --repo {repo} sync"  # this very sync
+        synced = _uvdock(*shlex.split(then)[1:])
+        assert synced.returncode == 0, synced.stderr
+    finally:
+        remove_container(name)
 
 
 @pytest.fixture

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import platform
+import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit_all
+from conftest import RunCli, commit_all
 from samples.projects import pyproject_requiring_uv
 
 from uvdock.cli.spec import GlobalOptions
@@ -25,6 +28,7 @@ def test_check_result_json() -> None:
         "status": "fail",
         "detail": "d",
         "fix": "f",
+        "seconds": 0.0,
     }
 
 
@@ -35,7 +39,7 @@ def local_repo(
     """A repo checked with --engine local: the host's uv stands in for the container's."""
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "python").symlink_to("/bin/sh")
+    (venv / "bin" / "python").symlink_to(sys.executable)  # answers what its version is
     monkeypatch.setenv("UVDOCK_VENV", str(venv))
     monkeypatch.setenv("UVDOCK_UV_CACHE", str(tmp_path / "cache" / "uv"))
 
@@ -71,6 +75,8 @@ def test_all_pass_locally(local_repo: Callable[..., Path]) -> None:
         "repository mount": "pass",
         "uv in the container": "pass",
         "venv": "pass",
+        "Python": "pass",
+        "base ref": "warn",  # no origin/main in a repository without remotes
         "base-image pins": "pass",
         "uv.lock current": "pass",
         "uv cache disk space": results["uv cache disk space"].status,  # depends on the machine
@@ -144,3 +150,69 @@ def test_not_a_repository_skips_the_rest(tmp_path: Path) -> None:
     assert "not inside a git repository" in results[0].detail
     assert {r.status for r in results[1:]} == {"skip"}
     assert all(r.detail == "skipped: git repository failed" for r in results[1:])
+
+
+def test_the_venv_python_is_checked_against_requires_python(
+    local_repo: Callable[..., Path],
+) -> None:
+    repo = local_repo()
+    ours = platform.python_version()
+    assert _run(repo)["Python"].detail == f"Python {ours} satisfies requires-python >=3.11"
+    text = (repo / "pyproject.toml").read_text().replace(">=3.11", ">=3.99")
+    (repo / "pyproject.toml").write_text(text)
+    result = _run(repo)["Python"]
+    assert result.status == "fail"
+    assert f"Python {ours}" in result.detail and "requires-python >=3.99" in result.detail
+    assert "downloads" in result.detail  # why it matters: uv fetches another CPython
+
+
+def test_each_check_is_reported_as_it_finishes_with_its_time(
+    local_repo: Callable[..., Path],
+) -> None:
+    repo = local_repo()
+    seen: list[doctor_checks.CheckResult] = []
+    ctx = Context(options=GlobalOptions(repo=str(repo), engine="local"), out=Output())
+    results = doctor_checks.run_checks(ctx, on_result=seen.append)
+    assert seen == results and all(r.seconds >= 0 for r in results)
+
+
+def test_the_text_report_gives_each_check_its_time(
+    local_repo: Callable[..., Path], run_cli: RunCli
+) -> None:
+    result = run_cli("--repo", local_repo(), "--engine", "local", "doctor")
+    checks = [line for line in result.out.splitlines() if line.startswith("[")]
+    assert len(checks) >= 10
+    assert all(re.search(r"\(\d+\.\d s\)$", line) for line in checks), checks
+
+
+def test_a_network_failure_is_not_advised_an_offline_sync(
+    local_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")
+    repo = local_repo()
+    text = (
+        (repo / "pyproject.toml")
+        .read_text()
+        .replace("dependencies = []", 'dependencies = ["leftpad-uvdock-test"]')
+    )
+    text += (
+        '\n[[tool.uv.index]]\nname = "none"\nurl = "https://pypi.invalid/simple"\ndefault = true\n'
+    )
+    (repo / "pyproject.toml").write_text(text)
+    result = _run(repo)["uv.lock current"]
+    assert result.status == "fail"
+    assert "--offline" not in result.fix
+    assert "network" in result.fix
+
+
+def test_the_page_doctor_names_says_what_an_image_needs() -> None:
+    from uvdock.doctor.fixes import FORK_DOC
+
+    page = (Path(__file__).resolve().parents[2] / FORK_DOC).read_text()
+    for needed in (
+        "uv on PATH",
+        "/opt/venv",
+        "requires-python",
+        'engine-args = ["--network=host"]',
+    ):
+        assert needed in page

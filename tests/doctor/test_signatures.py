@@ -343,3 +343,49 @@ def test_the_sync_command_quotes_an_extra_or_group_the_pyproject_chose() -> None
     found = declared.declarations(data)
     assert shlex.split(found["einops"].sync) == ["uvdock", "sync", "--extra", "$(touch pwned)"]
     assert shlex.split(found["pyyaml"].sync) == ["uvdock", "sync", "--group", "a;id"]
+
+
+@pytest.mark.parametrize(
+    ("module", "distribution"),
+    [
+        ("yaml", "PyYAML"),
+        ("cv2", "opencv-python"),
+        ("sklearn", "scikit-learn"),
+        ("PIL", "pillow"),
+        ("skimage", "scikit-image"),
+        ("bs4", "beautifulsoup4"),
+        ("dateutil", "python-dateutil"),
+        ("google.protobuf", "protobuf"),
+        ("attr", "attrs"),
+        ("jwt", "PyJWT"),
+        ("Crypto", "pycryptodome"),
+        ("OpenSSL", "pyOpenSSL"),
+        ("serial", "pyserial"),
+        ("dotenv", "python-dotenv"),
+        ("git", "GitPython"),
+        ("magic", "python-magic"),
+        ("zmq", "pyzmq"),
+        ("fitz", "PyMuPDF"),
+        ("docx", "python-docx"),
+        ("mpi4py", "mpi4py"),
+        ("transformer_engine", "transformer-engine"),
+        ("yaml.constructor", "PyYAML"),  # a submodule: its top-level package's distribution
+    ],
+)
+def test_an_undeclared_import_name_is_added_by_its_distribution(
+    module: str, distribution: str
+) -> None:
+    (finding,) = logscan.diagnose(f"ModuleNotFoundError: No module named '{module}'\n").findings
+    assert finding.command == f"uvdock add {distribution}"
+
+
+def test_a_google_namespace_module_is_not_protobuf() -> None:
+    line = "ModuleNotFoundError: No module named 'google.cloud'\n"
+    (finding,) = logscan.diagnose(line).findings
+    assert finding.command != "uvdock add protobuf"
+
+
+def test_apex_has_no_distribution_to_add_and_says_so() -> None:
+    (finding,) = logscan.diagnose("ModuleNotFoundError: No module named 'apex'\n").findings
+    assert "uvdock add" not in finding.command
+    assert "no distribution" in finding.cause and "PyPI" in finding.cause

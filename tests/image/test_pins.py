@@ -239,15 +239,23 @@ def test_mentions_are_tracked_non_managed_pytorch_references(
         "jobs:\n  test:\n    container: nvcr.io/nvidia/pytorch:25.04-py3\n"
         "    services: {db: python:3.10}\n"
     )
-    files["docs/setup.md"] = "Run `docker run nvcr.io/nvidia/pytorch:<YY.MM>-py3` first.\n"
+    files["docs/setup.md"] = (
+        "Run `docker run nvcr.io/nvidia/pytorch:<YY.MM>-py3` first.\n"
+        "Any nvcr.io/nvidia/pytorch:YY.MM-py3 works, e.g. nvcr.io/nvidia/pytorch:xx.xx-py3.\n"
+        "Pull nvcr.io/nvidia/pytorch:25.04-py3 (`docker pull nvcr.io/nvidia/pytorch:25.04-py3`)\n"
+        "Built from nvcr.io/nvidia/pytorch:${BASE_TAG}.\n"
+    )
     files["examples/other.Dockerfile"] = "FROM nvcr.io/nvidian/nemo:nightly\n"
     repo = make_repo(files)
     (repo / "untracked.txt").write_text("nvcr.io/nvidia/pytorch:20.01-py3\n")
     found = pins.all_pins(scan_managed(repo, Config()).pins, git.grep_files(repo, PREFIX))
     informational = [(p.location, p.tag) for p in found if not p.managed]
+    # Placeholders of the docs are no pins; a line naming one tag twice is one mention; a
+    # variable is a real reference whose value lives elsewhere.
     assert informational == [
         (".github/workflows/ci.yml:3", "25.04-py3"),
-        ("docs/setup.md:1", "<YY.MM>-py3"),
+        ("docs/setup.md:3", "25.04-py3"),
+        ("docs/setup.md:4", "${BASE_TAG}"),
     ]
     assert all(p.lane is None for p in found if not p.managed)
     assert len([p for p in found if p.managed]) == 7

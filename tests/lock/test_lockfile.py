@@ -215,3 +215,38 @@ def test_real_lock_diff_against_derived(real_lock: bytes) -> None:
 
 def test_real_lock_unchanged_is_empty(real_lock: bytes) -> None:
     assert lockfile.diff_locks(real_lock, real_lock).is_empty
+
+
+def _declared_by_full_parse(data: bytes) -> dict[str, frozenset[str]]:
+    """The reference: the whole lock through tomllib."""
+    import tomllib
+
+    from uvdock.project.names import normalize_name
+
+    document = tomllib.loads(data.decode())
+    found: dict[str, set[str]] = {}
+
+    def note(where: str, requirement: dict[str, object]) -> None:
+        shown = ",".join(f"{k}={requirement[k]!r}" for k in sorted(requirement))
+        found.setdefault(normalize_name(str(requirement["name"])), set()).add(f"{where}:{shown}")
+
+    for table in document["package"]:
+        if not {"virtual", "editable", "directory"} & set(table.get("source", {})):
+            continue
+        metadata = table.get("metadata", {})
+        for requirement in metadata.get("requires-dist", []):
+            note(table["name"], requirement)
+        for group, listed in metadata.get("requires-dev", {}).items():
+            for requirement in listed:
+                note(f"{table['name']}:{group}", requirement)
+    for key in ("requirements", "constraints", "overrides"):
+        for requirement in document.get("manifest", {}).get(key, []):
+            note(f"manifest:{key}", requirement)
+    return {name: frozenset(specs) for name, specs in found.items()}
+
+
+def test_declared_requirements_read_only_what_they_need_and_equal_a_full_parse() -> None:
+    data = REAL_LOCK.read_bytes()
+    declared = lockfile.declared_requirements(data)
+    assert declared == _declared_by_full_parse(data)
+    assert "torch" in declared and len(declared) > 50  # the manifest's overrides among them

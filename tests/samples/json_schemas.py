@@ -135,6 +135,10 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "next_step?": "str",
         "diff?": LOCK_DIFF,
         "pyproject?": Nullable(PYPROJECT_MERGE),
+        "branch_only?": {
+            "kept": [{"name": "str", "version": "str"}],
+            "not_kept": [{"name": "str", "version": "str", "reason": "str"}],
+        },
         "restored?": "str",
         "stages?": ["int"],
     },
@@ -242,7 +246,14 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     },
     "doctor": {
         "checks?": [
-            {"name": "str", "ok": "bool?", "status": "str", "detail": "str", "fix": "str?"}
+            {
+                "name": "str",
+                "ok": "bool?",
+                "status": "str",
+                "detail": "str",
+                "fix": "str?",
+                "seconds": "float",
+            }
         ],
         "findings?": [
             {
@@ -271,7 +282,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     "": {},
 }
 
-_SCALARS = {"str": str, "int": int, "bool": bool, "object": dict, "list": list}
+_SCALARS = {"str": str, "int": int, "float": float, "bool": bool, "object": dict, "list": list}
 
 
 def schema_for(command: str, *, failed: bool = False) -> dict[str, Spec]:

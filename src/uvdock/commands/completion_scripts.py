@@ -72,10 +72,13 @@ _uvdock_files() {{
 }}
 _uvdock() {{
     local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}}
-    local group="" sub="" subs="" opts="" words="" cases=0 i word
+    local group="" sub="" subs="" opts="" words="" cases=0 i word repo=()
     local globals="{globals}"
     for ((i = 1; i < COMP_CWORD; i++)); do
         word=${{COMP_WORDS[i]}}
+        # Case names are the repository's that --repo names, as the command will read them.
+        [[ $word == --repo && $((i + 1)) -lt $COMP_CWORD ]] && repo=(--repo "${{COMP_WORDS[i+1]}}")
+        [[ $word == --repo=* ]] && repo=(--repo "${{word#--repo=}}")
         case " {valued} " in *" $word "*) ((i++)); continue;; esac
         [[ $word == -* ]] && continue
         if [[ -z $group ]]; then
@@ -117,7 +120,7 @@ _uvdock() {{
         COMPREPLY=()
         while IFS= read -r word; do
             COMPREPLY+=("$word")
-        done < <(uvdock completion {shell} --list-cases --prefix="$cur" 2>/dev/null)
+        done < <(uvdock "${{repo[@]}}" completion {shell} --list-cases --prefix="$cur" 2>/dev/null)
     else
         _uvdock_files
     fi
@@ -175,11 +178,28 @@ def _fish_option(option: Option, condition: str) -> str:
     return " ".join(parts)
 
 
+# Case names are the repository's that --repo names (raw, NUL-terminated: fish quotes what
+# it inserts and never evaluates it).
+_FISH_CASES = """function __uvdock_cases
+    set -l tokens (commandline -opc)
+    set -l repo
+    for i in (seq (count $tokens))
+        if test "$tokens[$i]" = --repo; and test $i -lt (count $tokens)
+            set repo --repo $tokens[(math $i + 1)]
+        else if string match -q -- '--repo=*' $tokens[$i]
+            set repo --repo (string replace -- '--repo=' '' $tokens[$i])
+        end
+    end
+    uvdock $repo completion fish --list-cases 2>/dev/null | string split0
+end"""
+
+
 def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     groups = _groups(shapes)
     lines = [
         "# uvdock completion for fish: uvdock completion fish | source",
         "complete -c uvdock -f",
+        _FISH_CASES,
     ]
     lines += [_fish_option(option, "") for option in globals_]
     for shape in shapes:
@@ -224,7 +244,7 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
             lines.append(
                 f"complete -c uvdock -n {shlex.quote(condition)} "
                 # Raw names, NUL-terminated; fish quotes what it inserts and never evaluates it.
-                "-a '(uvdock completion fish --list-cases 2>/dev/null | string split0)'"
+                "-a '(__uvdock_cases)'"
             )
     return "\n".join(lines) + "\n"
 

@@ -121,21 +121,21 @@ def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
 def _check_setup(ctx: Context) -> int:
     from uvdock.doctor.checks import run_checks
 
-    results = run_checks(ctx)
     if ctx.options.json:
+        results = run_checks(ctx)
         ctx.out.json({"checks": [r.to_json() for r in results]})
-    else:
-        _show_checks(ctx, results)
+    else:  # one line per check as it finishes: a container check can take a minute
+        results = run_checks(ctx, on_result=lambda result: _show_check(ctx, result))
+        failed = sum(r.status == "fail" for r in results)
+        ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")
     return 1 if any(r.status == "fail" for r in results) else 0
 
 
-def _show_checks(ctx: Context, results: list[CheckResult]) -> None:
-    for result in results:
-        ctx.out.info(f"[{_MARKS[result.status]}] {result.name}: {result.detail}")
-        if result.fix and result.status in ("fail", "warn"):
-            ctx.out.info(f"       fix: {result.fix}")
-    failed = sum(r.status == "fail" for r in results)
-    ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")
+def _show_check(ctx: Context, result: CheckResult) -> None:
+    took = f" ({result.seconds:.1f} s)"
+    ctx.out.info(f"[{_MARKS[result.status]}] {result.name}: {result.detail}{took}")
+    if result.fix and result.status in ("fail", "warn"):
+        ctx.out.info(f"       fix: {result.fix}")
 
 
 def _prune(ctx: Context) -> int:

@@ -30,6 +30,8 @@ class Command(BaseCommand):
             return _srun_shell(ctx, args)
         shim = shim_for(ctx)
         if cfg.container or cfg.engine == "local":
+            if cfg.container and not ctx.dry_run:
+                ctx.out.info(f"opening {args.shell} in container {cfg.container}")
             return shim.run([args.shell], tty=sys.stdin.isatty())
         from uvdock.run import engines
 
@@ -46,6 +48,12 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.command(argv, placement=placement)
             return 0
+        # Checking the image and starting a container can take many seconds (vfs storage):
+        # say what the wait is before it, not a blank screen.
+        ctx.out.info(
+            f"starting {args.shell} in a new {engine} container of {cfg.image} (this repository "
+            f"at {cfg.workdir}; the container is removed when the shell exits)..."
+        )
         shim.check_usable()
         return shim.foreground(argv)
 
@@ -70,6 +78,7 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     if ctx.dry_run:
         ctx.out.command(argv, placement=shim.placement)
         return 0
+    ctx.out.info(f"asking Slurm for a shell (srun --pty) in {shim.placement.describe()}...")
     shim.check_usable()
     shim.unpack_once()
     return shim.foreground(argv)

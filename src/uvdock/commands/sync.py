@@ -58,7 +58,7 @@ class Command(BaseCommand):
             ctx, args.profile, groups=args.group, extras=args.extra, exact=args.exact
         )
         shim = shim_for(ctx)
-        refuse_throwaway(ctx, shim)
+        refuse_throwaway(ctx, shim, _words(args))
         for note in plan.notes:
             ctx.out.warn(note)
         uvwork.report_uv(ctx, shim)
@@ -110,7 +110,15 @@ def environment_plan(
     )
 
 
-def refuse_throwaway(ctx: Context, shim: Shim) -> None:
+def _words(args: argparse.Namespace) -> list[str]:
+    """This sync's own arguments, for a suggestion that runs the same sync."""
+    words = ["sync"] + (["--profile", args.profile] if args.profile != "dev" else [])
+    words += [w for group in args.group or () for w in ("--group", group)]
+    words += [w for extra in args.extra or () for w in ("--extra", extra)]
+    return words + ["--exact"] * args.exact + ["--lts"] * args.lts
+
+
+def refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str] = ("sync",)) -> None:
     """A sync into a container removed when uv exits (run placement, --rm; an srun step's
     unnamed pyxis container) is lost at once."""
     placement = shim.placement
@@ -121,15 +129,25 @@ def refuse_throwaway(ctx: Context, shim: Shim) -> None:
             f"`uvdock sync` on Slurm with only an image ({placement.image}) would install into "
             "a pyxis container that is removed when the step ends; nothing was synced",
             hint="name a pyxis container that later steps of your allocation reuse "
-            '(engine-args = ["--container-name=NAME"]), or open `uvdock shell --slurm` and run '
-            "`uvdock sync` inside it",
+            '(engine-args = ["--container-name=NAME"])',
         )
+    # uvdock is not in the container: the way that works is a container that stays.
+    import re
+    import shlex
+
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", ctx.repo.name).lstrip("-_.") + "-dev"
+    workdir = ctx.config.workdir
+    start = [placement.engine, "run", "-d", "--name", name, *placement.extra_args]
+    start += ["-v", f"{ctx.repo}:{workdir}", "-w", workdir, placement.image, "sleep", "infinity"]
+    from uvdock.commands import optin
+
+    again = optin.command_line(ctx, *words)
+    again[1:1] = ["--container", name]
     raise InputRefused(
         f"`uvdock sync` with only an image ({placement.image}) would install into a fresh "
         f"{placement.engine} container that is removed when uv exits; nothing was synced",
-        hint="keep a container running with this repository at "
-        f"{ctx.config.workdir} and pass `--container NAME`, or open `uvdock shell` and "
-        "run `uvdock sync` inside it",
+        hint=f"keep a container running and sync into it (--container NAME): "
+        f"`{shlex.join(start)}`, then `{shlex.join(again)}`",
     )
 
 

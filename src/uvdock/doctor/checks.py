@@ -2,11 +2,14 @@
 
 A check whose prerequisite failed is reported as skipped rather than failing for the
 same reason twice. Processes start only through proc and the shim; nothing is changed.
+Every fix is one that can be run as printed here: an image is offered to build only where
+this engine can build the Dockerfile, to pull only with the remote the pull needs.
 """
 
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
     from uvdock.run.shim import Shim
 
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
+_PYTHON_VERSION = "import platform; print(platform.python_version())"
+# doctor/signatures.py rows that mean the network, not the project.
+_NETWORK_SIGNATURES = frozenset({"network-name-resolution", "network-connect"})
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,7 @@ class CheckResult:
     status: str  # pass, fail, warn, skip
     detail: str
     fix: str = ""
+    seconds: float = 0.0
 
     def to_json(self) -> dict[str, object]:
         ok = None if self.status == "skip" else self.status != "fail"
@@ -38,6 +45,7 @@ class CheckResult:
             "status": self.status,
             "detail": self.detail,
             "fix": self.fix,
+            "seconds": round(self.seconds, 1),
         }
 
 
@@ -58,6 +66,7 @@ class _Checks:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._shim: Shim | None = None
+        self.python = ""  # the venv's Python version, once the venv check read it
 
     @property
     def shim(self) -> Shim:
@@ -98,9 +107,16 @@ class _Checks:
         if not probe.ok:
             return _failed(
                 f"{placement.engine} is installed but not reachable: {_last_line(probe.stderr)}",
-                "start the engine's daemon/socket, set DOCKER_HOST, or choose --engine podman",
+                self._engine_fix(placement.engine),
             )
         return _passed(f"{placement.engine} reachable")
+
+    def _engine_fix(self, engine: str) -> str:
+        other = "podman" if engine == "docker" else "docker"
+        fix = "start the engine's daemon/socket (or set DOCKER_HOST)"
+        if proc.which(other, self.ctx.env) is not None:
+            fix += f", or choose --engine {other}"
+        return fix
 
     def image(self) -> tuple[str, str, str]:
         placement = self.shim.placement
@@ -130,30 +146,36 @@ class _Checks:
         if not found.present:
             return _failed(
                 f"image {placement.image} is not present in {placement.engine}",
-                self._missing_image_fix(placement.engine),
+                self._image_fix(placement.engine),
             )
         return _passed(f"image {placement.image} present")
 
-    def _missing_image_fix(self, engine: str) -> str:
-        """Advise a build only when this engine can parse the dev Dockerfile's heredocs."""
+    def _image_fix(self, engine: str) -> str:
+        """How to get the CI image here (doctor.fixes), from what this machine can do."""
+        from uvdock.doctor.fixes import image_ways
         from uvdock.image import heredoc
+        from uvdock.run import git
 
-        dockerfile = self.ctx.config.dockerfile
+        config = self.ctx.config
         try:
-            text = textlines.read_text(self.ctx.repo / dockerfile, errors="replace", newlines=True)
-        except OSError:
-            text = ""
+            text = textlines.read_text(self.ctx.repo / config.dockerfile, errors="replace", newlines=True)
+        except OSError:  # nothing to build from
+            text, cannot_build = "", f"no {config.dockerfile} in this repository"
+        else:
+            cannot_build = ""
         line = heredoc.first_heredoc(text)
-        if line is not None:
+        if line is not None and engine in ("docker", "podman"):
             from uvdock.run import builder_probe
 
-            found = heredoc.verdict(builder_probe.builder(engine, self.ctx.env), dockerfile, line)
-            if found is not None and found.refuse:
-                return (
-                    "uvdock image pull, or name one with --image (`uvdock image build` cannot "
-                    f"work here: {found.message}; what works: {heredoc.WHAT_WORKS})"
-                )
-        return "uvdock image build (or uvdock image pull), or name one with --image"
+            found = heredoc.verdict(
+                builder_probe.builder(engine, self.ctx.env), config.dockerfile, line
+            )
+            cannot_build = found.message if found is not None and found.refuse else ""
+        return image_ways(
+            cannot_build=cannot_build,
+            can_pull=git.remote_url(self.ctx.repo, config.gitlab_remote) is not None,
+            venv=config.venv,
+        )
 
     def mounts(self) -> tuple[str, str, str]:
         try:
@@ -179,7 +201,7 @@ class _Checks:
             why = _last_line(found.stderr) or f"exit {found.returncode}"
             return _failed(
                 f"uv not found in the container ({why})",
-                "wrong image: use the one built from docker/Dockerfile.ci.dev (uvdock image build)",
+                f"wrong image: {self._image_fix(self.shim.placement.engine)}",
             )
         required = required_uv_version(self.ctx.repo)
         if required is None:
@@ -187,19 +209,56 @@ class _Checks:
         if not satisfies(version, required):
             return _failed(
                 f"uv {version} does not satisfy required-version {required}",
-                "rebuild or pull the CI image (uvdock image build / uvdock image pull)",
+                f"a newer CI image: {self._image_fix(self.shim.placement.engine)}",
             )
         return _passed(f"uv {version} satisfies required-version {required}")
 
     def venv(self) -> tuple[str, str, str]:
         venv = self.ctx.config.venv
-        found = self.shim.capture(["test", "-x", f"{venv}/bin/python"])
-        if not found.ok:
+        # One container answers both: the venv's Python is there, and which it is.
+        found = self.shim.capture([f"{venv}/bin/python", "-c", _PYTHON_VERSION])
+        version = found.stdout.strip()
+        if not found.ok or not version:
             return _failed(
                 f"{venv}/bin/python is missing in the container",
-                "use the CI image (uvdock image build), or set venv in [tool.uvdock]",
+                "set venv in your user config, or use the CI image: "
+                f"{self._image_fix(self.shim.placement.engine)}",
             )
+        self.python = version
         return _passed(f"{venv}/bin/python present")
+
+    def python_version(self) -> tuple[str, str, str]:
+        from uvdock.project.pyproject import requires_python
+        from uvdock.project.uvversion import satisfies  # a version against a specifier set
+
+        required = requires_python(self.ctx.repo)
+        if required is None:
+            return _passed(f"Python {self.python} (no requires-python)")
+        if satisfies(self.python, required):
+            return _passed(f"Python {self.python} satisfies requires-python {required}")
+        return _failed(
+            f"Python {self.python} in {self.ctx.config.venv} does not satisfy requires-python "
+            f"{required}: every uv command downloads another CPython instead",
+            f"an image whose venv Python satisfies {required}: "
+            f"{self._image_fix(self.shim.placement.engine)}",
+        )
+
+    def base_ref(self) -> tuple[str, str, str]:
+        from uvdock.run import git
+
+        ctx = self.ctx
+        ref = ctx.base_ref
+        said = ctx.base_ref_said()
+        if git.verify_commit(ctx.repo, ref) is not None:
+            return _passed(said)
+        remote = git.remote_of(ref, ctx.repo)
+        if remote is not None:
+            return "warn", f"{ref} does not exist here ({said})", f"git fetch {remote}"
+        return (
+            "warn",
+            f"{ref} does not exist here ({said}): `lock diff` needs BASE named",
+            'name one that exists: base-ref = "REF" in uvdock.toml or the user config',
+        )
 
     def pins(self) -> tuple[str, str, str]:
         from uvdock.image import pins
@@ -223,6 +282,11 @@ class _Checks:
             return _passed("uv.lock matches pyproject.toml")
         findings = diagnose(found.stderr + "\n" + found.stdout).findings
         fix = findings[0].command if findings else "uvdock lock"
+        if findings and findings[0].signature in _NETWORK_SIGNATURES:
+            from uvdock.config.settings import user_config_file
+            from uvdock.doctor.fixes import network_fix
+
+            fix = network_fix(self.shim.placement.engine, str(user_config_file(self.ctx.env)))
         return _failed(
             f"uv lock --check failed: {_last_line(found.stderr) or f'exit {found.returncode}'}", fix
         )
@@ -284,6 +348,8 @@ _PLAN: tuple[tuple[str, Callable[[_Checks], tuple[str, str, str]], tuple[str, ..
     ("repository mount", _Checks.mounts, ("image or container",)),
     ("uv in the container", _Checks.uv, ("repository mount",)),
     ("venv", _Checks.venv, ("repository mount",)),
+    ("Python", _Checks.python_version, ("venv",)),
+    ("base ref", _Checks.base_ref, ("git repository",)),
     ("base-image pins", _Checks.pins, ("git repository",)),
     ("uv.lock current", _Checks.lock, ("uv in the container",)),
     ("uv cache disk space", _Checks.disk, ("git repository",)),
@@ -301,8 +367,11 @@ def _on_srun(ctx: Context) -> bool:
         return False
 
 
-def run_checks(ctx: Context) -> list[CheckResult]:
-    """Every check in order; doctor only reads, so --dry-run does not stop the probes."""
+def run_checks(
+    ctx: Context, on_result: Callable[[CheckResult], None] | None = None
+) -> list[CheckResult]:
+    """Every check in order, each handed to `on_result` as it finishes (doctor talks while
+    it works); doctor only reads, so --dry-run does not stop the probes."""
     if ctx.dry_run:
         ctx = ctx.with_options(dry_run=False)
     checks = _Checks(ctx)
@@ -316,10 +385,14 @@ def run_checks(ctx: Context) -> list[CheckResult]:
             cause = results[blocked[0]]
             detail = cause.detail if cause.status == "skip" else f"skipped: {cause.name} failed"
             results[name] = CheckResult(name, "skip", detail)
-            continue
-        try:
-            status, detail, fix = method(checks)
-        except UvdockError as exc:
-            status, detail, fix = "fail", exc.message, exc.hint or ""
-        results[name] = CheckResult(name, status, detail, fix)
+        else:
+            started = time.monotonic()
+            try:
+                status, detail, fix = method(checks)
+            except UvdockError as exc:
+                status, detail, fix = "fail", exc.message, exc.hint or ""
+            took = time.monotonic() - started
+            results[name] = CheckResult(name, status, detail, fix, took)
+        if on_result is not None:
+            on_result(results[name])
     return list(results.values())

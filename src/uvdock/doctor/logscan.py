@@ -17,6 +17,7 @@ from functools import cache
 from itertools import pairwise
 from typing import BinaryIO, NamedTuple
 
+from uvdock.doctor.import_names import distributions
 from uvdock.doctor.logread import blocks
 from uvdock.doctor.signatures import SIGNATURES, Advice, Finding, Signature
 from uvdock.project.declared import Declared, for_module
@@ -217,10 +218,15 @@ class _Scan:
         the package the hit names (then `groups` gains where and how to sync it)."""
         plain = Advice(signature.cause, signature.fix, signature.command)
         module = groups.get("module")
-        if signature.if_declared is None or module is None:
+        if module is None:
             return plain
-        declared = for_module(self.declared, module)
-        if declared is None:
+        dotted = module + groups.get("submodule", "")
+        declared = for_module(self.declared, dotted)
+        if declared is None or signature.if_declared is None:
+            found = distributions(dotted)
+            if found == () and signature.if_no_distribution is not None:
+                return signature.if_no_distribution
+            groups["distribution"] = shlex.quote(found[0] if found else module)
             return plain
         groups.update(
             declared_in=declared.where, distribution=declared.distribution, sync=declared.sync

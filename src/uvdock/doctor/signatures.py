@@ -37,6 +37,8 @@ class Signature:
     requires: tuple[str, ...] = ()  # each must match some line of the log too
     unless: str | None = None  # a hit whose line matches this is no hit
     if_declared: Advice | None = None
+    # For a `module` no distribution on PyPI provides (doctor/import_names.py).
+    if_no_distribution: Advice | None = None
 
 
 @dataclass(frozen=True)
@@ -150,14 +152,22 @@ SIGNATURES: tuple[Signature, ...] = (
         # `No module named 'a.b.c'`: the top-level package is what a distribution provides.
         patterns=(
             r"ModuleNotFoundError: No module named "
-            r"'(?P<module>[^'.\n]{1,200})(?:\.[^'\n]{0,300})?'",
+            r"'(?P<module>[^'.\n]{1,200})(?P<submodule>\.[^'\n]{0,300})?'",
         ),
         cause="`{module}` is not installed in the uv-managed venv (/opt/venv): "
         "a bare `pip install` puts it elsewhere "
         "and the next `uv sync` removes what uv.lock does not list",
         fix="declare the dependency with uv add (in the container) and sync; "
         "never bare pip install (the distribution name may differ from the module name)",
-        command="uvdock add {module}",
+        command="uvdock add {distribution}",
+        if_no_distribution=Advice(
+            cause="`{module}` is not installed where this ran, and no distribution on PyPI "
+            "provides it to `uv add` (NVIDIA Apex is built from source; the NGC PyTorch base "
+            "images ship it)",
+            fix="run in the CI image built on the NGC base image, which provides it; "
+            "elsewhere build it from source (github.com/NVIDIA/apex)",
+            command="uvdock run -- python -c 'import {module}'",
+        ),
         if_declared=Advice(
             cause="`{module}` is declared by the project ({declared_in}: `{distribution}`) but "
             "not installed where this ran: the environment is behind uv.lock (or the process "

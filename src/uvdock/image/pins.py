@@ -223,7 +223,9 @@ def configured_gitlab_file(config: Config) -> tuple[str, bool]:
 
 
 def find_mentions(managed: Iterable[Pin], grep_hits: Iterable[GrepHit]) -> list[Pin]:
-    """Every other `nvcr.io/nvidia/pytorch:<tag>` among the tracked lines that mention PREFIX.
+    """Every other `nvcr.io/nvidia/pytorch:<tag>` among the tracked lines that mention PREFIX,
+    once per line and tag; a placeholder (a tag that starts with neither a digit nor `$`) is
+    none.
 
     The caller greps (one `git grep -F PREFIX`); the domain code never starts a process.
     """
@@ -232,8 +234,14 @@ def find_mentions(managed: Iterable[Pin], grep_hits: Iterable[GrepHit]) -> list[
     for path, line, text in grep_hits:
         if (path, line) in taken:
             continue
+        seen: set[str] = set()
         for match in _MENTION.finditer(text):
-            mentions.append(Pin(path, line, None, match["tag"], False, "mention", match[0]))
+            tag = match["tag"].rstrip(".")  # the end of a sentence is not the tag's
+            # A tag or a variable holding one; `YY.MM-py3`, `<YY.MM>-py3` are docs' placeholders.
+            if tag in seen or not (tag[:1].isdigit() or tag.startswith("$")):
+                continue
+            seen.add(tag)
+            mentions.append(Pin(path, line, None, tag, False, "mention", PREFIX + tag))
     return mentions
 
 

@@ -140,6 +140,46 @@ def read_packages_tomllib(data: bytes | str) -> dict[str, frozenset[Entry]]:
     return {name: frozenset(entries) for name, entries in packages.items()}
 
 
+_LOCAL_SOURCES = ("virtual", "editable", "directory")
+_LOCAL_SOURCE_RE = re.compile(r"^source = \{ (?:virtual|editable|directory) = ", re.MULTILINE)
+_MANIFEST_LISTS = ("requirements", "constraints", "overrides")
+
+
+def declared_requirements(data: bytes | str) -> dict[str, frozenset[str]]:
+    """Normalised name -> every requirement on it the lock records as declared: the
+    local projects' `requires-dist` and `requires-dev`, and the manifest's requirements,
+    constraints and overrides, each as one comparable string. These tables are nested, so
+    tomllib reads them, but only them: the text before the first package (the manifest) and
+    the few local projects' tables, not the whole 1 MB lock."""
+    import tomllib
+
+    text = _as_text(data)
+    head, *chunks = text.split(_PACKAGE_HEADER)
+    local = [c for c in chunks if _LOCAL_SOURCE_RE.search(c.split("\n[", 1)[0])]
+    try:
+        document = tomllib.loads(head + "".join(_PACKAGE_HEADER + c for c in local))
+    except tomllib.TOMLDecodeError as exc:
+        raise LockfileError(f"not valid TOML: {exc}") from exc
+    found: list[tuple[str, Any]] = []
+    for table in document.get("package", []):
+        source = table.get("source") or {}
+        if not any(kind in source for kind in _LOCAL_SOURCES):
+            continue
+        metadata = table.get("metadata") or {}
+        found += [(table["name"], r) for r in metadata.get("requires-dist", [])]
+        for group, listed in (metadata.get("requires-dev") or {}).items():
+            found += [(f"{table['name']}:{group}", r) for r in listed]
+    manifest = document.get("manifest") or {}
+    for key in _MANIFEST_LISTS:
+        found += [(f"manifest:{key}", r) for r in manifest.get(key, [])]
+    declared: dict[str, set[str]] = {}
+    for where, requirement in found:
+        if isinstance(requirement, dict) and isinstance(requirement.get("name"), str):
+            shown = ",".join(f"{k}={requirement[k]!r}" for k in sorted(requirement))
+            declared.setdefault(normalize_name(requirement["name"]), set()).add(f"{where}:{shown}")
+    return {name: frozenset(specs) for name, specs in declared.items()}
+
+
 def describe_entry(entry: Entry, *, with_registry: bool = False) -> str:
     """A (version, source) pair for people: the version, plus the source unless a registry."""
     version, source = entry

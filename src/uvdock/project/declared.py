@@ -20,35 +20,6 @@ from uvdock.project.names import normalize_name
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 
-# Import names whose distribution is not the import name, normalised.
-KNOWN_DISTRIBUTIONS: Mapping[str, tuple[str, ...]] = {
-    "yaml": ("pyyaml",),
-    "PIL": ("pillow",),
-    "cv2": ("opencv-python", "opencv-python-headless", "opencv-contrib-python"),
-    "sklearn": ("scikit-learn",),
-    "skimage": ("scikit-image",),
-    "bs4": ("beautifulsoup4",),
-    "dateutil": ("python-dateutil",),
-    "dotenv": ("python-dotenv",),
-    "jwt": ("pyjwt",),
-    "attr": ("attrs",),
-    "Crypto": ("pycryptodome",),
-    "git": ("gitpython",),
-    "gitlab": ("python-gitlab",),
-    "zmq": ("pyzmq",),
-    "OpenSSL": ("pyopenssl",),
-    "serial": ("pyserial",),
-    "magic": ("python-magic",),
-    "modelopt": ("nvidia-modelopt",),
-    "multistorageclient": ("multi-storage-client",),
-    "msc": ("multi-storage-client",),
-    "nvtx": ("nvtx",),
-    "google": ("protobuf",),
-    "grpc": ("grpcio",),
-    "pkg_resources": ("setuptools",),
-    "Levenshtein": ("levenshtein", "python-levenshtein"),
-}
-
 
 class Declared(NamedTuple):
     distribution: str  # as the project spells it
@@ -104,7 +75,9 @@ def read(repo: Path) -> dict[str, Declared]:
 
 def for_module(found: Mapping[str, Declared], module: str) -> Declared | None:
     """The declaration that provides import name `module`, if the project has one."""
-    candidates = (module, *KNOWN_DISTRIBUTIONS.get(module, ()))
+    from uvdock.doctor.import_names import distributions
+
+    candidates = (*(distributions(module) or ()), module.split(".")[0])
     for name in candidates:
         if (hit := found.get(normalize_name(name))) is not None:
             return hit

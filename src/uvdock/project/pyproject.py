@@ -83,6 +83,16 @@ def required_uv_version(repo: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def requires_python(repo: Path) -> str | None:
+    """`[project] requires-python`, or None when unset or the pyproject is unreadable."""
+    try:
+        data = _load(repo)
+    except (InputRefused, OSError):
+        return None
+    value = _table(data, "project").get("requires-python")
+    return value if isinstance(value, str) else None
+
+
 def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str, ...]:
     """The Dockerfile's `--no-install-package` list: what the base image already provides."""
     try:

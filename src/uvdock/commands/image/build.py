@@ -12,6 +12,7 @@ from uvdock.files import textlines
 
 if TYPE_CHECKING:
     from uvdock.context import Context
+    from uvdock.image.heredoc import Verdict
 
 
 class Command(BaseCommand):
@@ -48,10 +49,10 @@ class Command(BaseCommand):
         operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
         engine = engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
+        _check_heredocs(ctx, engine, spec.dockerfile)  # --dry-run shows no build it refuses
         if ctx.dry_run:
             ctx.out.command(argv)
             return 0
-        _check_heredocs(ctx, engine, spec.dockerfile)
         lane = "the LTS image (--lts)" if spec.lane == "lts" else "the dev image"
         ctx.out.info(f"building {spec.tag}, {lane}: {spec.dockerfile} --target {spec.target}")
         ctx.out.info(f"base image {spec.base_image} (from {spec.pin_file})")
@@ -62,22 +63,30 @@ class Command(BaseCommand):
         return 0
 
 
+def build_refusal(ctx: Context, engine: str, dockerfile: str) -> Verdict | None:
+    """Whether this engine can parse the Dockerfile's heredocs (image/heredoc.py): None
+    when it can, or when the file has none or cannot be read (the engine says why)."""
+    from uvdock.image import heredoc
+
+    try:
+        text = textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True)
+    except OSError:
+        return None
+    line = heredoc.first_heredoc(text)
+    if line is None:
+        return None
+    from uvdock.run import builder_probe
+
+    return heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
+
+
 def _check_heredocs(ctx: Context, engine: str, dockerfile: str) -> None:
     """Refuse (exit 3) before the build when the engine cannot parse the Dockerfile's
     heredocs, rather than fail minutes in on `Unknown instruction: "APT-GET"`."""
     from uvdock.errors import EnvironmentUnusable
     from uvdock.image import heredoc
 
-    try:
-        text = textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True)
-    except OSError:
-        return  # the engine will say what is wrong with it
-    line = heredoc.first_heredoc(text)
-    if line is None:
-        return
-    from uvdock.run import builder_probe
-
-    found = heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
+    found = build_refusal(ctx, engine, dockerfile)
     if found is None:
         return
     if not found.refuse:

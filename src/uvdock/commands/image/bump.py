@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
     from uvdock.image.contents import ImageReport
+    from uvdock.image.pins import Scan
     from uvdock.registry.client import RegistryClient
 
 
@@ -71,7 +72,7 @@ class Command(BaseCommand):
                 return 0
             tag, report, self._client = picked
         else:
-            tag, report = self._tag_argument(args), None
+            tag, report = self._tag_argument(args, scan), None
         from uvdock.image.pins import configured_gitlab_file
 
         gitlab_file = configured_gitlab_file(ctx.config)[0]
@@ -127,14 +128,20 @@ class Command(BaseCommand):
         return read_report(ctx, args, plan.current, plan.tag, self._client)
 
     @staticmethod
-    def _tag_argument(args: argparse.Namespace) -> str:
+    def _tag_argument(args: argparse.Namespace, scan: Scan) -> str:
         from uvdock.errors import InputRefused
         from uvdock.registry.tags import parse_tag_argument
 
         if args.tag is None:
-            lane = "--lts " if args.lts else ""
+            from uvdock.image.bump import current_tag
+
+            lane = "lts" if args.lts else "dev"
+            current = current_tag(scan, lane)
+            at = f" (the {lane} pins are at {current})" if current else ""
+            flag = "--lts " if args.lts else ""
             raise InputRefused(
-                "name a TAG, or pass --latest", hint=f"uvdock image bump {lane}26.04-py3"
+                "name a TAG, or pass --latest",
+                hint=f"uvdock image bump {flag}--latest picks the registry's newest tag{at}",
             )
         return parse_tag_argument(args.tag)
 

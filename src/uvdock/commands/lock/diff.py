@@ -96,8 +96,8 @@ class Command(BaseCommand):
             "base",
             nargs="?",
             metavar="BASE",
-            help="git revision, REV:PATH, or uv.lock path (default: the configured base ref, "
-            "origin/main)",
+            help="git revision, REV:PATH, or uv.lock path (default: the configured base-ref; "
+            "unset, upstream/main when the clone has an `upstream` remote, else origin/main)",
         )
         parser.add_argument(
             "head",
@@ -108,7 +108,11 @@ class Command(BaseCommand):
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        base_default = None if args.base is not None else ctx.config.base_ref
+        base_default = None
+        if args.base is None:
+            base_default = ctx.base_ref
+            if ctx.is_fork:
+                ctx.out.info(f"comparing with {ctx.base_ref_said()}")
         base = read_side(ctx, args.base, default_rev=base_default)
         head = read_side(ctx, args.head, default_rev=None)
         if base.data is None and head.data is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from uvdock.commands.base import add_format_option
-from uvdock.lock.lockfile import LockDiff
+from uvdock.lock.lockfile import Changed, LockDiff
 from uvdock.ui.output import Output
 
 
@@ -40,8 +40,19 @@ def show_lock_diff(
     rows: list[tuple[str, str, str, str]] = []
     rows += [("added", a.name, "-", _join(a.versions)) for a in diff.added]
     rows += [("removed", r.name, _join(r.versions), "-") for r in diff.removed]
-    rows += [("changed", c.name, _join(c.before), _join(c.after)) for c in diff.changed]
+    rows += [(_kind(c), c.name, _join(c.before), _join(c.after)) for c in diff.changed]
     out.table(("", "package", "old", "new"), rows)
+
+
+def _kind(change: Changed) -> str:
+    """ "downgrade" when the newest version went down (as the markdown table says), else
+    "changed"."""
+    from uvdock.lock.change_kind import classify, newest
+
+    if not change.before or not change.after:
+        return "changed"
+    moved = classify(newest(change.before), newest(change.after))
+    return "downgrade" if moved.downgrade else "changed"
 
 
 def add_lock_format_option(parser: argparse.ArgumentParser) -> None:

@@ -73,7 +73,7 @@ def _branch(ctx: Context, args: argparse.Namespace) -> str:
 
     if args.branch is not None:
         return str(git.checked_ref(args.branch, "--branch"))
-    return git.current_branch(ctx.repo) or ctx.config.base_ref.rpartition("/")[2]
+    return git.current_branch(ctx.repo) or ctx.base_ref.rpartition("/")[2]
 
 
 def _pr_title(ctx: Context, args: argparse.Namespace, branch: str) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
-from uvdock.commands.lock import pyproject_resolve, resolve_base, resolve_leftovers
+from uvdock.commands.lock import pyproject_resolve, resolve_base, resolve_keep, resolve_leftovers
 from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
 from uvdock.context import Context
 from uvdock.errors import (
@@ -31,7 +31,7 @@ from uvdock.errors import (
 )
 from uvdock.files import state_store, textlines
 from uvdock.files.edit import atomic_write_bytes
-from uvdock.lock import lockfile, resolve_state
+from uvdock.lock import branch_pins, lockfile, resolve_state
 from uvdock.run import git, signals
 
 if TYPE_CHECKING:
@@ -196,11 +196,12 @@ class Command(BaseCommand):
         shim = shim_for(ctx)
         shim.check_usable()
         operation = git.in_progress_operation(repo)
+        pins = resolve_keep.candidates(ctx, index, operation, ref_lock)
         if ctx.dry_run:
-            return self._dry_run(ctx, index, shim, base, merge)
-        result = self._relock(ctx, index, shim, ref, ref_lock, operation, merge)
+            return self._dry_run(ctx, index, shim, base, merge, pins)
+        result, kept = self._relock(ctx, index, shim, ref, ref_lock, operation, merge, pins)
         try:
-            self._report(ctx, base, ref_lock, result, operation, merge, fmt=args.format)
+            self._report(ctx, base, ref_lock, result, operation, merge, kept, fmt=args.format)
         except KeyboardInterrupt:  # the work is done: say so, not a bare "interrupted"
             raise Interrupted(
                 f"interrupted while reporting; {LOCK} is resolved on top of {ref} and staged"
@@ -214,6 +215,7 @@ class Command(BaseCommand):
         shim: Shim,
         base: resolve_base.Base,
         merge: pyproject_resolve.PyprojectMerge | None,
+        pins: list[branch_pins.Pin],
     ) -> int:
         sha = git.rev_parse(ctx.repo, base.rev)[:12]
         folder = resolve_state.state_dir(index.git_dir)
@@ -223,6 +225,11 @@ class Command(BaseCommand):
         ctx.out.info(f"would save {saved} and their index entries to {folder}")
         ctx.out.info(f"would write {base.label}:{LOCK} ({sha}) to {LOCK}, then run:")
         shim.run_uv(["lock"], writes=(LOCK,))
+        if pins:
+            specs = ", ".join(p.spec() for p in pins)
+            ctx.out.info(
+                f"then keep what only this branch changed, if the relock moves it: {specs}"
+            )
         ctx.out.command(["git", "add", "--", LOCK])
         if ctx.out.json_mode:
             pyproject = merge.report() if merge is not None else None
@@ -257,7 +264,8 @@ class Command(BaseCommand):
         ref_lock: bytes,
         operation: str | None,
         merge: pyproject_resolve.PyprojectMerge | None,
-    ) -> bytes:
+        pins: list[branch_pins.Pin],
+    ) -> tuple[bytes, resolve_keep.Kept]:
         repo = ctx.repo
         also = (PYPROJECT,) if merge is not None else ()
         state = state_store.save(
@@ -284,6 +292,7 @@ class Command(BaseCommand):
                     from uvdock.commands.lock.relock_failure import relock_failed
 
                     raise relock_failed(shim, ref, files, code, PYPROJECT)
+                kept = resolve_keep.keep(ctx, shim, repo, pins)
                 result = _read(repo / LOCK)
                 if result is None or lockfile.has_conflict_markers(result):
                     raise CheckFailed(f"`uv lock` left no usable {LOCK}; restored the previous one")
@@ -297,7 +306,7 @@ class Command(BaseCommand):
                 raise
         with signals.held(reraise=False):  # staged: the saved state must go whole
             state_store.discard(index.git_dir)
-        return result
+        return result, kept
 
     def _restore_after(
         self, ctx: Context, index: RepoIndex, state: resolve_state.SavedState
@@ -321,6 +330,7 @@ class Command(BaseCommand):
         result: bytes,
         operation: str | None,
         merge: pyproject_resolve.PyprojectMerge | None,
+        kept: resolve_keep.Kept,
         *,
         fmt: str = "text",
     ) -> None:
@@ -341,11 +351,14 @@ class Command(BaseCommand):
                     "next_step": step,
                     "diff": diff.to_json(),
                     "pyproject": merge.report() if merge is not None else None,
+                    "branch_only": kept.to_json(),
                 }
             )
             return
         ctx.out.info(f"resolved {LOCK} on top of {ref} and staged it")
         show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}", fmt=fmt)
+        for line in kept.lines():
+            (ctx.out.warn if line.startswith("could not") else ctx.out.info)(line)
         if others:
             ctx.out.info(f"still unmerged: {', '.join(others)}; resolve and `git add` them, then:")
         ctx.out.info(f"next: {step}")

@@ -45,7 +45,7 @@ class Base(NamedTuple):
 
 def checked_refs(ctx: Context, onto: str | None) -> tuple[str | None, str]:
     """--onto and the configured base-ref, each refused unless it can only be a revision."""
-    configured = git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
+    configured = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
     return (git.checked_ref(onto, "--onto") if onto is not None else None), configured
 
 
@@ -58,7 +58,7 @@ def choose(ctx: Context, onto: str | None, configured: str) -> Base:
         why = "no merge, rebase, cherry-pick, revert or am in progress"
         if progress is not None:
             why = f"git left no record of what this {progress.operation} builds on"
-        ctx.out.info(f"relocking on the configured base-ref {configured} ({why})")
+        ctx.out.info(f"relocking on {configured} ({why}; {ctx.base_ref_said()})")
         return Base(configured, configured, "base-ref", fetch=True)
     names = git.names_of(ctx.repo, progress.onto)
     label = names[0] if names else progress.onto[:12]
@@ -68,8 +68,15 @@ def choose(ctx: Context, onto: str | None, configured: str) -> Base:
 
 
 def _say_why(ctx: Context, base: Base, operation: str, configured: str) -> None:
-    configured_commit = git.verify_commit(ctx.repo, configured)
     what = _WHAT.get(operation, "the commit being merged in")
+    holds = "being merged in"
+    if base.source == "HEAD":  # cherry-pick, revert, am: the change lands on HEAD
+        holds = "already on the branch the change lands on"
+    said = f"relocking on {base.explained()}, {what}: its {_LOCK} holds the versions {holds}"
+    if "base_ref" not in ctx.layers.origins:  # nothing configured: nothing set aside
+        ctx.out.info(said)
+        return
+    configured_commit = git.verify_commit(ctx.repo, configured)
     if configured_commit == base.rev:
         ctx.out.detail(f"relocking on {base.explained()}, {what} (also base-ref {configured})")
         return
@@ -77,13 +84,7 @@ def _say_why(ctx: Context, base: Base, operation: str, configured: str) -> None:
         why = f"is another commit, so it is not used (--onto {configured} takes it instead)"
     else:
         why = "does not exist here"
-    holds = "being merged in"
-    if base.source == "HEAD":  # cherry-pick, revert, am: the change lands on HEAD
-        holds = "already on the branch the change lands on"
-    ctx.out.info(
-        f"relocking on {base.explained()}, {what}: its {_LOCK} holds the versions {holds}; "
-        f"the configured base-ref {configured} {why}"
-    )
+    ctx.out.info(f"{said}; the configured base-ref {configured} {why}")
 
 
 _LOCK = "uv.lock"

@@ -84,7 +84,7 @@ class Command(BaseCommand):
         base = (
             git.checked_ref(args.base, "--base")
             if args.base is not None
-            else git.checked_ref(ctx.config.base_ref, "base-ref (configuration)")
+            else git.checked_ref(ctx.base_ref, "base-ref (configuration)")
         )
         source = read_lock_source(
             ctx.repo,

@@ -12,20 +12,24 @@ from uvdock.files import edit
 from uvdock.lts import requirements as lts
 
 if TYPE_CHECKING:
-    from uvdock.config.settings import Config
     from uvdock.context import Context
 
 
-def next_steps(config: Config) -> list[str]:
-    build = (
-        f"docker build --target {config.build_target} "
-        f"--build-arg FROM_IMAGE_NAME=$(cat {config.lts_pin_file}) "
-        f"-f {config.lts_dockerfile} -t {config.lts_image} ."
-    )
-    return [
-        f"rebuild the LTS image: uvdock image build --lts  (runs: {build})",
-        "run the LTS CI lane: put the `container::lts` label on the merge request",
-    ]
+def next_steps(ctx: Context) -> list[str]:
+    """What follows a pin change, as it can be done on this machine: the image build only
+    where this engine can build the LTS Dockerfile."""
+    from uvdock.commands.base import engine_for
+    from uvdock.commands.image.build import build_refusal
+    from uvdock.errors import UvdockError
+
+    rebuild = "rebuild the LTS image: uvdock image build --lts"
+    try:
+        refused = build_refusal(ctx, engine_for(ctx), ctx.config.lts_dockerfile)
+    except UvdockError:  # no engine here: the build says so itself
+        refused = None
+    if refused is not None and refused.refuse:
+        rebuild = f"the LTS image cannot be built here ({refused.message}); CI builds it"
+    return [rebuild, "run the LTS CI lane: put the `container::lts` label on the merge request"]
 
 
 class Command(BaseCommand):
@@ -54,7 +58,7 @@ class Command(BaseCommand):
         file_edit = edit.FileEdit(path, old, plan.new_text, display=display)
         if file_edit.changed and not ctx.dry_run:
             edit.apply([file_edit])
-        steps = next_steps(ctx.config) if file_edit.changed else []
+        steps = next_steps(ctx) if file_edit.changed else []
         if ctx.options.json:
             ctx.out.json(
                 {

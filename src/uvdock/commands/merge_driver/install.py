@@ -46,7 +46,7 @@ def pyproject_driver_config() -> dict[str, str]:
     command = shlex.join([sys.executable, "-m", "uvdock", "merge-driver", "pyproject"])
     return {
         f"merge.{PYPROJECT_DRIVER}.name": "pyproject.toml: merge dependency declarations (uvdock)",
-        f"merge.{PYPROJECT_DRIVER}.driver": f"{command} --marker-size %L %O %A %B %P",
+        f"merge.{PYPROJECT_DRIVER}.driver": f"{command} --marker-size %L --labels %S %X %Y %O %A %B %P",
     }
 
 

@@ -14,6 +14,7 @@ git would have shown without the driver.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,13 +35,14 @@ def _texts(paths: list[Path]) -> list[str] | None:
         return None
 
 
-def fall_back(ours: Path, base: Path, theirs: Path, marker_size: int) -> int:
-    """git's own textual merge into `ours`; 1 when it left conflict markers."""
+def fall_back(args: argparse.Namespace, labels: tuple[str, str]) -> int:
+    """git's own textual merge into OURS, its markers naming the sides; 1 when it left
+    conflict markers."""
     from uvdock.run import proc
 
-    argv = ["git", "merge-file", f"--marker-size={marker_size}"]
-    argv += ["-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs)]
-    done = proc.run(argv, check=False)
+    argv = ["git", "merge-file", f"--marker-size={args.marker_size}"]
+    argv += ["-L", labels[0], "-L", "base", "-L", labels[1]]
+    done = proc.run([*argv, str(args.ours), str(args.base), str(args.theirs)], check=False)
     return 0 if done.returncode == 0 else 1
 
 
@@ -53,6 +55,41 @@ def _in_rebase() -> bool:
         return git.in_progress_operation(Path.cwd()) == "rebase"
     except (UvdockError, OSError):
         return False  # run by hand outside a repository
+
+
+def side_labels(given: list[str] | None, env: Mapping[str, str]) -> tuple[str, str]:
+    """What ours and theirs are called: git's own labels (%X %Y, git 2.44 and later), else
+    found as git would name them: a merge's branch (`git merge` sets GITHEAD_<id> to the
+    name it was given) and HEAD's; a rebase's onto branch and the commit being replayed."""
+    if given and not any(label.startswith("%") for label in given[1:]):
+        return given[1], given[2]
+    from uvdock.errors import UvdockError
+    from uvdock.run import git
+
+    repo = Path.cwd()
+    theirs = next((v for k, v in sorted(env.items()) if k.startswith("GITHEAD_")), "theirs")
+    try:
+        ours = git.current_branch(repo) or "HEAD"
+        progress = git.in_progress(repo) if _in_rebase() else None
+    except (UvdockError, OSError):
+        return "ours", "theirs"  # run by hand outside a repository
+    if progress is not None and progress.onto is not None:
+        ours = (git.names_of(repo, progress.onto) or [progress.onto[:12]])[0]
+        theirs = _replayed(git.git_dir(repo)) or "your commit being replayed"
+    return ours, theirs
+
+
+def _replayed(git_dir: Path) -> str | None:
+    """`your commit ID (subject)`: the pick a rebase runs is the last line of its done list."""
+    try:
+        done = textlines.read_text(git_dir / "rebase-merge" / "done", errors="replace")
+    except OSError:
+        return None
+    words = (done.strip().splitlines() or [""])[-1].split(maxsplit=2)
+    if len(words) < 2:
+        return None
+    subject = f" ({words[2]})" if len(words) > 2 else ""
+    return f"your commit {words[1][:12]}{subject}"
 
 
 def _broken_toml(path: Path) -> bool:
@@ -70,14 +107,18 @@ def _broken_toml(path: Path) -> bool:
 
 
 def fall_back_and_say(
-    ctx: Context, args: argparse.Namespace, reason: str, texts: list[str] | None = None
+    ctx: Context,
+    args: argparse.Namespace,
+    reason: str,
+    labels: tuple[str, str],
+    texts: list[str] | None = None,
 ) -> int:
     """git's own merge; a clean one that is not TOML still stops the merge (exit 1),
     so git does not commit a pyproject.toml uv refuses. With `texts` (base, ours, theirs:
     the merge decided, and git's clean merge was found to mean something else) a clean
     git merge is not kept: the whole file is left as one conflict."""
     ctx.out.warn(reason)
-    code = fall_back(args.ours, args.base, args.theirs, args.marker_size)
+    code = fall_back(args, labels)
     if code == 0 and texts is not None:
         from uvdock.merge.textual import whole_file_conflict
 
@@ -136,6 +177,20 @@ def _merge(args: argparse.Namespace, texts: list[str]) -> tuple[MergeResult | No
     return result, f"{args.path} has conflicts uvdock will not decide:{lines}", False
 
 
+def _counted(result: MergeResult, labels: tuple[str, str]) -> str:
+    """`1 change from feature, 1 from main`: each side's changes as its own."""
+    counts = [
+        (n, label)
+        for side, label in zip(("ours", "theirs"), labels, strict=True)
+        if (n := sum(t.side == side for t in result.taken))
+    ]
+    if not counts:
+        return "no change from either side"
+    (first, label), *rest = counts
+    said = [f"{first} change{'s' if first > 1 else ''} from {label}"]
+    return ", ".join(said + [f"{n} from {other}" for n, other in rest])
+
+
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
@@ -147,10 +202,17 @@ class Command(BaseCommand):
         parser.add_argument("theirs", type=Path, help="%%B: theirs")
         parser.add_argument("path", nargs="?", default="pyproject.toml", help="%%P: the path")
         parser.add_argument("--marker-size", type=int, default=7, help="%%L")
+        parser.add_argument(
+            "--labels",
+            nargs=3,
+            metavar=("BASE", "OURS", "THEIRS"),
+            help="%%S %%X %%Y: the names git gives the sides (git 2.44 and later)",
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.merge.report import lines, report, sides
 
+        labels = side_labels(args.labels, ctx.env)
         texts = _texts([args.base, args.ours, args.theirs])
         result, reason, unwritable = (None, f"{args.path} is not UTF-8 text", False)
         if texts is not None:
@@ -162,7 +224,7 @@ class Command(BaseCommand):
                 show_sides_diff(ctx, texts, result.text, args.path)
             else:
                 atomic_write_bytes(args.ours, result.text.encode("utf-8"))
-            ctx.out.info(f"uvdock: merged {args.path} ({len(result.taken)} changes from one side)")
+            ctx.out.info(f"uvdock: merged {args.path} ({_counted(result, labels)})")
             if result.taken and _in_rebase():
                 ctx.out.info(f"  (a rebase: {sides('rebase')})")
             for line in lines(result):
@@ -171,4 +233,4 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.warn(f"{reason}\nwould fall back to git's own merge")
             return 1
-        return fall_back_and_say(ctx, args, reason, texts if unwritable else None)
+        return fall_back_and_say(ctx, args, reason, labels, texts if unwritable else None)

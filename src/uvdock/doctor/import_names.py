@@ -1,0 +1,60 @@
+"""Import names whose distribution is named otherwise: `yaml` is PyYAML, `cv2` opencv-python.
+
+Data for `doctor LOG` (a ModuleNotFoundError names the import, `uv add` wants the
+distribution) and for project.declared (is the module's distribution declared already?).
+The first distribution of each row is the one to add; an empty row is a module no
+distribution on PyPI provides. A dotted key (`google.protobuf`) names a submodule of a
+namespace package that several distributions share: it matches only that submodule.
+Add the names CI logs show; a name not listed is taken as its own distribution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+DISTRIBUTIONS: Mapping[str, tuple[str, ...]] = {
+    "yaml": ("PyYAML",),
+    "PIL": ("pillow",),
+    "cv2": ("opencv-python", "opencv-python-headless", "opencv-contrib-python"),
+    "sklearn": ("scikit-learn",),
+    "skimage": ("scikit-image",),
+    "bs4": ("beautifulsoup4",),
+    "dateutil": ("python-dateutil",),
+    "dotenv": ("python-dotenv",),
+    "jwt": ("PyJWT",),
+    "attr": ("attrs",),
+    "Crypto": ("pycryptodome",),
+    "git": ("GitPython",),
+    "gitlab": ("python-gitlab",),
+    "zmq": ("pyzmq",),
+    "OpenSSL": ("pyOpenSSL",),
+    "serial": ("pyserial",),
+    "magic": ("python-magic",),
+    "fitz": ("PyMuPDF",),
+    "docx": ("python-docx",),
+    "pptx": ("python-pptx",),
+    "mpi4py": ("mpi4py",),
+    "transformer_engine": ("transformer-engine",),
+    "modelopt": ("nvidia-modelopt",),
+    "multistorageclient": ("multi-storage-client",),
+    "msc": ("multi-storage-client",),
+    "nvtx": ("nvtx",),
+    "google.protobuf": ("protobuf",),
+    "grpc": ("grpcio",),
+    "pkg_resources": ("setuptools",),
+    "Levenshtein": ("levenshtein", "python-levenshtein"),
+    "sentencepiece": ("sentencepiece",),
+    "tensorrt_llm": ("tensorrt-llm",),
+    "apex": (),  # NVIDIA Apex: built from source (the NGC PyTorch images ship it)
+}
+
+
+def distributions(module: str) -> tuple[str, ...] | None:
+    """The distributions that provide import `module` (dotted: the longest listed prefix,
+    else its top-level name); None when not listed, () when none on PyPI does."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        found = DISTRIBUTIONS.get(".".join(parts[:end]))
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,70 @@
+"""A fork's defaults point at upstream: with an `upstream` remote, the base is upstream/main.
+
+A real fork: `origin` is the contributor's own copy, cloned before upstream moved on
+(its main is stale), `upstream` is the project; a feature branch starts on upstream/main.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import RunCli, commit_all, git
+
+
+def block(name: str, version: str) -> str:
+    return (
+        f'\n[[package]]\nname = "{name}"\nversion = "{version}"\n'
+        'source = { registry = "https://pypi.org/simple" }\n'
+    )
+
+
+LOCK = "version = 1\nrevision = 2\n"
+
+
+@pytest.fixture
+def fork(make_repo: Callable[..., Path], tmp_path: Path) -> Path:
+    project = make_repo({"uv.lock": LOCK + block("alpha", "1.0"), "pyproject.toml": "[project]\n"})
+    stale = tmp_path / "fork.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(stale)], check=True)
+    (project / "uv.lock").write_text(LOCK + block("alpha", "1.0") + block("upstreamonly", "3.0"))
+    commit_all(project, "upstream adds upstreamonly")
+    upstream = tmp_path / "upstream.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(upstream)], check=True)
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(stale), str(work)], check=True)
+    git(work, "remote", "add", "upstream", str(upstream))
+    git(work, "fetch", "-q", "upstream")
+    git(work, "checkout", "-q", "-b", "feature", "upstream/main")
+    lock = LOCK + block("alpha", "1.0") + block("upstreamonly", "3.0") + block("mine", "0.1")
+    (work / "uv.lock").write_text(lock)
+    return work
+
+
+def test_lock_diff_compares_with_upstream_main_and_says_so(fork: Path, run_cli: RunCli) -> None:
+    result = run_cli("--repo", fork, "lock", "diff")
+    assert result.code == 0, result.err
+    first = result.out.splitlines()[0]
+    assert "upstream/main" in first and "`upstream` remote" in first
+    assert "upstream/main -> working tree: 1 added, 0 removed, 0 changed" in result.out
+    assert "upstreamonly" not in result.out  # upstream's change is not the branch's
+
+
+def test_a_configured_base_ref_still_wins(
+    fork: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UVDOCK_BASE_REF", "origin/main")
+    result = run_cli("--repo", fork, "lock", "diff")
+    assert result.code == 0, result.err
+    assert "origin/main -> working tree: 2 added" in result.out
+    assert "`upstream` remote" not in result.out
+
+
+def test_doctor_names_the_fork_base_once(fork: Path, run_cli: RunCli) -> None:
+    result = run_cli("--repo", fork, "--engine", "local", "doctor")
+    said = result.out + result.err
+    assert said.count("upstream/main") == 1
+    line = next(line for line in result.out.splitlines() if "upstream/main" in line)
+    assert line.startswith("[ok  ] base ref: base-ref upstream/main, the default in a fork")
