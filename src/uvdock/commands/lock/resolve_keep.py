@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from uvdock.files import textlines
 from uvdock.lock import branch_pins, lockfile
 from uvdock.lock.resolve_state import GitIndex
 
@@ -66,7 +67,7 @@ def candidates(
 def keep(ctx: Context, shim: Shim, repo: Path, pins: list[branch_pins.Pin]) -> Kept:
     """Re-apply the pins the relock moved away from (the ones it kept need no word); the
     lock on disk is the result."""
-    moved = branch_pins.lost(pins, (repo / LOCK).read_bytes())
+    moved = branch_pins.lost(pins, textlines.read_bytes(repo / LOCK, textlines.LOCK_LIMIT))
     kept: list[branch_pins.Pin] = []  # only what had to be asked for again is said
     if not moved:
         return Kept(kept, [])
