@@ -100,12 +100,12 @@ def _pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
 
 
 def _dockerfile_pins(path: str, text: str, lane: str) -> tuple[list[Pin], list[Finding]]:
-    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see dockerfile_args).
+    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see image/dockerfile.py).
 
     A bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value. A default uvdock
     cannot edit exactly is an `unsupported-shape` finding: check reports it, bump refuses.
     """
-    from uvdock.image.dockerfile_args import arg_defaults
+    from uvdock.image.dockerfile import arg_defaults
 
     defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
     pins = [_managed(path, text, lane, "dockerfile", d.start, d.end) for d in defaults]
