@@ -330,6 +330,32 @@ def _read_workflows(repo: Path, config: Config, scan: Scan) -> None:
             scan.pins.extend(workflow_pins(path, text, scan.lanes))
 
 
+def _add_found_lanes(repo: Path, scan: Scan) -> None:
+    """The lanes found by meaning (image/lanes.py) beside the configured ones.
+
+    A configured lane keeps its Dockerfile's FROM_IMAGE_NAME; a build argument the
+    Dockerfile does not declare is no pin of it, only a finding; Megatron-LM's default lanes
+    that find nothing are no finding once another lane is managed.
+    """
+    from uvdock.image.lanes import UNDECLARED, discover
+
+    covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
+    found = discover(repo, covered)
+    dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
+    scan.pins[:] = [p for p in scan.pins if (p.path, p.line) not in dead]
+    scan.lanes.extend(found.lanes)
+    scan.pins.extend(found.pins)
+    scan.findings.extend(found.findings)
+    scan.unclassified.extend(found.unrecognised)
+    for path, text in found.texts.items():
+        scan.texts.setdefault(path, text)
+    if found.pins:
+        defaults = {r.lane for r in scan.lanes if not r.arg and not r.configured}
+        scan.findings[:] = [
+            f for f in scan.findings if not (f.kind == "no-managed-pin" and f.lane in defaults)
+        ]
+
+
 def scan_managed(
     repo: Path, config: Config, absent_tracked: Mapping[str, bool] | None = None
 ) -> Scan:
@@ -357,6 +383,7 @@ def scan_managed(
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
         scan.findings.extend(_lane_findings(rule, scan, pin_files))
+    _add_found_lanes(repo, scan)
     if absent_tracked:
         _not_checked_out(scan, absent_tracked)
     scan.pins.sort(key=lambda p: (p.path, p.line))

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
     from uvdock.image.contents import ImageReport
+    from uvdock.image.pins import LaneRules, Scan
     from uvdock.registry.client import RegistryClient
 
 
@@ -48,6 +49,12 @@ class Command(BaseCommand):
 
         optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
         parser.add_argument(
+            "--lane",
+            metavar="NAME",
+            help="the lane to bump when it is not dev (`image show` names each, e.g."
+            " docker/Dockerfile.ci:BASE_IMAGE)",
+        )
+        parser.add_argument(
             "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
         )
         parser.add_argument(
@@ -61,8 +68,10 @@ class Command(BaseCommand):
         from uvdock.image.bump import plan_bump
         from uvdock.image.scan import scan_managed
 
-        lane = "lts" if args.lts else "dev"
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
+        lane = _lane(scan, args)
+        if any(rule.lane == lane and rule.arg for rule in scan.lanes):
+            return self._found(ctx, args, scan, lane)
         if args.latest:
             from uvdock.commands.image import bump_latest
 
@@ -113,6 +122,38 @@ class Command(BaseCommand):
         for pin in plan.changed:
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
         self._handoff(ctx, plan, contents)
+        return 0
+
+    def _found(self, ctx: Context, args: argparse.Namespace, scan: Scan, lane: str) -> int:
+        """A lane found by meaning: its references move to the image TAG names."""
+        from uvdock.errors import InputRefused
+        from uvdock.files import edit
+        from uvdock.image.bump import plan_found_bump
+
+        if args.latest or args.tag is None:
+            raise InputRefused(
+                f"name the tag to bump {lane} to; --latest asks the registry of"
+                " nvcr.io/nvidia/pytorch only",
+                hint=f"`uvdock image tags` lists that registry's tags; uvdock image bump TAG"
+                f" --lane {lane}",
+            )
+        plan = plan_found_bump(ctx.repo, scan, lane, args.tag, allow_downgrade=args.allow_downgrade)
+        for warning in plan.warnings:
+            ctx.out.warn(f"{warning.location}: {warning.message}")
+        if ctx.options.json:
+            ctx.out.json(self._payload(plan))
+        if plan.noop:
+            ctx.out.info(f"{lane} is already at {plan.tag}: nothing to change")
+            return 0
+        if ctx.dry_run:
+            ctx.out.diff(edit.plan_diff(plan.edits))
+            ctx.out.info(f"dry run: {len(plan.changed)} {lane} references would change;"
+                         " nothing written")  # fmt: skip
+            return 0
+        edit.apply(plan.edits)
+        ctx.out.info(f"{lane}: {plan.current or '?'} -> {plan.tag}")
+        for pin in plan.changed:
+            ctx.out.info(f"  {pin.location}: {pin.value} -> {plan.tag}")
         return 0
 
     def _contents(
@@ -197,3 +238,41 @@ class Command(BaseCommand):
         elif pr_body:  # nothing to change: no body to write either
             payload["pr_body"] = body.render(plan.lane, plan.tag, plan.current, plan.changed)
         return payload
+
+
+def _lane(scan: Scan, args: argparse.Namespace) -> str:
+    """--lane, --lts, dev when it has pins, else the one found lane TAG fits."""
+    from uvdock.errors import InputRefused
+
+    names = [rule.lane for rule in scan.lanes]
+    if args.lane is not None:
+        if args.lane not in names:
+            raise InputRefused(
+                f"no lane {args.lane!r}", hint=f"lanes of this repository: {', '.join(names)}"
+            )
+        return str(args.lane)
+    if args.lts or scan.lane_pins("dev"):
+        return "lts" if args.lts else "dev"
+    found = [rule for rule in scan.lanes if rule.arg and scan.lane_pins(rule.lane)]
+    if not found:
+        return "dev"
+    fitting = [rule.lane for rule in found if _fits(scan, rule, args.tag)]
+    if len(fitting) == 1:
+        return fitting[0]
+    raise InputRefused(
+        f"{len(fitting) or len(found)} lanes could take {args.tag or 'a bump'}: name one with --lane",
+        hint=f"lanes: {', '.join(rule.lane for rule in found)}",
+    )
+
+
+def _fits(scan: Scan, rule: LaneRules, text: str | None) -> bool:
+    from uvdock.errors import InputRefused
+    from uvdock.image.bump import found_target
+
+    if text is None:
+        return False
+    try:
+        found_target(scan, rule, text)
+    except InputRefused:
+        return False
+    return True
