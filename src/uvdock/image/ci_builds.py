@@ -61,22 +61,30 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def _command(text: str, start: int) -> str:
-    """From `start` to the end of its shell command line (`\\` continuations included), with
-    each continuation blanked so offsets stay those of `text`."""
+def _command(text: str, begin: int, start: int, yaml: bool) -> str:
+    """From `start` (the builder word at `begin`) to the end of its shell command line, with each line break blanked so
+    offsets stay those of `text`: lines continued with `\\`, and in YAML the more indented
+    lines of a plain scalar that starts after `- ` or `key: ` (YAML folds them into one)."""
+    line_start = text.rfind("\n", 0, begin) + 1
+    prefix = text[line_start:begin]
+    folded = yaml and bool(prefix.strip()) and prefix.strip()[-1] in "-:"
+    indent = len(prefix) - len(prefix.lstrip(" "))
     end = start
     while True:
         newline = text.find("\n", end)
         if newline == -1:
             end = len(text)
             break
-        if text[start:newline].rstrip(" \t\r").endswith("\\"):
+        following = text[newline + 1 : text.find("\n", newline + 1) % (len(text) + 1)]
+        more = len(following) - len(following.lstrip(" ")) > indent and following.strip()
+        if text[start:newline].rstrip(" \t\r").endswith("\\") or (folded and more):
             end = newline + 1
             continue
         end = newline
         break
     chunk = text[start:end]
-    return re.sub(r"\\[ \t]*\r?\n", lambda m: " " * len(m[0]), chunk).replace("\n", " ")
+    chunk = re.sub(r"\\[ \t]*\r?\n", lambda m: " " * len(m[0]), chunk)
+    return chunk.replace("\r", " ").replace("\n", " ")
 
 
 def _unquote(word: str, start: int) -> tuple[str, int]:
@@ -138,8 +146,9 @@ def _dockerfile(named: str | None, context: str) -> str:
 def command_builds(path: str, text: str) -> list[Build]:
     """Every build command written in `text`."""
     builds: list[Build] = []
+    yaml = path.endswith((".yml", ".yaml"))
     for match in _BUILDER.finditer(text):
-        command = _command(text, match.end())
+        command = _command(text, match.start(), match.end(), yaml)
         found, args, context = _options(command, match.end(), text)
         if "$" in context and "f" not in found:
             continue  # the Dockerfile is named by a variable: no way to tell which

@@ -193,6 +193,15 @@ class _Discovery:
             bases.setdefault(stage.line, (stage, []))[1].extend(of_target)
         for stage, of_base in bases.values():
             self._lane(item, stage, of_base)
+        built = ", ".join(sorted(t or "the last stage" for t in targets or {None: []}))
+        managed = {_lane_key(stage) for stage, _ in bases.values()} - {None, ""}
+        for stage in item.stages:
+            key = _lane_key(stage)
+            if key and (key in managed or (item.path, key) in self.covered):
+                continue  # the same ARG as a lane's base: that lane manages it
+            if stage.parent is None and stage.line not in bases:
+                why = f"not the base of a built target ({built})"
+                self._unrecognised(item.path, stage.line, stage.written, why)
 
     def _unknown_target(self, item: _Dockerfile, target: str | None, builds: list[Build]) -> None:
         for build in builds:

@@ -74,11 +74,12 @@ class Pin(NamedTuple):
 
 
 def kind_of(pin: Pin) -> str:
-    """managed, unclassified (a matrix row no lane's rule selects) or informational."""
+    """managed, unclassified (a matrix row no lane's rule selects), unmanaged (a base no lane
+    manages, with why) or informational."""
     if pin.managed:
         return "managed"
     if pin.source == "unrecognised":
-        return "unrecognised"
+        return "unmanaged"
     return "unclassified" if pin.source == "gitlab" else "informational"
 
 

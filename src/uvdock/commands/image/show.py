@@ -54,6 +54,14 @@ class Command(BaseCommand):
         if not found:
             ctx.out.info(f"no nvcr.io/nvidia/pytorch:<tag> pins in {ctx.repo}")
             return 0
-        rows = [(pin.location, pin.lane or "-", pin.tag, pins.kind_of(pin)) for pin in found]
+        rows = [
+            (
+                pin.location,
+                pin.lane or "-",
+                pin.tag if pin.value.startswith(PREFIX) else pin.value,
+                pins.kind_of(pin) + (f": {pin.note}" if pin.note else ""),
+            )
+            for pin in found
+        ]
         ctx.out.table(("location", "lane", "tag", "kind"), rows, title="base-image pins")
         return 0
