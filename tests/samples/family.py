@@ -56,16 +56,15 @@ RUN pip install uv
 FROM deps AS train
 COPY --from=kernels /out /opt/kernels
 """,
-    ".gitlab-ci.yml": """\
+    ".gitlab-ci.yml": f"""\
 variables:
-  PYTORCH_IMAGE: "%s"
+  PYTORCH_IMAGE: "{PYTORCH}"
 build:
   stage: build
   script:
     - docker build --target train -f docker/Dockerfile
       --build-arg PYTORCH_IMAGE=$PYTORCH_IMAGE -t train .
-"""
-    % PYTORCH,
+""",
 }
 
 # Bases beyond nvidia/pytorch: cuda-dl-base in an ARG, vllm and Docker Hub's nvidia/cuda
