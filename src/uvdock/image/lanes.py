@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from uvdock.image import dockerfile as df
 from uvdock.image.ci_builds import Build, BuildArg, ci_builds, scripts_run
-from uvdock.image.pins import Finding, LaneRules, Pin
+from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin
 from uvdock.registry.tags import parse_image
 
 UNDECLARED = "undeclared-build-arg"
@@ -265,8 +265,6 @@ class _Discovery:
     ) -> tuple[list[Pin], list[Finding]]:
         """The lane's managed references: the global default (or the FROM image), then the
         build arguments that override it."""
-        from uvdock.image.scan import UNSUPPORTED_SHAPE
-
         pins: list[Pin] = []
         problems: list[Finding] = []
         if not key:

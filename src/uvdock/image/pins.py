@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 
 LANES = ("dev", "lts")
+# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
+# bump: refused, exit 2, naming file and line).
+UNSUPPORTED_SHAPE = "unsupported-shape"
 BASE_IMAGE_KEY = "BASE_IMAGE"
 PLATFORM_KEY = "PLATFORM"
 

@@ -18,6 +18,7 @@ from uvdock.files.textlines import read_text
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
     PLATFORM_KEY,
+    UNSUPPORTED_SHAPE,
     Finding,
     LaneRules,
     Pin,
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
     from uvdock.config.settings import Config
     from uvdock.image.gitlab import Item
 
-# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
-# bump: refused, exit 2, naming file and line).
-UNSUPPORTED_SHAPE = "unsupported-shape"
 # A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
 # can be neither checked nor bumped, so check fails and bump refuses.
 NOT_CHECKED_OUT = "not-checked-out"
