@@ -38,8 +38,9 @@ DOMAIN_PACKAGES = ("image", "lts", "recipes", "lock", "merge", "project", "regis
 DOMAIN_MODULES = ("doctor.signatures", "doctor.logscan", "doctor.logread")
 # Modules that may import uvdock.run (besides run/ itself).
 RUN_IMPORTERS_PACKAGES = ("commands", "run")
-# The file layer holds off Ctrl-C (run/signals.py) while a write must not be cut in half.
-RUN_IMPORTERS_MODULES = ("doctor.checks", "context", "files.edit", "files.state_store")
+# The root handler and the file layer hold off Ctrl-C (run/signals.py) where an operation must
+# not be cut in half.
+RUN_IMPORTERS_MODULES = ("doctor.checks", "context", "cli.main", "files.edit", "files.state_store")
 # `python -m uvdock` (and the console script, `uvdock.__main__:entry`) is the one place that
 # may import the CLI's root handler and hand its exit code to the OS.
 ENTRY_POINTS = ("uvdock.__main__",)
@@ -842,10 +843,10 @@ def test_domain_code_importing_run_or_output_is_reported() -> None:
         uvdock__config="from uvdock.run import proc\n",
     )
     assert sorted(layer_violations(tree)) == [
-        "uvdock.config.settings imports uvdock.run.proc",
+        "uvdock.config imports uvdock.run.proc",
         "uvdock.doctor.signatures imports uvdock.run.proc",
-        "uvdock.image.pins imports uvdock.ui.output",
         "uvdock.image.pins imports uvdock.run.proc",
+        "uvdock.image.pins imports uvdock.ui.output",
     ]
 
 
