@@ -7,8 +7,16 @@ from pathlib import Path
 
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
-from uvdock.image.pins import Finding, LaneRules, Pin, Scan, expected_tag, reference_tag
-from uvdock.image.scan import NOT_CHECKED_OUT, UNSUPPORTED_SHAPE
+from uvdock.image.pins import (
+    UNSUPPORTED_SHAPE,
+    Finding,
+    LaneRules,
+    Pin,
+    Scan,
+    expected_tag,
+    reference_tag,
+)
+from uvdock.image.scan import NOT_CHECKED_OUT
 from uvdock.registry.tags import PREFIX, parse_image, tag_key
 
 

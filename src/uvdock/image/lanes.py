@@ -58,21 +58,24 @@ def repository_files(repo: Path) -> tuple[list[str], list[str]]:
     """The repository's Dockerfiles and CI YAML files, as relative POSIX paths."""
     dockerfiles: list[str] = []
     ci: list[str] = []
-    for folder, dirs, files in os.walk(repo):
-        rel = os.path.relpath(folder, repo).replace(os.sep, "/")
-        rel = "" if rel == "." else rel + "/"
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in _SKIP_DIRS and (not d.startswith(".") or d in (".github", ".gitlab"))
-        )
-        for name in sorted(files):
-            path = rel + name
-            if is_dockerfile(name):
-                dockerfiles.append(path)
-            elif _is_ci_yaml(path):
-                ci.append(path)
-    return dockerfiles, ci
+    pending = [("", str(repo))]
+    while pending:
+        rel, folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if name not in _SKIP_DIRS and (name[0] != "." or name in (".github", ".gitlab")):
+                    pending.append((rel + name + "/", entry.path))
+            elif "dockerfile" in name.lower():
+                if is_dockerfile(name):
+                    dockerfiles.append(rel + name)
+            elif name.endswith((".yml", ".yaml")) and _is_ci_yaml(rel + name):
+                ci.append(rel + name)
+    return sorted(dockerfiles), sorted(ci)
 
 
 def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
@@ -149,10 +152,10 @@ def _lane_key(stage: df.Stage) -> str | None:
 
 
 class _Discovery:
-    def __init__(self, repo: Path, covered: set[tuple[str, str]]) -> None:
+    def __init__(self, repo: Path, covered: set[tuple[str, str]], texts: dict[str, str]) -> None:
         self.repo = repo
         self.covered = covered
-        self.found = Found([], [], [], [], {})
+        self.found = Found([], [], [], [], dict(texts))
         self.lanes: dict[str, LaneRules] = {}
 
     def run(self) -> Found:
@@ -304,6 +307,9 @@ class _Discovery:
         )
 
 
-def discover(repo: Path, covered: set[tuple[str, str]]) -> Found:
-    """The lanes of every Dockerfile, except (Dockerfile, ARG) pairs a configured lane covers."""
-    return _Discovery(repo, covered).run()
+def discover(
+    repo: Path, covered: set[tuple[str, str]], texts: dict[str, str] | None = None
+) -> Found:
+    """The lanes of every Dockerfile, except (Dockerfile, ARG) pairs a configured lane covers.
+    `texts`: files already read (path -> text), not read again."""
+    return _Discovery(repo, covered, texts or {}).run()

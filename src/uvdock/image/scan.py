@@ -338,7 +338,7 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     from uvdock.image.lanes import UNDECLARED, discover
 
     covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
-    found = discover(repo, covered)
+    found = discover(repo, covered, scan.texts)
     dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
     scan.pins[:] = [p for p in scan.pins if (p.path, p.line) not in dead]
     scan.lanes.extend(found.lanes)

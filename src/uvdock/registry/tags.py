@@ -65,20 +65,20 @@ def parse_tag_argument(text: str) -> str:
 
 # The registries whose NVIDIA images uvdock orders: NGC (every nvcr.io/nvidia/<name>) and
 # Docker Hub's nvidia/cuda. Docker Hub is named with or without its host.
-_NVIDIA_REPOSITORY = re.compile(
+# Patterns as text, compiled on first use (re caches them): `image check` on Megatron-LM
+# never orders another image, and its start-up time is budgeted.
+_NVIDIA_REPOSITORY = (
     r"(?:nvcr\.io/nvidia/[a-z0-9][a-z0-9._/-]*|(?:(?:docker\.io|index\.docker\.io)/)?nvidia/cuda)"
 )
 _SUFFIX = r"(?P<suffix>[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*)"
 # Each scheme: the tag pattern, and what stays the same within one family.
 _SCHEMES = (
-    (re.compile(r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-py3"), "YY.MM-py3"),
+    (r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-py3", "YY.MM-py3"),
     (
-        re.compile(
-            r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-cuda(?P<cuda>[0-9]+(?:\.[0-9]+)*)-" + _SUFFIX
-        ),
+        r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-cuda(?P<cuda>[0-9]+(?:\.[0-9]+)*)-" + _SUFFIX,
         "YY.MM-cuda<ver>-{suffix}",
     ),
-    (re.compile(r"(?P<x>[0-9]+)\.(?P<yy>[0-9]+)\.(?P<z>[0-9]+)-" + _SUFFIX), "X.Y.Z-{suffix}"),
+    (r"(?P<x>[0-9]+)\.(?P<yy>[0-9]+)\.(?P<z>[0-9]+)-" + _SUFFIX, "X.Y.Z-{suffix}"),
 )
 SCHEMES_TEXT = "YY.MM-py3, YY.MM-cuda<ver>-<flavour>-<os> or X.Y.Z-<flavour>-<os>"
 
@@ -116,12 +116,12 @@ def parse_image(reference: str) -> tuple[ImageTag | None, str]:
     repository, colon, tag = name.rpartition(":")
     if not colon or "/" in tag:
         repository, tag = name, ""
-    if _NVIDIA_REPOSITORY.fullmatch(repository) is None:
+    if re.fullmatch(_NVIDIA_REPOSITORY, repository) is None:
         return None, f"`{repository}` is not an NGC (nvcr.io/nvidia/...) or nvidia/cuda image"
     if digest and not tag:
         return None, f"`{reference}` is pinned by digest only; no tag to order"
     for pattern, family in _SCHEMES:
-        match = pattern.fullmatch(tag)
+        match = re.fullmatch(pattern, tag)
         if match is not None:
             numbers = [g for k, g in match.groupdict().items() if k != "suffix" and g]
             key = tuple(int(part) for n in numbers for part in n.split("."))
