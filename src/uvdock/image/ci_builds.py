@@ -148,6 +148,8 @@ def command_builds(path: str, text: str) -> list[Build]:
     builds: list[Build] = []
     yaml = path.endswith((".yml", ".yaml"))
     for match in _BUILDER.finditer(text):
+        if "#" in text[text.rfind("\n", 0, match.start()) + 1 : match.start()]:
+            continue  # a comment, or an echo of the words: no build
         command = _command(text, match.start(), match.end(), yaml)
         found, args, context = _options(command, match.end(), text)
         if "$" in context and "f" not in found:
