@@ -11,11 +11,18 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import RunCli
 from samples import family
 from samples.pins import snapshot
 
 MakeRepo = Callable[..., Path]
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No registry here: a bump says it did not check the tag (tests/commands/ ask one)."""
+    monkeypatch.setenv("UVDOCK_OFFLINE", "1")
 
 
 def _show(run_cli: RunCli, repo: Path) -> list[dict[str, object]]:

@@ -130,14 +130,19 @@ class Command(BaseCommand):
         from uvdock.files import edit
         from uvdock.image.bump import plan_found_bump
 
-        if args.latest or args.tag is None:
+        if args.latest and args.tag is not None:
             raise InputRefused(
-                f"name the tag to bump {lane} to; --latest asks the registry of"
-                " nvcr.io/nvidia/pytorch only",
-                hint=f"`uvdock image tags` lists that registry's tags; uvdock image bump TAG"
-                f" --lane {lane}",
+                f"--latest picks the tag itself; got TAG {args.tag} as well",
+                hint="drop TAG, or drop --latest",
             )
-        plan = plan_found_bump(ctx.repo, scan, lane, args.tag, allow_downgrade=args.allow_downgrade)
+        if args.tag is None and not args.latest:
+            raise InputRefused(
+                "name a TAG, or pass --latest", hint=f"uvdock image bump TAG --lane {lane}"
+            )
+        tag = args.tag or self._found_latest(ctx, args, scan, lane)
+        plan = plan_found_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
+        if not plan.noop and not args.latest:
+            self._check_found(ctx, args, plan)
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if ctx.options.json:
@@ -155,6 +160,48 @@ class Command(BaseCommand):
         for pin in plan.changed:
             ctx.out.info(f"  {pin.location}: {pin.value} -> {plan.tag}")
         return 0
+
+    def _found_latest(self, ctx: Context, args: argparse.Namespace, scan: Scan, lane: str) -> str:
+        """The newest tag of the lane's image family published for every platform."""
+        from uvdock.commands.image import registry_check
+        from uvdock.errors import InputRefused
+        from uvdock.image.pins import reference_tag
+        from uvdock.registry.tags import newest, parse_image
+
+        offline = registry_check.offline_reason(ctx, args.offline)
+        if offline:
+            raise InputRefused(
+                f"--latest asks the registry for its newest tag, but offline mode is on ({offline})",
+                hint="name the tag instead: uvdock image bump TAG",
+            )
+        current = parse_image(reference_tag(scan, lane)[0] or "")[0]
+        if current is None:
+            raise InputRefused(f"{lane} has no image uvdock can order: name the tag")
+        client = registry_check.client_for(
+            ctx, hint=registry_check.NAMED_TAG_OFFLINE_HINT, image=current.repository
+        )
+        platforms = ctx.config.platforms
+        tag, _ = registry_check.newest_complete_tag(
+            client, platforms, log=ctx.out.detail, order=lambda tags: newest(tags, current)
+        )
+        ctx.out.info(f"newest {current.repository} tag of its family: {tag}")
+        found = parse_image(f"{current.repository}:{tag}")[0]
+        return tag if found is not None and found.key > current.key else current.tag  # never back
+
+    def _check_found(self, ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
+        """The registry has the new tag for every platform, unless offline (then said)."""
+        from uvdock.commands.image import registry_check
+        from uvdock.registry.tags import parse_image
+
+        image = parse_image(plan.changed[0].value)[0] if plan.changed else None
+        repository = image.repository if image else ""
+        offline = registry_check.offline_reason(ctx, args.offline)
+        if offline or not repository:
+            ctx.out.info(f"not checked that {plan.tag} exists in the registry: offline ({offline})")
+            return
+        client = registry_check.client_for(ctx, hint=registry_check.OFFLINE_HINT, image=repository)
+        report = registry_check.require_tag(client, plan.tag, ctx.config.platforms, repository)
+        ctx.out.info(f"registry: {plan.tag} is published for {', '.join(report.platforms)}")
 
     def _contents(
         self, ctx: Context, args: argparse.Namespace, plan: BumpPlan
@@ -257,8 +304,8 @@ def _lane(scan: Scan, args: argparse.Namespace) -> str:
     if not found:
         return "dev"
     fitting = [rule.lane for rule in found if _fits(scan, rule, args.tag)]
-    if len(fitting) == 1:
-        return fitting[0]
+    if len(found) == 1 or len(fitting) == 1:
+        return (fitting or [found[0].lane])[0]
     raise InputRefused(
         f"{len(fitting) or len(found)} lanes could take {args.tag or 'a bump'}: name one with --lane",
         hint=f"lanes: {', '.join(rule.lane for rule in found)}",
