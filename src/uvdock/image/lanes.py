@@ -41,6 +41,7 @@ class Found(NamedTuple):
     findings: list[Finding]
     unrecognised: list[Pin]  # bases no lane can manage, each with why (`note`)
     texts: dict[str, str]
+    builds: list[Build]  # the CI builds of the repository's Dockerfiles
 
 
 def is_dockerfile(name: str) -> bool:
@@ -155,7 +156,7 @@ class _Discovery:
     def __init__(self, repo: Path, covered: set[tuple[str, str]], texts: dict[str, str]) -> None:
         self.repo = repo
         self.covered = covered
-        self.found = Found([], [], [], [], dict(texts))
+        self.found = Found([], [], [], [], dict(texts), [])
         self.lanes: dict[str, LaneRules] = {}
 
     def run(self) -> Found:
@@ -175,6 +176,7 @@ class _Discovery:
             target = _which(build.dockerfile, dockerfiles)
             if target is not None:
                 built[target.path].append(build._replace(dockerfile=target.path))
+                self.found.builds.append(built[target.path][-1])
         for path, item in dockerfiles.items():
             self._dockerfile(item, built[path])
         return self.found

@@ -348,7 +348,8 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     for path, text in found.texts.items():
         scan.texts.setdefault(path, text)
     if found.pins:
-        defaults = {r.lane for r in scan.lanes if not r.arg and not r.configured}
+        # A lane whose pin file is uvdock's default one: Megatron-LM's, not this repository's.
+        defaults = {r.lane for r in scan.lanes if not r.arg and r.pin_file not in r.configured}
         scan.findings[:] = [
             f for f in scan.findings if not (f.kind == "no-managed-pin" and f.lane in defaults)
         ]
