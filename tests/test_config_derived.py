@@ -7,7 +7,13 @@ from pathlib import Path
 
 from samples import family
 
-from uvdock.config.settings import load_layers
+from uvdock.config.derived import derive
+from uvdock.config.settings import Layers
+from uvdock.config.settings import load_layers as _load
+
+
+def load_layers(repo: Path, env: dict[str, str]) -> Layers:
+    return derive(repo, _load(repo, env))
 
 
 def test_a_family_repository_gets_its_own_dockerfile_target_and_image(

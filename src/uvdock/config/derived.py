@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from uvdock.config.settings import Layers
 
 
 def _choice(repo: Path) -> tuple[str, str | None, str] | None:
@@ -36,14 +39,17 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
     return path, (targets[0] if targets else None), why
 
 
-def derive(repo: Path, values: dict[str, Any], origins: dict[str, str], default: str) -> None:
-    """Fill `dockerfile`, `build_target`, `image` and `lts_image` from the repository when no
-    one set them and Megatron-LM's `default` Dockerfile is not there."""
+def derive(repo: Path, layers: Layers) -> Layers:
+    """`dockerfile`, `build_target`, `image` and `lts_image` from the repository when no one
+    set them and Megatron-LM's Dockerfile (uvdock's default) is not there."""
+    origins = dict(layers.origins)
+    default = type(layers.config)._field_defaults["dockerfile"]
     if "dockerfile" in origins or (repo / default).is_file():
-        return
+        return layers
     chosen = _choice(repo)
     if chosen is None:
-        return
+        return layers
+    values: dict[str, Any] = {}
     path, target, why = chosen
     values["dockerfile"], origins["dockerfile"] = path, f"derived: {why}"
     if "build_target" not in origins:
@@ -56,3 +62,4 @@ def derive(repo: Path, values: dict[str, Any], origins: dict[str, str], default:
         if key not in origins:
             values[key] = f"{name}:{suffix}"
             origins[key] = f"derived: the repository folder's name, built from {path}"
+    return layers._replace(config=layers.config.replace(**values), origins=origins)

@@ -316,10 +316,6 @@ def load_layers(repo: Path | None, env: Mapping[str, str] | None = None) -> Laye
     from_env = _from_env(env)
     values.update(from_env)
     origins.update({name: f"UVDOCK_{name.upper()}" for name in from_env})
-    if repo is not None:
-        from uvdock.config.derived import derive
-
-        derive(repo, values, origins, Config._field_defaults["dockerfile"])
     loaded = Config(**values)
     if repo is not None:
         check_repo_paths(repo, loaded)

@@ -161,10 +161,47 @@ def command_builds(path: str, text: str) -> list[Build]:
     return builds
 
 
+def _scalar(node: Any) -> bool:
+    return type(node).__name__ == "ScalarNode"
+
+
+def _nodes(root: Any) -> Iterator[Any]:
+    """Every node under `root` once, in document order. An alias is the anchored node
+    again: visiting it once keeps a hostile file of nested aliases (billion laughs)
+    linear, and no recursion means no depth limit to hit."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        kind = type(node).__name__
+        if kind == "MappingNode":
+            stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
+        elif kind == "SequenceNode":
+            stack.extend(reversed(node.value))
+
+
+def _mappings(node: Any) -> Iterator[Any]:
+    """Every mapping node under `node`, in document order."""
+    return (n for n in _nodes(node) if type(n).__name__ == "MappingNode")
+
+
+def _fields(mapping: Any) -> dict[str, Any]:
+    return {k.value: v for k, v in mapping.value if _scalar(k) and isinstance(k.value, str)}
+
+
+def compose(text: str) -> list[Any]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return list(yaml.compose_all(text, Loader=loader))
+
+
 def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
     """docker/build-push-action steps (a mapping with `build-args:` or `target:`)."""
-    from uvdock.image.workflows import _fields, _mappings, _scalar
-
     builds: list[Build] = []
     for document in documents:
         for mapping in _mappings(document):
@@ -224,8 +261,6 @@ def ci_builds(path: str, text: str) -> list[Build]:
     builds = command_builds(path, text)
     if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
         import yaml
-
-        from uvdock.image.workflows import compose
 
         # Not YAML: its build commands still count.
         with contextlib.suppress(yaml.YAMLError, RecursionError):

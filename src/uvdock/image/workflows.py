@@ -19,10 +19,11 @@ references changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from uvdock.errors import InputRefused
+from uvdock.image.ci_builds import _nodes, _scalar, ci_builds, compose
 from uvdock.image.pins import LaneRules, Pin, normalize_path
 from uvdock.registry.tags import PREFIX
 
@@ -50,38 +51,6 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
-def _scalar(node: Any) -> bool:
-    return type(node).__name__ == "ScalarNode"
-
-
-def _nodes(root: Any) -> Iterator[Any]:
-    """Every node under `root` once, in document order. An alias is the anchored node
-    again: visiting it once keeps a hostile file of nested aliases (billion laughs)
-    linear, and no recursion means no depth limit to hit."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        yield node
-        kind = type(node).__name__
-        if kind == "MappingNode":
-            stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
-        elif kind == "SequenceNode":
-            stack.extend(reversed(node.value))
-
-
-def _mappings(node: Any) -> Iterator[Any]:
-    """Every mapping node under `node`, in document order."""
-    return (n for n in _nodes(node) if type(n).__name__ == "MappingNode")
-
-
-def _fields(mapping: Any) -> dict[str, Any]:
-    return {k.value: v for k, v in mapping.value if _scalar(k) and isinstance(k.value, str)}
-
-
 def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> str | None:
     """The configured lane building `dockerfile`; IMAGE_TYPE tells two lanes of one file apart."""
     lanes_of_file = [r.lane for r in lanes if r.dockerfile and not r.arg and
@@ -99,19 +68,10 @@ def _pin(path: str, text: str, lane: str, start: int, end: int) -> Pin:
     )  # fmt: skip
 
 
-def compose(text: str) -> list[Any]:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return list(yaml.compose_all(text, Loader=loader))
-
-
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
     """The managed pins one workflow file holds (none when it is not YAML)."""
     if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
         return []  # most workflows: no YAML parse at all
-    from uvdock.image.ci_builds import ci_builds
-
     pins: list[Pin] = []
     for build in ci_builds(path, text):
         image_type = next((a.value for a in build.args if a.name == "IMAGE_TYPE"), "")
