@@ -151,3 +151,39 @@ def test_nothing_managed_fails_and_names_what_was_found(
     assert check.code == 1
     assert "Dockerfile:1: base `python:3.12-slim` is managed by no lane" in check.out
     assert "no base image is managed" in check.err
+
+
+@pytest.mark.parametrize(
+    "files",
+    [family.BASE_IMAGE_ARG, family.TWO_BASES, family.OTHER_IMAGES, family.DEAD_BUILD_ARG],
+    ids=["base-image-arg", "two-bases", "other-images", "dead-build-arg"],
+)
+def test_explain_prints_a_table_that_changes_nothing_when_pasted(
+    make_repo: MakeRepo, run_cli: RunCli, files: dict[str, str]
+) -> None:
+    import tomllib
+
+    repo = make_repo(files)
+    explained = run_cli("--repo", repo, "image", "show", "--explain")
+    assert explained.code == 0, explained.err
+    table = tomllib.loads(explained.out)["tool"]["uvdock"]
+    assert table["dockerfile"] in files and table["image"].endswith(":local")
+    before = run_cli("--repo", repo, "--json", "image", "check")
+    (repo / "pyproject.toml").write_text(explained.out)
+    after = run_cli("--repo", repo, "--json", "image", "check")
+    assert (after.code, json.loads(after.out)) == (before.code, json.loads(before.out))
+    # Pasted, the table explains itself again: the same keys and values.
+    again = run_cli("--repo", repo, "image", "show", "--explain")
+    assert tomllib.loads(again.out) == tomllib.loads(explained.out)
+
+
+def test_explain_on_megatron_lm_names_its_lanes_keys(megatron_repo: Path, run_cli: RunCli) -> None:
+    import tomllib
+
+    explained = run_cli("--repo", megatron_repo, "image", "show", "--explain")
+    table = tomllib.loads(explained.out)["tool"]["uvdock"]
+    assert table["dev-pin-file"] == "docker/.ngc_version.dev"
+    assert table["lts-dockerfile"] == "docker/Dockerfile.ci.lts"
+    assert table["image"] == "megatron-lm:local" and table["build-target"] == "main"
+    (megatron_repo / "uvdock.toml").write_text(explained.out.replace("[tool.uvdock]\n", ""))
+    assert run_cli("--repo", megatron_repo, "image", "check").code == 0

@@ -40,19 +40,25 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
 
 
 def derive(repo: Path, layers: Layers) -> Layers:
-    """`dockerfile`, `build_target`, `image` and `lts_image` from the repository when no one
-    set them and Megatron-LM's Dockerfile (uvdock's default) is not there."""
+    """`dockerfile`, `build_target`, `image` and `lts_image` from the repository, each where no
+    one set it, when Megatron-LM's Dockerfile (uvdock's default) is not there."""
     origins = dict(layers.origins)
-    default = type(layers.config)._field_defaults["dockerfile"]
-    if "dockerfile" in origins or (repo / default).is_file():
+    config = layers.config
+    if (repo / type(config)._field_defaults["dockerfile"]).is_file():
+        return layers
+    if not {"dockerfile", "build_target", "image", "lts_image"} - origins.keys():
         return layers
     chosen = _choice(repo)
-    if chosen is None:
-        return layers
     values: dict[str, Any] = {}
-    path, target, why = chosen
-    values["dockerfile"], origins["dockerfile"] = path, f"derived: {why}"
+    if "dockerfile" in origins:
+        path = config.dockerfile
+    elif chosen is not None:
+        path = chosen[0]
+        values["dockerfile"], origins["dockerfile"] = path, f"derived: {chosen[2]}"
+    else:
+        return layers
     if "build_target" not in origins:
+        target = chosen[1] if chosen is not None and chosen[0] == path else None
         values["build_target"] = target or ""
         origins["build_target"] = (
             f"derived: the target CI builds from {path}" if target else "derived: its last stage"
@@ -62,4 +68,4 @@ def derive(repo: Path, layers: Layers) -> Layers:
         if key not in origins:
             values[key] = f"{name}:{suffix}"
             origins[key] = f"derived: the repository folder's name, built from {path}"
-    return layers._replace(config=layers.config.replace(**values), origins=origins)
+    return layers._replace(config=config.replace(**values), origins=origins)
