@@ -187,3 +187,12 @@ def test_explain_on_megatron_lm_names_its_lanes_keys(megatron_repo: Path, run_cl
     assert table["image"] == "megatron-lm:local" and table["build-target"] == "main"
     (megatron_repo / "uvdock.toml").write_text(explained.out.replace("[tool.uvdock]\n", ""))
     assert run_cli("--repo", megatron_repo, "image", "check").code == 0
+
+
+def test_image_build_uses_the_dockerfiles_own_base_and_the_ci_target(
+    make_repo: MakeRepo, run_cli: RunCli
+) -> None:
+    repo = make_repo(family.BASE_IMAGE_ARG, name="trainer")
+    result = run_cli("--repo", repo, "--engine", "podman", "--dry-run", "image", "build")
+    assert result.code == 0, result.err
+    assert "podman build --target ci -f docker/Dockerfile.ci -t trainer:local ." in result.out
