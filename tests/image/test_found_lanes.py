@@ -196,3 +196,26 @@ def test_image_build_uses_the_dockerfiles_own_base_and_the_ci_target(
     result = run_cli("--repo", repo, "--engine", "podman", "--dry-run", "image", "build")
     assert result.code == 0, result.err
     assert "podman build --target ci -f docker/Dockerfile.ci -t trainer:local ." in result.out
+
+
+def test_a_pin_file_and_a_workflow_env_key_are_references_of_the_lane(
+    make_repo: MakeRepo, run_cli: RunCli
+) -> None:
+    repo = make_repo(family.PIN_FILE_AND_ENV)
+    lane = "docker/Dockerfile.train:BASE_IMAGE"
+    managed = {(p["path"], p["line"]) for p in _show(run_cli, repo) if p["lane"] == lane}
+    assert managed == {
+        ("docker/Dockerfile.train", 1),
+        ("docker/base-image.txt", 1),
+        (".github/workflows/image.yml", 3),
+    }
+    assert run_cli("--repo", repo, "image", "check").code == 0
+    assert run_cli("--repo", repo, "image", "bump", "26.07-py3").code == 0
+    assert (repo / "docker/base-image.txt").read_text() == "nvcr.io/nvidia/pytorch:26.07-py3\n"
+    assert (
+        "  BASE_IMAGE: nvcr.io/nvidia/pytorch:26.07-py3\n"
+        in (repo / ".github/workflows/image.yml").read_text()
+    )
+    (repo / "docker/base-image.txt").write_text("nvcr.io/nvidia/pytorch:26.05-py3\n")
+    drift = run_cli("--repo", repo, "image", "check")
+    assert drift.code == 1 and "docker/base-image.txt:1: " in drift.out

@@ -95,3 +95,28 @@ jobs:
 }
 # What the README told this repository to configure before uvdock found bases alone.
 README_CONFIG = 'dockerfile = "docker/Dockerfile.ci"\ndev-pin-file = ""\nlts-pin-file = ""\n'
+
+# The base read from a pin file by a GitLab job, and from a workflow's `env:` by a build action.
+PIN_FILE_AND_ENV = {
+    "docker/base-image.txt": f"{PYTORCH}\n",
+    "docker/Dockerfile.train": f"ARG BASE_IMAGE={PYTORCH}\nFROM ${{BASE_IMAGE}}\nRUN true\n",
+    ".gitlab-ci.yml": """\
+build:
+  script:
+    - docker build -f docker/Dockerfile.train --build-arg BASE_IMAGE=$(cat docker/base-image.txt) .
+""",
+    ".github/workflows/image.yml": f"""\
+on: [push]
+env:
+  BASE_IMAGE: {PYTORCH}
+jobs:
+  image:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: docker/build-push-action@v6
+        with:
+          file: docker/Dockerfile.train
+          build-args: |
+            BASE_IMAGE=${{{{ env.BASE_IMAGE }}}}
+""",
+}

@@ -36,7 +36,12 @@ _VALUED = {
     "-m", "--memory", "--builder", "--metadata-file", "--annotation", "--attest",
 }  # fmt: skip
 _SHELL_END = ("&&", "||", ";", "|", "&")
-_VARIABLE = re.compile(r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?")
+_VARIABLE = re.compile(
+    r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?"
+    r"|\$\{\{\s*(?:env|vars)\.(?P<github>[A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
+)
+# A value a build reads from a file: `$(cat docker/base_image)`, `$(< docker/base_image)`.
+_FROM_FILE = re.compile(r"\$\((?:cat[ \t]+|<[ \t]*)(?P<path>[\w./-]+)[ \t]*\)")
 _SCRIPT = re.compile(r"(?<![\w./-])(?:\./)?(?P<path>[\w./-]+\.sh)\b")
 
 
@@ -47,6 +52,7 @@ class BuildArg(NamedTuple):
     end: int
     line: int
     path: str = ""  # the file holding the value ("" for the build's own file)
+    pin_file: str = ""  # the value is this file's content (`$(cat FILE)`)
 
 
 class Build(NamedTuple):
@@ -105,7 +111,9 @@ def _assignment(word: str, start: int) -> tuple[str, str, int] | None:
 
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
     """The build command's -f and --target, its build args, and its context."""
-    spans = words(command, "\0")
+    # `$(cat FILE)` is one word to the shell: its blanks split nothing.
+    masked = re.sub(r"\$\([^()]*\)", lambda m: re.sub(r"[ \t]", "\x01", m[0]), command)
+    spans = words(masked, "\0")
     found: dict[str, str] = {}
     args: list[BuildArg] = []
     positional: list[str] = []
@@ -245,13 +253,16 @@ def _resolved(build: Build, text: str) -> Build:
     """Each `$VAR` value replaced by the places the same file sets VAR (if any)."""
     args: list[BuildArg] = []
     for arg in build.args:
+        from_file = _FROM_FILE.fullmatch(arg.value)
+        if from_file is not None:
+            args.append(arg._replace(pin_file=posixpath.normpath(from_file["path"])))
+            continue
         variable = _VARIABLE.fullmatch(arg.value)
         if variable is None:
             args.append(arg)
             continue
-        found = [
-            v._replace(name=arg.name) for v in _yaml_values(build.path, text, variable["name"])
-        ]
+        name = variable["name"] or variable["github"]
+        found = [v._replace(name=arg.name) for v in _yaml_values(build.path, text, name)]
         args.extend(found or [arg])
     return build._replace(args=tuple(args))
 

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from uvdock.image import dockerfile as df
 from uvdock.image.ci_builds import Build, BuildArg, ci_builds, scripts_run
+from uvdock.image.pin_file import pin_file_pin
 from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin
 from uvdock.registry.tags import parse_image
 
@@ -290,9 +291,17 @@ class _Discovery:
             ]
         for build in builds:
             for arg in build.args:
-                if arg.name == key and "$" not in arg.value:
+                if arg.name == key and arg.pin_file:
+                    text = _read(self.repo, arg.pin_file, self.found.texts)
+                    read = pin_file_pin(arg.pin_file, text, name) if text is not None else None
+                    if isinstance(read, Pin):
+                        pins.append(read)
+                    elif read is not None:
+                        problems.append(read)
+                elif arg.name == key and "$" not in arg.value:
                     pins.append(_pin(name, arg, build))
-        return pins, problems
+        # One place read by several builds (a pin file, a workflow `env:` key) is one pin.
+        return list({(p.path, p.start): p for p in pins}.values()), problems
 
     def _from_pin(self, item: _Dockerfile, stage: df.Stage, name: str) -> Pin:
         instruction = next(i for i in item.parsed.instructions if i.line == stage.line)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import read_text
+from uvdock.image.pin_file import managed_pin as _managed
+from uvdock.image.pin_file import pin_file_pin as _pin_file_pin
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
     PLATFORM_KEY,
@@ -48,53 +50,6 @@ def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
         raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
     texts[path] = text
     return text
-
-
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
-def _tag_of(value: str) -> str:
-    return value[len(PREFIX) :] if value.startswith(PREFIX) else value
-
-
-def _managed(
-    path: str, text: str, lane: str, source: str, start: int, end: int, **extra: str
-) -> Pin:
-    value = text[start:end]
-    return Pin(
-        path, _line_of(text, start), lane, _tag_of(value), True, source, value, start, end, **extra
-    )
-
-
-def _pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
-    """The one image reference a pin file holds, or why it does not hold exactly one.
-
-    Surrounding blank space (and a BOM) is allowed; anything else (a second line, a comment,
-    merge-conflict markers) is a finding, and a bump refuses to guess which line is the pin.
-    """
-    start = 1 if text.startswith("\ufeff") else 0
-    body = text[start:]
-    stripped = body.strip()
-    words = stripped.split()
-    if len(words) == 1:
-        begin = start + len(body) - len(body.lstrip())
-        return _managed(path, text, lane, "pin-file", begin, begin + len(stripped))
-    if not words:
-        problem = "is empty"
-    elif any(line.startswith(("<<<<<<<", "=======", ">>>>>>>")) for line in body.splitlines()):
-        problem = "holds merge-conflict markers"
-    elif stripped.startswith("#"):
-        problem = "starts with a comment"
-    else:
-        problem = f"holds {len(words)} words on {len(stripped.splitlines())} line(s)"
-    return Finding(
-        "pin-file-content",
-        lane,
-        path,
-        1,
-        f"{lane} pin file {problem}; it must hold exactly one image reference",
-    )
 
 
 def _dockerfile_pins(path: str, text: str, lane: str) -> tuple[list[Pin], list[Finding]]:
