@@ -15,6 +15,7 @@ not declare is a finding naming both places.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -145,12 +146,12 @@ def _which(builds_path: str, dockerfiles: dict[str, _Dockerfile]) -> _Dockerfile
 
 
 def _lane_key(stage: df.Stage) -> str | None:
-    """The ARG a FROM reads whole (`$X`, `${X}`), "" for a literal image, None otherwise."""
+    """The ARG a FROM reads whole (`$X`, `${X}`, `${X:-fallback}`), "" for a literal image,
+    None otherwise (the image built from parts)."""
     if not stage.variables:
         return ""
-    written = stage.written
-    name = stage.variables[0]
-    return name if len(stage.variables) == 1 and written in (f"${name}", f"${{{name}}}") else None
+    whole = re.fullmatch(r"\$(?:(?P<bare>\w+)|\{(?P<braced>\w+)(?::-[^$}]*)?\})", stage.written)
+    return None if whole is None else whole["bare"] or whole["braced"]
 
 
 class _Discovery:
@@ -257,7 +258,9 @@ class _Discovery:
         pins, problems = self._references(item, stage, key, name, builds)
         values = [pin.value for pin in pins]
         if not any(parse_image(value)[0] for value in values):
-            why = parse_image(values[0] if values else stage.image)[1]
+            why = parse_image(values[0] if values else stage.image)[1] or (
+                f"ARG {key} has no default and no CI build passes it"
+            )
             self._unrecognised(item.path, stage.line, values[0] if values else stage.written, why)
             return
         rule = LaneRules(name, "", item.path, (), (), arg=key or "FROM")
