@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.image import dockerfile as df
-from uvdock.image.ci_builds import Build, BuildArg, ci_builds, scripts_run
+from uvdock.image.ci_builds import Build, ci_builds, scripts_run
 from uvdock.image.pin_file import pin_file_pin
 from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin
 from uvdock.registry.tags import parse_image
@@ -34,6 +34,11 @@ _PREDEFINED = {
     *(f"{n}_PROXY" for n in ("HTTP", "HTTPS", "FTP", "NO", "ALL")),
     *(f"{n.lower()}_proxy" for n in ("HTTP", "HTTPS", "FTP", "NO", "ALL")),
     "SOURCE_DATE_EPOCH",
+    *(
+        f"{side}{part}"
+        for side in ("BUILD", "TARGET")
+        for part in ("PLATFORM", "OS", "ARCH", "VARIANT")
+    ),
 }
 
 
@@ -114,11 +119,11 @@ def _source(path: str) -> str:
     return "workflow" if path.endswith((".yml", ".yaml")) else "script"
 
 
-def _pin(lane: str, arg: BuildArg, build: Build) -> Pin:
-    image, _ = parse_image(arg.value)
-    path = arg.path or build.path
-    tag = image.tag if image else arg.value
-    return Pin(path, arg.line, lane, tag, True, _source(path), arg.value, arg.start, arg.end)
+def _reference(path: str, line: int, lane: str, value: str, start: int, source: str) -> Pin:
+    """A managed reference of a found lane: its tag when uvdock can order the image."""
+    image = parse_image(value)[0]
+    tag = image.tag if image else value
+    return Pin(path, line, lane, tag, True, source, value, start, start + len(value))
 
 
 class _Dockerfile(NamedTuple):
@@ -159,7 +164,6 @@ class _Discovery:
         self.repo = repo
         self.covered = covered
         self.found = Found([], [], [], [], dict(texts), [])
-        self.lanes: dict[str, LaneRules] = {}
 
     def run(self) -> Found:
         texts = self.found.texts
@@ -228,7 +232,7 @@ class _Discovery:
         for arg in build.args:
             if arg.name in item.declared or arg.name in _PREDEFINED:
                 continue
-            if arg.name.startswith(("BUILDKIT_", "TARGET", "BUILD")):
+            if arg.name.startswith("BUILDKIT_"):
                 continue
             instead = f"; its base is ARG {reads}" if reads else ""
             lane = "" if reads is None else f"{item.path}:{reads or 'FROM'}"
@@ -263,9 +267,7 @@ class _Discovery:
             )
             self._unrecognised(item.path, stage.line, values[0] if values else stage.written, why)
             return
-        rule = LaneRules(name, "", item.path, (), (), arg=key or "FROM")
-        self.lanes[name] = rule
-        self.found.lanes.append(rule)
+        self.found.lanes.append(LaneRules(name, "", item.path, (), (), arg=key or "FROM"))
         self.found.pins.extend(pins)
         self.found.findings.extend(problems)
 
@@ -283,10 +285,8 @@ class _Discovery:
             defaults, shapes = df.arg_defaults(item.text, key)
             for default in defaults:
                 if default.line < first_from:
-                    tag = parse_image(default.value)[0]
-                    pins.append(Pin(item.path, default.line, name, tag.tag if tag else
-                                    default.value, True, "dockerfile", default.value,
-                                    default.start, default.end))  # fmt: skip
+                    pins.append(_reference(item.path, default.line, name, default.value,
+                                           default.start, "dockerfile"))  # fmt: skip
             problems += [
                 Finding(UNSUPPORTED_SHAPE, name, item.path, p.line, p.message)
                 for p in shapes
@@ -302,7 +302,10 @@ class _Discovery:
                     elif read is not None:
                         problems.append(read)
                 elif arg.name == key and "$" not in arg.value:
-                    pins.append(_pin(name, arg, build))
+                    path = arg.path or build.path
+                    pins.append(
+                        _reference(path, arg.line, name, arg.value, arg.start, _source(path))
+                    )
         # One place read by several builds (a pin file, a workflow `env:` key) is one pin.
         return list({(p.path, p.start): p for p in pins}.values()), problems
 
@@ -311,9 +314,7 @@ class _Discovery:
         index = instruction.text.find(stage.written, len(instruction.text) -
                                       len(instruction.text.lstrip()) + 4)  # fmt: skip
         start = instruction.offsets[index]
-        tag = parse_image(stage.written)[0]
-        return Pin(item.path, stage.line, name, tag.tag if tag else stage.written, True,
-                   "dockerfile", stage.written, start, start + len(stage.written))  # fmt: skip
+        return _reference(item.path, stage.line, name, stage.written, start, "dockerfile")
 
     def _unrecognised(self, path: str, line: int, value: str, why: str) -> None:
         self.found.unrecognised.append(
