@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import NamedTuple
 
 from uvdock.files.textlines import Line, split_lines
@@ -102,8 +103,10 @@ def _heredocs(text: str, lines: list[Line], index: int) -> tuple[tuple[Heredoc, 
     return tuple(found), index
 
 
+@lru_cache(maxsize=16)
 def read(text: str) -> Dockerfile:
-    """Every instruction of the Dockerfile `text`, in order."""
+    """Every instruction of the Dockerfile `text`, in order (one parse per text: a scan reads
+    a lane's Dockerfile for its pins and again for its stages)."""
     lines = split_lines(text)
     escape = _escape_char(lines)
     instructions: list[Instruction] = []
