@@ -219,3 +219,14 @@ def test_a_pin_file_and_a_workflow_env_key_are_references_of_the_lane(
     (repo / "docker/base-image.txt").write_text("nvcr.io/nvidia/pytorch:26.05-py3\n")
     drift = run_cli("--repo", repo, "image", "check")
     assert drift.code == 1 and "docker/base-image.txt:1: " in drift.out
+
+
+def test_megatron_lms_arg_name_in_another_dockerfile_is_the_dev_lane(
+    make_repo: MakeRepo, run_cli: RunCli
+) -> None:
+    """The derived `dockerfile` is docker/Dockerfile.ci, so Megatron-LM's dev lane reads its
+    FROM_IMAGE_NAME; the LTS lane, none of whose files exist, is no finding."""
+    repo = make_repo(family.FROM_IMAGE_NAME_ELSEWHERE)
+    check = run_cli("--repo", repo, "image", "check")
+    assert check.code == 0, check.out + check.err
+    assert "agree: dev 26.06-py3 (1 pin)" in check.out

@@ -120,3 +120,8 @@ jobs:
             BASE_IMAGE=${{{{ env.BASE_IMAGE }}}}
 """,
 }
+
+# Megatron-LM's ARG name in another file: docker/Dockerfile.ci with FROM_IMAGE_NAME, no pin files.
+FROM_IMAGE_NAME_ELSEWHERE = {
+    "docker/Dockerfile.ci": f"ARG FROM_IMAGE_NAME={PYTORCH}\nFROM ${{FROM_IMAGE_NAME}} AS main\n",
+}

@@ -302,9 +302,20 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     scan.unclassified.extend(found.unrecognised)
     for path, text in found.texts.items():
         scan.texts.setdefault(path, text)
-    if found.pins:
-        # A lane whose pin file is uvdock's default one: Megatron-LM's, not this repository's.
-        defaults = {r.lane for r in scan.lanes if not r.arg and r.pin_file not in r.configured}
+    if scan.pins:
+        # Megatron-LM's lane where none of its files is here (neither its default pin file
+        # nor a Dockerfile of its own: absent, or another lane's) while another lane is
+        # managed: no lane of this repository.
+        defaults = {
+            r.lane
+            for r in scan.lanes
+            if not r.arg
+            and r.pin_file not in r.configured
+            and (
+                r.dockerfile not in scan.texts
+                or any(p.path == r.dockerfile and p.lane != r.lane for p in scan.pins)
+            )
+        }
         scan.findings[:] = [
             f for f in scan.findings if not (f.kind == "no-managed-pin" and f.lane in defaults)
         ]
