@@ -83,7 +83,7 @@ def build_spec(repo: Path, config: Config, *, lts: bool, tag: str | None = None)
 
 def _own_base(repo: Path, dockerfile: str, target: str) -> tuple[str, str] | None:
     """(base image, where it is said) when the Dockerfile builds `target` from its own ARG
-    default or FROM image and declares no FROM_IMAGE_NAME; None otherwise."""
+    default or FROM image (a FROM_IMAGE_NAME default too); None when a value is missing."""
     from uvdock.files.textlines import read_text
     from uvdock.image.dockerfile import base_of, global_args, read, stages
 
@@ -93,7 +93,7 @@ def _own_base(repo: Path, dockerfile: str, target: str) -> tuple[str, str] | Non
         return None
     declared = global_args(parsed)
     stage = base_of(stages(parsed), target or None)
-    if "FROM_IMAGE_NAME" in declared or stage is None or not stage.image or "$" in stage.image:
+    if stage is None or not stage.image or "$" in stage.image:
         return None
     if stage.variables:
         name = stage.variables[0]
