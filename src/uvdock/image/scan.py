@@ -302,7 +302,9 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     scan.unclassified.extend(found.unrecognised)
     for path, text in found.texts.items():
         scan.texts.setdefault(path, text)
-    if scan.pins:
+    # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
+    megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg and r.pin_file)
+    if scan.pins and not megatron:
         # Megatron-LM's lane where none of its files is here (neither its default pin file
         # nor a Dockerfile of its own: absent, or another lane's) while another lane is
         # managed: no lane of this repository.
