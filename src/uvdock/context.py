@@ -77,7 +77,9 @@ class Context:
     @cached_property
     def layers(self) -> config_module.Layers:
         """The configuration before the trust check, with where each value came from."""
-        layers = config_module.load_layers(self.repo, self.env)
+        from uvdock.config.derived import derive
+
+        layers = derive(self.repo, config_module.load_layers(self.repo, self.env))
         overrides: dict[str, str] = {}
         if self.options.engine:
             overrides["engine"] = self.options.engine

@@ -276,3 +276,19 @@ def test_tls_interception_names_the_ca_mount(run_cli: RunCli) -> None:
     assert result.code == 0, result.err
     assert "TLS interception" in result.out and "SSL_CERT_FILE" in result.out
     assert "-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro" in result.out
+
+
+@pytest.mark.engine
+def test_the_ci_image_of_another_repository_is_derived_and_doctor_says_why(
+    run_cli: RunCli, make_repo: Callable[..., Path], engine_image: str
+) -> None:
+    """Issue 28: not `megatron-lm:local` for every repository; doctor names the image and why."""
+    from samples import family
+
+    repo = make_repo(family.BASE_IMAGE_ARG, name="trainer")
+    result = run_cli("--repo", repo, "--engine", "podman", "doctor")
+    assert result.code == 1
+    assert (
+        "[FAIL] image or container: image trainer:local is not present in podman"
+        " (derived: the repository folder's name, built from docker/Dockerfile.ci)"
+    ) in result.out.splitlines()

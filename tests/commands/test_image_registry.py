@@ -252,3 +252,27 @@ def test_no_tag_for_the_lts_lane_hints_an_lts_bump(megatron_repo: Path, run_cli:
     result = run_cli("--repo", megatron_repo, "image", "bump", "--lts")
     assert result.code == 2
     assert "hint: uvdock image bump --lts " in result.err
+
+
+def test_a_found_lane_lists_its_family_and_bumps_to_the_newest_complete_tag(
+    make_repo: Callable[..., Path], run_cli: Run, registry: Registries
+) -> None:
+    """Issue 28: a lane found by meaning (ARG BASE_IMAGE) asks the same registry about its
+    own image, ordered within its family (no `-igpu`, no `latest`)."""
+    from samples import family
+
+    repo = make_repo(family.BASE_IMAGE_ARG)
+    lane = "docker/Dockerfile.ci:BASE_IMAGE"
+    tags = run_cli("--repo", repo, "--json", "image", "tags", "--lane", lane)
+    assert tags.code == 0, tags.err
+    assert [row["tag"] for row in json.loads(tags.out)["tags"]] == [
+        "26.10-py3", "26.09-py3", "26.06-py3", "25.11-py3", "24.12-py3",
+    ]  # fmt: skip
+    latest = run_cli("--repo", repo, "image", "bump", "--latest")
+    assert latest.code == 0, latest.err
+    text = (repo / "docker/Dockerfile.ci").read_text()
+    assert "ARG BASE_IMAGE=nvcr.io/nvidia/pytorch:26.09-py3" in text
+    assert (repo / ".github/workflows/ci.yml").read_text().count("pytorch:26.09-py3") == 2
+    missing = run_cli("--repo", repo, "image", "bump", "26.11-py3")
+    assert missing.code == 2
+    assert "nvcr.io/nvidia/pytorch:26.11-py3 does not exist in the registry" in missing.err

@@ -214,7 +214,7 @@ def test_every_misspelt_managed_file_is_named(
     assert f"{path} does not exist" in result.out
 
 
-def test_a_repository_without_pins_fails_unless_lanes_are_disabled(
+def test_a_repository_without_pins_fails_even_with_lanes_disabled(
     make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     repo = make_repo({"README.md": "nothing pinned here\n"})
@@ -222,8 +222,11 @@ def test_a_repository_without_pins_fails_unless_lanes_are_disabled(
     assert result.code == 1
     assert "the dev lane has no managed pin" in result.out
     assert "the lts lane has no managed pin" in result.out
+    # Issue 28: with both lanes switched off nothing is managed, and a check of nothing fails.
     (repo / "uvdock.toml").write_text('dev-pin-file = ""\nlts-pin-file = ""\n')
-    assert run_cli("--repo", repo, "image", "check").code == 0
+    disabled = run_cli("--repo", repo, "image", "check")
+    assert disabled.code == 1
+    assert "no base image is managed" in disabled.err
 
 
 def test_missing_pin_file_when_the_other_lane_has_one(make_repo: Callable[..., Path]) -> None:

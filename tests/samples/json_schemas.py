@@ -52,6 +52,7 @@ PIN = {
     "managed": "bool",
     "kind": "str",
 }
+SHOWN_PIN = {**PIN, "why?": "str"}  # image show: an unmanaged base says why
 FINDING = {
     "kind": "str",
     "lane": "str",
@@ -181,7 +182,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "next_steps": ["str"],
     },
     "image show": {
-        "pins?": [PIN],
+        "pins?": [SHOWN_PIN],
         "images?": [
             {
                 "lane": "str",

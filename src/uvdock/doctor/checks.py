@@ -143,12 +143,22 @@ class _Checks:
                 )
             return _passed(f"container {placement.container} is running")
         found = probe.image(placement.engine, placement.image, self.ctx.env, timeout=60)
+        why = self._image_origin()
         if not found.present:
             return _failed(
-                f"image {placement.image} is not present in {placement.engine}",
+                f"image {placement.image} is not present in {placement.engine}{why}",
                 self._image_fix(placement.engine),
             )
-        return _passed(f"image {placement.image} present")
+        return _passed(f"image {placement.image} present{why}")
+
+    def _image_origin(self) -> str:
+        """Why this image: derived from the repository, uvdock's default, or who set it."""
+        origin = self.ctx.layers.origins.get("image")
+        if origin == "--image":
+            return ""  # named on this command line
+        if origin is None:
+            return " (uvdock's default, Megatron-LM's; set `image` in [tool.uvdock])"
+        return f" ({origin})" if origin.startswith("derived") else f" (set in {origin})"
 
     def _image_fix(self, engine: str) -> str:
         """How to get the CI image here (doctor.fixes), from what this machine can do."""

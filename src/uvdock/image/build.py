@@ -61,6 +61,12 @@ def build_spec(repo: Path, config: Config, *, lts: bool, tag: str | None = None)
             f"{dockerfile}: no Dockerfile here",
             hint="set dockerfile / lts-dockerfile in [tool.uvdock] if it lives elsewhere",
         )
+    megatron = type(config)._field_defaults["dockerfile"]
+    if not lts and dockerfile != megatron and not (repo / pin_file).is_file():
+        own = _own_base(repo, dockerfile, config.build_target)
+        if own is not None:  # not laid out like Megatron-LM: the Dockerfile names its base
+            return BuildSpec("dev", dockerfile, own[1], own[0], tag or default_tag,
+                             config.build_target, ())  # fmt: skip
     base = read_pin(repo, pin_file)
     args: list[tuple[str, str]] = [("FROM_IMAGE_NAME", base)]
     if not lts:
@@ -76,8 +82,28 @@ def build_spec(repo: Path, config: Config, *, lts: bool, tag: str | None = None)
     )
 
 
+def _own_base(repo: Path, dockerfile: str, target: str) -> tuple[str, str] | None:
+    """(base image, where it is said) when the Dockerfile builds `target` from its own ARG
+    default or FROM image (a FROM_IMAGE_NAME default too); None when a value is missing."""
+    from uvdock.files.textlines import read_text
+    from uvdock.image.dockerfile import base_of, global_args, read, stages
+
+    try:
+        parsed = read(read_text(repo / dockerfile))
+    except (OSError, UnicodeDecodeError):
+        return None
+    declared = global_args(parsed)
+    stage = base_of(stages(parsed), target or None)
+    if stage is None or not stage.image or "$" in stage.image:
+        return None
+    if stage.variables:
+        name = stage.variables[0]
+        return stage.image, f"ARG {name} in {dockerfile}:{declared.get(name, (None, 0))[1]}"
+    return stage.image, f"FROM in {dockerfile}:{stage.line}"
+
+
 def build_argv(engine: str, spec: BuildSpec, context: str = ".") -> list[str]:
-    argv = [engine, "build", "--target", spec.target]
+    argv = [engine, "build", *(("--target", spec.target) if spec.target else ())]
     for key, value in spec.build_args:
         argv += ["--build-arg", f"{key}={value}"]
     return [*argv, "-f", spec.dockerfile, "-t", spec.tag, context]

@@ -7,9 +7,17 @@ from pathlib import Path
 
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
-from uvdock.image.pins import Finding, Pin, Scan, expected_tag
-from uvdock.image.scan import NOT_CHECKED_OUT, UNSUPPORTED_SHAPE
-from uvdock.registry.tags import PREFIX, tag_key
+from uvdock.image.pins import (
+    UNSUPPORTED_SHAPE,
+    Finding,
+    LaneRules,
+    Pin,
+    Scan,
+    expected_tag,
+    reference_tag,
+)
+from uvdock.image.scan import NOT_CHECKED_OUT
+from uvdock.registry.tags import PREFIX, parse_image, tag_key
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,19 @@ def _refuse_unbumpable(scan: Scan, lane: str) -> None:
             )
 
 
+def _edits(repo: Path, scan: Scan, changed: list[Pin], new_value: str) -> list[FileEdit]:
+    """Each file with its changed pins' spans replaced; workflows re-read as YAML."""
+    edits: list[FileEdit] = []
+    for path in sorted({pin.path for pin in changed}):
+        old = scan.texts[path]
+        new = old
+        for pin in sorted((p for p in changed if p.path == path), key=lambda p: -p.start):
+            new = new[: pin.start] + new_value + new[pin.end :]
+        _verify_workflow(path, old, new, [p for p in changed if p.path == path], new_value)
+        edits.append(FileEdit(repo / path, old, new, display=path))
+    return edits
+
+
 def plan_bump(
     repo: Path,
     scan: Scan,
@@ -116,14 +137,7 @@ def plan_bump(
         )
     new_value = PREFIX + tag
     changed = [pin for pin in pins if pin.value != new_value]
-    edits: list[FileEdit] = []
-    for path in sorted({pin.path for pin in changed}):
-        old = scan.texts[path]
-        new = old
-        for pin in sorted((p for p in changed if p.path == path), key=lambda p: -p.start):
-            new = new[: pin.start] + new_value + new[pin.end :]
-        _verify_workflow(path, old, new, [p for p in changed if p.path == path], new_value)
-        edits.append(FileEdit(repo / path, old, new, display=path))
+    edits = _edits(repo, scan, changed, new_value)
     if gitlab_file in scan.texts:
         from uvdock.image.matrix_verify import verify_matrix_bump
 
@@ -131,3 +145,68 @@ def plan_bump(
         verify_matrix_bump(gitlab_file, scan.texts[gitlab_file], after, scan.lanes, lane, new_value)
     warnings = [f for f in scan.findings if f.lane == lane]
     return BumpPlan(lane, tag, current, edits, changed, warnings)
+
+
+# --- lanes found by meaning -------------------------------------------------------------
+
+
+def found_target(scan: Scan, rule: LaneRules, text: str) -> tuple[str, str | None]:
+    """The reference TEXT names for the lane (a tag of the lane's image, or a whole reference
+    of its image family) and the lane's current one; refused when TEXT is neither."""
+    current, _ = reference_tag(scan, rule.lane)
+    now = parse_image(current)[0] if current else None
+    wanted = text.strip()
+    if now is not None and ":" not in wanted and "/" not in wanted:
+        wanted = f"{now.repository}:{wanted}"
+    image, why = parse_image(wanted)
+    if image is None:
+        raise InputRefused(f"`{text}` cannot be the base of {rule.lane}: {why}")
+    if now is not None and not image.same_family(now):
+        raise InputRefused(
+            f"`{wanted}` is not of {rule.lane}'s image family ({now.repository}, {now.family})",
+            hint=f"name a tag like {now.tag}, or the whole reference to change family on purpose"
+            " by editing the ARG by hand",
+        )
+    return image.reference, current
+
+
+def plan_found_bump(
+    repo: Path, scan: Scan, lane: str, text: str, *, allow_downgrade: bool
+) -> BumpPlan:
+    """Every managed reference of a found lane (its ARG default or FROM image, and the CI build
+    arguments that override it) moved to the image TEXT names, re-read after the edit."""
+    rule = next(r for r in scan.lanes if r.lane == lane)
+    _refuse_unbumpable(scan, lane)
+    reference, current = found_target(scan, rule, text)
+    now, new = parse_image(current or "")[0], parse_image(reference)[0]
+    if now is not None and new is not None and new.key < now.key and not allow_downgrade:
+        raise InputRefused(
+            f"{new.tag} is older than the {lane} lane's current {now.tag}",
+            hint="pass --allow-downgrade to move back on purpose",
+        )
+    changed = [pin for pin in scan.lane_pins(lane) if pin.value != reference]
+    edits = _edits(repo, scan, changed, reference)
+    for edit in edits:
+        if edit.display == rule.dockerfile:
+            _verify_dockerfile(rule, edit.new, reference)
+    tag = new.tag if new is not None else reference
+    warnings = [f for f in scan.findings if f.lane == lane]
+    return BumpPlan(lane, tag, now.tag if now else current, edits, changed, warnings)
+
+
+def _verify_dockerfile(rule: LaneRules, text: str, reference: str) -> None:
+    """The edited Dockerfile, read again: its base is now `reference`, or nothing is written."""
+    from uvdock.image.dockerfile import global_args, read, stages
+
+    parsed = read(text)
+    if rule.arg == "FROM":
+        images = {stage.image for stage in stages(parsed)}
+        ok = reference in images
+    else:
+        ok = global_args(parsed).get(rule.arg, (None, 0))[0] == reference
+    if not ok:
+        raise InputRefused(
+            f"{rule.dockerfile}: after the edit Docker would not read {reference} as the base;"
+            " nothing was written",
+            hint=f"bump {rule.dockerfile} by hand",
+        )

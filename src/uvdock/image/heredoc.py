@@ -25,24 +25,12 @@ WHAT_WORKS = (
     "DOCKER_BUILDKIT not 0)"
 )
 
-_INSTRUCTION = re.compile(r"^\s*(RUN|COPY|ADD)\b", re.IGNORECASE)
-_HEREDOC = re.compile(r"<<-?[\"']?[A-Za-z_][A-Za-z0-9_]*[\"']?")
-
 
 def first_heredoc(text: str) -> int | None:
     """The 1-based line of the first RUN/COPY/ADD instruction that opens a heredoc."""
-    start: int | None = None
-    is_candidate = False
-    for number, line in enumerate(text.splitlines(), 1):
-        if start is None:
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            start, is_candidate = number, bool(_INSTRUCTION.match(line))
-        if is_candidate and _HEREDOC.search(line):
-            return start
-        if not line.rstrip().endswith("\\"):
-            start = None
-    return None
+    from uvdock.image.dockerfile import read
+
+    return next((i.line for i in read(text).instructions if i.heredocs), None)
 
 
 class Builder(NamedTuple):

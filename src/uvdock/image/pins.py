@@ -22,13 +22,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.registry.tags import PREFIX, is_tag, tag_key
+from uvdock.registry.tags import PREFIX, is_tag, parse_image, tag_key
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
 
 
 LANES = ("dev", "lts")
+# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
+# bump: refused, exit 2, naming file and line).
+UNSUPPORTED_SHAPE = "unsupported-shape"
 BASE_IMAGE_KEY = "BASE_IMAGE"
 PLATFORM_KEY = "PLATFORM"
 
@@ -51,6 +54,7 @@ class Pin(NamedTuple):
     start: int = 0  # span of `value` in the file's text, for managed pins
     end: int = 0
     platform: str = ""  # GitLab rows only
+    note: str = ""  # why an unrecognised reference is no lane's
 
     @property
     def location(self) -> str:
@@ -61,7 +65,7 @@ class Pin(NamedTuple):
         return self.value.startswith(PREFIX) and is_tag(self.tag)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found = {
             "path": self.path,
             "line": self.line,
             "lane": self.lane,
@@ -69,12 +73,16 @@ class Pin(NamedTuple):
             "managed": self.managed,
             "kind": kind_of(self),
         }
+        return {**found, "why": self.note} if self.note else found
 
 
 def kind_of(pin: Pin) -> str:
-    """managed, unclassified (a matrix row no lane's rule selects) or informational."""
+    """managed, unclassified (a matrix row no lane's rule selects), unmanaged (a base no lane
+    manages, with why) or informational."""
     if pin.managed:
         return "managed"
+    if pin.source == "unrecognised":
+        return "unmanaged"
     return "unclassified" if pin.source == "gitlab" else "informational"
 
 
@@ -116,6 +124,9 @@ class LaneRules(NamedTuple):
     matrix_match: tuple[MatchSet, ...]  # a row belongs to the lane when one set holds in full
     # The paths the configuration named explicitly (not left at uvdock's defaults).
     configured: tuple[str, ...] = ()
+    # Lanes found by meaning (image/lanes.py): the ARG whose default is the base ("FROM":
+    # the image written in the FROM line). "" for the configured lanes (dev, lts).
+    arg: str = ""
 
     @property
     def exists(self) -> bool:
@@ -267,6 +278,8 @@ def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
     of the lane's well-formed pins carry, the newest on a tie.
     """
     rule = next(r for r in scan.lanes if r.lane == lane)
+    if rule.arg:
+        return _found_reference(scan, rule)
     expected = expected_tag(scan, lane)
     if expected is not None:
         return expected, rule.pin_file
@@ -277,10 +290,44 @@ def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
     return best, f"most of the {lane} pins; there is no pin file"
 
 
+def _found_reference(scan: Scan, rule: LaneRules) -> tuple[str | None, str]:
+    """A found lane's reference: what its Dockerfile says (the ARG default, or the FROM image),
+    else what most of its CI build arguments say."""
+    pins = scan.lane_pins(rule.lane)
+    own = [pin for pin in pins if pin.source == "dockerfile"]
+    if own:
+        where = f"ARG {rule.arg}" if rule.arg != "FROM" else "FROM"
+        return own[-1].value, f"{where} in {own[-1].location}"
+    values = [pin.value for pin in pins]
+    if not values:
+        return None, ""
+    return max(values, key=values.count), f"most of the {rule.lane} references"
+
+
+def _found_findings(scan: Scan, rule: LaneRules) -> list[Finding]:
+    """Each reference of a found lane that is no orderable image, or another than the lane's."""
+    expected, source = _found_reference(scan, rule)
+    findings: list[Finding] = []
+    for pin in scan.lane_pins(rule.lane):
+        image, why = parse_image(pin.value)
+        if image is None:
+            message = f"{rule.lane} reference `{pin.value}`: {why}"
+            findings.append(Finding("malformed", rule.lane, pin.path, pin.line, message,
+                                    tag=pin.tag, expected=expected))  # fmt: skip
+        elif expected is not None and pin.value != expected:
+            message = f"{rule.lane} is {pin.value}, expected {expected} (from {source})"
+            findings.append(Finding("drift", rule.lane, pin.path, pin.line, message,
+                                    tag=pin.tag, expected=expected))  # fmt: skip
+    return findings
+
+
 def check(scan: Scan) -> list[Finding]:
     """Malformed and disagreeing managed pins, then the structural findings of the scan."""
     findings: list[Finding] = []
     for rule in scan.lanes:
+        if rule.arg:
+            findings.extend(_found_findings(scan, rule))
+            continue
         expected, source = reference_tag(scan, rule.lane)
         for pin in scan.lane_pins(rule.lane):
             if not pin.well_formed:

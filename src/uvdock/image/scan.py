@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING
 
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import read_text
+from uvdock.image.pin_file import managed_pin as _managed
+from uvdock.image.pin_file import pin_file_pin as _pin_file_pin
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
     PLATFORM_KEY,
+    UNSUPPORTED_SHAPE,
     Finding,
     LaneRules,
     Pin,
@@ -31,9 +34,6 @@ if TYPE_CHECKING:
     from uvdock.config.settings import Config
     from uvdock.image.gitlab import Item
 
-# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
-# bump: refused, exit 2, naming file and line).
-UNSUPPORTED_SHAPE = "unsupported-shape"
 # A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
 # can be neither checked nor bumped, so check fails and bump refuses.
 NOT_CHECKED_OUT = "not-checked-out"
@@ -52,60 +52,13 @@ def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
     return text
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
-def _tag_of(value: str) -> str:
-    return value[len(PREFIX) :] if value.startswith(PREFIX) else value
-
-
-def _managed(
-    path: str, text: str, lane: str, source: str, start: int, end: int, **extra: str
-) -> Pin:
-    value = text[start:end]
-    return Pin(
-        path, _line_of(text, start), lane, _tag_of(value), True, source, value, start, end, **extra
-    )
-
-
-def _pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
-    """The one image reference a pin file holds, or why it does not hold exactly one.
-
-    Surrounding blank space (and a BOM) is allowed; anything else (a second line, a comment,
-    merge-conflict markers) is a finding, and a bump refuses to guess which line is the pin.
-    """
-    start = 1 if text.startswith("\ufeff") else 0
-    body = text[start:]
-    stripped = body.strip()
-    words = stripped.split()
-    if len(words) == 1:
-        begin = start + len(body) - len(body.lstrip())
-        return _managed(path, text, lane, "pin-file", begin, begin + len(stripped))
-    if not words:
-        problem = "is empty"
-    elif any(line.startswith(("<<<<<<<", "=======", ">>>>>>>")) for line in body.splitlines()):
-        problem = "holds merge-conflict markers"
-    elif stripped.startswith("#"):
-        problem = "starts with a comment"
-    else:
-        problem = f"holds {len(words)} words on {len(stripped.splitlines())} line(s)"
-    return Finding(
-        "pin-file-content",
-        lane,
-        path,
-        1,
-        f"{lane} pin file {problem}; it must hold exactly one image reference",
-    )
-
-
 def _dockerfile_pins(path: str, text: str, lane: str) -> tuple[list[Pin], list[Finding]]:
-    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see dockerfile_args).
+    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see image/dockerfile.py).
 
     A bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value. A default uvdock
     cannot edit exactly is an `unsupported-shape` finding: check reports it, bump refuses.
     """
-    from uvdock.image.dockerfile_args import arg_defaults
+    from uvdock.image.dockerfile import arg_defaults
 
     defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
     pins = [_managed(path, text, lane, "dockerfile", d.start, d.end) for d in defaults]
@@ -330,6 +283,46 @@ def _read_workflows(repo: Path, config: Config, scan: Scan) -> None:
             scan.pins.extend(workflow_pins(path, text, scan.lanes))
 
 
+def _add_found_lanes(repo: Path, scan: Scan) -> None:
+    """The lanes found by meaning (image/lanes.py) beside the configured ones.
+
+    A configured lane keeps its Dockerfile's FROM_IMAGE_NAME; a build argument the
+    Dockerfile does not declare is no pin of it, only a finding; Megatron-LM's default lanes
+    that find nothing are no finding once another lane is managed.
+    """
+    from uvdock.image.lanes import UNDECLARED, discover
+
+    covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
+    found = discover(repo, covered, scan.texts)
+    dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
+    scan.pins[:] = [p for p in scan.pins if (p.path, p.line) not in dead]
+    scan.lanes.extend(found.lanes)
+    scan.pins.extend(found.pins)
+    scan.findings.extend(found.findings)
+    scan.unclassified.extend(found.unrecognised)
+    for path, text in found.texts.items():
+        scan.texts.setdefault(path, text)
+    # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
+    megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg and r.pin_file)
+    if scan.pins and not megatron:
+        # Megatron-LM's lane where none of its files is here (neither its default pin file
+        # nor a Dockerfile of its own: absent, or another lane's) while another lane is
+        # managed: no lane of this repository.
+        defaults = {
+            r.lane
+            for r in scan.lanes
+            if not r.arg
+            and r.pin_file not in r.configured
+            and (
+                r.dockerfile not in scan.texts
+                or any(p.path == r.dockerfile and p.lane != r.lane for p in scan.pins)
+            )
+        }
+        scan.findings[:] = [
+            f for f in scan.findings if not (f.kind == "no-managed-pin" and f.lane in defaults)
+        ]
+
+
 def scan_managed(
     repo: Path, config: Config, absent_tracked: Mapping[str, bool] | None = None
 ) -> Scan:
@@ -357,6 +350,7 @@ def scan_managed(
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
         scan.findings.extend(_lane_findings(rule, scan, pin_files))
+    _add_found_lanes(repo, scan)
     if absent_tracked:
         _not_checked_out(scan, absent_tracked)
     scan.pins.sort(key=lambda p: (p.path, p.line))

@@ -18,9 +18,11 @@ import shlex
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from uvdock.image.dockerfile import expand as _expand
+from uvdock.image.dockerfile import read
+
 _ARG = re.compile(r"^\s*(?:ARG|ENV)\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?\s*$", re.I)
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*$")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _IF = re.compile(r"^\s*(el)?if\s+\[\s+(.+?)\s+\]\s*;?\s*(?:then)?\s*$")
 _TEST = re.compile(r'^("?)(.+?)\1\s+(!?=|==)\s+("?)(.*?)\4$')
 _RUN_PREFIX = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*", re.I)
@@ -36,11 +38,12 @@ class SyncSelection(NamedTuple):
     found: bool  # a `uv sync` line that installs the project was found
 
 
-def _logical_lines(text: str) -> list[str]:
-    """Lines with `\\` continuations joined, comments dropped."""
+def _shell_lines(body: tuple[str, ...]) -> list[str]:
+    """A heredoc's script as the shell reads its lines: `\\` continuations joined, comments
+    dropped."""
     lines: list[str] = []
     pending = ""
-    for raw in text.splitlines():
+    for raw in body:
         stripped = raw.strip()
         if stripped.startswith("#") and not pending:
             continue
@@ -52,21 +55,6 @@ def _logical_lines(text: str) -> list[str]:
     if pending:
         lines.append(pending)
     return lines
-
-
-def _expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
-    unknown: list[str] = []
-
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(3)
-        if name in variables:
-            return variables[name]
-        if match.group(2) is not None:
-            return match.group(2)
-        unknown.append(name)
-        return ""
-
-    return _VAR.sub(value, text), unknown
 
 
 def _either(first: bool | None, second: bool | None) -> bool | None:
@@ -241,20 +229,17 @@ def read_selection(
 ) -> SyncSelection:
     """The extras and groups the Dockerfile syncs for a lane (IMAGE_TYPE) and platform."""
     reader = _Reader(image_type, platform, build_args or {})
-    in_heredoc = False
-    for line in _logical_lines(text):
-        if line.startswith(("FROM ", "from ")):
+    for instruction in read(text).instructions:
+        if instruction.keyword == "FROM":
             reader.branches.clear()
-        if re.search(r"<<-?\s*\"?EOF\"?", line):
-            in_heredoc = True
-            head = re.sub(r"<<-?\s*\"?EOF\"?.*", "", line)
-            reader.line(head)
-            continue
-        if in_heredoc and line == "EOF":
-            in_heredoc = False
+        # The script is the heredoc's body: the instruction's own text ends where it opens.
+        reader.line(
+            instruction.text.split("<<", 1)[0] if instruction.heredocs else instruction.text
+        )
+        for heredoc in instruction.heredocs:
+            for line in _shell_lines(heredoc.body):
+                reader.line(line)
             reader.branches.clear()
-            continue
-        reader.line(line)
     return SyncSelection(
         tuple(reader.extras), tuple(reader.groups), tuple(reader.notes), reader.found
     )

@@ -7,6 +7,7 @@ which no registry serves and which would be written to every pin.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 
@@ -58,3 +59,79 @@ def parse_tag_argument(text: str) -> str:
         problem = "expected YY.MM-py3, e.g. 26.04-py3"
     hint = f"did you mean `{suggestion}`?" if suggestion else "NGC PyTorch tags look like 26.04-py3"
     raise InputRefused(f"invalid tag `{text}`: {problem}", hint=hint)
+
+
+# --- any NVIDIA base image --------------------------------------------------------------
+
+# The registries whose NVIDIA images uvdock orders: NGC (every nvcr.io/nvidia/<name>) and
+# Docker Hub's nvidia/cuda. Docker Hub is named with or without its host.
+# Patterns as text, compiled on first use (re caches them): `image check` on Megatron-LM
+# never orders another image, and its start-up time is budgeted.
+_NVIDIA_REPOSITORY = (
+    r"(?:nvcr\.io/nvidia/[a-z0-9][a-z0-9._/-]*|(?:(?:docker\.io|index\.docker\.io)/)?nvidia/cuda)"
+)
+_SUFFIX = r"(?P<suffix>[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*)"
+# Each scheme: the tag pattern, and what stays the same within one family.
+_SCHEMES = (
+    (r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-py3", "YY.MM-py3"),
+    (
+        r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-cuda(?P<cuda>[0-9]+(?:\.[0-9]+)*)-" + _SUFFIX,
+        "YY.MM-cuda<ver>-{suffix}",
+    ),
+    (r"(?P<x>[0-9]+)\.(?P<yy>[0-9]+)\.(?P<z>[0-9]+)-" + _SUFFIX, "X.Y.Z-{suffix}"),
+)
+SCHEMES_TEXT = "YY.MM-py3, YY.MM-cuda<ver>-<flavour>-<os> or X.Y.Z-<flavour>-<os>"
+
+
+class ImageTag(NamedTuple):
+    """An image reference uvdock can order: newer and older only within one family."""
+
+    repository: str  # as written, without the tag
+    tag: str
+    family: str  # the scheme with its fixed parts: `X.Y.Z-devel-ubuntu22.04`
+    key: tuple[int, ...]
+
+    @property
+    def reference(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+    def same_family(self, other: ImageTag) -> bool:
+        return (_hub(self.repository), self.family) == (_hub(other.repository), other.family)
+
+
+def _hub(repository: str) -> str:
+    for host in ("docker.io/", "index.docker.io/"):
+        if repository.startswith(host):
+            return repository[len(host) :]
+    return repository
+
+
+def parse_image(reference: str) -> tuple[ImageTag | None, str]:
+    """The reference as an orderable NVIDIA image, or None and why it is not one."""
+    if not reference:
+        return None, "no image: a variable without a value"
+    if "$" in reference:
+        return None, f"`{reference}` names a variable uvdock has no value for"
+    name, _, digest = reference.partition("@")
+    repository, colon, tag = name.rpartition(":")
+    if not colon or "/" in tag:
+        repository, tag = name, ""
+    if re.fullmatch(_NVIDIA_REPOSITORY, repository) is None:
+        return None, f"`{repository}` is not an NGC (nvcr.io/nvidia/...) or nvidia/cuda image"
+    if digest and not tag:
+        return None, f"`{reference}` is pinned by digest only; no tag to order"
+    for pattern, family in _SCHEMES:
+        match = re.fullmatch(pattern, tag)
+        if match is not None:
+            numbers = [g for k, g in match.groupdict().items() if k != "suffix" and g]
+            key = tuple(int(part) for n in numbers for part in n.split("."))
+            suffix = match.groupdict().get("suffix", "")
+            return ImageTag(repository, tag, family.format(suffix=suffix), key), ""
+    return None, f"tag `{tag or '(none: latest)'}` follows no known scheme ({SCHEMES_TEXT})"
+
+
+def newest(tags: list[str], like: ImageTag) -> list[str]:
+    """The tags of `like`'s family, newest first (for `image tags` and `--latest`)."""
+    found = [parse_image(f"{like.repository}:{tag}")[0] for tag in tags]
+    family = [t for t in found if t is not None and t.same_family(like)]
+    return [t.tag for t in sorted(family, key=lambda t: t.key, reverse=True)]

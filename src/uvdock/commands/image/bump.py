@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
     from uvdock.image.contents import ImageReport
-    from uvdock.image.pins import Scan
+    from uvdock.image.pins import LaneRules, Scan
     from uvdock.registry.client import RegistryClient
 
 
@@ -49,6 +49,12 @@ class Command(BaseCommand):
 
         optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
         parser.add_argument(
+            "--lane",
+            metavar="NAME",
+            help="the lane to bump when it is not dev (`image show` names each, e.g."
+            " docker/Dockerfile.ci:BASE_IMAGE)",
+        )
+        parser.add_argument(
             "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
         )
         parser.add_argument(
@@ -62,8 +68,10 @@ class Command(BaseCommand):
         from uvdock.image.bump import plan_bump
         from uvdock.image.scan import scan_managed
 
-        lane = "lts" if args.lts else "dev"
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
+        lane = _lane(scan, args)
+        if any(rule.lane == lane and rule.arg for rule in scan.lanes):
+            return self._found(ctx, args, scan, lane)
         if args.latest:
             from uvdock.commands.image import bump_latest
 
@@ -115,6 +123,85 @@ class Command(BaseCommand):
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
         self._handoff(ctx, plan, contents)
         return 0
+
+    def _found(self, ctx: Context, args: argparse.Namespace, scan: Scan, lane: str) -> int:
+        """A lane found by meaning: its references move to the image TAG names."""
+        from uvdock.errors import InputRefused
+        from uvdock.files import edit
+        from uvdock.image.bump import plan_found_bump
+
+        if args.latest and args.tag is not None:
+            raise InputRefused(
+                f"--latest picks the tag itself; got TAG {args.tag} as well",
+                hint="drop TAG, or drop --latest",
+            )
+        if args.tag is None and not args.latest:
+            raise InputRefused(
+                "name a TAG, or pass --latest", hint=f"uvdock image bump TAG --lane {lane}"
+            )
+        tag = args.tag or self._found_latest(ctx, args, scan, lane)
+        plan = plan_found_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
+        if not plan.noop and not args.latest:
+            self._check_found(ctx, args, plan)
+        for warning in plan.warnings:
+            ctx.out.warn(f"{warning.location}: {warning.message}")
+        if ctx.options.json:
+            ctx.out.json(self._payload(plan))
+        if plan.noop:
+            ctx.out.info(f"{lane} is already at {plan.tag}: nothing to change")
+            return 0
+        if ctx.dry_run:
+            ctx.out.diff(edit.plan_diff(plan.edits))
+            ctx.out.info(f"dry run: {len(plan.changed)} {lane} references would change;"
+                         " nothing written")  # fmt: skip
+            return 0
+        edit.apply(plan.edits)
+        ctx.out.info(f"{lane}: {plan.current or '?'} -> {plan.tag}")
+        for pin in plan.changed:
+            ctx.out.info(f"  {pin.location}: {pin.value} -> {plan.tag}")
+        return 0
+
+    def _found_latest(self, ctx: Context, args: argparse.Namespace, scan: Scan, lane: str) -> str:
+        """The newest tag of the lane's image family published for every platform."""
+        from uvdock.commands.image import registry_check
+        from uvdock.errors import InputRefused
+        from uvdock.image.pins import reference_tag
+        from uvdock.registry.tags import newest, parse_image
+
+        offline = registry_check.offline_reason(ctx, args.offline)
+        if offline:
+            raise InputRefused(
+                f"--latest asks the registry for its newest tag, but offline mode is on ({offline})",
+                hint="name the tag instead: uvdock image bump TAG",
+            )
+        current = parse_image(reference_tag(scan, lane)[0] or "")[0]
+        if current is None:
+            raise InputRefused(f"{lane} has no image uvdock can order: name the tag")
+        client = registry_check.client_for(
+            ctx, hint=registry_check.NAMED_TAG_OFFLINE_HINT, image=current.repository
+        )
+        platforms = ctx.config.platforms
+        tag, _ = registry_check.newest_complete_tag(
+            client, platforms, log=ctx.out.detail, order=lambda tags: newest(tags, current)
+        )
+        ctx.out.info(f"newest {current.repository} tag of its family: {tag}")
+        found = parse_image(f"{current.repository}:{tag}")[0]
+        return tag if found is not None and found.key > current.key else current.tag  # never back
+
+    def _check_found(self, ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> None:
+        """The registry has the new tag for every platform, unless offline (then said)."""
+        from uvdock.commands.image import registry_check
+        from uvdock.registry.tags import parse_image
+
+        image = parse_image(plan.changed[0].value)[0] if plan.changed else None
+        repository = image.repository if image else ""
+        offline = registry_check.offline_reason(ctx, args.offline)
+        if offline or not repository:
+            ctx.out.info(f"not checked that {plan.tag} exists in the registry: offline ({offline})")
+            return
+        client = registry_check.client_for(ctx, hint=registry_check.OFFLINE_HINT, image=repository)
+        report = registry_check.require_tag(client, plan.tag, ctx.config.platforms, repository)
+        ctx.out.info(f"registry: {plan.tag} is published for {', '.join(report.platforms)}")
 
     def _contents(
         self, ctx: Context, args: argparse.Namespace, plan: BumpPlan
@@ -204,3 +291,41 @@ class Command(BaseCommand):
         elif pr_body:  # nothing to change: no body to write either
             payload["pr_body"] = body.render(plan.lane, plan.tag, plan.current, plan.changed)
         return payload
+
+
+def _lane(scan: Scan, args: argparse.Namespace) -> str:
+    """--lane, --lts, dev when it has pins, else the one found lane TAG fits."""
+    from uvdock.errors import InputRefused
+
+    names = [rule.lane for rule in scan.lanes]
+    if args.lane is not None:
+        if args.lane not in names:
+            raise InputRefused(
+                f"no lane {args.lane!r}", hint=f"lanes of this repository: {', '.join(names)}"
+            )
+        return str(args.lane)
+    if args.lts or scan.lane_pins("dev"):
+        return "lts" if args.lts else "dev"
+    found = [rule for rule in scan.lanes if rule.arg and scan.lane_pins(rule.lane)]
+    if not found:
+        return "dev"
+    fitting = [rule.lane for rule in found if _fits(scan, rule, args.tag)]
+    if len(found) == 1 or len(fitting) == 1:
+        return (fitting or [found[0].lane])[0]
+    raise InputRefused(
+        f"{len(fitting) or len(found)} lanes could take {args.tag or 'a bump'}: name one with --lane",
+        hint=f"lanes: {', '.join(rule.lane for rule in found)}",
+    )
+
+
+def _fits(scan: Scan, rule: LaneRules, text: str | None) -> bool:
+    from uvdock.errors import InputRefused
+    from uvdock.image.bump import found_target
+
+    if text is None:
+        return False
+    try:
+        found_target(scan, rule, text)
+    except InputRefused:
+        return False
+    return True

@@ -15,7 +15,7 @@ FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality repo
 if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.errors import CheckFailed
-    from uvdock.image.pins import Finding
+    from uvdock.image.pins import Finding, Scan
 
 
 class Command(BaseCommand):
@@ -44,7 +44,9 @@ class Command(BaseCommand):
                     "findings": [finding.to_json() for finding in findings],
                 }
             )
-            return 1 if findings else 0
+            return 1 if findings or not lanes else 0
+        if not lanes and not findings:
+            raise self._nothing_managed(ctx, scan)
         if args.format != "text":  # for CI: findings on the diff; --json above wins
             from uvdock.image import ci_report
 
@@ -56,11 +58,26 @@ class Command(BaseCommand):
             summary = ", ".join(
                 f"{lane} {tag} ({_pins(len(scan.lane_pins(lane)))})" for lane, tag in lanes.items()
             )
-            ctx.out.info(f"base-image pins agree: {summary or 'no managed pins found'}")
+            ctx.out.info(f"base-image pins agree: {summary}")
             return 0
         for finding in findings:
             ctx.out.info(f"{finding.location}: {finding.message}")
         raise self._failed(findings, lanes)
+
+    @staticmethod
+    def _nothing_managed(ctx: Context, scan: Scan) -> CheckFailed:
+        """A check that manages nothing cannot pass: say what was found and what would
+        manage it."""
+        from uvdock.errors import CheckFailed
+
+        for pin in scan.unclassified:
+            why = f": {pin.note}" if pin.note else ""
+            ctx.out.info(f"{pin.location}: base `{pin.value}` is managed by no lane{why}")
+        return CheckFailed(
+            "no base image is managed: nothing to check",
+            hint="`uvdock image show --explain` prints what uvdock found and the [tool.uvdock]"
+            " settings that manage a base it cannot find alone",
+        )
 
     @staticmethod
     def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:
@@ -76,9 +93,8 @@ class Command(BaseCommand):
             hint = "rewrite the pins named above in their plain shape by hand; then check again"
         elif drifting:
             lane = drifting[0]
-            hint = (
-                f"`uvdock image bump {lanes.get(lane) or 'TAG'}{' --lts' if lane == 'lts' else ''}`"
-            )
+            flag = {"dev": "", "lts": " --lts"}.get(lane, f" --lane {lane}")
+            hint = f"`uvdock image bump {lanes.get(lane) or 'TAG'}{flag}`"
             hint += " rewrites every managed pin of that lane"
         count = len(findings)
         return CheckFailed(f"{count} base-image pin finding{'s' if count != 1 else ''}", hint=hint)

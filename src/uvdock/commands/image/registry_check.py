@@ -48,16 +48,17 @@ def offline_reason(ctx: Context, flag: bool) -> str:
     return ""
 
 
-def registry_base(ctx: Context) -> tuple[str, str, str]:
-    """(base URL, host the auth file is keyed by, repository) of the lane images' registry."""
-    host, repository = oci.split_image(REPOSITORY)
+def registry_base(ctx: Context, image: str = REPOSITORY) -> tuple[str, str, str]:
+    """(base URL, host the auth file is keyed by, repository) of a lane image's registry
+    (config `registry` is a mirror of every lane's)."""
+    host, repository = oci.split_image(image)
     if ctx.config.registry:
         base = oci.registry_url(ctx.config.registry, "config `registry` (UVDOCK_REGISTRY)")
         return base, urlsplit(base).netloc, repository
     return oci.default_registry_url(host), host, repository
 
 
-def client_for(ctx: Context, *, hint: str | None) -> RegistryClient:
+def client_for(ctx: Context, *, hint: str | None, image: str = REPOSITORY) -> RegistryClient:
     from uvdock.registry.auth import find_credentials
     from uvdock.registry.client import RegistryClient
 
@@ -68,7 +69,7 @@ def client_for(ctx: Context, *, hint: str | None) -> RegistryClient:
     ):
         if value <= 0:
             raise InputRefused(f"config `{key}` must be a positive number of seconds, got {value}")
-    base, auth_host, repository = registry_base(ctx)
+    base, auth_host, repository = registry_base(ctx, image)
     return RegistryClient(
         base,
         repository,
@@ -106,18 +107,20 @@ def _nearest_hint(client: RegistryClient, tag: str) -> str:
     return "nearest existing tags: " + ", ".join(nearest)
 
 
-def require_tag(client: RegistryClient, tag: str, platforms: tuple[str, ...]) -> TagReport:
+def require_tag(
+    client: RegistryClient, tag: str, platforms: tuple[str, ...], image: str = REPOSITORY
+) -> TagReport:
     """Refuse (exit 2) a tag the registry does not have, or has without a lane platform."""
     have = tag_platforms(client, tag)
     if have is None:
         raise InputRefused(
-            f"{REPOSITORY}:{tag} does not exist in the registry ({client.base_url})",
+            f"{image}:{tag} does not exist in the registry ({client.base_url})",
             hint=_nearest_hint(client, tag),
         )
     missing = oci.missing_platforms(platforms, have)
     if missing:
         raise InputRefused(
-            f"{REPOSITORY}:{tag} is not published for {', '.join(missing)}: "
+            f"{image}:{tag} is not published for {', '.join(missing)}: "
             f"it has {', '.join(map(str, have)) or 'no platform the registry names'}",
             hint=f"the lane needs every platform in config `platforms` ({', '.join(platforms)})",
         )
@@ -125,10 +128,14 @@ def require_tag(client: RegistryClient, tag: str, platforms: tuple[str, ...]) ->
 
 
 def newest_complete_tag(
-    client: RegistryClient, platforms: tuple[str, ...], log: Callable[[str], None] | None = None
+    client: RegistryClient,
+    platforms: tuple[str, ...],
+    log: Callable[[str], None] | None = None,
+    order: Callable[[list[str]], list[str]] = oci.release_tags,
 ) -> tuple[str, TagReport]:
-    """The newest YY.MM-py3 tag published for every platform (exit 3 when none is)."""
-    candidates = oci.release_tags(client.tags())
+    """The newest tag of the lane's family (`order`: newest first; NGC PyTorch's YY.MM-py3
+    unless told) published for every platform (exit 3 when none is)."""
+    candidates = order(client.tags())
     for tag in candidates[:MAX_PROBES]:
         have = tag_platforms(client, tag)
         if have is None:

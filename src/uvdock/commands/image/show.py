@@ -26,6 +26,11 @@ class Command(BaseCommand):
             action="store_true",
             help="with the digests, the component versions each image's configuration states",
         )
+        parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="print what uvdock found and uses as a ready [tool.uvdock] table",
+        )
         from uvdock.commands import optin
 
         optin.add_lts_flag(parser, "with --digests / --versions: the LTS lane's tags too")
@@ -41,6 +46,13 @@ class Command(BaseCommand):
         for finding in scan.findings:
             if finding.kind == "not-checked-out":
                 ctx.out.warn(f"{finding.path}: {finding.message}")
+        if args.explain:
+            from uvdock.image.explain import render
+
+            unmanaged = [pin for pin in scan.unclassified if pin.note]
+            text = render(scan, ctx.config, ctx.layers.origins, pins.check(scan), unmanaged)
+            ctx.out.stdout.write(ctx.out.shown(text))
+            return 0
         if args.digests or args.versions:
             from uvdock.commands.image import show_registry
 
@@ -54,6 +66,14 @@ class Command(BaseCommand):
         if not found:
             ctx.out.info(f"no nvcr.io/nvidia/pytorch:<tag> pins in {ctx.repo}")
             return 0
-        rows = [(pin.location, pin.lane or "-", pin.tag, pins.kind_of(pin)) for pin in found]
+        rows = [
+            (
+                pin.location,
+                pin.lane or "-",
+                pin.tag if pin.value.startswith(PREFIX) else pin.value,
+                pins.kind_of(pin) + (f": {pin.note}" if pin.note else ""),
+            )
+            for pin in found
+        ]
         ctx.out.table(("location", "lane", "tag", "kind"), rows, title="base-image pins")
         return 0

@@ -1,4 +1,5 @@
-"""`uvdock image tags [--lts] [--limit N]`: the registry's YY.MM-py3 tags, newest first.
+"""`uvdock image tags [--lts | --lane NAME] [--limit N]`: the registry's tags, newest first:
+NGC PyTorch's YY.MM-py3, or with --lane those of the found lane's image family.
 
 Each row says which lane pins that tag: the dev lane always, the LTS lane with --lts (it is
 only looked at on request, like every LTS action). A pin the registry does not list is
@@ -13,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 from uvdock.commands.base import Command as BaseCommand
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from uvdock.context import Context
+    from uvdock.image.pins import Scan
 
 
 def _positive(text: str) -> int:
@@ -31,6 +35,11 @@ class Command(BaseCommand):
         from uvdock.commands import optin
 
         optin.add_lts_flag(parser, "mark the LTS lane's pin too")
+        parser.add_argument(
+            "--lane",
+            metavar="NAME",
+            help="a lane found by meaning (`image show` names them): the tags of its image family",
+        )
         parser.add_argument(
             "--limit", type=_positive, metavar="N", help="show only the newest N tags"
         )
@@ -51,10 +60,15 @@ class Command(BaseCommand):
                 hint="for this run: UVDOCK_OFFLINE=0 uvdock image tags",
             )
         scan = scan_managed(ctx.repo, ctx.config)
-        lanes = ("dev", "lts") if args.lts else ("dev",)
-        pinned = {lane: current_tag(scan, lane) for lane in lanes}
-        client = registry_check.client_for(ctx, hint=None)
-        found = oci.release_tags(client.tags())
+        if args.lane is not None:
+            lanes: tuple[str, ...] = (args.lane,)
+            pinned, repository, order = _found_lane(scan, args.lane)
+        else:
+            lanes = ("dev", "lts") if args.lts else ("dev",)
+            pinned = {lane: current_tag(scan, lane) for lane in lanes}
+            repository, order = REPOSITORY, oci.release_tags
+        client = registry_check.client_for(ctx, hint=None, image=repository)
+        found = order(client.tags())
         for lane, tag in pinned.items():
             if tag is not None and tag not in found:
                 ctx.out.warn(f"the {lane} pin {tag} is not among the registry's tags")
@@ -64,7 +78,8 @@ class Command(BaseCommand):
             ctx.out.json(self._payload(client.base_url, found, rows, pinned))
             return 0
         ctx.out.info(
-            f"{REPOSITORY} at {client.base_url}: {len(found)} YY.MM-py3 tags"
+            f"{repository} at {client.base_url}: {len(found)}"
+            + (f" tags of {args.lane}'s family" if args.lane else " YY.MM-py3 tags")
             + (f", newest {len(rows)} shown" if len(rows) < len(found) else ", newest first")
         )
         if rows:
@@ -85,3 +100,20 @@ class Command(BaseCommand):
             "pins": pinned,
             "tags": [{"tag": tag, "pinned_by": lanes} for tag, lanes in rows],
         }
+
+
+def _found_lane(
+    scan: Scan, lane: str
+) -> tuple[dict[str, str | None], str, Callable[[list[str]], list[str]]]:
+    """A found lane's pinned tag, its image repository, and its family's order."""
+    from uvdock.errors import InputRefused
+    from uvdock.image.pins import reference_tag
+    from uvdock.registry.tags import newest, parse_image
+
+    if not any(rule.lane == lane and rule.arg for rule in scan.lanes):
+        found = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
+        raise InputRefused(f"no found lane {lane!r}", hint=f"found lanes: {found}")
+    current = parse_image(reference_tag(scan, lane)[0] or "")[0]
+    if current is None:
+        raise InputRefused(f"{lane} has no image uvdock can order")
+    return {lane: current.tag}, current.repository, lambda tags: newest(tags, current)

@@ -1,0 +1,71 @@
+"""The CI image settings of a repository that is not laid out like Megatron-LM, derived from it.
+
+uvdock's defaults name Megatron-LM's files (`docker/Dockerfile.ci.dev`, the image
+`megatron-lm:local`). Where that Dockerfile is absent but the repository has its own, the
+Dockerfile its CI builds (the one whose base is a lane: image/lanes.py) becomes `dockerfile`,
+the target CI builds from it `build-target`, and the image `<folder>:local`; each with the
+reason, which `doctor` and `image show --explain` print. A setting anyone wrote (the user,
+the repository, UVDOCK_*) is never replaced.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from uvdock.config.settings import Layers
+
+
+def _choice(repo: Path) -> tuple[str, str | None, str] | None:
+    """(Dockerfile, target or None for its last stage, why) of the CI image, or None."""
+    from uvdock.image.lanes import discover, repository_files
+
+    found = discover(repo, set())
+    counts: dict[str, int] = {}
+    for pin in found.pins:
+        rule = next(r for r in found.lanes if r.lane == pin.lane)
+        counts[rule.dockerfile] = counts.get(rule.dockerfile, 0) + 1
+    dockerfiles = repository_files(repo)[0]
+    if counts:
+        path = max(sorted(counts), key=lambda p: (counts[p], "ci" in p.lower()))
+        why = f"the Dockerfile whose NVIDIA base is managed ({counts[path]} references)"
+    elif len(dockerfiles) == 1:
+        path, why = dockerfiles[0], "the repository's only Dockerfile"
+    else:
+        return None
+    targets = [b.target for b in found.builds if b.dockerfile == path and b.target]
+    return path, (targets[0] if targets else None), why
+
+
+def derive(repo: Path, layers: Layers) -> Layers:
+    """`dockerfile`, `build_target`, `image` and `lts_image` from the repository, each where no
+    one set it, when Megatron-LM's Dockerfile (uvdock's default) is not there."""
+    origins = dict(layers.origins)
+    config = layers.config
+    if (repo / type(config)._field_defaults["dockerfile"]).is_file():
+        return layers
+    if not {"dockerfile", "build_target", "image", "lts_image"} - origins.keys():
+        return layers
+    chosen = _choice(repo)
+    values: dict[str, Any] = {}
+    if "dockerfile" in origins:
+        path = config.dockerfile
+    elif chosen is not None:
+        path = chosen[0]
+        values["dockerfile"], origins["dockerfile"] = path, f"derived: {chosen[2]}"
+    else:
+        return layers
+    if "build_target" not in origins:
+        target = chosen[1] if chosen is not None and chosen[0] == path else None
+        values["build_target"] = target or ""
+        origins["build_target"] = (
+            f"derived: the target CI builds from {path}" if target else "derived: its last stage"
+        )
+    name = re.sub(r"[^a-z0-9._-]+", "-", repo.resolve().name.lower()).strip(".-_") or "ci"
+    for key, suffix in (("image", "local"), ("lts_image", "local-lts")):
+        if key not in origins:
+            values[key] = f"{name}:{suffix}"
+            origins[key] = f"derived: the repository folder's name, built from {path}"
+    return layers._replace(config=config.replace(**values), origins=origins)

@@ -1,0 +1,284 @@
+"""The image builds a repository's CI runs: which Dockerfile, which target, which build args.
+
+Read from GitHub workflows, GitLab CI files and the shell scripts they run, in two shapes:
+
+- a build command (`docker build`, `docker buildx build`, `podman build`, `buildah bud`)
+  anywhere in the text, continued with `\\` over lines: `-f`/`--file` (default: the
+  context's `Dockerfile`), `--target`, `--build-arg NAME=VALUE`;
+- docker/build-push-action's `with:` mapping: `file:` or `context:`, `target:`, and the
+  `NAME=VALUE` lines of `build-args:`.
+
+A value written as `$VAR` / `${VAR}` is looked up among the same file's `VAR: value` YAML
+keys (GitLab `variables:` and matrix rows): each is a place the value is managed. Every
+value keeps its span in the text, so a bump can replace it and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import re
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from uvdock.image.dockerfile import words
+
+_BUILDER = re.compile(
+    r"(?<![\w-])(?:docker(?:[ \t]+buildx)?[ \t]+build|podman[ \t]+build|buildah[ \t]+(?:bud|build))"
+    r"(?=[ \t\\]|$)",
+    re.M,
+)
+# Options of `docker build` that take a value as the next word.
+_VALUED = {
+    "-f", "--file", "-t", "--tag", "--target", "--build-arg", "--platform", "--label",
+    "--cache-from", "--cache-to", "--secret", "--ssh", "--network", "-o", "--output",
+    "--progress", "--iidfile", "--build-context", "--add-host", "--ulimit", "--shm-size",
+    "-m", "--memory", "--builder", "--metadata-file", "--annotation", "--attest",
+}  # fmt: skip
+_SHELL_END = ("&&", "||", ";", "|", "&")
+_VARIABLE = re.compile(
+    r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?"
+    r"|\$\{\{\s*(?:env|vars)\.(?P<github>[A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
+)
+# A value a build reads from a file: `$(cat docker/base_image)`, `$(< docker/base_image)`.
+_FROM_FILE = re.compile(r"\$\((?:cat[ \t]+|<[ \t]*)(?P<path>[\w./-]+)[ \t]*\)")
+_SCRIPT = re.compile(r"(?<![\w./-])(?:\./)?(?P<path>[\w./-]+\.sh)\b")
+
+
+class BuildArg(NamedTuple):
+    name: str
+    value: str  # as written, quotes removed
+    start: int  # span of the value in the file's text
+    end: int
+    line: int
+    path: str = ""  # the file holding the value ("" for the build's own file)
+    pin_file: str = ""  # the value is this file's content (`$(cat FILE)`)
+
+
+class Build(NamedTuple):
+    path: str  # the CI file
+    line: int
+    dockerfile: str  # normalised path relative to the repository root
+    target: str | None
+    args: tuple[BuildArg, ...]
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _command(text: str, begin: int, start: int, yaml: bool) -> str:
+    """From `start` (the builder word at `begin`) to the end of its shell command line, with each line break blanked so
+    offsets stay those of `text`: lines continued with `\\`, and in YAML the more indented
+    lines of a plain scalar that starts after `- ` or `key: ` (YAML folds them into one)."""
+    line_start = text.rfind("\n", 0, begin) + 1
+    prefix = text[line_start:begin]
+    folded = yaml and bool(prefix.strip()) and prefix.strip()[-1] in "-:"
+    indent = len(prefix) - len(prefix.lstrip(" "))
+    end = start
+    while True:
+        newline = text.find("\n", end)
+        if newline == -1:
+            end = len(text)
+            break
+        following = text[newline + 1 : text.find("\n", newline + 1) % (len(text) + 1)]
+        more = len(following) - len(following.lstrip(" ")) > indent and following.strip()
+        if text[start:newline].rstrip(" \t\r").endswith("\\") or (folded and more):
+            end = newline + 1
+            continue
+        end = newline
+        break
+    chunk = text[start:end]
+    chunk = re.sub(r"\\[ \t]*\r?\n", lambda m: " " * len(m[0]), chunk)
+    return chunk.replace("\r", " ").replace("\n", " ")
+
+
+def _unquote(word: str, start: int) -> tuple[str, int]:
+    if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
+        return word[1:-1], start + 1
+    return word, start
+
+
+def _assignment(word: str, start: int) -> tuple[str, str, int] | None:
+    """NAME=VALUE (either part or the whole quoted): name, value, where the value starts."""
+    word, start = _unquote(word, start)
+    name, equals, value = word.partition("=")
+    if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return None
+    value, begin = _unquote(value, start + len(name) + 1)
+    return name, value, begin
+
+
+def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
+    """The build command's -f and --target, its build args, and its context."""
+    # `$(cat FILE)` is one word to the shell: its blanks split nothing.
+    masked = re.sub(r"\$\([^()]*\)", lambda m: re.sub(r"[ \t]", "\x01", m[0]), command)
+    spans = words(masked, "\0")
+    found: dict[str, str] = {}
+    args: list[BuildArg] = []
+    positional: list[str] = []
+    index = 0
+    while index < len(spans):
+        start, end, _ = spans[index]
+        word = command[start:end]
+        if word in _SHELL_END:
+            break
+        option, equals, inline = word.partition("=")
+        if option.startswith("-") and not equals and option in _VALUED:
+            index += 1
+            if index >= len(spans):
+                break
+            start, end, _ = spans[index]
+            inline, equals = command[start:end], "="
+        elif option.startswith("-") and equals:
+            start += len(option) + 1
+        if option == "--build-arg" and equals:
+            assigned = _assignment(inline, start)
+            if assigned is not None:
+                name, value, begin = assigned
+                offset = base + begin
+                args.append(BuildArg(name, value, offset, offset + len(value), _line(text, offset)))
+        elif option in ("-f", "--file", "--target") and equals:
+            found[option.lstrip("-")[0]] = _unquote(inline, 0)[0]
+        elif not word.startswith("-"):
+            positional.append(_unquote(word, 0)[0])
+        index += 1
+    return found, args, positional[-1] if positional else "."
+
+
+def _dockerfile(named: str | None, context: str) -> str:
+    path = named if named else posixpath.join(context, "Dockerfile")
+    return posixpath.normpath(path.replace("\\", "/")).lstrip("/")
+
+
+def command_builds(path: str, text: str) -> list[Build]:
+    """Every build command written in `text`."""
+    builds: list[Build] = []
+    yaml = path.endswith((".yml", ".yaml"))
+    for match in _BUILDER.finditer(text):
+        if "#" in text[text.rfind("\n", 0, match.start()) + 1 : match.start()]:
+            continue  # a comment, or an echo of the words: no build
+        command = _command(text, match.start(), match.end(), yaml)
+        found, args, context = _options(command, match.end(), text)
+        if "$" in context and "f" not in found:
+            continue  # the Dockerfile is named by a variable: no way to tell which
+        dockerfile = _dockerfile(found.get("f"), context)
+        builds.append(
+            Build(path, _line(text, match.start()), dockerfile, found.get("t"), tuple(args))
+        )
+    return builds
+
+
+def _scalar(node: Any) -> bool:
+    return type(node).__name__ == "ScalarNode"
+
+
+def _nodes(root: Any) -> Iterator[Any]:
+    """Every node under `root` once, in document order. An alias is the anchored node
+    again: visiting it once keeps a hostile file of nested aliases (billion laughs)
+    linear, and no recursion means no depth limit to hit."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        kind = type(node).__name__
+        if kind == "MappingNode":
+            stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
+        elif kind == "SequenceNode":
+            stack.extend(reversed(node.value))
+
+
+def _mappings(node: Any) -> Iterator[Any]:
+    """Every mapping node under `node`, in document order."""
+    return (n for n in _nodes(node) if type(n).__name__ == "MappingNode")
+
+
+def _fields(mapping: Any) -> dict[str, Any]:
+    return {k.value: v for k, v in mapping.value if _scalar(k) and isinstance(k.value, str)}
+
+
+def compose(text: str) -> list[Any]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return list(yaml.compose_all(text, Loader=loader))
+
+
+def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
+    """docker/build-push-action steps (a mapping with `build-args:` or `target:`)."""
+    builds: list[Build] = []
+    for document in documents:
+        for mapping in _mappings(document):
+            fields = _fields(mapping)
+            if not ({"build-args", "target"} & fields.keys()):
+                continue
+            if not ({"file", "context"} & fields.keys()):
+                continue
+            values = {k: str(v.value) for k, v in fields.items() if _scalar(v)}
+            dockerfile = _dockerfile(values.get("file"), values.get("context", "."))
+            args: list[BuildArg] = []
+            node = fields.get("build-args")
+            if node is not None and _scalar(node):
+                begin = node.start_mark.index
+                raw = text[begin : node.end_mark.index]
+                for line in re.finditer(r"[^\n]+", raw):
+                    stripped = line[0].strip(" \t\r|>-")
+                    if stripped:
+                        assigned = _assignment(
+                            stripped, begin + line.start() + line[0].index(stripped)
+                        )
+                        if assigned is not None:
+                            name, value, at = assigned
+                            args.append(BuildArg(name, value, at, at + len(value), _line(text, at)))
+            line = mapping.start_mark.line + 1
+            builds.append(Build(path, line, dockerfile, values.get("target"), tuple(args)))
+    return builds
+
+
+def _yaml_values(path: str, text: str, name: str) -> Iterator[BuildArg]:
+    """`NAME: value` keys of a YAML file (variables, matrix rows): where `$NAME` is set."""
+    pattern = (
+        rf"^[ \t]*(?:-[ \t]+)?{re.escape(name)}[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)"
+    )
+    for match in re.finditer(pattern, text, re.M):
+        start = match.start("v")
+        yield BuildArg(name, match["v"], start, match.end("v"), _line(text, start), path)
+
+
+def _resolved(build: Build, text: str) -> Build:
+    """Each `$VAR` value replaced by the places the same file sets VAR (if any)."""
+    args: list[BuildArg] = []
+    for arg in build.args:
+        from_file = _FROM_FILE.fullmatch(arg.value)
+        if from_file is not None:
+            args.append(arg._replace(pin_file=posixpath.normpath(from_file["path"])))
+            continue
+        variable = _VARIABLE.fullmatch(arg.value)
+        if variable is None:
+            args.append(arg)
+            continue
+        name = variable["name"] or variable["github"]
+        found = [v._replace(name=arg.name) for v in _yaml_values(build.path, text, name)]
+        args.extend(found or [arg])
+    return build._replace(args=tuple(args))
+
+
+def ci_builds(path: str, text: str) -> list[Build]:
+    """The builds one CI file (YAML or a shell script) runs."""
+    builds = command_builds(path, text)
+    if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
+        import yaml
+
+        # Not YAML: its build commands still count.
+        with contextlib.suppress(yaml.YAMLError, RecursionError):
+            builds += _action_builds(path, text, compose(text))
+    return [_resolved(build, text) for build in builds]
+
+
+def scripts_run(text: str) -> list[str]:
+    """The shell scripts a CI file names (`bash .gitlab/scripts/build.sh`), as written."""
+    return sorted({posixpath.normpath(m["path"]) for m in _SCRIPT.finditer(text)})

@@ -1,0 +1,341 @@
+"""A Dockerfile's instructions as Docker reads them: the one reader every part of uvdock uses.
+
+Docker's rules (docs.docker.com/reference/dockerfile): parser directives (`# escape=``) only
+at the very top, before any comment, blank line or instruction; an instruction continues on
+the next line when a line ends with the escape character (blanks allowed after it), and
+comment or blank lines inside a continued instruction are dropped; instruction keywords are
+case-insensitive, variable names are not; `RUN`, `COPY` and `ADD` may open heredocs
+(`<<EOF`, `<<-EOF`, `<<"EOF"`) whose bodies are no instructions. Each instruction keeps its
+first line and, per character of its joined text, the offset in the file, so a value can be
+edited exactly. ARGs before the first FROM are global: FROM lines expand them (`$VAR`,
+`${VAR}`, `${VAR:-default}`, `${VAR:+alternative}`), and a FROM naming an earlier stage's
+alias builds on that stage, not on an image.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NamedTuple
+
+from uvdock.files.textlines import Line, split_lines
+
+_DIRECTIVE = re.compile(r"#[ \t]*(?P<key>[A-Za-z]+)[ \t]*=[ \t]*(?P<value>\S*)[ \t]*")
+_HEREDOC = re.compile(r"<<(?P<dash>-?)(?P<quote>[\"']?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)")
+_HEREDOC_INSTRUCTIONS = ("RUN", "COPY", "ADD")
+_VARIABLE = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::(?P<op>[-+])(?P<word>[^}]*))?\}"
+    r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+class Heredoc(NamedTuple):
+    word: str
+    line: int  # 1-based line of the body's first line
+    body: tuple[str, ...]  # its lines, without endings
+
+
+class Instruction(NamedTuple):
+    keyword: str  # upper case
+    line: int  # 1-based first line
+    text: str  # the logical text (continuations joined), keyword included
+    offsets: tuple[int, ...]  # per character of `text`, its offset in the file
+    heredocs: tuple[Heredoc, ...] = ()
+
+    @property
+    def arguments(self) -> str:
+        """The text after the keyword, blanks around it removed."""
+        return self.text.lstrip(" \t\ufeff")[len(self.keyword) :].strip(" \t")
+
+
+class Dockerfile(NamedTuple):
+    escape: str
+    instructions: tuple[Instruction, ...]
+
+
+def _escape_char(lines: list[Line]) -> str:
+    """`\\` unless a parser directive at the very top says `# escape=``."""
+    for line in lines:
+        match = _DIRECTIVE.fullmatch(line.content.lstrip("\ufeff"))
+        if match is None:
+            break
+        if match["key"].lower() == "escape" and match["value"] in ("\\", "`"):
+            return match["value"]
+    return "\\"
+
+
+def _continues(content: str, escape: str) -> int | None:
+    """Where the continuation escape of this line starts, or None when the line ends here."""
+    stripped = content.rstrip(" \t")
+    return len(stripped) - 1 if stripped.endswith(escape) else None
+
+
+def _skippable(content: str) -> bool:
+    stripped = content.lstrip(" \t\ufeff")
+    return not stripped or stripped.startswith("#")
+
+
+def _joined(parts: list[Line], escape: str) -> tuple[str, tuple[int, ...]]:
+    chars: list[str] = []
+    offsets: list[int] = []
+    for part in parts:
+        cut = _continues(part.content, escape)
+        body = part.content if cut is None else part.content[:cut]
+        chars.extend(body)
+        offsets.extend(range(part.offset, part.offset + len(body)))
+    return "".join(chars), tuple(offsets)
+
+
+def _heredocs(text: str, lines: list[Line], index: int) -> tuple[tuple[Heredoc, ...], int]:
+    """The bodies the instruction opens, in order, and the index of the line after them."""
+    found: list[Heredoc] = []
+    for match in _HEREDOC.finditer(text):
+        body: list[str] = []
+        first = lines[index].number if index < len(lines) else len(lines) + 1
+        while index < len(lines):
+            content = lines[index].content
+            index += 1
+            if (content.lstrip("\t") if match["dash"] else content) == match["word"]:
+                break
+            body.append(content)
+        found.append(Heredoc(match["word"], first, tuple(body)))
+    return tuple(found), index
+
+
+@lru_cache(maxsize=16)
+def read(text: str) -> Dockerfile:
+    """Every instruction of the Dockerfile `text`, in order (one parse per text: a scan reads
+    a lane's Dockerfile for its pins and again for its stages)."""
+    lines = split_lines(text)
+    escape = _escape_char(lines)
+    instructions: list[Instruction] = []
+    index = 0
+    while index < len(lines):
+        first = lines[index]
+        index += 1
+        if _skippable(first.content):
+            continue
+        parts = [first]
+        while _continues(parts[-1].content, escape) is not None and index < len(lines):
+            following = lines[index]
+            index += 1
+            if not _skippable(following.content):
+                parts.append(following)
+        joined, offsets = _joined(parts, escape)
+        keyword = joined.lstrip(" \t\ufeff").split(None, 1)[0].upper()
+        heredocs: tuple[Heredoc, ...] = ()
+        if keyword in _HEREDOC_INSTRUCTIONS:
+            heredocs, index = _heredocs(joined, lines, index)
+        instructions.append(Instruction(keyword, first.number, joined, offsets, heredocs))
+    return Dockerfile(escape, tuple(instructions))
+
+
+# --- words and variables ----------------------------------------------------------------
+
+
+def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
+    """(start, end, plain) of each blank-separated word; `plain` when it has no escape and
+    its quotes are closed."""
+    found: list[tuple[int, int, bool]] = []
+    position = 0
+    size = len(text)
+    while position < size:
+        if text[position] in " \t":
+            position += 1
+            continue
+        start, plain, quote = position, True, ""
+        while position < size and (quote or text[position] not in " \t"):
+            char = text[position]
+            if char == escape and quote != "'":
+                plain = False
+                position += 2
+                continue
+            if quote and char == quote:
+                quote = ""
+            elif not quote and char in "\"'":
+                quote = char
+            position += 1
+        found.append((start, min(position, size), plain and not quote))
+    return found
+
+
+def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
+    """`text` with its variables replaced as Docker replaces them, and the names it had no
+    value for (expanded to "", or to the `:-` default)."""
+    unknown: list[str] = []
+
+    def value(match: re.Match[str]) -> str:
+        name = match["braced"] or match["bare"]
+        known = variables.get(name)
+        if match["op"] == "+":
+            return match["word"] if known else ""
+        if known is None:
+            unknown.append(name)
+        if match["op"] == "-" and not known:
+            return str(match["word"])
+        return known or ""
+
+    return _VARIABLE.sub(value, text), unknown
+
+
+def _unquoted(raw: str) -> str:
+    return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" else raw
+
+
+def declarations(instruction: Instruction, escape: str) -> list[tuple[str, str | None, int]]:
+    """An ARG's (name, default or None, index of the word in `instruction.text`)."""
+    text = instruction.text
+    head = len(text) - len(text.lstrip(" \t\ufeff")) + len(instruction.keyword)
+    found: list[tuple[str, str | None, int]] = []
+    for start, end, _ in words(text[head:], escape):
+        name, equals, raw = text[head + start : head + end].partition("=")
+        found.append((name, _unquoted(raw) if equals else None, head + start))
+    return found
+
+
+# --- stages -----------------------------------------------------------------------------
+
+
+class Stage(NamedTuple):
+    line: int
+    written: str  # the image as written (`${BASE_IMAGE}`)
+    image: str  # expanded with the global ARGs ("" when a variable has no value)
+    alias: str  # "" when the stage has no name
+    variables: tuple[str, ...]  # the global ARGs the image names
+    parent: int | None  # the index of the earlier stage it builds on, None: an image
+
+
+def global_args(dockerfile: Dockerfile) -> dict[str, tuple[str | None, int]]:
+    """Each ARG declared before the first FROM: its last default (None: none) and line."""
+    found: dict[str, tuple[str | None, int]] = {}
+    for instruction in dockerfile.instructions:
+        if instruction.keyword == "FROM":
+            break
+        if instruction.keyword == "ARG":
+            for name, default, _ in declarations(instruction, dockerfile.escape):
+                found[name] = (default, instruction.line)
+    return found
+
+
+def stages(dockerfile: Dockerfile, build_args: Mapping[str, str] | None = None) -> list[Stage]:
+    """Every FROM, its image expanded with the global ARGs (a build argument wins)."""
+    values = {name: d for name, (d, _) in global_args(dockerfile).items() if d is not None}
+    values.update(build_args or {})
+    found: list[Stage] = []
+    for instruction in dockerfile.instructions:
+        if instruction.keyword != "FROM":
+            continue
+        parts = [w for w in instruction.arguments.split() if not w.startswith("--")]
+        written = parts[0] if parts else ""
+        alias = parts[2] if len(parts) >= 3 and parts[1].lower() == "as" else ""
+        image, _ = expand(written, values)
+        names = tuple(m["braced"] or m["bare"] for m in _VARIABLE.finditer(written))
+        aliases = [stage.alias.lower() for stage in found]
+        parent = aliases.index(image.lower()) if image.lower() in aliases else None
+        found.append(Stage(instruction.line, written, image, alias, names, parent))
+    return found
+
+
+def base_of(found: list[Stage], target: str | None) -> Stage | None:
+    """The stage whose image a build of `target` (None: the last stage) starts from."""
+    if not found:
+        return None
+    aliases = [stage.alias.lower() for stage in found]
+    if target is None:
+        index = len(found) - 1
+    elif target.lower() in aliases:
+        index = aliases.index(target.lower())
+    else:
+        return None
+    while found[index].parent is not None:
+        index = found[index].parent  # type: ignore[assignment]
+    return found[index]
+
+
+# --- ARG defaults, with the exact span of each ------------------------------------------
+
+
+class ArgDefault(NamedTuple):
+    value: str  # as Docker reads it (quotes removed)
+    start: int  # span of the value in the file's text (inside quotes, if any)
+    end: int
+    line: int  # 1-based line of the value
+
+
+class ArgProblem(NamedTuple):
+    line: int  # 1-based
+    message: str
+
+
+def _value_span(raw: str) -> tuple[int, int] | None:
+    """The value inside a word's `=...` part: bare, or wholly "double" or 'single' quoted."""
+    if not raw:
+        return None
+    if raw[0] in "\"'":
+        inner = raw[1:-1]
+        if len(raw) >= 2 and raw[-1] == raw[0] and "'" not in inner and '"' not in inner:
+            return 1, len(raw) - 1
+        return None
+    return (0, len(raw)) if "'" not in raw and '"' not in raw else None
+
+
+def _line_at(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _emptied(name: str, line: int, default_line: int) -> ArgProblem:
+    """Docker reads the last global declaration: an empty one leaves FROM with no image."""
+    return ArgProblem(
+        line,
+        f"`ARG {name}=` replaces the default of line {default_line} with an empty value"
+        " (Docker reads the last one), so FROM gets no image: remove one of the two",
+    )
+
+
+def _split_default(name: str, line: int) -> ArgProblem:
+    return ArgProblem(
+        line,
+        f"the default of ARG {name} is written across lines, with escapes or with"
+        f" partial quotes; uvdock cannot edit it exactly: write it as `ARG {name}=IMAGE`"
+        " on one line",
+    )
+
+
+def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProblem]]:
+    """Every default of ARG `name` (case-sensitive), and the ones uvdock cannot edit exactly."""
+    dockerfile = read(text)
+    defaults: list[ArgDefault] = []
+    problems: list[ArgProblem] = []
+    global_default: ArgDefault | None = None
+    emptied: ArgProblem | None = None
+    is_global = True
+    for instruction in dockerfile.instructions:
+        is_global = is_global and instruction.keyword != "FROM"
+        if instruction.keyword != "ARG":
+            continue
+        logical, offsets = instruction.text, instruction.offsets
+        head = len(logical) - len(logical.lstrip(" \t\ufeff")) + len(instruction.keyword)
+        for start, end, plain in words(logical[head:], dockerfile.escape):
+            key, equals, raw = logical[head + start : head + end].partition("=")
+            if key != name or not equals:
+                continue  # another variable, or a declaration without a default
+            first = offsets[head + start]
+            if raw in ("", '""', "''"):  # an empty default is no pin, but replaces an earlier one
+                if is_global and global_default is not None:
+                    emptied = _emptied(name, _line_at(text, first), global_default.line)
+                continue
+            span = _value_span(raw) if plain else None
+            lo = head + start + len(key) + 1 + (span[0] if span else 0)
+            hi = head + start + len(key) + 1 + (span[1] if span else 0)
+            if span is not None and offsets[hi - 1] + 1 - offsets[lo] == hi - lo:
+                # on one line: the span in the file is the value
+                default = ArgDefault(
+                    logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, _line_at(text, offsets[lo])
+                )
+                defaults.append(default)
+                if is_global:  # a later global default is what Docker reads again
+                    global_default, emptied = default, None
+                continue
+            problems.append(_split_default(name, _line_at(text, first)))
+    return defaults, problems if emptied is None else [*problems, emptied]
