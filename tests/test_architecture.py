@@ -150,7 +150,9 @@ WRITE_METHODS = (
 PROCESS_MODULES = ("subprocess", "plumbum", "multiprocessing", "pty")
 PROCESS_OS_PREFIXES = ("system", "exec", "fork", "spawn", "popen", "posix_spawn")
 
-MAX_MODULE_LINES = 400
+# Modules are split by concept; about 400 lines is a guide, never a reason to cut one concept in
+# two. Past this ceiling a module holds more than one concept.
+MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 60
 MAX_COMPLEXITY = 15
 
@@ -500,6 +502,67 @@ def leaf_violations(sources: Sources, leaf: str = f"{PACKAGE}.cli.spec") -> list
         for name in imported_names(leaf, sources)
         if name == PACKAGE or name.startswith(PACKAGE + ".")
     )
+
+
+# Who may read a file's bytes directly: the file layer's one reader (files/textlines.py: regular
+# files only, a size limit per kind) and the readers of the user's own files, which a cloned
+# repository does not choose.
+FILE_READER_PACKAGES = ("files",)
+FILE_READER_MODULES = (
+    "config.trust",  # the user's trust record
+    "registry.auth",  # the user's registry auth file
+    "run.slurm",  # uvdock's own record beside the user's .sqsh
+    "commands.doctor",  # `doctor LOG`: the log the user names, read as a bounded stream
+)
+READ_METHODS = ("read_text", "read_bytes")
+
+
+def file_reads(module: str, source: str) -> list[str]:
+    """Every direct read of a file (`open`, `Path.read_text/read_bytes/open`) in `source`."""
+    found = []
+    for node in ast.walk(_parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func, line = node.func, node.lineno
+        if isinstance(func, ast.Name) and func.id == "open" and not _is_proc(node):
+            found.append(f"{module}:{line} calls open()")
+        elif isinstance(func, ast.Attribute) and _is_textlines(func.value):
+            continue  # the one reader itself
+        elif isinstance(func, ast.Attribute) and func.attr in READ_METHODS:
+            found.append(f"{module}:{line} calls .{func.attr}()")
+        elif isinstance(func, ast.Attribute) and func.attr == "open" and _path_open(func, node):
+            found.append(f"{module}:{line} calls .open()")
+    return found
+
+
+def _is_proc(call: ast.Call) -> bool:
+    """open("/proc/..."): the kernel's view of uvdock's own processes, not a repository file."""
+    first = call.args[0] if call.args else None
+    if isinstance(first, ast.JoinedStr) and first.values:
+        first = first.values[0]
+    return isinstance(first, ast.Constant) and str(first.value).startswith("/proc/")
+
+
+def _path_open(func: ast.Attribute, call: ast.Call) -> bool:
+    """A method named `open` is Path.open when it has no argument or a mode string first
+    (os.open is the file layer's and the terminal's, judged by the write rule)."""
+    if isinstance(func.value, ast.Name) and func.value.id == "os":
+        return False
+    first = call.args[0] if call.args else None
+    return first is None or (isinstance(first, ast.Constant) and isinstance(first.value, str))
+
+
+def _is_textlines(owner: ast.expr) -> bool:
+    return isinstance(owner, ast.Name) and owner.id == "textlines"
+
+
+def read_violations(sources: Sources) -> list[str]:
+    return [
+        problem
+        for module, source in sources.items()
+        if not _in(module, FILE_READER_PACKAGES, FILE_READER_MODULES)
+        for problem in file_reads(module, source)
+    ]
 
 
 # -- size and complexity -------------------------------------------------------------------
@@ -913,3 +976,26 @@ def test_complexity_counts_as_ruff_does(body: str, expected: int) -> None:
     indented = "".join(f"    {line}\n" for line in body.splitlines())
     [outer, *_] = functions("m", "def f() -> None:\n" + indented)
     assert outer.complexity == expected
+
+
+def test_repository_files_are_read_through_one_reader(sources: dict[str, str]) -> None:
+    problems = read_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_a_direct_read_outside_the_file_layer_is_reported() -> None:
+    tree = _tree(
+        uvdock="",
+        uvdock__files="",
+        uvdock__files__textlines="def f(p):\n    return p.read_bytes()\n",
+        uvdock__image="",
+        uvdock__image__scan="def f(p):\n    return p.read_text()\n",
+        uvdock__commands="",
+        uvdock__commands__x="def f(p):\n    with open(p) as h:\n        return h.read()\n",
+        uvdock__commands__y="def f(p, b):\n    b.open(p)\n    open(f'/proc/{p}/stat')\n    p.open('rb')\n",
+    )
+    assert read_violations(tree) == [
+        "uvdock.image.scan:2 calls .read_text()",
+        "uvdock.commands.x:2 calls open()",
+        "uvdock.commands.y:4 calls .open()",
+    ]
