@@ -44,7 +44,7 @@ def test_driver_falls_back_to_conflict_markers(
     assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
     git(repo, "merge", "--no-edit", "theirs", check=False)
     text = (repo / "pyproject.toml").read_text()
-    assert "<<<<<<< ours\n" in text and ">>>>>>> theirs\n" in text
+    assert "<<<<<<< main\n" in text and ">>>>>>> theirs\n" in text  # the branches' names
     assert '    "beta",\n' in text  # theirs' change is in front of the user, not lost
     stages = [line.split()[2] for line in git(repo, "ls-files", "-u").splitlines()]
     assert stages == ["1", "2", "3"]
@@ -58,7 +58,8 @@ def test_driver_run_directly_exits_1_with_markers(tmp_path: Path, run_cli: RunCl
     result = run_cli("merge-driver", "pyproject", *files)
     assert result.code == 1, result.err
     assert "theirs is not valid TOML" in result.err
-    assert "<<<<<<< ours" in files[1].read_text()
+    text = files[1].read_text()
+    assert "\n<<<<<<< " in text and "\n>>>>>>> " in text and '    "beta",\n' in text
 
 
 def test_lock_resolve_refuses_with_exit_2_and_changes_nothing(
