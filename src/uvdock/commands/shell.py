@@ -32,9 +32,13 @@ class Command(BaseCommand):
         if cfg.container or cfg.engine == "local":
             return shim.run([args.shell], tty=sys.stdin.isatty())
         from uvdock.run import engines
+        from uvdock.run.host import engine_init
 
         engine = engine_for(ctx)
-        placement = engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
+        init = engine_init(engine, ctx.env)
+        placement = engines.Placement(
+            "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
+        )
         argv = engines.run_argv(
             placement,
             [args.shell],
@@ -47,7 +51,7 @@ class Command(BaseCommand):
             ctx.out.command(argv, placement=placement)
             return 0
         shim.check_usable()
-        return shim.foreground(argv)
+        return shim.foreground(argv, interactive=True)
 
 
 def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
@@ -72,4 +76,4 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
         return 0
     shim.check_usable()
     shim.unpack_once()
-    return shim.foreground(argv)
+    return shim.foreground(argv, interactive=True)

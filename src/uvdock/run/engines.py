@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from uvdock.errors import InputRefused
+from uvdock.errors import EnvironmentUnusable, InputRefused
 
 CONTAINER_ENGINES = ("docker", "podman")
 
@@ -46,6 +46,7 @@ class Placement(NamedTuple):
     env: tuple[tuple[str, str], ...] = ()
     by_hand: bool = False  # local: engine local was configured, not detected
     said: str = ""  # that setting as the user should read it: who chose it
+    init: str = ""  # run: the host's catatonit, mounted as the command's init (run_argv)
 
     def outlives_command(self) -> bool:
         """Whether what uv installs here is still there afterwards: a running container, this
@@ -117,9 +118,11 @@ def run_argv(
     gpus: bool = False,
 ) -> list[str]:
     image = operand(placement.image, "image")
-    # --init: the command is not PID 1, so SIGINT/SIGTERM reach it with default actions.
-    # The signal proxy stays on: a `run --rm` client that a signal kills can drop the
-    # container from the engine's records while its processes run on (podman 4.3).
+    # The engine's signal proxy stays on: a `run --rm` client that a signal kills can drop
+    # the container from the engine's records while its processes run on (podman 4.3).
+    # --init (podman's catatonit, docker's tini) hands the proxied signal to its one child;
+    # the command's whole process group must get it, once, as from a terminal's Ctrl-C:
+    # tini does so by its variable, catatonit by `-g`, so podman's is mounted and run so.
     argv = [placement.engine, "run", "--rm", "--init", "-i"]
     if tty:
         argv.append("-t")
@@ -128,9 +131,50 @@ def run_argv(
     if gpus:
         argv += ["--gpus", "all"]
     argv += mounts.volume_args()
-    argv += _env_args(_with_link_mode(placement.env, mounts))
-    argv += [*placement.extra_args, image, *command]
-    return argv
+    if placement.init:
+        argv += ["-v", f"{placement.init}:{INIT}:ro"]
+    tini = () if placement.init else (("TINI_KILL_PROCESS_GROUP", "1"),)
+    argv += _env_args(_with_link_mode([*placement.env, *tini], mounts))
+    argv += [*placement.extra_args, image]
+    if placement.init:
+        argv += [INIT, "-g", "--"]
+    return [*argv, "/bin/sh", "-c", FOUND_OR_127, *command]
+
+
+INIT = "/run/uvdock-init"
+# The command as a shell runs it, but a missing one is named as such (exit 127), not as the
+# init's "failed to exec pid1". `exec` keeps the command in the init's child's place.
+FOUND_OR_127 = (
+    'command -v "$0" >/dev/null || { echo "$0: not found in the container" >&2; exit 127; }; '
+    'exec "$0" "$@"'
+)
+
+
+def start_failure(
+    placement: Placement, message: str, config_file: Path, engine_args: str
+) -> EnvironmentUnusable:
+    """The engine could not start a run container (exit 125): its own last words, and the
+    fix for the causes known to happen (rootless networking, a missing network, storage)."""
+    engine, text = placement.engine, message.lower()
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if any(sign in text for sign in ("slirp4netns", "/dev/net/tun", "pasta", "rootlessport")):
+        hint = (
+            f"{engine}'s rootless networking does not work here: use the host's network, "
+            f'`engine-args = ["--network=host"]` in {config_file}'
+        )
+    elif "network" in text and ("not found" in text or "unable to find" in text):
+        hint = (
+            f"a network that engine-args name ({engine_args}) does not exist: create it "
+            f"(`{engine} network create NAME`) or drop that argument"
+        )
+    elif "no space left" in text or "storage" in text:
+        hint = f"{engine}'s storage is full or unusable: see `{engine} system df`, `{engine} info`"
+    else:
+        hint = f"`{engine} run` fails the same way by hand; `uvdock doctor` checks the engine"
+    said = lines[-1] if lines else "no message"
+    return EnvironmentUnusable(
+        f"{engine} could not start a container of {placement.image}: {said}", hint=hint
+    )
 
 
 def srun_argv(

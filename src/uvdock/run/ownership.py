@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import captured
+from uvdock.run import proc
 
 
 def _owner(path: Path) -> int | None:
@@ -54,7 +54,7 @@ def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | N
     owners = {_owner(repo), _owner(git_dir)} - {None}
     if owners <= {os.geteuid()}:
         return  # the common case costs two stat calls and no process
-    done = captured.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], check=False)
+    done = proc.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], check=False)
     if done.ok or "dubious ownership" not in done.stderr:
         return  # git accepts it (safe.directory, or the sudo rule)
     owner = _owner(repo)

@@ -14,9 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
+from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.run import engines, ownership, proc, stop, verified_containers
-from uvdock.run.host import pick_engine
+from uvdock.run.host import engine_init, pick_engine
 from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
 if TYPE_CHECKING:
@@ -84,7 +84,10 @@ class Shim:
                 "no image or container configured",
                 hint="get one with `uvdock image build` or `uvdock image pull`, or name one with --image / --container",
             )
-        return engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
+        init = engine_init(engine, self.env)
+        return engines.Placement(
+            "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
+        )
 
     def _said(self, name: str) -> str:
         return self.said.get(name) or f"{name.replace('_', '-')} = {getattr(self.config, name)!r}"
@@ -238,30 +241,25 @@ class Shim:
             self.check_usable()
         if self.placement.mode == "srun":
             self.unpack_once()
-        code = self.foreground(self.argv(command, tty=tty))
+        code = self.foreground(self.argv(command, tty=tty), interactive=tty)
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
             # the same name is checked like a new one, then the command runs once.
             del self.__dict__["target"]
-            code = self.foreground(self.argv(command, tty=tty))
+            code = self.foreground(self.argv(command, tty=tty), interactive=tty)
+        if code == 125 and self.placement.mode == "run":  # its message is on the terminal
+            raise self.engine_failed(self.capture(["true"], check_engine=False).stderr)
         if writes:
             self._give_back(writes)
         return code
 
-    def run_uv(
-        self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None
-    ) -> int:
+    def run_uv(self, args: Sequence[str], *, writes: Sequence[str] = ()) -> int:
+        """uv, without a terminal (`-t`): the user's Ctrl-C reaches uvdock, which stops it."""
         if self.out.quiet:
             args = ["-q", *args]
         elif self.out.verbose:
             args = ["-v", *args]
-        if tty is None:  # srun: no --pty, so a Ctrl-C reaches uvdock, never srun (see foreground)
-            tty = sys.stdin.isatty() and sys.stdout.isatty() and self.placement.mode != "srun"
-        code = self.run(["uv", *args], tty=tty, writes=writes)
-        if code == 130 and tty and self.placement.mode in ("run", "exec"):
-            # With -t the engine puts the terminal in raw mode: Ctrl-C reached uv in the
-            # container, not uvdock. It is the user's interrupt, not a failure of uv.
-            raise Interrupted("interrupted")
+        code = self.run(["uv", *args], tty=False, writes=writes)
         if code in (126, 127):
             raise self.uv_missing()
         if code != 0 and self._stopped_from_outside(code):
@@ -296,7 +294,8 @@ class Shim:
             hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
         )
 
-    def capture(self, command: Sequence[str]) -> proc.Completed:
+    def capture(self, command: Sequence[str], *, check_engine: bool = True) -> proc.Completed:
+        """Run captured; a run container that could not start is the engine's failure."""
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
@@ -306,14 +305,24 @@ class Shim:
 
         with signals.interruptible():
             try:
-                return proc.run(argv, cwd=self.repo, env=self.step_env, check=False)
+                done = proc.run(argv, cwd=self.repo, env=self.step_env, check=False)
             except KeyboardInterrupt:
                 # Killing the engine client leaves its container: stop that too.
-                self._stop()
+                self._stop(grace=0)
                 raise
+        if check_engine and done.returncode == 125 and self.placement.mode == "run":
+            raise self.engine_failed(done.stderr)
+        return done
 
-    def foreground(self, argv: list[str]) -> int:
-        """Run an argv built for this shim's placement; an interrupt stops what it started."""
+    def engine_failed(self, message: str) -> EnvironmentUnusable:
+        from uvdock.config.settings import user_config_file
+
+        placement, config = self.placement, user_config_file(self.env)
+        return engines.start_failure(placement, message, config, self._said("engine_args"))
+
+    def foreground(self, argv: list[str], *, interactive: bool = False) -> int:
+        """Run an argv built for this shim's placement; an interrupt stops what it started.
+        `interactive`: it has a terminal (`-t`, `--pty`) and gets the user's keys."""
         if self.out.verbose:
             import shlex
 
@@ -325,10 +334,7 @@ class Shim:
             env=self.step_env,
             on_interrupt=self._stop,
             forward=proc.forwarded_signal(mode),
-            whole_tree=mode == "local",
-            # Two Ctrl-C to srun abort it mid-clean-up: only uvdock gets the terminal's, and
-            # srun a single SIGTERM. (With --pty the terminal is raw: Ctrl-C is a byte.)
-            own_group=mode == "srun" and "--pty" not in argv,
+            interactive=interactive,
             record_group=self.on_local_start if mode == "local" else None,
         )
 
@@ -351,7 +357,7 @@ class Shim:
             return True
         return False
 
-    def _stop(self) -> None:
+    def _stop(self, grace: float = 10.0) -> None:
         """Ctrl-C or SIGTERM: stop what the command started in the container, and wait."""
         placement = self.target
         problem = None
@@ -359,7 +365,7 @@ class Shim:
             problem = stop.stop_tagged(placement.engine, placement.container, self.run_id, self.env)
         elif placement.mode == "run":
             problem = stop.stop_container(
-                placement.engine, self.container_name, self.env, log=self.out.detail
+                placement.engine, self.container_name, self.env, grace=grace, log=self.out.detail
             )
         elif placement.mode == "srun":  # should srun have died before it ended its job
             from uvdock.run import slurm
