@@ -179,11 +179,12 @@ def _captured(
     return exit_code(child.returncode), out, err
 
 
-def forwarded_signal(mode: str) -> signal.Signals:
+def forwarded_signal(mode: str) -> signal.Signals | None:
     """The signal that stops a foreground child of placement `mode` cleanly: srun cancels its
-    tasks on SIGTERM (a single SIGINT only prints the job's state); everything else takes
-    SIGINT, as from the terminal (an engine client passes it to its container)."""
-    return signal.SIGTERM if mode == "srun" else signal.SIGINT
+    tasks on SIGTERM (a single SIGINT only prints the job's state); a run container's engine
+    client none (its container is interrupted through the engine: run/stop.py); everything
+    else SIGINT, as from the terminal."""
+    return {"srun": signal.SIGTERM, "run": None}.get(mode, signal.SIGINT)
 
 
 def run_foreground(
@@ -193,7 +194,7 @@ def run_foreground(
     env: Mapping[str, str] | None = None,
     on_interrupt: Callable[[], None] | None = None,
     grace_seconds: float = 10.0,
-    forward: signal.Signals = signal.SIGINT,
+    forward: signal.Signals | None = signal.SIGINT,
     interactive: bool = False,
     record_group: Callable[[int], None] | None = None,
 ) -> int:
@@ -251,7 +252,7 @@ def run_foreground(
 def _stop(
     group: int,
     child: subprocess.Popen[bytes] | None,
-    forward: signal.Signals,
+    forward: signal.Signals | None,
     on_interrupt: Callable[[], None] | None,
     grace_seconds: float,
 ) -> None:
@@ -259,7 +260,7 @@ def _stop(
     left of the group after the grace period (the child's orphans too) is killed."""
     import subprocess
 
-    if group:
+    if group and forward is not None:
         _killpg(group, forward)
     if on_interrupt is not None:
         on_interrupt()

@@ -76,14 +76,17 @@ def stop_container(
     grace: float = 10.0,
     log: Callable[[str], None] = lambda step: None,
 ) -> str | None:
-    """After the interrupt reached the command's process group (the engine client's signal
-    proxy, then the container's init with `-g`: see engines.run_argv), give it `grace`
-    seconds to end by itself, then the engine's stop (SIGTERM, SIGKILL 5 s later), then
-    remove the container and wait until the engine no longer knows it. `log` hears each
-    step (`uvdock -v`)."""
+    """Interrupt the command as a terminal's Ctrl-C would: SIGINT to the container's init,
+    which passes it to the command's whole process group (`-g`: see engines.run_argv). Give
+    it `grace` seconds to end by itself, then the engine's stop (SIGTERM, SIGKILL 5 s later),
+    then remove the container and wait until the engine no longer knows it. `log` hears each
+    step (`uvdock -v`). Never through the engine client: rootless podman 4.3 answers a
+    signal to its client by ending the container outright, with no signal to the command."""
     if not container_exists(engine, name, env):
         return None
     ends = time.monotonic() + grace
+    code = _engine_code(engine, ["kill", "--signal", "INT", "--", name], env, 30)
+    log(f"container {name}: SIGINT to the command's process group (exit {code})")
     # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
     # must not let the removal below cut its clean-up short.
     running = _running(engine, name, env)
