@@ -164,14 +164,14 @@ def start_failure(
         )
     elif "network" in text and ("not found" in text or "unable to find" in text):
         hint = (
-            f"a network that engine-args name ({engine_args}) does not exist: create it "
-            f"(`{engine} network create NAME`) or drop that argument"
+            f"{engine} has no network of that name: create it (`{engine} network create NAME`)"
+            f" or drop --network from engine-args ({engine_args})"
         )
     elif "no space left" in text or "storage" in text:
         hint = f"{engine}'s storage is full or unusable: see `{engine} system df`, `{engine} info`"
     else:
         hint = f"`{engine} run` fails the same way by hand; `uvdock doctor` checks the engine"
-    said = lines[-1] if lines else "no message"
+    said = lines[-1].removeprefix("Error: ") if lines else "no message"
     return EnvironmentUnusable(
         f"{engine} could not start a container of {placement.image}: {said}", hint=hint
     )
