@@ -116,6 +116,7 @@ def run_argv(
     tty: bool,
     name: str | None = None,
     gpus: bool = False,
+    version_first: bool = False,
 ) -> list[str]:
     image = operand(placement.image, "image")
     # The engine's signal proxy stays on: a `run --rm` client that a signal kills can drop
@@ -138,16 +139,19 @@ def run_argv(
     argv += [*placement.extra_args, image]
     if placement.init:
         argv += [INIT, "-g", "--"]
-    return [*argv, "/bin/sh", "-c", FOUND_OR_127, *command]
+    script = VERSION_FIRST if version_first else FOUND_OR_127
+    return [*argv, "/bin/sh", "-c", script, *command]
 
 
 INIT = "/run/uvdock-init"
 # The command as a shell runs it, but a missing one is named as such (exit 127), not as the
 # init's "failed to exec pid1". `exec` keeps the command in the init's child's place.
-FOUND_OR_127 = (
-    'command -v "$0" >/dev/null || { echo "$0: not found in the container" >&2; exit 127; }; '
-    'exec "$0" "$@"'
-)
+_FOUND = 'command -v "$0" >/dev/null || { echo "$0: not found in the container" >&2; exit 127; }; '
+FOUND_OR_127 = _FOUND + 'exec "$0" "$@"'
+# The probe of the command's version (uv's) rides along in the container that runs it, as
+# the first line of stderr: one container start, not two (vfs storage copies the image).
+VERSION_LINE = "uvdock-version: "
+VERSION_FIRST = _FOUND + f'echo "{VERSION_LINE}$("$0" --version)" >&2; exec "$0" "$@"'
 
 
 def start_failure(
@@ -242,6 +246,7 @@ def command_argv(
     mounts: Mounts,
     tty: bool,
     name: str | None = None,
+    version_first: bool = False,
 ) -> list[str]:
     """The argv that runs `command` at `placement` (uv work: never with GPUs)."""
     if placement.mode == "local":
@@ -250,7 +255,9 @@ def command_argv(
         return exec_argv(placement, command, workdir=mounts.workdir, tty=tty)
     if placement.mode == "srun":
         return srun_argv(placement, command, mounts=mounts, pty=tty, job_name=name)
-    return run_argv(placement, command, mounts=mounts, tty=tty, name=name)
+    return run_argv(
+        placement, command, mounts=mounts, tty=tty, name=name, version_first=version_first
+    )
 
 
 def inside_ci_container(env: Mapping[str, str], venv: str) -> bool:

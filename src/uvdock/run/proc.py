@@ -20,13 +20,14 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
 from uvdock.run import signals
 
 if TYPE_CHECKING:
     import subprocess
+    import threading
 
 
 class Completed(NamedTuple):
@@ -197,6 +198,7 @@ def run_foreground(
     forward: signal.Signals | None = signal.SIGINT,
     interactive: bool = False,
     record_group: Callable[[int], None] | None = None,
+    first_line: Callable[[bytes], bytes] | None = None,
 ) -> int:
     """Run with the output streaming through and return the exit code.
 
@@ -208,7 +210,8 @@ def run_foreground(
     when nothing it started runs any more. With `record_group` the child runs in the group
     of a placeholder whose pgid is handed to `record_group(pgid)` before the child starts,
     so that a caller can stop the group after uvdock itself was killed (`lock resolve
-    --abort`); that group outlives uvdock.
+    --abort`); that group outlives uvdock. `first_line` sees the first line of the child's
+    stderr, and returns what of it to show; the rest streams through as it comes.
     """
     import subprocess
 
@@ -225,16 +228,22 @@ def run_foreground(
                     leader = _group_leader(env)
                     record_group(leader.pid)  # recorded before anything of the child runs
                 group = leader.pid if leader is not None else 0
+                stderr = None if first_line is None else subprocess.PIPE
                 child = _start(
                     argv,
                     env,
                     cwd,
                     group=group,
                     foreground=terminal,
-                    stdin=stdin,
                     outlives=leader is not None,
+                    stdin=stdin,
+                    stderr=stderr,
                 )
-            return exit_code(child.wait())
+                relay = _relay(child, first_line)
+            code = exit_code(child.wait())
+            if relay is not None:
+                relay.join(5)  # the rest of what it said
+            return code
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")
             return failed.code
@@ -273,6 +282,25 @@ def _stop(
         child.wait()
     if on_interrupt is not None:
         on_interrupt()  # a container created late
+
+
+def _relay(
+    child: subprocess.Popen[bytes], first_line: Callable[[bytes], bytes] | None
+) -> threading.Thread | None:
+    """Pass the child's stderr pipe on to uvdock's, its first line through `first_line`."""
+    if child.stderr is None or first_line is None:
+        return None
+    import threading
+
+    def copy(pipe: IO[bytes]) -> None:
+        with pipe:
+            data = first_line(pipe.readline())
+            while data or (data := pipe.read1(65536)):  # type: ignore[attr-defined]
+                data = data[os.write(2, data) :]
+
+    thread = threading.Thread(target=copy, args=(child.stderr,), daemon=True)
+    thread.start()
+    return thread
 
 
 # Waits while uvdock ($0) lives: a killed uvdock leaves no idle placeholder behind (the

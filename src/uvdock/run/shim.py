@@ -51,6 +51,8 @@ class Shim:
         self._stop_problems: list[str] = []
         # Local placement: gets the pid of the child, which then leads its own process group
         self.on_local_start: Callable[[int], None] | None = None
+        # Hears `uv --version` from the next uv run in a run container (rides_along)
+        self.on_uv_version: Callable[[str], None] | None = None
 
     @property
     def container_name(self) -> str:
@@ -118,10 +120,36 @@ class Shim:
             return self._exec_target(placement)
         return placement
 
-    def argv(self, command: Sequence[str], *, tty: bool = False) -> list[str]:
+    def argv(
+        self, command: Sequence[str], *, tty: bool = False, version: bool = False
+    ) -> list[str]:
         target = self.target
         name = self.container_name if target.mode in ("run", "srun") else None
-        return engines.command_argv(target, command, mounts=self.mounts, tty=tty, name=name)
+        return engines.command_argv(
+            target, command, mounts=self.mounts, tty=tty, name=name, version_first=version
+        )
+
+    @property
+    def probe_rides_along(self) -> bool:
+        """Whether uv's version is best asked in the container that runs uv: a run container
+        starts for each command (and vfs storage copies the image each time)."""
+        return self.placement.mode == "run" and not self.dry_run
+
+    def _version_line(self, command: Sequence[str]) -> Callable[[bytes], bytes] | None:
+        """For the first uv run after report_uv: takes the version line off its stderr."""
+        hear = self.on_uv_version
+        if hear is None or command[:1] != ["uv"] or not self.probe_rides_along:
+            return None
+        self.on_uv_version = None
+
+        def first(line: bytes) -> bytes:
+            text = line.decode(errors="replace")
+            if not text.startswith(engines.VERSION_LINE):
+                return line
+            hear(text.removeprefix(engines.VERSION_LINE).strip())
+            return b""
+
+        return first
 
     @cached_property
     def step_env(self) -> Mapping[str, str]:
@@ -241,7 +269,9 @@ class Shim:
             self.check_usable()
         if self.placement.mode == "srun":
             self.unpack_once()
-        code = self.foreground(self.argv(command, tty=tty), interactive=tty)
+        version = self._version_line(command)
+        argv = self.argv(command, tty=tty, version=version is not None)
+        code = self.foreground(argv, interactive=tty, first_line=version)
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
             # the same name is checked like a new one, then the command runs once.
@@ -300,7 +330,8 @@ class Shim:
             self.check_usable()
         if self.placement.mode == "srun":
             self.unpack_once()
-        argv = self.argv(command, tty=False)
+        version = self._version_line(command)
+        argv = self.argv(command, tty=False, version=version is not None)
         from uvdock.run import signals
 
         with signals.interruptible():
@@ -312,6 +343,10 @@ class Shim:
                 raise
         if check_engine and done.returncode == 125 and self.placement.mode == "run":
             raise self.engine_failed(done.stderr)
+        if version is not None:
+            first, _, rest = done.stderr.partition("\n")
+            if not version((first + "\n").encode()):
+                done = done._replace(stderr=rest)
         return done
 
     def engine_failed(self, message: str) -> EnvironmentUnusable:
@@ -320,7 +355,13 @@ class Shim:
         placement, config = self.placement, user_config_file(self.env)
         return engines.start_failure(placement, message, config, self._said("engine_args"))
 
-    def foreground(self, argv: list[str], *, interactive: bool = False) -> int:
+    def foreground(
+        self,
+        argv: list[str],
+        *,
+        interactive: bool = False,
+        first_line: Callable[[bytes], bytes] | None = None,
+    ) -> int:
         """Run an argv built for this shim's placement; an interrupt stops what it started.
         `interactive`: it has a terminal (`-t`, `--pty`) and gets the user's keys."""
         if self.out.verbose:
@@ -335,6 +376,7 @@ class Shim:
             on_interrupt=self._stop,
             forward=proc.forwarded_signal(mode),
             interactive=interactive,
+            first_line=first_line,
             record_group=self.on_local_start if mode == "local" else None,
         )
 
