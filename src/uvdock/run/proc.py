@@ -8,8 +8,8 @@ group: the terminal's Ctrl-C and a supervisor's `kill` of uvdock's group reach u
 and uvdock passes exactly one signal on, to the child's whole group (run/signals.py turns
 the first one into KeyboardInterrupt). An interactive child (a shell on the user's
 terminal) is given the terminal's foreground instead, so its keys reach it and not uvdock.
-A child gets SIGHUP when uvdock dies, as from a closed terminal (an engine client passes
-it to its container), unless its group is recorded to be stopped later.
+A child is killed when uvdock dies (an engine client must not hold the terminal or the
+pipes of whoever ran uvdock), unless its group is recorded to be stopped later.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _start(
     **streams: Any,
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in process group `group` (0: a new one it leads). `foreground`: the
-    terminal whose foreground it gets. `outlives`: no SIGHUP when uvdock dies."""
+    terminal whose foreground it gets. `outlives`: no SIGKILL when uvdock dies."""
     import ctypes
     import subprocess
 
@@ -87,9 +87,9 @@ def _start(
     def in_child() -> None:
         os.setpgid(0, group)
         if not outlives:
-            libc.prctl(1, signal.SIGHUP)  # PR_SET_PDEATHSIG
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
             if os.getppid() != parent:  # uvdock died before that
-                os.kill(os.getpid(), signal.SIGHUP)
+                os.kill(os.getpid(), signal.SIGKILL)
         if foreground is not None:
             _give_terminal(foreground, os.getpgrp())
 
