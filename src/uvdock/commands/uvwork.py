@@ -14,7 +14,7 @@ def report_uv(ctx: Context, shim: Shim) -> None:
     the question rides along with the first uv run (one container start, not two)."""
     if ctx.dry_run:
         return
-    if shim.probe_rides_along:
+    if shim.placement.mode == "run":
         shim.on_uv_version = lambda answer: _uv_said(ctx, shim, answer)
         return
     out = shim.capture(["uv", "--version"])

@@ -7,7 +7,7 @@ only looks at marker files and the environment.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -152,6 +152,16 @@ FOUND_OR_127 = _FOUND + 'exec "$0" "$@"'
 # the first line of stderr: one container start, not two (vfs storage copies the image).
 VERSION_LINE = "uvdock-version: "
 VERSION_FIRST = _FOUND + f'echo "{VERSION_LINE}$("$0" --version)" >&2; exec "$0" "$@"'
+
+
+def version_said(line: bytes, hear: Callable[[str], None]) -> bytes:
+    """The first line of a VERSION_FIRST run's stderr: the version goes to `hear`, and
+    anything else is shown as it is."""
+    text = line.decode(errors="replace")
+    if not text.startswith(VERSION_LINE):
+        return line
+    hear(text.removeprefix(VERSION_LINE).strip())
+    return b""
 
 
 def start_failure(

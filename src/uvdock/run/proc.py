@@ -70,11 +70,10 @@ def _start(
     *,
     group: int = 0,
     foreground: int | None = None,
-    outlives: bool = False,
     **streams: Any,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in process group `group` (0: a new one it leads). `foreground`: the
-    terminal whose foreground it gets. `outlives`: no SIGKILL when uvdock dies."""
+    """Start `argv` in process group `group` (0: a new one it leads; another one outlives
+    uvdock, else it is killed when uvdock dies). `foreground`: the terminal it gets."""
     import ctypes
     import subprocess
 
@@ -86,7 +85,7 @@ def _start(
 
     def in_child() -> None:
         os.setpgid(0, group)
-        if not outlives:
+        if not group:
             libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
             if os.getppid() != parent:  # uvdock died before that
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -203,15 +202,12 @@ def run_foreground(
     """Run with the output streaming through and return the exit code.
 
     `interactive`: the child gets uvdock's terminal (stdin, the foreground); otherwise a
-    stdin that is a terminal is replaced by /dev/null. On the first Ctrl-C or SIGTERM the
-    child's group gets `forward` once, `on_interrupt` (what the child started elsewhere: a
-    container) runs, the group gets SIGKILL after `grace_seconds`, `on_interrupt` runs again
-    (a container created late), and then Interrupted is raised, so the caller restores files
-    when nothing it started runs any more. With `record_group` the child runs in the group
-    of a placeholder whose pgid is handed to `record_group(pgid)` before the child starts,
-    so that a caller can stop the group after uvdock itself was killed (`lock resolve
-    --abort`); that group outlives uvdock. `first_line` sees the first line of the child's
-    stderr, and returns what of it to show; the rest streams through as it comes.
+    terminal stdin is replaced by /dev/null. On the first Ctrl-C or SIGTERM: see _stop;
+    then Interrupted is raised, so the caller restores files when nothing it started runs
+    any more. With `record_group` the child runs in the group of a placeholder whose pgid
+    is handed to `record_group(pgid)` before the child starts, so that the group can be
+    stopped after uvdock itself was killed (`lock resolve --abort`); it outlives uvdock.
+    `first_line` gets the first line of the child's stderr and returns what to show of it.
     """
     import subprocess
 
@@ -223,26 +219,18 @@ def run_foreground(
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                stdin = None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL
+                streams = {
+                    "stdin": None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL,
+                    "stderr": None if first_line is None else subprocess.PIPE,
+                }
                 if record_group is not None:
                     leader = _group_leader(env)
                     record_group(leader.pid)  # recorded before anything of the child runs
                 group = leader.pid if leader is not None else 0
-                stderr = None if first_line is None else subprocess.PIPE
-                child = _start(
-                    argv,
-                    env,
-                    cwd,
-                    group=group,
-                    foreground=terminal,
-                    outlives=leader is not None,
-                    stdin=stdin,
-                    stderr=stderr,
-                )
+                child = _start(argv, env, cwd, group=group, foreground=terminal, **streams)
                 relay = _relay(child, first_line)
             code = exit_code(child.wait())
-            if relay is not None:
-                relay.join(5)  # the rest of what it said
+            relay.join(5)  # the rest of what it said
             return code
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")
@@ -286,11 +274,14 @@ def _stop(
 
 def _relay(
     child: subprocess.Popen[bytes], first_line: Callable[[bytes], bytes] | None
-) -> threading.Thread | None:
+) -> threading.Thread:
     """Pass the child's stderr pipe on to uvdock's, its first line through `first_line`."""
-    if child.stderr is None or first_line is None:
-        return None
     import threading
+
+    if child.stderr is None or first_line is None:
+        nothing = threading.Thread()
+        nothing.start()
+        return nothing
 
     def copy(pipe: IO[bytes]) -> None:
         with pipe:

@@ -51,7 +51,7 @@ class Shim:
         self._stop_problems: list[str] = []
         # Local placement: gets the pid of the child, which then leads its own process group
         self.on_local_start: Callable[[int], None] | None = None
-        # Hears `uv --version` from the next uv run in a run container (rides_along)
+        # Hears `uv --version` from the next uv run (a run container's: report_uv)
         self.on_uv_version: Callable[[str], None] | None = None
 
     @property
@@ -129,27 +129,12 @@ class Shim:
             target, command, mounts=self.mounts, tty=tty, name=name, version_first=version
         )
 
-    @property
-    def probe_rides_along(self) -> bool:
-        """Whether uv's version is best asked in the container that runs uv: a run container
-        starts for each command (and vfs storage copies the image each time)."""
-        return self.placement.mode == "run" and not self.dry_run
-
     def _version_line(self, command: Sequence[str]) -> Callable[[bytes], bytes] | None:
         """For the first uv run after report_uv: takes the version line off its stderr."""
-        hear = self.on_uv_version
-        if hear is None or command[:1] != ["uv"] or not self.probe_rides_along:
+        hear, self.on_uv_version = self.on_uv_version, None
+        if hear is None or command[:1] != ["uv"]:
             return None
-        self.on_uv_version = None
-
-        def first(line: bytes) -> bytes:
-            text = line.decode(errors="replace")
-            if not text.startswith(engines.VERSION_LINE):
-                return line
-            hear(text.removeprefix(engines.VERSION_LINE).strip())
-            return b""
-
-        return first
+        return lambda line: engines.version_said(line, hear)
 
     @cached_property
     def step_env(self) -> Mapping[str, str]:
@@ -160,46 +145,16 @@ class Shim:
 
     # -- safety checks -------------------------------------------------------------------
 
-    def _cache_key(self, placement: engines.Placement) -> str:
-        # Mounts never change after creation, so a verified id stays valid for this repo path.
-        return f"{placement.engine}:{placement.container}:{self.config.workdir}:{self.repo}"
-
-    def _verified_id(self, placement: engines.Placement) -> str | None:
-        return verified_containers.lookup(self.repo, self._cache_key(placement))
-
-    def _remember(self, placement: engines.Placement, container_id: str | None) -> None:
-        verified_containers.remember(self.repo, self._cache_key(placement), container_id)
+    def _key(self, placement: engines.Placement) -> str:
+        return verified_containers.key(placement, self.config.workdir, self.repo)
 
     def verify_container(self, placement: engines.Placement) -> str:
         """The container's id, after checking it runs and mounts this repo at the workdir."""
-        from uvdock.run import probe  # only on the uncached path: the cached exec skips it
-
-        info = probe.container(placement.engine, placement.container, self.env)
-        if info is None:
-            raise EnvironmentUnusable(
-                f"no container named {placement.container} ({placement.engine} container inspect failed)",
-                hint="start one with the repository mounted, or use --image to run a fresh container",
-            )
-        if not info.running:
-            raise EnvironmentUnusable(
-                f"container {placement.container} is not running (start it first)"
-            )
-        workdir = self.config.workdir
-        source = engines.mounted_at(info.mounts, workdir)
-        repo = self.repo.resolve()
-        if source is None or Path(source).resolve() != repo:
-            where = f"mounts {source}" if source else "mounts nothing"
-            raise EnvironmentUnusable(
-                f"container {placement.container} {where} at {workdir}, not this repository ({repo}); "
-                "refusing to run uv on another checkout",
-                hint=f"start a container with -v {repo}:{workdir}, or use --image",
-            )
-        self._remember(placement, info.id)
-        return info.id
+        return verified_containers.verify(placement, self.config.workdir, self.repo, self.env)
 
     def _exec_target(self, placement: engines.Placement) -> engines.Placement:
         """Exec by the verified id: a container recreated under the same name is re-checked."""
-        cached = self._verified_id(placement)
+        cached = verified_containers.lookup(self.repo, self._key(placement))
         container_id = cached or self.verify_container(placement)
         return engines.Placement(placement.mode, placement.engine, container_id, env=placement.env)
 
@@ -278,7 +233,8 @@ class Shim:
             del self.__dict__["target"]
             code = self.foreground(self.argv(command, tty=tty), interactive=tty)
         if code == 125 and self.placement.mode == "run":  # its message is on the terminal
-            raise self.engine_failed(self.capture(["true"], check_engine=False).stderr)
+            again = proc.run(self.argv(["true"]), env=self.env, check=False)
+            raise self.engine_failed(again.stderr)
         if writes:
             self._give_back(writes)
         return code
@@ -324,7 +280,7 @@ class Shim:
             hint="use the image built from docker/Dockerfile.ci.dev (`uvdock image build`)",
         )
 
-    def capture(self, command: Sequence[str], *, check_engine: bool = True) -> proc.Completed:
+    def capture(self, command: Sequence[str]) -> proc.Completed:
         """Run captured; a run container that could not start is the engine's failure."""
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
@@ -341,7 +297,7 @@ class Shim:
                 # Killing the engine client leaves its container: stop that too.
                 self._stop(grace=0)
                 raise
-        if check_engine and done.returncode == 125 and self.placement.mode == "run":
+        if done.returncode == 125 and self.placement.mode == "run":
             raise self.engine_failed(done.stderr)
         if version is not None:
             first, _, rest = done.stderr.partition("\n")
@@ -391,11 +347,11 @@ class Shim:
 
     def _verified_container_gone(self) -> bool:
         placement = self.placement
-        cached = self._verified_id(placement)
+        cached = verified_containers.lookup(self.repo, self._key(placement))
         from uvdock.run import probe
 
         if cached and probe.container(placement.engine, cached, self.env) is None:
-            self._remember(placement, None)
+            verified_containers.remember(self.repo, self._key(placement), None)
             return True
         return False
 
