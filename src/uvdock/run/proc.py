@@ -215,7 +215,6 @@ def run_foreground(
     child: subprocess.Popen[bytes] | None = None
     leader: subprocess.Popen[bytes] | None = None
     terminal = _terminal() if interactive else None
-    settings = _settings(terminal)
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
@@ -223,11 +222,12 @@ def run_foreground(
                     "stdin": None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL,
                     "stderr": None if first_line is None else subprocess.PIPE,
                 }
-                if record_group is not None:
-                    leader = _group_leader(env)
+                if record_group is not None:  # a placeholder leads the group meanwhile
+                    leader = _start(["sleep", "2147483647"], env, None, stdin=subprocess.DEVNULL)
                     record_group(leader.pid)  # recorded before anything of the child runs
                 group = leader.pid if leader is not None else 0
-                child = _start(argv, env, cwd, group=group, foreground=terminal, **streams)
+                fd = terminal[0] if terminal else None
+                child = _start(argv, env, cwd, group=group, foreground=fd, **streams)
                 relay = _relay(child, first_line)
             code = exit_code(child.wait())
             relay.join(5)  # the rest of what it said
@@ -243,7 +243,7 @@ def run_foreground(
             if leader is not None:
                 leader.kill()
                 leader.wait()
-            _take_back(terminal, settings)
+            _take_back(terminal)
 
 
 def _stop(
@@ -294,55 +294,27 @@ def _relay(
     return thread
 
 
-# Waits while uvdock ($0) lives: a killed uvdock leaves no idle placeholder behind (the
-# group lives on as long as the child or anything it started does).
-_LEADER = 'while kill -0 "$0" 2>/dev/null; do sleep 1; done'
-
-
-def _group_leader(env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
-    """A placeholder that leads a new process group and only waits: its group exists, and
-    can be recorded, before the real child is started into it."""
-    import subprocess
-
-    shell = which("sh", env) or "/bin/sh"
-    return subprocess.Popen(
-        [shell, "-c", _LEADER, str(os.getpid())],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        process_group=0,
-    )
-
-
-def _terminal() -> int | None:
-    """stdin's fd when it is the terminal whose foreground group uvdock's is."""
-    try:
-        fd = sys.stdin.fileno()
-        return fd if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp() else None
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def _settings(fd: int | None) -> list[Any] | None:
-    if fd is None:
-        return None
+def _terminal() -> tuple[int, list[Any]] | None:
+    """stdin's fd and settings, when it is the terminal whose foreground group uvdock's is."""
     import termios
 
     try:
-        return termios.tcgetattr(fd)
-    except termios.error:
-        return None
+        fd = sys.stdin.fileno()
+        if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp():
+            return fd, termios.tcgetattr(fd)
+    except (OSError, ValueError, AttributeError, termios.error):
+        pass
+    return None
 
 
-def _take_back(fd: int | None, settings: list[Any] | None) -> None:
+def _take_back(terminal: tuple[int, list[Any]] | None) -> None:
     """The terminal's foreground back to uvdock, as it was: `podman exec|run -t` makes it
     raw, and podman 4.3 interrupted by a signal it did not get from the terminal exits
     leaving it so (the user's shell then echoes nothing)."""
-    if fd is None:
+    if terminal is None:
         return
     import termios
 
-    _give_terminal(fd, os.getpgrp())
-    if settings is not None:
-        with contextlib.suppress(termios.error):
-            termios.tcsetattr(fd, termios.TCSADRAIN, settings)
+    _give_terminal(terminal[0], os.getpgrp())
+    with contextlib.suppress(termios.error):
+        termios.tcsetattr(terminal[0], termios.TCSADRAIN, terminal[1])
