@@ -151,3 +151,12 @@ def test_a_killed_uvdock_leaves_no_engine_client_on_the_terminal(
     for name in uvdock_containers(tag):  # it ends with its command (podman run --rm)
         subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=False)
     assert left == [], "the engine client outlived uvdock"
+
+
+def test_a_command_that_exits_125_by_itself_is_its_own_exit(
+    engine_image: str, tmp_path: Path
+) -> None:
+    repo = init_repo(tmp_path / "repo")
+    done = _run(_uvdock(repo, engine_image, "run", "--", "sh", "-c", "exit 125"))
+    assert done.returncode == 125, done.stderr
+    assert "could not start" not in done.stderr

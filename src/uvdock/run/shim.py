@@ -232,9 +232,10 @@ class Shim:
             # the same name is checked like a new one, then the command runs once.
             del self.__dict__["target"]
             code = self.foreground(self.argv(command, tty=tty), interactive=tty)
-        if code == 125 and self.placement.mode == "run":  # its message is on the terminal
+        if code == 125 and self.placement.mode == "run":  # the engine's, unless it starts now
             again = proc.run(self.argv(["true"]), env=self.env, check=False)
-            raise self.engine_failed(again.stderr)
+            if not again.ok:  # its words went to the terminal: these are the same
+                raise self.engine_failed(again.stderr)
         if writes:
             self._give_back(writes)
         return code
