@@ -91,7 +91,9 @@ def test_dry_run_needs_no_engine(make_repo: Callable[..., Path], tmp_path: Path)
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("docker run --rm --init -i") and " megatron-lm:local " in proc.stdout
+    assert (
+        proc.stdout.startswith("docker run --rm --init -i") and " megatron-lm:local " in proc.stdout
+    )
     assert proc.stdout.rstrip().endswith(" uv lock")
 
 
