@@ -15,6 +15,7 @@ pipes of whoever ran uvdock), unless its group is recorded to be stopped later.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -70,37 +71,44 @@ def _start(
     *,
     group: int = 0,
     foreground: int | None = None,
+    quick: bool = False,
     **streams: Any,
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in process group `group` (0: a new one it leads; another one outlives
-    uvdock, else it is killed when uvdock dies). `foreground`: the terminal it gets."""
-    import ctypes
+    uvdock, else it is killed when uvdock dies, unless `quick`: a captured call, started
+    the fast way). `foreground`: the terminal it gets."""
     import subprocess
 
     environment = dict(os.environ if env is None else env)
     program = which(argv[0], environment) if os.sep not in argv[0] else argv[0]
     if program is None:
         raise EnvironmentUnusable(f"`{argv[0]}` was not found on PATH")
-    libc, parent = ctypes.CDLL(None, use_errno=True), os.getpid()
+    parent = os.getpid()
 
     def in_child() -> None:
         os.setpgid(0, group)
         if not group:
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            _libc().prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
             if os.getppid() != parent:  # uvdock died before that
                 os.kill(os.getpid(), signal.SIGKILL)
         if foreground is not None:
             _give_terminal(foreground, os.getpgrp())
 
+    how: dict[str, Any] = {"process_group": 0} if quick else {"preexec_fn": in_child}
     try:
-        child = subprocess.Popen(
-            [program, *argv[1:]], env=environment, cwd=cwd, preexec_fn=in_child, **streams
-        )
+        child = subprocess.Popen([program, *argv[1:]], env=environment, cwd=cwd, **how, **streams)
     except OSError as exc:  # found but could not be executed (bad #!, no permission)
         raise _NotStarted(argv, exc) from exc
     if foreground is not None:  # as shells do: in both, whichever runs first
         _give_terminal(foreground, child.pid)
     return child
+
+
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _give_terminal(fd: int, pgid: int) -> None:
@@ -165,7 +173,7 @@ def _captured(
 
     stdin = subprocess.PIPE if data else subprocess.DEVNULL
     pipe = subprocess.PIPE
-    child = _start(argv, env, cwd, stdin=stdin, stdout=pipe, stderr=pipe)
+    child = _start(argv, env, cwd, quick=True, stdin=stdin, stdout=pipe, stderr=pipe)
     try:
         out, err = child.communicate(data or None, timeout)
     except subprocess.TimeoutExpired as exc:
@@ -218,7 +226,7 @@ def run_foreground(
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                streams = {
+                streams: dict[str, Any] = {
                     "stdin": None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL,
                     "stderr": None if first_line is None else subprocess.PIPE,
                 }
