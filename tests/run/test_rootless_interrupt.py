@@ -11,13 +11,13 @@ made of this machine's own dash and sleep.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import pwd
 import shutil
 import signal
 import subprocess
-import sysconfig
 import tarfile
 import tempfile
 import time
@@ -26,8 +26,6 @@ from pathlib import Path
 
 import pytest
 from conftest import init_repo
-
-import uvdock
 
 pytestmark = pytest.mark.engine
 
@@ -59,16 +57,29 @@ def _missing() -> str | None:
     return None
 
 
+# What `uvdock run` imports, copied where the user can read it (the checkout and its venv
+# may sit in root's home)
+RUNTIME = ("uvdock", "rich", "pygments", "markdown_it", "mdurl", "tomlkit", "packaging", "yaml")
+
+
+def _importable(into: Path) -> Path:
+    for name in RUNTIME:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            source = spec.submodule_search_locations[0]
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(source, into / name, ignore=ignore, dirs_exist_ok=True)
+    return into
+
+
 class Rootless:
-    def __init__(self, home: Path, uid: int, image: str, repo: Path) -> None:
-        self.home, self.uid, self.image, self.repo = home, uid, image, repo
+    def __init__(self, home: Path, uid: int, image: str, repo: Path, lib: Path) -> None:
+        self.home, self.uid, self.image, self.repo, self.lib = home, uid, image, repo, lib
 
     def as_user(self, argv: list[str]) -> list[str]:
         who = [f"--reuid={self.uid}", f"--regid={self.uid}", "--init-groups"]
-        source = str(Path(uvdock.__file__).parents[1])
-        paths = sysconfig.get_paths()
         env = [f"HOME={self.home}", "PATH=/usr/bin:/bin", f"USER={USER}"]
-        env += [f"PYTHONPATH={source}:{paths['purelib']}:{paths['platlib']}"]
+        env += [f"PYTHONPATH={self.lib}"]
         env += ["UVDOCK_ENGINE_ARGS=--network=none"]
         return ["setpriv", *who, "env", "-i", *env, *argv]
 
@@ -108,7 +119,9 @@ def rootless() -> Iterator[Rootless]:
     (repo / "counter.sh").write_text(COUNTER)
     subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(repo)], check=True)
     image = f"localhost/uvdock-rootless-test:{os.getpid()}"
-    setup = Rootless(Path(user.pw_dir), user.pw_uid, image, repo)
+    lib = _importable(top / "lib")
+    subprocess.run(["chmod", "-R", "a+rX", str(lib)], check=True)
+    setup = Rootless(Path(user.pw_dir), user.pw_uid, image, repo, lib)
     imported = setup.podman("import", "-q", "-", image, data=_rootfs())
     assert imported.returncode == 0, imported.stderr.decode()
     yield setup
