@@ -59,7 +59,17 @@ def _missing() -> str | None:
 
 # What `uvdock run` imports, copied where the user can read it (the checkout and its venv
 # may sit in root's home)
-RUNTIME = ("uvdock", "rich", "pygments", "markdown_it", "mdurl", "tomlkit", "packaging", "yaml")
+RUNTIME = (
+    "uvdock",
+    "rich",
+    "pygments",
+    "markdown_it",
+    "mdurl",
+    "tomlkit",
+    "packaging",
+    "yaml",
+    "plumbum",
+)
 
 
 def _importable(into: Path) -> Path:
