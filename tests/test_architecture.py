@@ -40,7 +40,14 @@ DOMAIN_MODULES = ("doctor.signatures", "doctor.logscan", "doctor.logread")
 RUN_IMPORTERS_PACKAGES = ("commands", "run")
 # The root handler and the file layer hold off Ctrl-C (run/signals.py) where an operation must
 # not be cut in half.
-RUN_IMPORTERS_MODULES = ("doctor.checks", "context", "cli.main", "files.edit", "files.state_store")
+RUN_IMPORTERS_MODULES = (
+    "doctor.checks",
+    "context",
+    "cli.main",
+    "files.edit",
+    "files.state_store",
+    "__main__",
+)
 # `python -m uvdock` (and the console script, `uvdock.__main__:entry`) is the one place that
 # may import the CLI's root handler and hand its exit code to the OS.
 ENTRY_POINTS = ("uvdock.__main__",)
@@ -336,6 +343,17 @@ def exit_violations(sources: Sources) -> list[str]:
             if name:
                 found.append(f"{module}:{getattr(node, 'lineno', 0)} {name}")
     return found
+
+
+def signal_violations(sources: Sources) -> list[str]:
+    """Modules outside run/ importing `signal`: a Ctrl-C or a kill is handled in run/ only."""
+    return sorted(
+        f"{module} imports {name}"
+        for module in sources
+        if not _in(module, ("run",))
+        for name in imported_names(module, sources)
+        if name == "signal" or name.startswith("signal.")
+    )
 
 
 def _exit_call(node: ast.AST) -> str:
@@ -666,7 +684,8 @@ def test_domain_code_neither_runs_nor_prints(sources: dict[str, str]) -> None:
 
 
 def test_only_the_root_handler_exits(sources: dict[str, str]) -> None:
-    problems = exit_violations(sources)
+    """How uvdock ends is decided in one place each: exits here, signal handlers in run/."""
+    problems = exit_violations(sources) + signal_violations(sources)
     assert not problems, _report(problems)
 
 
@@ -789,6 +808,11 @@ def test_ending_the_process_outside_the_root_handler_is_reported(source: str, pr
     assert exit_violations(tree) == [problem]
     for allowed in ("uvdock.cli.main", "uvdock.__main__"):
         assert exit_violations({allowed: source}) == []
+
+
+def test_signal_handling_outside_run_is_reported() -> None:
+    tree = _tree(uvdock__commands__x="import signal\n", uvdock__run__y="import signal\n")
+    assert signal_violations(tree) == ["uvdock.commands.x imports signal"]
 
 
 @pytest.mark.parametrize(

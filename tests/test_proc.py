@@ -110,7 +110,6 @@ def test_an_interrupt_during_a_wait_stops_the_child_first(
         proc.run_foreground(
             ["sh", "-c", f"echo $$ > {pid_file}; sleep 30"],
             on_interrupt=lambda: stopped.append(True),
-            whole_tree=True,
         )
     assert time.monotonic() - started < 10
     assert stopped == [True, True]  # while the child may run, and again after it ended
@@ -123,7 +122,7 @@ def test_a_child_that_ignores_sigint_is_killed_after_the_grace(tmp_path: Path) -
     _interrupt_later(signal.SIGINT)
     started = time.monotonic()
     with pytest.raises(Interrupted):
-        proc.run_foreground(["sh", "-c", script], grace_seconds=1.0, whole_tree=True)
+        proc.run_foreground(["sh", "-c", script], grace_seconds=1.0)
     assert 1.0 <= time.monotonic() - started < 10
     assert _gone(int(pid_file.read_text()))
 
@@ -136,7 +135,6 @@ def test_grandchildren_are_stopped_too(tmp_path: Path) -> None:
         proc.run_foreground(
             ["sh", "-c", f"sleep 30 & echo $! > {pid_file}; wait"],
             grace_seconds=1.0,
-            whole_tree=True,
         )
     assert _gone(int(pid_file.read_text()))
 

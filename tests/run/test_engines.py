@@ -10,6 +10,8 @@ from uvdock.errors import InputRefused
 from uvdock.run import engines
 
 MOUNTS = engines.Mounts(Path("/src/repo"), "/workspace", "/home/u/.cache/uv", "/root/.cache/uv")
+# The command as a shell runs it, naming a missing one (exit 127)
+SHELL = ["/bin/sh", "-c", engines.FOUND_OR_127]
 
 
 @pytest.mark.parametrize("engine", ["docker", "podman"])
@@ -31,10 +33,13 @@ def test_run_mode_mounts_repo_and_cache_with_the_v_form(engine: str) -> None:
         "-v",
         "/home/u/.cache/uv:/root/.cache/uv",
         "-e",
+        "TINI_KILL_PROCESS_GROUP=1",
+        "-e",
         "UV_LINK_MODE=copy",
         "--network",
         "host",
         "megatron-lm:local",
+        *SHELL,
         "uv",
         "lock",
     ]
@@ -57,7 +62,7 @@ def test_run_mode_with_tty_name_and_gpus() -> None:
         "--gpus",
         "all",
     ]
-    assert argv[-2:] == ["img", "bash"]
+    assert argv[-5:] == ["img", *SHELL, "bash"]
 
 
 def test_run_mode_without_cache() -> None:
@@ -75,8 +80,30 @@ def test_run_mode_without_cache() -> None:
         "/r:/workspace",
         "-w",
         "/workspace",
+        "-e",
+        "TINI_KILL_PROCESS_GROUP=1",
         "i",
+        *SHELL,
         "true",
+    ]
+
+
+def test_podmans_init_is_mounted_and_forwards_signals_to_the_commands_group() -> None:
+    # catatonit passes a signal to its one child only, unless run with -g: then to the
+    # child's whole process group, as a terminal's Ctrl-C reaches every process of a job.
+    mounts = engines.Mounts(Path("/r"), "/workspace", None, "/root/.cache/uv")
+    placement = engines.Placement("run", "podman", image="i", init="/usr/bin/catatonit")
+    argv = engines.run_argv(placement, ["uv", "lock"], mounts=mounts, tty=False)
+    assert argv[argv.index("/workspace") + 1 :] == [
+        "-v",
+        f"/usr/bin/catatonit:{engines.INIT}:ro",
+        "i",
+        engines.INIT,
+        "-g",
+        "--",
+        *SHELL,
+        "uv",
+        "lock",
     ]
 
 
@@ -189,7 +216,7 @@ def test_engine_args_stay_options_and_the_image_stays_the_operand() -> None:
     argv = engines.run_argv(placement, ["uv", "-v", "lock"], mounts=MOUNTS, tty=False, name="n")
     image_at = argv.index("img:1")
     assert argv[image_at - 3 : image_at] == ["--network", "host", "--privileged"]
-    assert argv[image_at + 1 :] == ["uv", "-v", "lock"]  # the command's own options follow
+    assert argv[image_at + 1 :] == [*SHELL, "uv", "-v", "lock"]  # the command's own options follow
 
 
 def test_srun_values_are_glued_to_their_options() -> None:

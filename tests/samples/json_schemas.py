@@ -37,6 +37,7 @@ ENVELOPE: dict[str, Spec] = {
                     "env": "list",
                     "by_hand": "bool",
                     "said": "str",
+                    "init": "str",
                 }
             ),
         }

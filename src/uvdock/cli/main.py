@@ -298,15 +298,6 @@ def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.Argumen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from uvdock.run import signals
-
-    # A `kill` (SIGTERM) before any process is started is an interrupt like Ctrl-C: exit 130,
-    # never death by the signal. Commands that start processes install their own handlers.
-    with signals.terminate_as_interrupt():
-        return _main(argv)
-
-
-def _main(argv: Sequence[str] | None) -> int:
     session = Session()
     try:
         return run(argv, session)

@@ -34,9 +34,13 @@ class Command(BaseCommand):
                 ctx.out.info(f"opening {args.shell} in container {cfg.container}")
             return shim.run([args.shell], tty=sys.stdin.isatty())
         from uvdock.run import engines
+        from uvdock.run.host import engine_init
 
         engine = engine_for(ctx)
-        placement = engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
+        init = engine_init(engine, ctx.env)
+        placement = engines.Placement(
+            "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
+        )
         argv = engines.run_argv(
             placement,
             [args.shell],
@@ -55,7 +59,7 @@ class Command(BaseCommand):
             f"at {cfg.workdir}; the container is removed when the shell exits)..."
         )
         shim.check_usable()
-        return shim.foreground(argv)
+        return shim.foreground(argv, interactive=True)
 
 
 def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
@@ -81,4 +85,4 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     ctx.out.info(f"asking Slurm for a shell (srun --pty) in {shim.placement.describe()}...")
     shim.check_usable()
     shim.unpack_once()
-    return shim.foreground(argv)
+    return shim.foreground(argv, interactive=True)

@@ -11,16 +11,24 @@ from uvdock.run.shim import Shim
 
 
 def report_uv(ctx: Context, shim: Shim) -> None:
-    """Say which uv runs, and warn when it differs from what is expected."""
+    """Say which uv runs, and warn when it differs from what is expected. In a run container
+    the question rides along with the first uv run (one container start, not two)."""
     if ctx.dry_run:
         return
+    if shim.placement.mode == "run":
+        shim.on_uv_version = lambda answer: _uv_said(ctx, shim, answer)
+        return
+    out = shim.capture(["uv", "--version"])
+    if out.returncode in (126, 127):
+        raise shim.uv_missing()
+    _uv_said(ctx, shim, out.stdout if out.ok else "")
+
+
+def _uv_said(ctx: Context, shim: Shim, answer: str) -> None:
     from uvdock.project import pyproject, uvversion
 
-    out = shim.capture(["uv", "--version"])
-    container = uvversion.parse(out.stdout) if out.ok else None
+    container = uvversion.parse(answer)
     if container is None:
-        if out.returncode in (126, 127):
-            raise shim.uv_missing()
         return
     ctx.out.info(f"uv {container}, {shim.placement.describe()}")
     required = pyproject.required_uv_version(ctx.project)

@@ -7,11 +7,11 @@ only looks at marker files and the environment.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from uvdock.errors import InputRefused
+from uvdock.errors import EnvironmentUnusable, InputRefused
 
 CONTAINER_ENGINES = ("docker", "podman")
 
@@ -46,6 +46,7 @@ class Placement(NamedTuple):
     env: tuple[tuple[str, str], ...] = ()
     by_hand: bool = False  # local: engine local was configured, not detected
     said: str = ""  # that setting as the user should read it: who chose it
+    init: str = ""  # run: the host's catatonit, mounted as the command's init (run_argv)
 
     def outlives_command(self) -> bool:
         """Whether what uv installs here is still there afterwards: a running container, this
@@ -115,11 +116,14 @@ def run_argv(
     tty: bool,
     name: str | None = None,
     gpus: bool = False,
+    version_first: bool = False,
 ) -> list[str]:
     image = operand(placement.image, "image")
-    # --init: the command is not PID 1, so SIGINT/SIGTERM reach it with default actions.
-    # The signal proxy stays on: a `run --rm` client that a signal kills can drop the
-    # container from the engine's records while its processes run on (podman 4.3).
+    # The engine's signal proxy stays on: a `run --rm` client that a signal kills can drop
+    # the container from the engine's records while its processes run on (podman 4.3).
+    # --init (podman's catatonit, docker's tini) hands the proxied signal to its one child;
+    # the command's whole process group must get it, once, as from a terminal's Ctrl-C:
+    # tini does so by its variable, catatonit by `-g`, so podman's is mounted and run so.
     argv = [placement.engine, "run", "--rm", "--init", "-i"]
     if tty:
         argv.append("-t")
@@ -128,9 +132,63 @@ def run_argv(
     if gpus:
         argv += ["--gpus", "all"]
     argv += mounts.volume_args()
-    argv += _env_args(_with_link_mode(placement.env, mounts))
-    argv += [*placement.extra_args, image, *command]
-    return argv
+    if placement.init:
+        argv += ["-v", f"{placement.init}:{INIT}:ro"]
+    tini = () if placement.init else (("TINI_KILL_PROCESS_GROUP", "1"),)
+    argv += _env_args(_with_link_mode([*placement.env, *tini], mounts))
+    argv += [*placement.extra_args, image]
+    if placement.init:
+        argv += [INIT, "-g", "--"]
+    script = VERSION_FIRST if version_first else FOUND_OR_127
+    return [*argv, "/bin/sh", "-c", script, *command]
+
+
+INIT = "/run/uvdock-init"
+# The command as a shell runs it, but a missing one is named as such (exit 127), not as the
+# init's "failed to exec pid1". `exec` keeps the command in the init's child's place.
+_FOUND = 'command -v "$0" >/dev/null || { echo "$0: not found in the container" >&2; exit 127; }; '
+FOUND_OR_127 = _FOUND + 'exec "$0" "$@"'
+# The probe of the command's version (uv's) rides along in the container that runs it, as
+# the first line of stderr: one container start, not two (vfs storage copies the image).
+VERSION_LINE = "uvdock-version: "
+VERSION_FIRST = _FOUND + f'echo "{VERSION_LINE}$("$0" --version)" >&2; exec "$0" "$@"'
+
+
+def version_said(line: bytes, hear: Callable[[str], None]) -> bytes:
+    """The first line of a VERSION_FIRST run's stderr: the version goes to `hear`, and
+    anything else is shown as it is."""
+    text = line.decode(errors="replace")
+    if not text.startswith(VERSION_LINE):
+        return line
+    hear(text.removeprefix(VERSION_LINE).strip())
+    return b""
+
+
+def start_failure(
+    placement: Placement, message: str, config_file: Path, engine_args: str
+) -> EnvironmentUnusable:
+    """The engine could not start a run container (exit 125): its own last words, and the
+    fix for the causes known to happen (rootless networking, a missing network, storage)."""
+    engine, text = placement.engine, message.lower()
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if any(sign in text for sign in ("slirp4netns", "/dev/net/tun", "pasta", "rootlessport")):
+        hint = (
+            f"{engine}'s rootless networking does not work here: use the host's network, "
+            f'`engine-args = ["--network=host"]` in {config_file}'
+        )
+    elif "network" in text and ("not found" in text or "unable to find" in text):
+        hint = (
+            f"{engine} has no network of that name: create it (`{engine} network create NAME`)"
+            f" or drop --network from engine-args ({engine_args})"
+        )
+    elif "no space left" in text or "storage" in text:
+        hint = f"{engine}'s storage is full or unusable: see `{engine} system df`, `{engine} info`"
+    else:
+        hint = f"`{engine} run` fails the same way by hand; `uvdock doctor` checks the engine"
+    said = lines[-1].removeprefix("Error: ") if lines else "no message"
+    return EnvironmentUnusable(
+        f"{engine} could not start a container of {placement.image}: {said}", hint=hint
+    )
 
 
 def srun_argv(
@@ -198,6 +256,7 @@ def command_argv(
     mounts: Mounts,
     tty: bool,
     name: str | None = None,
+    version_first: bool = False,
 ) -> list[str]:
     """The argv that runs `command` at `placement` (uv work: never with GPUs)."""
     if placement.mode == "local":
@@ -206,7 +265,9 @@ def command_argv(
         return exec_argv(placement, command, workdir=mounts.workdir, tty=tty)
     if placement.mode == "srun":
         return srun_argv(placement, command, mounts=mounts, pty=tty, job_name=name)
-    return run_argv(placement, command, mounts=mounts, tty=tty, name=name)
+    return run_argv(
+        placement, command, mounts=mounts, tty=tty, name=name, version_first=version_first
+    )
 
 
 def inside_ci_container(env: Mapping[str, str], venv: str) -> bool:

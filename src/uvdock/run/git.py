@@ -1,6 +1,6 @@
 """Small git helpers. Each runs one short captured git command and returns plain data.
 
-They use run.captured (the standard library), not the plumbum door: see that module.
+They go through run.proc, the process door.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable, InputRefused
 from uvdock.files import textlines
-from uvdock.run import captured as proc
+from uvdock.run import proc
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
@@ -376,11 +376,9 @@ def merge_file_print(ours: Path, base: Path, theirs: Path, marker_size: int) -> 
     """`git merge-file -p --diff3`: git's textual merge of three files, exact text (line endings
     kept), and whether it was clean. Nothing is written. Raises CommandFailed when git
     cannot merge at all (a binary file, say)."""
-    from uvdock.run import proc as processes  # bytes in, no newline translation
-
     argv = ["git", "merge-file", "-p", "--diff3", f"--marker-size={marker_size}"]
     argv += ["-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs)]
-    done = processes.run(argv, check=False)
+    done = proc.run(argv, check=False)
     if done.returncode < 0 or done.returncode > 127:
         raise CommandFailed(argv, done.returncode, done.stdout, done.stderr)
     return done.stdout, done.returncode == 0

@@ -42,3 +42,14 @@ def _docker_answers(env: Mapping[str, str]) -> bool:
     from uvdock.run import probe
 
     return not probe.image("docker", "uvdock-probe", env, timeout=30).unreachable
+
+
+def engine_init(engine: str, env: Mapping[str, str]) -> str:
+    """podman's own init (catatonit) on this host, to run in a container with `-g` (see
+    engines.run_argv); "" for docker, whose init (tini) takes a variable instead."""
+    if engine != "podman":
+        return ""
+    for found in ("/usr/libexec/podman/catatonit", proc.which("catatonit", env)):
+        if found and os.path.isfile(found):
+            return found
+    return ""

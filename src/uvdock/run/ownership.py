@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import captured
+from uvdock.run import proc
 
 
 def _owner(path: Path) -> int | None:
@@ -55,7 +55,7 @@ def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | N
     if owners <= {os.geteuid()}:
         return  # the common case costs two stat calls and no process
     argv = ["git", "-C", str(repo), "rev-parse", "--git-dir"]
-    done = captured.run(argv, check=False, env=captured.c_messages({**os.environ, **env}))
+    done = proc.run(argv, check=False, env=proc.c_messages({**os.environ, **env}))
     if done.ok or "dubious ownership" not in done.stderr:  # git's words, untranslated
         return  # git accepts it (safe.directory, or the sudo rule)
     owner = _owner(repo)

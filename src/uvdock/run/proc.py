@@ -1,40 +1,45 @@
-"""The door for every process that runs in or drives the container: built on plumbum.
+"""The one door for processes: quick captured calls (`run`) and foreground runs.
 
 Argv lists only, never a shell string. Programs are looked up on the PATH of the
-environment given, at call time (not at import), and that environment is passed exactly:
-plumbum's `local.env` is a copy taken when plumbum is imported, so it is replaced for the
-duration of each start. plumbum is imported here only, and this module only on process
-paths (`--version`, `image check`, `image show` never import it: see bench/startup.py).
+environment given, at call time, and that environment is passed exactly.
 
-Interrupts: `run_foreground` turns the first Ctrl-C or SIGTERM into a clean stop
-(run/interrupt.py), and only then raises Interrupted, so the caller restores files after
-nothing it started is running any more.
+Every child leads a process group of its own, and everything it starts stays in that
+group: the terminal's Ctrl-C and a supervisor's `kill` of uvdock's group reach uvdock only,
+and uvdock passes exactly one signal on, to the child's whole group (run/signals.py turns
+the first one into KeyboardInterrupt). An interactive child (a shell on the user's
+terminal) is given the terminal's foreground instead, so its keys reach it and not uvdock.
+A child is killed when uvdock dies (an engine client must not hold the terminal or the
+pipes of whoever ran uvdock), unless its group is recorded to be stopped later.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted
-from uvdock.run import interrupt, signals
-from uvdock.run.captured import Completed
-
-__all__ = [
-    "Completed",
-    "exit_code",
-    "forwarded_signal",
-    "run",
-    "run_foreground",
-    "which",
-]
+from uvdock.run import signals
 
 if TYPE_CHECKING:
     import subprocess
+    import threading
+
+
+class Completed(NamedTuple):
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -46,53 +51,9 @@ def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def _resolve(argv: Sequence[str], env: Mapping[str, str]) -> str:
-    if not argv:
-        raise ValueError("empty argv")
-    found = which(argv[0], env) if os.sep not in argv[0] else argv[0]
-    if found is None:
-        raise EnvironmentUnusable(f"`{argv[0]}` was not found on PATH")
-    return found
-
-
 def exit_code(returncode: int) -> int:
     """Killed by signal N: 128+N, as shells say."""
     return 128 - returncode if returncode < 0 else returncode
-
-
-def _popen(
-    argv: Sequence[str],
-    env: Mapping[str, str] | None,
-    cwd: Path | str | None,
-    **streams: Any,
-) -> subprocess.Popen[Any]:
-    local = _plumbum_local()
-    environment = dict(os.environ if env is None else env)
-    program = local[_resolve(argv, environment)][list(argv[1:])]
-    with local.env():
-        local.env.clear()
-        local.env.update(environment)
-        try:
-            child = program.popen(cwd=str(cwd or os.getcwd()), **streams)
-        except OSError as exc:  # found but could not be executed (bad #!, no permission)
-            raise _NotStarted(argv, exc) from exc
-    return cast("subprocess.Popen[Any]", child)
-
-
-def _plumbum_local() -> Any:
-    """plumbum's local machine, imported without the `uname -p` child process.
-
-    plumbum's LocalMachine reads `platform.uname()[0]` when it is imported, and indexing a
-    uname result computes its lazy `processor` field by running `uname -p`: about 30 ms on
-    every command that starts a process (bench/startup.py's `run -- true`). Nothing reads
-    the processor, so it is filled in first as Python would on most Linux systems.
-    """
-    import platform
-
-    platform.uname().__dict__.setdefault("processor", "")
-    from plumbum import local
-
-    return local
 
 
 class _NotStarted(Exception):
@@ -101,6 +62,68 @@ class _NotStarted(Exception):
     def __init__(self, argv: Sequence[str], error: OSError) -> None:
         super().__init__(f"{argv[0]}: {error.strerror or error}")
         self.code = 127 if isinstance(error, FileNotFoundError) else 126
+
+
+def _start(
+    argv: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: Path | str | None,
+    *,
+    group: int = 0,
+    foreground: int | None = None,
+    quick: bool = False,
+    **streams: Any,
+) -> subprocess.Popen[bytes]:
+    """Start `argv` in process group `group` (0: a new one it leads; another one outlives
+    uvdock, else it is killed when uvdock dies, unless `quick`: a captured call, started
+    the fast way). `foreground`: the terminal it gets."""
+    import subprocess
+
+    environment = dict(os.environ if env is None else env)
+    program = which(argv[0], environment) if os.sep not in argv[0] else argv[0]
+    if program is None:
+        raise EnvironmentUnusable(f"`{argv[0]}` was not found on PATH")
+    parent = os.getpid()
+
+    def in_child() -> None:
+        os.setpgid(0, group)
+        if not group:
+            _libc().prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # uvdock died before that
+                os.kill(os.getpid(), signal.SIGKILL)
+        if foreground is not None:
+            _give_terminal(foreground, os.getpgrp())
+
+    how: dict[str, Any] = {"process_group": 0} if quick else {"preexec_fn": in_child}
+    try:
+        child = subprocess.Popen([program, *argv[1:]], env=environment, cwd=cwd, **how, **streams)
+    except OSError as exc:  # found but could not be executed (bad #!, no permission)
+        raise _NotStarted(argv, exc) from exc
+    if foreground is not None:  # as shells do: in both, whichever runs first
+        _give_terminal(foreground, child.pid)
+    return child
+
+
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _give_terminal(fd: int, pgid: int) -> None:
+    """Make `pgid` the foreground group of terminal `fd` (from a background group too)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTTOU])
+    try:
+        with contextlib.suppress(OSError):
+            os.tcsetpgrp(fd, pgid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTTOU])
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
 
 def run(
@@ -112,45 +135,70 @@ def run(
     input_text: str | None = None,
     timeout: float | None = None,
 ) -> Completed:
-    """Run to completion, capturing stdout and stderr as text."""
-    import subprocess
-
+    """Run to completion, capturing stdout and stderr as text (exact: no newline changes)."""
     argv = list(argv)
-    stdin = subprocess.PIPE if input_text else subprocess.DEVNULL
+    data = input_text.encode() if input_text is not None else None
     try:
-        with signals.shielded_spawn() as shield:  # a restore's helpers: see signals
-            child = _popen(argv, env, cwd, stdin=stdin, **shield)
+        code, out, err = _captured(argv, cwd, env, data, timeout)
     except _NotStarted as failed:
         if check:
             raise CommandFailed(argv, failed.code, "", str(failed)) from None
         return Completed(argv, failed.code, "", str(failed))
-    try:
-        out, err = child.communicate(input_text.encode() if input_text else None, timeout)
-    except subprocess.TimeoutExpired as exc:
-        child.kill()
-        child.communicate()
-        raise CommandFailed(argv, -1, message=f"{argv[0]} timed out after {timeout}s") from exc
-    except BaseException:
-        child.kill()
-        child.wait()
-        raise
-    result = Completed(
-        argv,
-        exit_code(child.returncode),
-        out.decode(errors="replace"),
-        err.decode(errors="replace"),
-    )
+    result = Completed(argv, code, out.decode(errors="replace"), err.decode(errors="replace"))
     if check and not result.ok:
         raise CommandFailed(argv, result.returncode, result.stdout, result.stderr)
     return result
 
 
-def forwarded_signal(mode: str) -> signal.Signals:
+def c_messages(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` for a program whose messages uvdock reads: untranslated (LC_ALL=C, and no
+    LANGUAGE, which GNU gettext honours over LC_ALL unless the locale is C)."""
+    return {**{k: v for k, v in env.items() if k != "LANGUAGE"}, "LC_ALL": "C"}
+
+
+def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
+    """Run to completion and return raw stdout (file contents from git, exact bytes)."""
+    argv = list(argv)
+    try:
+        code, out, err = _captured(argv, cwd, None, None, None)
+    except _NotStarted as failed:
+        raise CommandFailed(argv, failed.code, "", str(failed)) from None
+    if code != 0:
+        raise CommandFailed(argv, code, "", err.decode(errors="replace"))
+    return out
+
+
+def _captured(
+    argv: list[str],
+    cwd: Path | str | None,
+    env: Mapping[str, str] | None,
+    data: bytes | None,
+    timeout: float | None,
+) -> tuple[int, bytes, bytes]:
+    import subprocess
+
+    stdin = subprocess.PIPE if data else subprocess.DEVNULL
+    pipe = subprocess.PIPE
+    child = _start(argv, env, cwd, quick=True, stdin=stdin, stdout=pipe, stderr=pipe)
+    try:
+        out, err = child.communicate(data or None, timeout)
+    except subprocess.TimeoutExpired as exc:
+        _killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise CommandFailed(argv, -1, message=f"{argv[0]} timed out after {timeout}s") from exc
+    except BaseException:
+        _killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        raise
+    return exit_code(child.returncode), out, err
+
+
+def forwarded_signal(mode: str) -> signal.Signals | None:
     """The signal that stops a foreground child of placement `mode` cleanly: srun cancels its
-    tasks on SIGTERM (a single SIGINT only prints the job's state); everything else takes
-    SIGINT, as from the terminal (an engine client without a signal proxy just exits: the
-    command in its container is interrupted by `on_interrupt`)."""
-    return signal.SIGTERM if mode == "srun" else signal.SIGINT
+    tasks on SIGTERM (a single SIGINT only prints the job's state); a run container's engine
+    client none (its container is interrupted through the engine: run/stop.py); everything
+    else SIGINT, as from the terminal."""
+    return {"srun": signal.SIGTERM, "run": None}.get(mode, signal.SIGINT)
 
 
 def run_foreground(
@@ -160,100 +208,127 @@ def run_foreground(
     env: Mapping[str, str] | None = None,
     on_interrupt: Callable[[], None] | None = None,
     grace_seconds: float = 10.0,
-    forward: signal.Signals = signal.SIGINT,
-    whole_tree: bool = False,
-    own_group: bool = False,
+    forward: signal.Signals | None = signal.SIGINT,
+    interactive: bool = False,
     record_group: Callable[[int], None] | None = None,
+    first_line: Callable[[bytes], bytes] | None = None,
 ) -> int:
-    """Run with the terminal attached (output streams through) and return the exit code.
+    """Run with the output streaming through and return the exit code.
 
-    On Ctrl-C or SIGTERM: see the module docstring. `on_interrupt` runs once while the
-    child may still run and once after it ended (a container created late is caught too).
-    `whole_tree`: the signal goes to every process the child started, as a terminal's
-    Ctrl-C would, and what is left after the grace period is killed (a local uv's own
-    children); otherwise only to the child (an engine CLI, whose container is stopped by
-    `on_interrupt`). The child stays in uvdock's process group, so a kill of the group
-    from outside reaches it too, unless `own_group`: then the terminal's signals reach
-    uvdock only (the child's stdin is /dev/null, as it may not read the terminal). With
-    `record_group` the child also runs in a process group of its own (everything it starts
-    stays in it), led by a placeholder whose pgid is handed to `record_group(pgid)` before
-    the child starts, so that a caller can record the group and stop it after uvdock itself
-    was killed (`lock resolve --abort`). Signals then go to that group.
+    `interactive`: the child gets uvdock's terminal (stdin, the foreground); otherwise a
+    terminal stdin is replaced by /dev/null. On the first Ctrl-C or SIGTERM: see _stop;
+    then Interrupted is raised, so the caller restores files when nothing it started runs
+    any more. With `record_group` the child runs in the group of a placeholder whose pgid
+    is handed to `record_group(pgid)` before the child starts, so that the group can be
+    stopped after uvdock itself was killed (`lock resolve --abort`); it outlives uvdock.
+    `first_line` gets the first line of the child's stderr and returns what to show of it.
     """
+    import subprocess
+
     argv = list(argv)
-    child: subprocess.Popen[Any] | None = None
-    leader: subprocess.Popen[Any] | None = None
-    terminal = _terminal_settings()
+    child: subprocess.Popen[bytes] | None = None
+    leader: subprocess.Popen[bytes] | None = None
+    terminal = _terminal() if interactive else None
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                streams: dict[str, Any] = {"stdin": None, "stdout": None, "stderr": None}
-                if record_group is not None:
-                    leader = _group_leader(env)
+                streams: dict[str, Any] = {
+                    "stdin": None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL,
+                    "stderr": None if first_line is None else subprocess.PIPE,
+                }
+                if record_group is not None:  # a placeholder leads the group meanwhile
+                    leader = _start(["sleep", "2147483647"], env, None, stdin=subprocess.DEVNULL)
                     record_group(leader.pid)  # recorded before anything of the child runs
-                    streams["process_group"] = leader.pid
-                elif own_group:
-                    import subprocess
-
-                    streams.update(stdin=subprocess.DEVNULL, process_group=0)
-                child = _popen(argv, env, cwd, **streams)
-            return exit_code(child.wait())
+                group = leader.pid if leader is not None else 0
+                fd = terminal[0] if terminal else None
+                child = _start(argv, env, cwd, group=group, foreground=fd, **streams)
+                relay = _relay(child, first_line)
+            code = exit_code(child.wait())
+            relay.join(5)  # the rest of what it said
+            return code
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")
             return failed.code
         except KeyboardInterrupt:
-            pgid = leader.pid if leader is not None else None
-            stopper = interrupt.Stopper(child, whole_tree, forward, pgid=pgid)
-            stopper.stop(on_interrupt, grace_seconds)
-            _restore_terminal(terminal)
+            group = leader.pid if leader is not None else child.pid if child else 0
+            _stop(group, child, forward, on_interrupt, grace_seconds)
             raise Interrupted("interrupted") from None
         finally:
             if leader is not None:
                 leader.kill()
                 leader.wait()
+            _take_back(terminal)
 
 
-# Waits while uvdock ($0) lives: a killed uvdock leaves no idle placeholder behind (the
-# group lives on as long as the child or anything it started does).
-_LEADER = 'while kill -0 "$0" 2>/dev/null; do sleep 1; done'
-
-
-def _group_leader(env: Mapping[str, str] | None) -> subprocess.Popen[Any]:
-    """A placeholder that leads a new process group and only waits: its group exists, and
-    can be recorded, before the real child is started into it."""
+def _stop(
+    group: int,
+    child: subprocess.Popen[bytes] | None,
+    forward: signal.Signals | None,
+    on_interrupt: Callable[[], None] | None,
+    grace_seconds: float,
+) -> None:
+    """The child's group gets `forward` once; what it started elsewhere is stopped; what is
+    left of the group after the grace period (the child's orphans too) is killed."""
     import subprocess
 
-    shell = which("sh", env) or "/bin/sh"
-    return subprocess.Popen(
-        [shell, "-c", _LEADER, str(os.getpid())],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        process_group=0,
-    )
+    if group and forward is not None:
+        _killpg(group, forward)
+    if on_interrupt is not None:
+        on_interrupt()
+    if child is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(grace_seconds)
+    if group:
+        _killpg(group, signal.SIGKILL)
+    if child is not None:
+        child.wait()
+    if on_interrupt is not None:
+        on_interrupt()  # a container created late
 
 
-def _terminal_settings() -> list[Any] | None:
-    """The user's terminal settings, when stdin is one: `podman exec|run -t` makes it raw."""
-    try:
-        import termios
+def _relay(
+    child: subprocess.Popen[bytes], first_line: Callable[[bytes], bytes] | None
+) -> threading.Thread:
+    """Pass the child's stderr pipe on to uvdock's, its first line through `first_line`."""
+    import threading
 
-        return termios.tcgetattr(sys.stdin.fileno()) if sys.stdin.isatty() else None
-    except (OSError, ValueError, ImportError, AttributeError):
-        return None
+    if child.stderr is None or first_line is None:
+        nothing = threading.Thread()
+        nothing.start()
+        return nothing
+
+    def copy(pipe: IO[bytes]) -> None:
+        with pipe:
+            data = first_line(pipe.readline())
+            while data or (data := pipe.read1(65536)):  # type: ignore[attr-defined]
+                data = data[os.write(2, data) :]
+
+    thread = threading.Thread(target=copy, args=(child.stderr,), daemon=True)
+    thread.start()
+    return thread
 
 
-def _restore_terminal(settings: list[Any] | None) -> None:
-    """Give the terminal back as it was: podman 4.3 interrupted by a SIGINT it did not get
-    from the terminal (uvdock forwards a SIGTERM so) exits leaving it raw, and the user's
-    shell then echoes nothing. Only from the foreground process group (else SIGTTOU)."""
-    if settings is None:
-        return
-    import termios  # present wherever _terminal_settings returned settings
+def _terminal() -> tuple[int, list[Any]] | None:
+    """stdin's fd and settings, when it is the terminal whose foreground group uvdock's is."""
+    import termios
 
     try:
         fd = sys.stdin.fileno()
-        if os.tcgetpgrp(fd) == os.getpgrp():
-            termios.tcsetattr(fd, termios.TCSADRAIN, settings)
-    except (OSError, ValueError, termios.error):
+        if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp():
+            return fd, termios.tcgetattr(fd)
+    except (OSError, ValueError, AttributeError, termios.error):
+        pass
+    return None
+
+
+def _take_back(terminal: tuple[int, list[Any]] | None) -> None:
+    """The terminal's foreground back to uvdock, as it was: `podman exec|run -t` makes it
+    raw, and podman 4.3 interrupted by a signal it did not get from the terminal exits
+    leaving it so (the user's shell then echoes nothing)."""
+    if terminal is None:
         return
+    import termios
+
+    _give_terminal(terminal[0], os.getpgrp())
+    with contextlib.suppress(termios.error):
+        termios.tcsetattr(terminal[0], termios.TCSADRAIN, terminal[1])

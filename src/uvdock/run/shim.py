@@ -14,9 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock.errors import EnvironmentUnusable, InputRefused, Interrupted
+from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.run import engines, ownership, proc, stop, verified_containers
-from uvdock.run.host import pick_engine
+from uvdock.run.host import engine_init, pick_engine
 from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ class Shim:
         self._stop_problems: list[str] = []
         # Local placement: gets the pid of the child, which then leads its own process group
         self.on_local_start: Callable[[int], None] | None = None
+        # Hears `uv --version` from the next uv run (a run container's: report_uv)
+        self.on_uv_version: Callable[[str], None] | None = None
 
     @property
     def container_name(self) -> str:
@@ -88,7 +90,10 @@ class Shim:
                 "no image or container configured",
                 hint="get one with `uvdock image build` or `uvdock image pull`, or name one with --image / --container",
             )
-        return engines.Placement("run", engine, image=cfg.image, extra_args=cfg.engine_args)
+        init = engine_init(engine, self.env)
+        return engines.Placement(
+            "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
+        )
 
     def _said(self, name: str) -> str:
         return self.said.get(name) or f"{name.replace('_', '-')} = {getattr(self.config, name)!r}"
@@ -119,10 +124,21 @@ class Shim:
             return self._exec_target(placement)
         return placement
 
-    def argv(self, command: Sequence[str], *, tty: bool = False) -> list[str]:
+    def argv(
+        self, command: Sequence[str], *, tty: bool = False, version: bool = False
+    ) -> list[str]:
         target = self.target
         name = self.container_name if target.mode in ("run", "srun") else None
-        return engines.command_argv(target, command, mounts=self.mounts, tty=tty, name=name)
+        return engines.command_argv(
+            target, command, mounts=self.mounts, tty=tty, name=name, version_first=version
+        )
+
+    def _version_line(self, command: Sequence[str]) -> Callable[[bytes], bytes] | None:
+        """For the first uv run after report_uv: takes the version line off its stderr."""
+        hear, self.on_uv_version = self.on_uv_version, None
+        if hear is None or command[:1] != ["uv"]:
+            return None
+        return lambda line: engines.version_said(line, hear)
 
     @cached_property
     def step_env(self) -> Mapping[str, str]:
@@ -133,46 +149,16 @@ class Shim:
 
     # -- safety checks -------------------------------------------------------------------
 
-    def _cache_key(self, placement: engines.Placement) -> str:
-        # Mounts never change after creation, so a verified id stays valid for this repo path.
-        return f"{placement.engine}:{placement.container}:{self.config.workdir}:{self.repo}"
-
-    def _verified_id(self, placement: engines.Placement) -> str | None:
-        return verified_containers.lookup(self.repo, self._cache_key(placement))
-
-    def _remember(self, placement: engines.Placement, container_id: str | None) -> None:
-        verified_containers.remember(self.repo, self._cache_key(placement), container_id)
+    def _key(self, placement: engines.Placement) -> str:
+        return verified_containers.key(placement, self.config.workdir, self.repo)
 
     def verify_container(self, placement: engines.Placement) -> str:
         """The container's id, after checking it runs and mounts this repo at the workdir."""
-        from uvdock.run import probe  # only on the uncached path: the cached exec skips it
-
-        info = probe.container(placement.engine, placement.container, self.env)
-        if info is None:
-            raise EnvironmentUnusable(
-                f"no container named {placement.container} ({placement.engine} container inspect failed)",
-                hint="start one with the repository mounted, or use --image to run a fresh container",
-            )
-        if not info.running:
-            raise EnvironmentUnusable(
-                f"container {placement.container} is not running (start it first)"
-            )
-        workdir = self.config.workdir
-        source = engines.mounted_at(info.mounts, workdir)
-        repo = self.repo.resolve()
-        if source is None or Path(source).resolve() != repo:
-            where = f"mounts {source}" if source else "mounts nothing"
-            raise EnvironmentUnusable(
-                f"container {placement.container} {where} at {workdir}, not this repository ({repo}); "
-                "refusing to run uv on another checkout",
-                hint=f"start a container with -v {repo}:{workdir}, or use --image",
-            )
-        self._remember(placement, info.id)
-        return info.id
+        return verified_containers.verify(placement, self.config.workdir, self.repo, self.env)
 
     def _exec_target(self, placement: engines.Placement) -> engines.Placement:
         """Exec by the verified id: a container recreated under the same name is re-checked."""
-        cached = self._verified_id(placement)
+        cached = verified_containers.lookup(self.repo, self._key(placement))
         container_id = cached or self.verify_container(placement)
         return engines.Placement(placement.mode, placement.engine, container_id, env=placement.env)
 
@@ -242,19 +228,24 @@ class Shim:
             self.check_usable()
         if self.placement.mode == "srun":
             self.unpack_once()
-        code = self.foreground(self.argv(command, tty=tty))
+        version = self._version_line(command)
+        argv = self.argv(command, tty=tty, version=version is not None)
+        code = self.foreground(argv, interactive=tty, first_line=version)
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
             # the same name is checked like a new one, then the command runs once.
             del self.__dict__["target"]
-            code = self.foreground(self.argv(command, tty=tty))
+            code = self.foreground(self.argv(command, tty=tty), interactive=tty)
+        if code == 125 and self.placement.mode == "run":  # the engine's, unless it starts now
+            again = proc.run(self.argv(["true"]), env=self.env, check=False)
+            if not again.ok:  # its words went to the terminal: these are the same
+                raise self.engine_failed(again.stderr)
         if writes:
             self._give_back(writes)
         return code
 
-    def run_uv(
-        self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None
-    ) -> int:
+    def run_uv(self, args: Sequence[str], *, writes: Sequence[str] = ()) -> int:
+        """uv, without a terminal (`-t`): the user's Ctrl-C reaches uvdock, which stops it."""
         if self.project:
             args = ["--directory", self.project, *args]
             writes = [f"{self.project}/{w}" for w in writes]
@@ -262,13 +253,7 @@ class Shim:
             args = ["-q", *args]
         elif self.out.verbose:
             args = ["-v", *args]
-        if tty is None:  # srun: no --pty, so a Ctrl-C reaches uvdock, never srun (see foreground)
-            tty = sys.stdin.isatty() and sys.stdout.isatty() and self.placement.mode != "srun"
-        code = self.run(["uv", *args], tty=tty, writes=writes)
-        if code == 130 and tty and self.placement.mode in ("run", "exec"):
-            # With -t the engine puts the terminal in raw mode: Ctrl-C reached uv in the
-            # container, not uvdock. It is the user's interrupt, not a failure of uv.
-            raise Interrupted("interrupted")
+        code = self.run(["uv", *args], tty=False, writes=writes)
         if code in (126, 127):
             raise self.uv_missing()
         if code != 0 and self._stopped_from_outside(code):
@@ -304,23 +289,45 @@ class Shim:
         )
 
     def capture(self, command: Sequence[str]) -> proc.Completed:
+        """Run captured; a run container that could not start is the engine's failure."""
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
             self.unpack_once()
-        argv = self.argv(command, tty=False)
+        version = self._version_line(command)
+        argv = self.argv(command, tty=False, version=version is not None)
         from uvdock.run import signals
 
         with signals.interruptible():
             try:
-                return proc.run(argv, cwd=self.repo, env=self.step_env, check=False)
+                done = proc.run(argv, cwd=self.repo, env=self.step_env, check=False)
             except KeyboardInterrupt:
                 # Killing the engine client leaves its container: stop that too.
-                self._stop()
+                self._stop(grace=0)
                 raise
+        if done.returncode == 125 and self.placement.mode == "run":
+            raise self.engine_failed(done.stderr)
+        if version is not None:
+            first, _, rest = done.stderr.partition("\n")
+            if not version((first + "\n").encode()):
+                done = done._replace(stderr=rest)
+        return done
 
-    def foreground(self, argv: list[str]) -> int:
-        """Run an argv built for this shim's placement; an interrupt stops what it started."""
+    def engine_failed(self, message: str) -> EnvironmentUnusable:
+        from uvdock.config.settings import user_config_file
+
+        placement, config = self.placement, user_config_file(self.env)
+        return engines.start_failure(placement, message, config, self._said("engine_args"))
+
+    def foreground(
+        self,
+        argv: list[str],
+        *,
+        interactive: bool = False,
+        first_line: Callable[[bytes], bytes] | None = None,
+    ) -> int:
+        """Run an argv built for this shim's placement; an interrupt stops what it started.
+        `interactive`: it has a terminal (`-t`, `--pty`) and gets the user's keys."""
         if self.out.verbose:
             import shlex
 
@@ -332,10 +339,8 @@ class Shim:
             env=self.step_env,
             on_interrupt=self._stop,
             forward=proc.forwarded_signal(mode),
-            whole_tree=mode == "local",
-            # Two Ctrl-C to srun abort it mid-clean-up: only uvdock gets the terminal's, and
-            # srun a single SIGTERM. (With --pty the terminal is raw: Ctrl-C is a byte.)
-            own_group=mode == "srun" and "--pty" not in argv,
+            interactive=interactive,
+            first_line=first_line,
             record_group=self.on_local_start if mode == "local" else None,
         )
 
@@ -350,15 +355,15 @@ class Shim:
 
     def _verified_container_gone(self) -> bool:
         placement = self.placement
-        cached = self._verified_id(placement)
+        cached = verified_containers.lookup(self.repo, self._key(placement))
         from uvdock.run import probe
 
         if cached and probe.container(placement.engine, cached, self.env) is None:
-            self._remember(placement, None)
+            verified_containers.remember(self.repo, self._key(placement), None)
             return True
         return False
 
-    def _stop(self) -> None:
+    def _stop(self, grace: float = 10.0) -> None:
         """Ctrl-C or SIGTERM: stop what the command started in the container, and wait."""
         placement = self.target
         problem = None
@@ -366,7 +371,7 @@ class Shim:
             problem = stop.stop_tagged(placement.engine, placement.container, self.run_id, self.env)
         elif placement.mode == "run":
             problem = stop.stop_container(
-                placement.engine, self.container_name, self.env, log=self.out.detail
+                placement.engine, self.container_name, self.env, grace=grace, log=self.out.detail
             )
         elif placement.mode == "srun":  # should srun have died before it ended its job
             from uvdock.run import slurm

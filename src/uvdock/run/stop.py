@@ -6,11 +6,13 @@ not be stopped (the caller shows it; uvdock still exits 130).
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Callable, Mapping
 
 from uvdock.errors import CommandFailed
-from uvdock.run import interrupt, proc
+from uvdock.run import proc
 
 RUN_MARKER = "UVDOCK_RUN"
 
@@ -66,15 +68,6 @@ def container_exists(engine: str, name: str, env: Mapping[str, str]) -> bool:
     return name in found.stdout.split()
 
 
-# A run container holds only what uvdock started. The engine's signal proxy hands an
-# interrupt to init (--init), which passes it to its own child only; a terminal's Ctrl-C
-# reaches the whole foreground group instead, so `sh -c`'s children and pytest's workers
-# would run on until the kill. `kill -1` from inside reaches every process but init and the
-# sender, parents in the same call as their children (a shell that saw only its child
-# interrupted would carry on with its script). Init's child may so get the proxy's SIGINT too.
-_INTERRUPT_ALL = "kill -s INT -- -1"
-
-
 def stop_container(
     engine: str,
     name: str,
@@ -83,19 +76,17 @@ def stop_container(
     grace: float = 10.0,
     log: Callable[[str], None] = lambda step: None,
 ) -> str | None:
-    """Interrupt everything in the named container as a terminal's Ctrl-C would (SIGINT),
-    give it `grace` seconds to end, then kill and remove it and wait until the engine no
-    longer knows it. `log` hears each step (`uvdock -v`)."""
+    """Interrupt the command as a terminal's Ctrl-C would: SIGINT to the container's init,
+    which passes it to the command's whole process group (`-g`: see engines.run_argv). Give
+    it `grace` seconds to end by itself, then the engine's stop (SIGTERM, SIGKILL 5 s later),
+    then remove the container and wait until the engine no longer knows it. `log` hears each
+    step (`uvdock -v`). Never through the engine client: rootless podman 4.3 answers a
+    signal to its client by ending the container outright, with no signal to the command."""
     if not container_exists(engine, name, env):
         return None
     ends = time.monotonic() + grace
-    interrupted = _engine_code(engine, ["exec", "--", name, "sh", "-c", _INTERRUPT_ALL], env, 20)
-    log(f"container {name}: SIGINT to every process from inside (exit {interrupted})")
-    if interrupted in (126, 127):  # no sh in the image: the engine's stop (SIGTERM, SIGKILL)
-        code = _engine_code(
-            engine, ["stop", "--time", str(int(grace)), "--", name], env, grace + 20
-        )
-        log(f"container {name}: no sh to run that, `{engine} stop` instead (exit {code})")
+    code = _engine_code(engine, ["kill", "--signal", "INT", "--", name], env, 30)
+    log(f"container {name}: SIGINT to the command's process group (exit {code})")
     # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
     # must not let the removal below cut its clean-up short.
     running = _running(engine, name, env)
@@ -103,9 +94,9 @@ def stop_container(
         if _engine_code(engine, ["wait", "--", name], env, max(0.5, ends - time.monotonic())):
             time.sleep(0.2)
         running = _running(engine, name, env)
-    if running:  # the grace period is over: SIGKILL (podman's `rm --force` would SIGTERM first)
-        code = _engine_code(engine, ["kill", "--", name], env, 30)
-        log(f"container {name}: still running after {grace:g} s, killed (exit {code})")
+    if running:
+        code = _engine_code(engine, ["stop", "--time", "5", "--", name], env, 30)
+        log(f"container {name}: still running after {grace:g} s, stopped (exit {code})")
     deadline = time.monotonic() + 10
     while container_exists(engine, name, env):
         _engine_code(engine, ["rm", "--force", "--", name], env, 30)
@@ -140,10 +131,21 @@ def _engine_code(engine: str, args: list[str], env: Mapping[str, str], timeout: 
         return -1
 
 
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name: state, ppid, pgrp, session ... ([19]: start)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()
+    return fields if len(fields) > 19 else None
+
+
 def group_identity(pgid: int) -> dict[str, str]:
     """What identifies the process group `pgid` leads, for `stop_group` after a kill:
     its session and the leader's start time (a pid number alone may be reused)."""
-    fields = interrupt.stat_fields(pgid)
+    fields = _stat(pgid)
     if fields is None:
         return {"pgid": str(pgid)}
     return {"pgid": str(pgid), "sid": fields[3], "start": fields[19]}
@@ -152,13 +154,11 @@ def group_identity(pgid: int) -> dict[str, str]:
 def _members(identity: Mapping[str, str]) -> list[int]:
     """Living processes of the recorded group: same group and session, started no earlier
     than its leader (a reused number belongs to a later, unrelated group)."""
-    import os
-
     pgid, sid = identity.get("pgid", ""), identity.get("sid", "")
     start = int(identity.get("start", "0") or 0)
     found = []
     for entry in os.listdir("/proc"):
-        fields = interrupt.stat_fields(int(entry)) if entry.isdigit() else None
+        fields = _stat(int(entry)) if entry.isdigit() else None
         if fields is None or fields[0] in ("Z", "X") or fields[2] != pgid:
             continue
         if (sid and fields[3] != sid) or int(fields[19]) < start:
@@ -170,9 +170,6 @@ def _members(identity: Mapping[str, str]) -> list[int]:
 def stop_group(identity: Mapping[str, str], *, grace: float = 10.0) -> str | None:
     """Stop every process of a recorded local process group (SIGINT, SIGKILL after `grace`)
     and wait until none is left; or a sentence naming the pids that could not be stopped."""
-    import os
-    import signal
-
     pgid = int(identity.get("pgid", "0") or 0)
     if pgid <= 1:
         return None

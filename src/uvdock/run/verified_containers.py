@@ -7,9 +7,43 @@ container is created, so a verified id stays valid until the container is gone.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
+from uvdock.errors import EnvironmentUnusable
+from uvdock.run import engines
+
 _CACHE_FILE = "verified-containers"
+
+
+def key(placement: engines.Placement, workdir: str, repo: Path) -> str:
+    return f"{placement.engine}:{placement.container}:{workdir}:{repo}"
+
+
+def verify(placement: engines.Placement, workdir: str, repo: Path, env: Mapping[str, str]) -> str:
+    """The container's id, after checking it runs and mounts `repo` at `workdir`."""
+    from uvdock.run import probe  # only on the uncached path: the cached exec skips it
+
+    info = probe.container(placement.engine, placement.container, env)
+    if info is None:
+        raise EnvironmentUnusable(
+            f"no container named {placement.container} ({placement.engine} container inspect failed)",
+            hint="start one with the repository mounted, or use --image to run a fresh container",
+        )
+    if not info.running:
+        raise EnvironmentUnusable(
+            f"container {placement.container} is not running (start it first)"
+        )
+    source = engines.mounted_at(info.mounts, workdir)
+    if source is None or Path(source).resolve() != repo.resolve():
+        where = f"mounts {source}" if source else "mounts nothing"
+        raise EnvironmentUnusable(
+            f"container {placement.container} {where} at {workdir}, not this repository "
+            f"({repo.resolve()}); refusing to run uv on another checkout",
+            hint=f"start a container with -v {repo.resolve()}:{workdir}, or use --image",
+        )
+    remember(repo, key(placement, workdir, repo), info.id)
+    return info.id
 
 
 def _path(repo: Path) -> Path:
