@@ -60,7 +60,7 @@ def _bash_complete(script: Path, line: str, cwd: Path, path: Path) -> list[str]:
         ("uvdock --col", ["--color"]),
         ("uvdock --color ", ["always", "auto", "never"]),
         ("uvdock help rec", ["recipe"]),
-        ("uvdock image bump --la", ["--latest"]),
+        ("uvdock image bump --lat", ["--latest"]),
         ("uvdock recipe mark-broken --is", ["--issue"]),
         ("uvdock recipe show ckpt", ["ckpt_converter"]),
         ("uvdock recipe mark-broken gpt_16", ["gpt_16b_perf"]),
