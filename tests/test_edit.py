@@ -234,7 +234,7 @@ def test_a_full_disk_is_exit_3_naming_the_path_and_leaves_no_temp_file(tmp_path:
     script = (
         "import resource, sys\n"
         "from pathlib import Path\n"
-        "from uvdock import edit\n"
+        "from uvdock.files import edit\n"
         "from uvdock.errors import EnvironmentUnusable\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
         "try:\n"
