@@ -53,19 +53,26 @@ class Command(BaseCommand):
 def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
-    from uvdock.run import engines
+    from uvdock.run import engines, slurm
 
     cfg = ctx.config
     shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
     gpus = args.gpus_per_node if args.gpus_per_node is not None else cfg.slurm_gpus_per_node
+    if gpus and not ctx.dry_run:
+        gpus = _gpus_where_there_are(ctx, shim.placement.extra_args, gpus, args.gpus_per_node)
+    nodes = args.nodes or cfg.slurm_nodes
+    # One task: the shell, on the first node (the others are allocated, not unpacked).
+    shim.srun_tasks = slurm.ONCE
+    first = shim.srun_nodes() if nodes == 1 else []
     argv = engines.srun_argv(
         shim.placement,
         [args.shell],
         mounts=shim.mounts,
         pty=True,
-        nodes=args.nodes or cfg.slurm_nodes,
+        nodes=nodes,
         gpus_per_node=gpus or None,  # 0: a cluster (or partition) without GPUs
         job_name=shim.container_name,
+        shape=["--ntasks=1", *(f"--nodelist={node}" for node in first)],
     )
     if ctx.dry_run:
         ctx.out.command(argv, placement=shim.placement)
@@ -73,3 +80,23 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     shim.check_usable()
     shim.unpack_once()
     return shim.foreground(argv)
+
+
+def _gpus_where_there_are(
+    ctx: Context, extra_args: tuple[str, ...], gpus: int, asked: int | None
+) -> int:
+    """GPUs are asked for only where the partition has them (sinfo's gres): the configured
+    count is dropped on a partition without, a count passed on the command line refused."""
+    from uvdock.errors import InputRefused
+    from uvdock.run import slurm
+
+    partition, gres = slurm.partition_gres(ctx.env, extra_args)
+    if gres is None or "gpu" in gres:
+        return gpus
+    if asked is not None:
+        raise InputRefused(
+            f"Slurm partition {partition or '(default)'} has no GPUs (sinfo gres: {gres}); "
+            "pass --gpus-per-node 0"
+        )
+    ctx.out.info(f"partition {partition or '(default)'} has no GPUs: asking for none")
+    return 0

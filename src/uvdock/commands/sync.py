@@ -57,6 +57,7 @@ class Command(BaseCommand):
             ctx, args.profile, groups=args.group, extras=args.extra, exact=args.exact
         )
         shim = shim_for(ctx)
+        shim.srun_tasks = "every node"  # on Slurm: each node's container, in parallel
         refuse_throwaway(ctx, shim)
         for note in plan.notes:
             ctx.out.warn(note)
@@ -71,7 +72,12 @@ class Command(BaseCommand):
             return 0
         if code != 0:
             raise uvwork.uv_failed(plan.uv_args, code)
-        ctx.out.info(f"environment synced ({args.profile} profile) {shim.placement.describe()}")
+        synced = f"environment synced ({args.profile} profile) {shim.placement.describe()}"
+        nodes = shim.srun_nodes() if shim.placement.mode == "srun" else []
+        for node in nodes:
+            ctx.out.info(f"{node}: {synced}")
+        if not nodes:
+            ctx.out.info(synced)
         return 0
 
 
@@ -112,11 +118,10 @@ def refuse_throwaway(ctx: Context, shim: Shim) -> None:
         return
     if placement.mode == "srun":
         raise InputRefused(
-            f"`uvdock sync` on Slurm with only an image ({placement.image}) would install into "
-            "a pyxis container that is removed when the step ends; nothing was synced",
-            hint="name a pyxis container that later steps of your allocation reuse "
-            '(engine-args = ["--container-name=NAME"]), or open `uvdock shell --slurm` and run '
-            "`uvdock sync` inside it",
+            f"`uvdock sync` on Slurm with a registry image ({placement.image}) would install "
+            "into a pyxis container that is removed when the step ends; nothing was synced",
+            hint="import it as a .sqsh (`uvdock image enroot`), whose unpacked container uvdock "
+            'keeps per node, or name a pyxis container (engine-args = ["--container-name=NAME"])',
         )
     raise InputRefused(
         f"`uvdock sync` with only an image ({placement.image}) would install into a fresh "

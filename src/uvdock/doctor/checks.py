@@ -246,17 +246,22 @@ class _Checks:
         from uvdock.run import slurm
 
         placement = self.shim.placement
-        names = slurm.list_containers(self.ctx.env, placement.extra_args)
+        extra = placement.extra_args
+        listed = slurm.list_containers(self.ctx.env, extra, slurm.doctor_nodes(self.ctx.env, extra))
         current = slurm.PYXIS_PREFIX + placement.container
-        stale = [n for n in names if n != current]
-        shown = ", ".join(f"{n} (current)" if n == current else n for n in names) or "none"
+        stale = sum(n != current for names in listed.values() for n in names)
+        shown = "; ".join(
+            f"{node}: "
+            + (", ".join(f"{n} (current)" if n == current else n for n in names) or "none")
+            for node, names in listed.items()
+        )
         if stale:
             return (
                 "warn",
-                f"{shown}; {len(stale)} not of the current image",
+                f"{shown}; {stale} not of the current image and checkout",
                 "uvdock doctor --prune",
             )
-        return _passed(shown)
+        return _passed(shown or "none")
 
     def lts(self) -> tuple[str, str, str]:
         from uvdock.lts import requirements as lts

@@ -51,6 +51,9 @@ class Shim:
         self._stop_problems: list[str] = []
         # Local placement: gets the pid of the child, which then leads its own process group
         self.on_local_start: Callable[[int], None] | None = None
+        # srun: how a step spreads over the nodes (run/slurm.py): uv's writes run once
+        self.srun_tasks = "once"
+        self._srun_nodes: dict[str, list[str]] = {}
 
     @property
     def container_name(self) -> str:
@@ -72,7 +75,8 @@ class Shim:
             from uvdock.run import slurm
 
             image = slurm.configured_image(cfg, self.repo, check=False)
-            container = slurm.container_name(image)
+            own = slurm.own_container_name(cfg.engine_args)  # replaces uvdock's, never both
+            container = "" if own else slurm.container_name(image, self.repo, os.getuid())
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
         engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=self._said("engine"))
         if cfg.container:
@@ -115,10 +119,39 @@ class Shim:
             return self._exec_target(placement)
         return placement
 
-    def argv(self, command: Sequence[str], *, tty: bool = False) -> list[str]:
+    def argv(
+        self, command: Sequence[str], *, tty: bool = False, nodes: Sequence[str] | None = None
+    ) -> list[str]:
         target = self.target
         name = self.container_name if target.mode in ("run", "srun") else None
-        return engines.command_argv(target, command, mounts=self.mounts, tty=tty, name=name)
+        shape: list[str] = []
+        if target.mode == "srun":
+            from uvdock.run import slurm
+
+            where = self.srun_nodes() if nodes is None else nodes
+            shape = slurm.shape_args(self.srun_tasks if nodes is None else slurm.EVERY_NODE, where)
+        return engines.command_argv(
+            target, command, mounts=self.mounts, tty=tty, name=name, shape=shape
+        )
+
+    def srun_nodes(self) -> list[str]:
+        """The nodes this shim's srun steps run on (run/slurm.step_nodes), asked once."""
+        tasks = self.srun_tasks
+        if tasks not in self._srun_nodes:
+            from uvdock.run import git, slurm
+
+            placement = self.placement
+            ready = (
+                []
+                if self.dry_run
+                else slurm.ready_nodes(git.git_dir(self.repo), placement.container)
+            )
+            self._srun_nodes[tasks] = (
+                []
+                if self.dry_run
+                else slurm.step_nodes(self.env, placement.extra_args, tasks, ready)
+            )
+        return self._srun_nodes[tasks]
 
     @cached_property
     def step_env(self) -> Mapping[str, str]:
@@ -319,6 +352,10 @@ class Shim:
 
             self.out.detail("+ " + shlex.join(argv))
         mode = self.placement.mode
+        if mode == "srun":
+            from uvdock.run import slurm
+
+            argv = slurm.guarded(argv, self.env)
         return proc.run_foreground(
             argv,
             cwd=self.repo,
@@ -335,10 +372,15 @@ class Shim:
     def unpack_once(self) -> None:
         from uvdock.run import git, slurm
 
-        argv = self.argv(["true"])  # the step that unpacks, when it is the first
         if not self.dry_run:
             slurm.unpack_once(
-                self.placement, argv, git.git_dir(self.repo), self.foreground, self.out, self.env
+                self.placement,
+                self.srun_nodes(),
+                lambda nodes: self.argv(["true"], nodes=nodes),  # the step that unpacks
+                git.git_dir(self.repo),
+                self.foreground,
+                self.out,
+                self.env,
             )
 
     def _verified_container_gone(self) -> bool:

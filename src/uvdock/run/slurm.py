@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -118,10 +119,12 @@ def check_squashfs(path: Path) -> None:
         )
 
 
-def container_name(image: str) -> str:
-    """The reusable container for a .sqsh, keyed by its path, size, mtime and inode: a
-    re-imported file gets a new name, so a stale unpack is never served. "" for a registry
-    reference (its tag may move: pyxis unpacks it each time)."""
+def container_name(image: str, repo: Path, uid: int) -> str:
+    """The reusable container for a .sqsh, for one user and one checkout: keyed by the file's
+    path, size, mtime and inode (a re-imported file gets a new name, so a stale unpack is
+    never served), the user and the checkout's path, as `uvdock sync` writes into it and two
+    checkouts or two users must never share a writable root filesystem by accident. "" for
+    a registry reference (its tag may move: pyxis unpacks it each time)."""
     if not image.startswith("/"):
         return ""
     import hashlib
@@ -132,7 +135,20 @@ def container_name(image: str) -> str:
         return ""
     # The file's own path: a symlink to it (enroot-output pointing at a shared image) reuses it.
     key = f"{os.path.realpath(image)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
+    key += f"\0{uid}\0{os.path.realpath(repo)}"
     return NAME_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def own_container_name(extra_args: Sequence[str]) -> str:
+    """The pyxis container engine-args name (`--container-name=NAME`), which then replaces
+    uvdock's own; "" when they name none."""
+    args = list(extra_args)
+    for i, arg in enumerate(args):
+        if arg.startswith("--container-name="):
+            return arg.split("=", 1)[1]
+        if arg == "--container-name" and i + 1 < len(args):
+            return args[i + 1]
+    return ""
 
 
 def partition_of(extra_args: Sequence[str], env: Mapping[str, str]) -> str:
@@ -182,120 +198,324 @@ def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
             )
 
 
-# -- the reusable containers ------------------------------------------------------------------
+# -- where a step runs --------------------------------------------------------------------------
+
+ONCE = "once"  # a write (lock, add, remove, a relock): one task on one node
+EVERY_NODE = "every node"  # sync: one task on every node of the allocation, in parallel
+FOLLOW = "follow"  # run: the allocation's nodes, as srun would; engine-args pass through
+# After the first task of a multi-node step of uvdock's own ends, the others get this long
+# before srun ends them: a node that died is named within seconds, not when Slurm gives up.
+STRAGGLER_SECONDS = 10
+_USABLE = ("idle", "mix", "alloc", "comp")  # sinfo states, best first
+
+
+def allocation_nodes(env: Mapping[str, str]) -> list[str]:
+    """The nodes of the allocation uvdock runs in (salloc, sbatch), in Slurm's order; []
+    outside one."""
+    nodelist = env.get("SLURM_JOB_NODELIST", "") if env.get("SLURM_JOB_ID") else ""
+    if not nodelist:
+        return []
+    found = _ask(["scontrol", "show", "hostnames", nodelist], env)
+    return found.stdout.split() if found.ok else []
+
+
+def partition_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
+    """The nodes of the partition a new job gets (engine-args' or the default one) that
+    answer and take work, idle ones first."""
+    partition = partition_of(extra_args, env)
+    argv = ["sinfo", "--noheader", "--Node", "--responding", "--format=%N %P %t"]
+    if partition:
+        argv.append(f"--partition={partition}")
+    rank: dict[str, int] = {}
+    for line in _ask(argv, env).stdout.splitlines():
+        fields = line.split()
+        if len(fields) != 3 or (not partition and not fields[1].endswith("*")):
+            continue
+        state = fields[2].rstrip("*~#!%$@^-")
+        if state in _USABLE:
+            rank.setdefault(fields[0], _USABLE.index(state))
+    return sorted(rank, key=lambda node: rank[node])
+
+
+def _option(extra_args: Sequence[str], short: str, long: str) -> str | None:
+    args = list(extra_args)
+    for i, arg in enumerate(args):
+        if arg in (short, long) and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(long + "="):
+            return arg.split("=", 1)[1]
+        if arg.startswith(short) and len(arg) > 2 and not arg.startswith("--"):
+            return arg[2:]
+    return None
+
+
+def step_nodes(
+    env: Mapping[str, str], extra_args: Sequence[str], tasks: str, ready_on: Sequence[str]
+) -> list[str]:
+    """The nodes a step runs on: the allocation's (a write: its first); outside one, as many
+    of the partition's as engine-args ask (one by default), those already holding the
+    unpacked container (`ready_on`) first. [] when engine-args pin nodes themselves or
+    Slurm cannot say: the step is then not pinned."""
+    if _option(extra_args, "-w", "--nodelist") is not None:
+        return []
+    inside = allocation_nodes(env)
+    pool = inside or sorted(partition_nodes(env, extra_args), key=lambda n: n not in ready_on)
+    asked = re.match(r"\d+", _option(extra_args, "-N", "--nodes") or "")
+    count = 1 if tasks == ONCE else int(asked.group()) if asked else len(inside) or 1
+    return pool[:count]
+
+
+def shape_args(tasks: str, nodes: Sequence[str]) -> list[str]:
+    """srun's options for a step of `tasks` on `nodes`; they come after engine-args, so a
+    write stays one task whatever the allocation or engine-args say."""
+    pin = [f"--nodelist={','.join(nodes)}"] if nodes else []
+    if tasks == ONCE:
+        return ["--nodes=1", "--ntasks=1", *pin]
+    if tasks == EVERY_NODE:
+        n = len(nodes) or 1
+        shape = [f"--nodes={n}", f"--ntasks={n}", "--ntasks-per-node=1", *pin]
+        return [*shape, f"--wait={STRAGGLER_SECONDS}"] if n > 1 else shape
+    return pin
+
+
+def guarded(argv: list[str], env: Mapping[str, str]) -> list[str]:
+    """srun ends with uvdock: it runs in a process group of its own (a Ctrl-C must reach
+    uvdock alone), so a SIGKILLed uvdock would leave it, and its step, running. The kernel
+    sends it SIGTERM instead, on which srun cancels its step and pyxis cleans up."""
+    setpriv = proc.which("setpriv", env)
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else argv
+
+
+# -- the reusable containers, per node ----------------------------------------------------------
+
+ANY_NODE = "*"  # the record's node when Slurm could not say which (engine-args pin their own)
 
 
 def _ready_path(git_dir: Path) -> Path:
     return git_dir / "uvdock" / _READY_FILE
 
 
-def is_ready(git_dir: Path, name: str) -> bool:
-    return name in ready_names(git_dir)
+def _entries(git_dir: Path) -> list[tuple[str, str]]:
+    """The record: (node, name) whose unpack finished there. None when it is missing or
+    damaged (not text): the containers are then unpacked again, not trusted. A line of
+    one word (a record of before it was per node) names no node: unpacked again too."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        lines = _ready_path(git_dir).read_text(encoding="utf-8").splitlines()
+        return [(f[0], f[1]) for f in (line.split() for line in lines) if len(f) == 2]
+    return []
 
 
-def mark_ready(git_dir: Path, names: Sequence[str]) -> None:
-    """Record the names whose unpack finished (replaces the list)."""
+def _write(git_dir: Path, entries: Sequence[tuple[str, str]]) -> None:
     from uvdock.files.edit import atomic_write
 
     path = _ready_path(git_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, "".join(f"{n}\n" for n in sorted(set(names))))
+    atomic_write(path, "".join(f"{node} {name}\n" for node, name in sorted(set(entries))))
 
 
-def ready_names(git_dir: Path) -> list[str]:
-    """The recorded names; none when the record is missing or damaged (not text): the
-    containers are then unpacked again, not trusted."""
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        return _ready_path(git_dir).read_text(encoding="utf-8").split()
-    return []
+def ready_nodes(git_dir: Path, name: str) -> list[str]:
+    """The nodes where `name`'s unpack finished."""
+    return [node for node, n in _entries(git_dir) if n == name]
 
 
-def _enroot_step(extra_args: Sequence[str], *args: str) -> list[str]:
-    # Run where pyxis unpacks (a compute node, as this user): enroot's data path is there.
-    return ["srun", "--quiet", *extra_args, "--ntasks=1", "enroot", *args]
+def mark_ready(git_dir: Path, name: str, nodes: Sequence[str]) -> None:
+    _write(git_dir, [*_entries(git_dir), *((node, name) for node in nodes)])
 
 
-def list_containers(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
-    """The reusable containers uvdock created (their pyxis names), on the node srun picks."""
-    found = _ask(_enroot_step(extra_args, "list"), env, timeout=120)
+def forget(git_dir: Path, nodes: Sequence[str]) -> None:
+    """Forget every container recorded on `nodes` (they were removed there)."""
+    _write(git_dir, [(node, n) for node, n in _entries(git_dir) if node not in nodes])
+
+
+_PYXIS_VALUED = ("image", "mounts", "workdir", "name", "save", "env")
+
+
+def _without_pyxis(extra_args: Sequence[str]) -> list[str]:
+    """engine-args minus pyxis's options: an enroot step must not start in a container."""
+    kept: list[str] = []
+    skip = False
+    for arg in extra_args:
+        if skip:
+            skip = False
+        elif arg.startswith(("--container", "--no-container")):
+            skip = "=" not in arg and arg.removeprefix("--container-") in _PYXIS_VALUED
+        else:
+            kept.append(arg)
+    return kept
+
+
+def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:
+    # Run where pyxis unpacks (on each node named, as this user): enroot's data path is there.
+    return [
+        "srun",
+        "--quiet",
+        *_without_pyxis(extra_args),
+        *shape_args(EVERY_NODE, nodes),
+        *command,
+    ]
+
+
+def doctor_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
+    """Every node `doctor` looks at: the allocation's, else the partition's."""
+    named = _option(extra_args, "-w", "--nodelist")
+    if named:
+        found = _ask(["scontrol", "show", "hostnames", named], env)
+        return found.stdout.split() if found.ok else []
+    return allocation_nodes(env) or partition_nodes(env, extra_args)
+
+
+# Each task prints its node's name before every container name.
+_LIST = 'enroot list | while read -r n; do echo "$SLURMD_NODENAME $n"; done'
+
+
+def list_containers(
+    env: Mapping[str, str], extra_args: Sequence[str], nodes: Sequence[str]
+) -> dict[str, list[str]]:
+    """The reusable containers uvdock created (their pyxis names), on each node of `nodes`
+    (one task per node, at once)."""
+    found = _ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
     if not found.ok:
         last = (found.stderr.strip().splitlines() or [f"exit {found.returncode}"])[-1]
         raise EnvironmentUnusable(f"could not list enroot containers through srun: {last}")
+    listed: dict[str, list[str]] = {node: [] for node in nodes}
     prefix = PYXIS_PREFIX + NAME_PREFIX
-    return sorted(line.strip() for line in found.stdout.splitlines() if line.startswith(prefix))
+    for line in found.stdout.splitlines():
+        node, _, name = line.strip().partition(" ")
+        if name.startswith(prefix):
+            listed.setdefault(node, []).append(name)
+    return {node: sorted(names) for node, names in listed.items()}
 
 
 def remove_containers(
-    env: Mapping[str, str], extra_args: Sequence[str], pyxis_names: Sequence[str]
+    env: Mapping[str, str], extra_args: Sequence[str], node: str, pyxis_names: Sequence[str]
 ) -> str | None:
-    """Remove unpacked containers; None when done, else a sentence saying what is left."""
+    """Remove unpacked containers on one node ("" or ANY_NODE: the one srun picks); None
+    when done, else a sentence saying what is left."""
     if not pyxis_names:
         return None
-    done = _ask(_enroot_step(extra_args, "remove", "--force", *pyxis_names), env, timeout=120)
+    nodes = [node] if node and node != ANY_NODE else []
+    argv = _enroot_step(extra_args, nodes, "enroot", "remove", "--force", *pyxis_names)
+    done = _ask(argv, env, timeout=120)
     if done.ok:
         return None
+    where = f" on {node}" if nodes else ""
     return (
-        f"could not remove {' '.join(pyxis_names)} ({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
-        f"remove with `srun enroot remove --force NAME` or `uvdock doctor --prune`"
+        f"could not remove {' '.join(pyxis_names)}{where} "
+        f"({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
+        f"remove with `srun{' -w ' + node if nodes else ''} enroot remove --force NAME` "
+        "or `uvdock doctor --prune`"
     )
 
 
+def _listed(env: Mapping[str, str], job_name: str) -> list[str]:
+    """The jobs named `job_name`, and inside an allocation its steps of that name (a step
+    there is not a job of its own: scancel --name does not reach it)."""
+    jobs = _ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
+    found = jobs.stdout.split() if jobs.ok else []
+    allocation = env.get("SLURM_JOB_ID", "")
+    if allocation:
+        argv = ["squeue", "--noheader", "--steps", f"--jobs={allocation}", "--format=%i %j"]
+        for line in _ask(argv, env).stdout.splitlines():
+            step, _, name = line.strip().partition(" ")
+            if name == job_name:
+                found.append(step)
+    return found
+
+
 def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> None:
-    """scancel the job srun started (its tasks and pyxis's clean-up end with it), and wait
-    until squeue no longer lists it, so nothing of it is left when uvdock exits."""
+    """scancel the job (or, inside an allocation, the steps) srun started under `job_name`
+    (its tasks and pyxis's clean-up end with it), and wait until squeue no longer lists
+    it, so nothing of it is left when uvdock exits."""
     import time
 
     _ask(["scancel", "--quiet", f"--name={job_name}"], env)
+    for step in _listed(env, job_name):
+        if "." in step:
+            _ask(["scancel", "--quiet", step], env)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        listed = _ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
-        if not listed.ok or not listed.stdout.strip():
+        if not _listed(env, job_name):
             return
         time.sleep(0.2)
 
 
 def unpack_once(
     placement: Placement,
-    argv: list[str],
+    nodes: Sequence[str],
+    argv_for: Callable[[list[str]], list[str]],
     git_dir: Path,
     foreground: Callable[[list[str]], int],
     out: Output,
     env: Mapping[str, str],
 ) -> None:
-    """Unpack a .sqsh's reusable container in a step of its own (`argv` runs `true`), the
-    first time: an unpack cut short (Ctrl-C, scancel, a failure) is removed, never reused
-    half-written by the next step."""
+    """Unpack a .sqsh's reusable container on each node of `nodes` that does not hold it
+    yet, in a step of its own (`argv_for(those nodes)` runs `true` there), saying where:
+    an unpack cut short (Ctrl-C, scancel, a failure) is removed on those nodes alone,
+    never reused half-written by the next step, and the others keep theirs."""
     name = placement.container
-    if not name or is_ready(git_dir, name):
+    if not name:
         return
-    out.info(f"unpacking {placement.image} once, for reuse as {name}")
+    ready = ready_nodes(git_dir, name)
+    missing = [node for node in (nodes or [ANY_NODE]) if node not in ready]
+    if not missing:
+        return
+    where = ", ".join(missing) if nodes else "the node srun picks"
+    out.info(f"unpacking {placement.image} on {where}, once, for reuse as {name}")
+    argv = argv_for(list(nodes and missing))
     code = -1
-    left: str | None = None
+    left: list[str] = []
     try:
         code = foreground(argv)
         if code == 0:
-            mark_ready(git_dir, [*ready_names(git_dir), name])
+            mark_ready(git_dir, name, missing)
     finally:
         if code != 0:
-            left = _remove_cut_short(argv, env, placement.extra_args, PYXIS_PREFIX + name)
+            left = _remove_cut_short(argv, env, placement.extra_args, missing, PYXIS_PREFIX + name)
     if code != 0:
         raise EnvironmentUnusable(
-            f"pyxis could not start {placement.image} (srun exit {code}; its messages are above)"
-            + (f"; {left}" if left else ""),
+            f"pyxis could not start {placement.image} on {where} (srun exit {code}; its "
+            "messages are above)" + "".join(f"; {problem}" for problem in left),
             hint="`uvdock doctor` checks the Slurm setup",
         )
 
 
 def _remove_cut_short(
-    argv: Sequence[str], env: Mapping[str, str], extra_args: Sequence[str], pyxis_name: str
-) -> str | None:
-    """Remove a half-written container once its step has ended: after an scancel, srun
-    returns while the step's unsquashfs may still write for up to KillWait, and a removal
-    before that end leaves a partial tree the next step would reuse."""
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    extra_args: Sequence[str],
+    nodes: Sequence[str],
+    pyxis_name: str,
+) -> list[str]:
+    """Remove a half-written container on the nodes of its step, once that step has
+    ended: after an scancel, srun returns while the step's unsquashfs may still write for
+    up to KillWait, and a removal before that end leaves a partial tree the next step would
+    reuse. What could not be removed is said."""
     from uvdock.run import signals
 
     with signals.held(reraise=False):  # a second Ctrl-C must not cut the removal
         job = next((a.split("=", 1)[1] for a in argv if a.startswith("--job-name=")), None)
         if job:
             cancel_job(env, job, wait=30.0)
-        return remove_containers(env, extra_args, [pyxis_name])
+        problems = [remove_containers(env, extra_args, node, [pyxis_name]) for node in nodes]
+        return [problem for problem in problems if problem]
+
+
+def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[str, str | None]:
+    """(partition, its generic resources as sinfo shows them: "(null)" for none); the
+    allocation's partition inside one, else engine-args' or the default one. None when
+    sinfo cannot say."""
+    partition = env.get("SLURM_JOB_PARTITION", "") if env.get("SLURM_JOB_ID") else ""
+    partition = partition_of(extra_args, env) or partition
+    argv = ["sinfo", "--noheader", "--format=%P %G"]
+    if partition:
+        argv.append(f"--partition={partition}")
+    found = _ask(argv, env)
+    gres = [
+        (name.rstrip("*"), rest.strip())
+        for name, _, rest in (line.strip().partition(" ") for line in found.stdout.splitlines())
+        if partition or name.endswith("*")
+    ]
+    if not found.ok or not gres:
+        return partition, None
+    with_gpus = [g for _, g in gres if "gpu" in g]
+    return gres[0][0], with_gpus[0] if with_gpus else gres[0][1]

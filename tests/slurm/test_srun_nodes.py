@@ -1,0 +1,164 @@
+"""An allocation of many nodes is one environment (issue 31), on a real two-node cluster
+(../shared/slurm/multinode.sh: n1 and n2 with their own enroot data, one shared filesystem):
+writes run once, `sync` reaches the container on every node, `run` follows the allocation,
+and the unpacked-container record is per node."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from samples.slurm import uvdock_env
+from samples.slurm_nodes import Cluster, argv, jobs_left, unpacked_on, uvdock, wheel_repo
+
+from uvdock.run import slurm
+
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
+
+IMPORTS = "import alpha, beta, gamma, os; print(os.environ['SLURMD_NODENAME'])"
+
+
+def _resolved(err: str) -> int:
+    """How many times uv resolved: once per task that ran it."""
+    return sum(line.startswith("Resolved ") for line in err.splitlines())
+
+
+def _name(repo: Path, sqsh: Path, uid: int = 0) -> str:
+    return slurm.PYXIS_PREFIX + slurm.container_name(str(sqsh), repo, uid)
+
+
+def test_writes_run_once_sync_reaches_every_node_run_follows(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    name = _name(repo, sqsh)
+    image = ("--image", sqsh)
+    locked = uvdock(cluster, repo, *image, "lock", allocation=2)
+    assert locked.code == 0, locked.err
+    assert _resolved(locked.err) == 1, locked.err  # one task, not one per node
+    assert f"on n1, once, for reuse as {name[len(slurm.PYXIS_PREFIX) :]}" in locked.out
+    assert name in unpacked_on("n1") and name not in unpacked_on("n2")
+    for verb, package in (("add", "delta"), ("remove", "delta")):
+        done = uvdock(cluster, repo, *image, verb, "--no-sync", package, allocation=2)
+        assert done.code == 0, done.err
+        assert _resolved(done.err) == 1, done.err
+    synced = uvdock(cluster, repo, *image, "sync", allocation=2)
+    assert synced.code == 0, synced.err
+    assert "on n2, once" in synced.out and "on n1" not in synced.out  # n1 kept its unpack
+    for node in ("n1", "n2"):
+        assert f"{node}: environment synced (dev profile)" in synced.out
+        assert name in unpacked_on(node)
+    # The next steps see what sync installed, on both nodes: one writable container each.
+    ran = uvdock(cluster, repo, *image, "run", "--", "python", "-c", IMPORTS, allocation=2)
+    assert ran.code == 0, ran.err
+    assert sorted(ran.out.split()) == ["n1", "n2"]
+    # engine-args' --nodes pass through to run
+    one = uvdock(
+        cluster,
+        repo,
+        *image,
+        "run",
+        "--",
+        "python",
+        "-c",
+        IMPORTS,
+        allocation=2,
+        env={"UVDOCK_ENGINE_ARGS": "--nodes=1"},
+    )
+    assert one.code == 0, one.err
+    assert one.out.split() == ["n1"]
+    assert jobs_left(cluster) == []
+
+
+def test_outside_an_allocation_engine_args_choose_the_nodes(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    two = {"UVDOCK_ENGINE_ARGS": "--nodes=2"}
+    locked = uvdock(cluster, repo, "--image", sqsh, "lock", env=two)
+    assert locked.code == 0, locked.err
+    assert _resolved(locked.err) == 1, locked.err
+    synced = uvdock(cluster, repo, "--image", sqsh, "sync", env=two)
+    assert synced.code == 0, synced.err
+    assert "n1: environment synced" in synced.out and "n2: environment synced" in synced.out
+    ran = uvdock(cluster, repo, "--image", sqsh, "run", "--", "python", "-c", IMPORTS, env=two)
+    assert ran.code == 0, ran.err
+    assert sorted(ran.out.split()) == ["n1", "n2"]
+    assert jobs_left(cluster) == []
+
+
+def test_a_users_own_container_name_replaces_uvdocks(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    own = f"mine{os.getpid()}"
+    args = {"UVDOCK_ENGINE_ARGS": f"--container-name={own}"}
+    assert uvdock(cluster, repo, "--image", sqsh, "lock", allocation=2, env=args).code == 0
+    synced = uvdock(cluster, repo, "--image", sqsh, "sync", allocation=2, env=args)
+    assert synced.code == 0, synced.err
+    assert "specified multiple times" not in synced.err
+    ran = uvdock(
+        cluster, repo, "--image", sqsh, "run", "--", "python", "-c", IMPORTS, allocation=2, env=args
+    )
+    assert ran.code == 0, ran.err
+    assert sorted(ran.out.split()) == ["n1", "n2"]
+    for node in ("n1", "n2"):
+        assert f"{slurm.PYXIS_PREFIX}{own}" in unpacked_on(node)  # theirs, not uvdock's
+        assert _name(repo, sqsh) not in unpacked_on(node)
+
+
+def test_ctrl_c_while_one_node_unpacks_removes_it_there_alone(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    """n1 holds the container (a lock unpacked it); the sync's first step unpacks on n2 and
+    is interrupted there: n2's half-written copy goes, n1's stays, and no job is left."""
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    name = _name(repo, sqsh)
+    assert uvdock(cluster, repo, "--image", sqsh, "lock", allocation=2).code == 0
+    child = subprocess.Popen(
+        argv(repo, "--image", sqsh, "sync", allocation=2),
+        cwd=repo,
+        env=uvdock_env(repo.parent / "home", **cluster.env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while name not in unpacked_on("n2"):
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "no unpack on n2"
+        time.sleep(0.05)
+    uvdock_pid = _uvdock_under(child.pid)
+    os.kill(uvdock_pid, signal.SIGINT)  # as Ctrl-C would reach it (its srun has a group of its own)
+    started = time.monotonic()
+    out, err = child.communicate(timeout=90)
+    assert time.monotonic() - started < 45
+    assert "unpacking" in out and "on n2" in out
+    assert child.returncode == 130, err
+    assert jobs_left(cluster) == []
+    assert name not in unpacked_on("n2"), err
+    assert name in unpacked_on("n1")
+    record = (repo / ".git" / "uvdock" / "srun-containers").read_text()
+    assert record.split() == ["n1", name[len(slurm.PYXIS_PREFIX) :]]
+
+
+def _uvdock_under(salloc: int) -> int:
+    """The uvdock process salloc started (the signal a terminal's Ctrl-C sends it)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    stat = Path(f"/proc/{entry}/stat").read_text()
+                    cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == salloc and b"uvdock" in cmdline:
+                    return int(entry)
+        time.sleep(0.05)
+    raise AssertionError("no uvdock under salloc")
