@@ -5,6 +5,7 @@ and the unpacked-container record is per node."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -162,3 +163,130 @@ def _uvdock_under(salloc: int) -> int:
                     return int(entry)
         time.sleep(0.05)
     raise AssertionError("no uvdock under salloc")
+
+
+def _processes() -> dict[int, tuple[int, str, str]]:
+    """pid: (parent, comm, UTS namespace) of every process."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                uts = os.readlink(f"/proc/{entry}/ns/uts")
+            except OSError:
+                continue
+            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+            found[int(entry)] = (int(stat.rsplit(")", 1)[1].split()[1]), comm, uts)
+    return found
+
+
+def _node_processes(node: str) -> dict[int, str]:
+    """The node's slurmd, its step daemons and everything they started: pid and name."""
+    slurmd = int((cluster_dir() / node / "slurmd.pid").read_text())
+    table = _processes()
+    uts = table[slurmd][2]
+    tree = [slurmd] + [
+        p for p, (_, comm, ns) in table.items() if comm == "slurmstepd" and ns == uts
+    ]
+    for pid in tree:
+        tree += [p for p, (parent, _, _) in table.items() if parent == pid and p not in tree]
+    return {pid: table[pid][1] for pid in tree}
+
+
+def cluster_dir() -> Path:
+    from samples.slurm_nodes import MN_DIR
+
+    return MN_DIR
+
+
+def test_a_node_that_stops_mid_sync_is_named_within_seconds(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    """n2 stops answering mid-sync (SIGSTOP to its slurmd, its step and its uv: a node that
+    died) while n1 finishes: uvdock names n2 and fails within seconds, not when Slurm gives
+    up on the node, and leaves no srun. n2's uv is held mid-step by the lock on its venv
+    (in n2's own unpacked container, seen from the host), so the stop lands mid-sync."""
+    import fcntl
+
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    name = _name(repo, sqsh)
+    assert uvdock(cluster, repo, "--image", sqsh, "lock", allocation=2).code == 0
+    assert uvdock(cluster, repo, "--image", sqsh, "run", "--", "true", allocation=2).code == 0
+    venv_lock = cluster_dir() / "n2" / "enroot-data" / "user-0" / name / "opt" / "venv" / ".lock"
+    stopped: list[int] = []
+    with venv_lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        child = subprocess.Popen(
+            argv(repo, "--image", sqsh, "sync", allocation=2),
+            cwd=repo,
+            env=uvdock_env(repo.parent / "home", **cluster.env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while "uv" not in _node_processes("n2").values():
+                assert child.poll() is None, child.communicate()
+                assert time.monotonic() < deadline, "no uv waiting on n2"
+                time.sleep(0.1)
+            stopped = list(_node_processes("n2"))
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            started = time.monotonic()
+            out, err = child.communicate(timeout=120)
+            took = time.monotonic() - started
+        finally:
+            for pid in stopped:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGCONT)
+            if child.poll() is None:
+                child.kill()
+    assert child.returncode == 1, (out, err)
+    assert "n2: did not finish" in err
+    assert "n1: did not finish" not in err and "n1: exit" not in err
+    assert took < slurm.STRAGGLER_SECONDS + 15, took  # and srun's own abort: KillWait 5 s + 2
+    assert not [p for p, (_, comm, _) in _processes().items() if comm == "srun"]
+    assert jobs_left(cluster, within=60) == []
+
+
+def test_sigkill_to_uvdock_leaves_no_srun_and_no_job(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    """srun runs in a process group of its own (a Ctrl-C reaches uvdock alone): a SIGKILLed
+    uvdock must not leave it, and its step on both nodes, running on."""
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    two = {"UVDOCK_ENGINE_ARGS": "--nodes=2"}
+    assert uvdock(cluster, repo, "--image", sqsh, "run", "--", "true", env=two).code == 0
+    marker = str(7100 + os.getpid() % 1000)
+    child = subprocess.Popen(
+        argv(repo, "--image", sqsh, "run", "--", "sleep", marker),
+        cwd=repo,
+        env=uvdock_env(repo.parent / "home", **cluster.env, **two),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+    def sleeping() -> list[int]:
+        found = []
+        for pid in _processes():
+            with contextlib.suppress(OSError):
+                words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if words[0].endswith(b"sleep") and words[1:2] == [marker.encode()]:
+                    found.append(pid)
+        return found
+
+    deadline = time.monotonic() + 60
+    while len(sleeping()) < 2:
+        assert child.poll() is None and time.monotonic() < deadline, "the step never ran"
+        time.sleep(0.1)
+    sruns = [p for p, (parent, comm, _) in _processes().items() if parent == child.pid]
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    deadline = time.monotonic() + 15
+    while (left := [p for p in sruns if Path(f"/proc/{p}").exists()]) or sleeping():
+        assert time.monotonic() < deadline, f"srun {left} or the step ran on after uvdock"
+        time.sleep(0.2)
+    assert jobs_left(cluster) == []

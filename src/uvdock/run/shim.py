@@ -271,7 +271,10 @@ class Shim:
             self.check_usable()
         if self.placement.mode == "srun":
             self.unpack_once()
-        code = self.foreground(self.argv(command, tty=tty))
+        if self.placement.mode == "srun" and self.srun_tasks == "every node":
+            code = self._on_every_node(command)
+        else:
+            code = self.foreground(self.argv(command, tty=tty))
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
             # the same name is checked like a new one, then the command runs once.
@@ -280,6 +283,17 @@ class Shim:
         if writes:
             self._give_back(writes)
         return code
+
+    def _on_every_node(self, command: Sequence[str]) -> int:
+        from uvdock.run import slurm
+
+        report = slurm.NodeReport(self.repo, self.config.workdir, self.run_id, self.srun_nodes())
+        try:
+            code = self.foreground(self.argv(report.command(command)))
+        except BaseException:
+            report.discard()  # interrupted: the nodes' codes say nothing new
+            raise
+        return report.outcome(code, self.out)
 
     def run_uv(
         self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None

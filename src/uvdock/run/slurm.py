@@ -205,7 +205,7 @@ EVERY_NODE = "every node"  # sync: one task on every node of the allocation, in 
 FOLLOW = "follow"  # run: the allocation's nodes, as srun would; engine-args pass through
 # After the first task of a multi-node step of uvdock's own ends, the others get this long
 # before srun ends them: a node that died is named within seconds, not when Slurm gives up.
-STRAGGLER_SECONDS = 10
+STRAGGLER_SECONDS = 20
 _USABLE = ("idle", "mix", "alloc", "comp")  # sinfo states, best first
 
 
@@ -519,3 +519,58 @@ def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[s
         return partition, None
     with_gpus = [g for _, g in gres if "gpu" in g]
     return gres[0][0], with_gpus[0] if with_gpus else gres[0][1]
+
+
+class NodeReport:
+    """How a multi-node step of uvdock's own ended on each node. srun exits 0 when a node
+    stops answering mid-step (it gives up on the node's tasks after --wait), so each task
+    leaves its exit code in the repository's git folder, which every node sees at the
+    workdir: a node that never finished is named, never taken for done. None of this when
+    the git folder is not inside the checkout (a worktree's): srun's own code only."""
+
+    def __init__(self, repo: Path, workdir: str, run_id: str, nodes: Sequence[str]) -> None:
+        git_dir = repo / ".git"
+        self.nodes = list(nodes)
+        here = git_dir / "uvdock" / f"nodes-{run_id}"
+        self.folder = here if git_dir.is_dir() and len(self.nodes) > 1 else None
+        self.inside = f"{workdir.rstrip('/')}/.git/uvdock/{here.name}"
+
+    def command(self, command: Sequence[str]) -> list[str]:
+        if self.folder is None:
+            return list(command)
+        import shlex
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        mark = f'{shlex.quote(self.inside)}/"$SLURMD_NODENAME"'
+        script = f'code=0; "$@" || code=$?; echo "$code" > {mark}; exit "$code"'
+        return ["sh", "-c", script, "sh", *command]
+
+    def discard(self) -> None:
+        if self.folder is not None:
+            import shutil
+
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def outcome(self, code: int, out: Output) -> int:
+        """Name each node that failed or never finished; the exit code: the step's, or 1
+        when srun said 0 although a node never finished."""
+        if self.folder is None:
+            return code
+        try:
+            unfinished = []
+            for node in self.nodes:
+                try:
+                    said = (self.folder / node).read_text(encoding="utf-8").strip()
+                except OSError:
+                    unfinished.append(node)
+                    continue
+                if said != "0":
+                    out.error(f"{node}: exit {said}")
+            for node in unfinished:
+                out.error(
+                    f"{node}: did not finish (the node stopped answering, or its task was "
+                    f"killed); the other node(s) had ended {STRAGGLER_SECONDS} s before"
+                )
+        finally:
+            self.discard()
+        return 1 if code == 0 and unfinished else code
