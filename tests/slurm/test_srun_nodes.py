@@ -290,3 +290,69 @@ def test_sigkill_to_uvdock_leaves_no_srun_and_no_job(
         assert time.monotonic() < deadline, f"srun {left} or the step ran on after uvdock"
         time.sleep(0.2)
     assert jobs_left(cluster) == []
+
+
+def test_doctor_lists_and_prunes_every_node(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    import json
+
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    name = _name(repo, sqsh)
+    record = repo / ".git" / "uvdock" / "srun-containers"
+    for allocation in (2, 0):  # inside `salloc -N2`: its nodes; outside: the partition's
+        ran = uvdock(cluster, repo, "--image", sqsh, "run", "--", "true", allocation=2)
+        assert ran.code == 0, ran.err
+        assert name in unpacked_on("n1") and name in unpacked_on("n2")
+        doctor = uvdock(cluster, repo, "--image", sqsh, "--json", "doctor", allocation=allocation)
+        checks = {c["name"]: c for c in json.loads(doctor.out)["checks"]}
+        listed = checks["srun unpacked containers"]["detail"]
+        per_node = dict(part.split(": ", 1) for part in listed.split("; ") if ": " in part)
+        for node in ("n1", "n2"):
+            assert f"{name} (current)" in per_node[node], listed
+        pruned = uvdock(cluster, repo, "--image", sqsh, "doctor", "--prune", allocation=allocation)
+        assert pruned.code == 0, pruned.err
+        assert f"n1: removed {name}" in pruned.out and f"n2: removed {name}" in pruned.out
+        assert name not in unpacked_on("n1") and name not in unpacked_on("n2")
+        assert record.read_text() == ""  # forgotten on both: the next step unpacks again
+    assert jobs_left(cluster) == []
+
+
+def _in_a_terminal(cluster: Cluster, repo: Path, *args: str | Path) -> tuple[int, str]:
+    """uvdock with a terminal (script(1) gives it a pty, as srun --pty needs)."""
+    import shlex
+
+    command = shlex.join(argv(repo, *args))
+    done = subprocess.run(
+        ["script", "-qefc", command, "/dev/null"],
+        cwd=repo,
+        env=uvdock_env(repo.parent / "home", **cluster.env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_shell_asks_for_gpus_only_where_the_partition_has_them(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    name = _name(repo, sqsh)
+    # Passed by hand on a partition without GPUs: one line saying what to pass, nothing run.
+    refused = uvdock(cluster, repo, "--image", sqsh, "shell", "--slurm", "--gpus-per-node", "2")
+    assert refused.code == 2, refused.err
+    assert refused.err.strip().splitlines()[0].endswith("pass --gpus-per-node 0")
+    assert "gres" in refused.err and name not in unpacked_on("n1") + unpacked_on("n2")
+    # The configured default (8): not asked for there, said so; a shell of two nodes runs
+    # on the first, and the second is allocated, not unpacked for nothing.
+    code, said = _in_a_terminal(
+        cluster, repo, "--image", sqsh, "shell", "--slurm", "--nodes", "2", "--shell", "true"
+    )
+    assert code == 0, said
+    assert "has no GPUs: asking for none" in said
+    assert "Invalid generic resource" not in said
+    assert name in unpacked_on("n1") and name not in unpacked_on("n2")
+    assert jobs_left(cluster) == []

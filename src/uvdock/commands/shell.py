@@ -15,7 +15,10 @@ class Command(BaseCommand):
         parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
         parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
         parser.add_argument(
-            "--nodes", type=int, default=None, help="srun --nodes (default: config)"
+            "--nodes",
+            type=int,
+            default=None,
+            help="nodes to allocate; the shell runs on the first (default: config)",
         )
         parser.add_argument(
             "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
@@ -61,19 +64,22 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     if gpus and not ctx.dry_run:
         gpus = _gpus_where_there_are(ctx, shim.placement.extra_args, gpus, args.gpus_per_node)
     nodes = args.nodes or cfg.slurm_nodes
-    # One task: the shell, on the first node (the others are allocated, not unpacked).
+    # The shell is one task, on one node, unpacked there first; more nodes are an allocation
+    # around it (salloc), not unpacked for nothing.
     shim.srun_tasks = slurm.ONCE
-    first = shim.srun_nodes() if nodes == 1 else []
+    first = shim.srun_nodes()
     argv = engines.srun_argv(
         shim.placement,
         [args.shell],
         mounts=shim.mounts,
         pty=True,
-        nodes=nodes,
         gpus_per_node=gpus or None,  # 0: a cluster (or partition) without GPUs
         job_name=shim.container_name,
-        shape=["--ntasks=1", *(f"--nodelist={node}" for node in first)],
+        shape=slurm.shape_args(slurm.ONCE, first),
     )
+    if nodes > 1:
+        extra = shim.placement.extra_args
+        argv = [*slurm.allocation_argv(nodes, first, extra, gpus, shim.container_name), *argv]
     if ctx.dry_run:
         ctx.out.command(argv, placement=shim.placement)
         return 0

@@ -574,3 +574,15 @@ class NodeReport:
         finally:
             self.discard()
         return 1 if code == 0 and unfinished else code
+
+
+def allocation_argv(
+    nodes: int, first: Sequence[str], extra_args: Sequence[str], gpus: int, job_name: str
+) -> list[str]:
+    """salloc of `nodes` nodes (the first of them `first`, where the step runs), for a
+    command that then starts one step there: engine-args without pyxis's options."""
+    argv = ["salloc", "--quiet", f"--nodes={nodes}", f"--job-name={job_name}"]
+    argv += [f"--nodelist={node}" for node in first[:1]]
+    if gpus:
+        argv.append(f"--gpus-per-node={gpus}")
+    return [*argv, *_without_pyxis(extra_args)]
