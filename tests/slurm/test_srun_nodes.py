@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from samples.slurm import uvdock_env
+from samples.slurm import User, uvdock_env
 from samples.slurm_nodes import Cluster, argv, jobs_left, unpacked_on, uvdock, wheel_repo
 
 from uvdock.run import slurm
@@ -355,4 +355,47 @@ def test_shell_asks_for_gpus_only_where_the_partition_has_them(
     assert "has no GPUs: asking for none" in said
     assert "Invalid generic resource" not in said
     assert name in unpacked_on("n1") and name not in unpacked_on("n2")
+    assert jobs_left(cluster) == []
+
+
+def test_a_cluster_user_locks_once_and_syncs_both_nodes(
+    cluster: Cluster, cluster_user: User, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    """Not root, in an allocation of their own: the containers are theirs on each node."""
+    import shutil
+
+    from samples.slurm_nodes import MN_DIR, NODES
+
+    user = cluster_user
+    repo = wheel_repo(slurm_tmp, wheelhouse, user)
+    name = _name(repo, sqsh, user.uid)
+    try:
+        locked = uvdock(cluster, repo, "--image", sqsh, "lock", user=user, allocation=2)
+        assert locked.code == 0, locked.err
+        assert _resolved(locked.err) == 1, locked.err
+        assert (repo / "uv.lock").stat().st_uid == user.uid
+        synced = uvdock(cluster, repo, "--image", sqsh, "sync", user=user, allocation=2)
+        assert synced.code == 0, synced.err
+        assert "n1: environment synced" in synced.out and "n2: environment synced" in synced.out
+        ran = uvdock(
+            cluster,
+            repo,
+            "--image",
+            sqsh,
+            "run",
+            "--",
+            "python",
+            "-c",
+            IMPORTS,
+            user=user,
+            allocation=2,
+        )
+        assert ran.code == 0, ran.err
+        assert sorted(ran.out.split()) == ["n1", "n2"]
+        for node in NODES:
+            assert name in unpacked_on(node, user.uid)
+            assert name not in unpacked_on(node)  # not root's
+    finally:
+        for node in NODES:
+            shutil.rmtree(MN_DIR / node / "enroot-data" / f"user-{user.uid}", ignore_errors=True)
     assert jobs_left(cluster) == []
