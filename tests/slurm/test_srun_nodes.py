@@ -251,6 +251,55 @@ def test_a_node_that_stops_mid_sync_is_named_within_seconds(
     assert jobs_left(cluster, within=60) == []
 
 
+def _sleeping(marker: str) -> list[int]:
+    """The step's `sleep MARKER` processes, on either node (seen from the host)."""
+    found = []
+    for pid in _processes():
+        with contextlib.suppress(OSError):
+            words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if words[0].endswith(b"sleep") and words[1:2] == [marker.encode()]:
+                found.append(pid)
+    return found
+
+
+def test_ctrl_c_mid_step_on_two_nodes_leaves_no_step_and_no_job(
+    cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
+) -> None:
+    """Inside an allocation a step is no job of its own (scancel --name misses it): the
+    interrupt still ends it on both nodes; the kept containers stay whole on each."""
+    repo = wheel_repo(slurm_tmp, wheelhouse)
+    name = _name(repo, sqsh)
+    assert uvdock(cluster, repo, "--image", sqsh, "run", "--", "true", allocation=2).code == 0
+    marker = str(7600 + os.getpid() % 1000)
+    child = subprocess.Popen(
+        argv(repo, "--image", sqsh, "run", "--", "sleep", marker, allocation=2),
+        cwd=repo,
+        env=uvdock_env(repo.parent / "home", **cluster.env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(_sleeping(marker)) < 2:
+        assert child.poll() is None and time.monotonic() < deadline, "the step never ran"
+        time.sleep(0.1)
+    os.kill(_uvdock_under(child.pid), signal.SIGINT)
+    started = time.monotonic()
+    _out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert time.monotonic() - started < 20
+    deadline = time.monotonic() + 10
+    while _sleeping(marker):
+        assert time.monotonic() < deadline, "the step ran on after the interrupt"
+        time.sleep(0.2)
+    assert jobs_left(cluster) == []
+    for node in ("n1", "n2"):
+        assert name in unpacked_on(node)
+    record = (repo / ".git" / "uvdock" / "srun-containers").read_text().split()
+    assert record == ["n1", name[len(slurm.PYXIS_PREFIX) :], "n2", name[len(slurm.PYXIS_PREFIX) :]]
+
+
 def test_sigkill_to_uvdock_leaves_no_srun_and_no_job(
     cluster: Cluster, slurm_tmp: Path, sqsh: Path, wheelhouse: Path
 ) -> None:
@@ -269,24 +318,15 @@ def test_sigkill_to_uvdock_leaves_no_srun_and_no_job(
         start_new_session=True,
     )
 
-    def sleeping() -> list[int]:
-        found = []
-        for pid in _processes():
-            with contextlib.suppress(OSError):
-                words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if words[0].endswith(b"sleep") and words[1:2] == [marker.encode()]:
-                    found.append(pid)
-        return found
-
     deadline = time.monotonic() + 60
-    while len(sleeping()) < 2:
+    while len(_sleeping(marker)) < 2:
         assert child.poll() is None and time.monotonic() < deadline, "the step never ran"
         time.sleep(0.1)
     sruns = [p for p, (parent, comm, _) in _processes().items() if parent == child.pid]
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     deadline = time.monotonic() + 15
-    while (left := [p for p in sruns if Path(f"/proc/{p}").exists()]) or sleeping():
+    while (left := [p for p in sruns if Path(f"/proc/{p}").exists()]) or _sleeping(marker):
         assert time.monotonic() < deadline, f"srun {left} or the step ran on after uvdock"
         time.sleep(0.2)
     assert jobs_left(cluster) == []
