@@ -148,9 +148,7 @@ def test_add_to_a_new_group_or_extra_creates_it(
 # -- review: srun and the lts extra ------------------------------------------------------------
 
 
-def test_sync_on_srun_of_a_registry_image_is_refused(
-    megatron_repo: Path, run_cli: RunCli
-) -> None:
+def test_sync_on_srun_of_a_registry_image_is_refused(megatron_repo: Path, run_cli: RunCli) -> None:
     # A registry image gets a fresh pyxis container each step (its tag may move): lost too.
     for dry in (("--dry-run",), ()):
         result = run_cli("--repo", megatron_repo, *dry, *PLACEMENTS["srun"], "sync")

@@ -9,7 +9,7 @@ import pytest
 from conftest import RunCli
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.run import slurm
+from uvdock.run import slurm, slurm_containers
 
 
 def _sqsh(path: Path) -> Path:
@@ -123,19 +123,19 @@ def test_the_unpacked_record_is_read_back_and_a_damaged_one_trusts_nothing(
     tmp_path: Path,
 ) -> None:
     git_dir = tmp_path / ".git"
-    slurm.mark_ready(git_dir, "uvdock-a", ["n2", "n1"])
-    slurm.mark_ready(git_dir, "uvdock-b", ["n1", "n1"])
-    assert slurm.ready_nodes(git_dir, "uvdock-a") == ["n1", "n2"]  # per node
-    assert slurm.ready_nodes(git_dir, "uvdock-c") == []
-    slurm.forget(git_dir, ["n1"])  # pruned there: the other node keeps its record
-    assert slurm.ready_nodes(git_dir, "uvdock-a") == ["n2"]
-    assert slurm.ready_nodes(git_dir, "uvdock-b") == []
+    slurm_containers.mark_ready(git_dir, "uvdock-a", ["n2", "n1"])
+    slurm_containers.mark_ready(git_dir, "uvdock-b", ["n1", "n1"])
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == ["n1", "n2"]  # per node
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-c") == []
+    slurm_containers.forget(git_dir, ["n1"])  # pruned there: the other node keeps its record
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == ["n2"]
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-b") == []
     # A record of one name a line (before it was per node) names no node: unpack again.
     (git_dir / "uvdock" / "srun-containers").write_text("uvdock-a\n")
-    assert slurm.ready_nodes(git_dir, "uvdock-a") == []
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == []
     # Not text (a disk error, a hostile clone): unpack again rather than stop with a crash.
     (git_dir / "uvdock" / "srun-containers").write_bytes(b"\xff\xfe n1 uvdock-a\n")
-    assert slurm.ready_nodes(git_dir, "uvdock-a") == []
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == []
 
 
 def test_shell_slurm_without_the_sqsh_names_no_flag_the_user_never_gave(

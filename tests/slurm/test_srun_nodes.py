@@ -16,7 +16,7 @@ import pytest
 from samples.slurm import User, uvdock_env
 from samples.slurm_nodes import Cluster, argv, jobs_left, unpacked_on, uvdock, wheel_repo
 
-from uvdock.run import slurm
+from uvdock.run import slurm, slurm_steps
 
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
@@ -246,7 +246,7 @@ def test_a_node_that_stops_mid_sync_is_named_within_seconds(
     assert child.returncode == 1, (out, err)
     assert "n2: did not finish" in err
     assert "n1: did not finish" not in err and "n1: exit" not in err
-    assert took < slurm.STRAGGLER_SECONDS + 15, took  # and srun's own abort: KillWait 5 s + 2
+    assert took < slurm_steps.STRAGGLER_SECONDS + 15, took  # and srun's own abort: KillWait 5 s + 2
     assert not [p for p, (_, comm, _) in _processes().items() if comm == "srun"]
     assert jobs_left(cluster, within=60) == []
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.run import slurm
+from uvdock.run import slurm_containers
 from uvdock.run.engines import Placement
 from uvdock.ui.output import Output
 
@@ -47,7 +47,9 @@ def _unpack(tmp_path: Path, env: dict[str, str]) -> None:
     git_dir.mkdir()
     stream = io.StringIO()
     out = Output(stdout=stream, stderr=stream, color="never", env={})
-    slurm.unpack_once(placement, ["n2"], lambda _nodes: argv, git_dir, lambda _argv: 1, out, env)
+    slurm_containers.unpack_once(
+        placement, ["n2"], lambda _nodes: argv, git_dir, lambda _argv: 1, out, env
+    )
 
 
 def test_the_removal_waits_for_the_cut_short_job_to_end(tmp_path: Path) -> None:

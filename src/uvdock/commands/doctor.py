@@ -146,19 +146,23 @@ def _prune(ctx: Context) -> int:
         ctx.out.info("nothing to prune: only --engine srun keeps unpacked containers")
         return 0
     from uvdock.errors import EnvironmentUnusable
-    from uvdock.run import git, slurm
+    from uvdock.run import git, slurm_containers, slurm_steps
 
     extra = ctx.config.engine_args
-    listed = slurm.list_containers(ctx.env, extra, slurm.doctor_nodes(ctx.env, extra))
+    listed = slurm_containers.list_containers(
+        ctx.env, extra, slurm_steps.doctor_nodes(ctx.env, extra)
+    )
     verb = "would remove" if ctx.dry_run else "removed"
     problems: list[str] = []
     for node, names in listed.items():
-        problem = None if ctx.dry_run else slurm.remove_containers(ctx.env, extra, node, names)
+        problem = (
+            None if ctx.dry_run else slurm_containers.remove_containers(ctx.env, extra, node, names)
+        )
         if problem:
             problems.append(problem)
             continue
         if not ctx.dry_run:
-            slurm.forget(git.git_dir(ctx.repo), [node])
+            slurm_containers.forget(git.git_dir(ctx.repo), [node])
         for name in names:
             ctx.out.info(f"{node}: {verb} {name}")
     if problems:

@@ -42,5 +42,5 @@ class Command(BaseCommand):
         if not command:
             raise InputRefused("no command given: uvdock run -- CMD [ARGS...]")
         shim = shim_for(ctx)
-        shim.srun_tasks = "follow"  # on Slurm: the allocation's nodes, as srun itself would
+        shim.srun.tasks = "follow"  # on Slurm: the allocation's nodes, as srun itself would
         return shim.run(command)

@@ -56,7 +56,7 @@ class Command(BaseCommand):
 def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
-    from uvdock.run import engines, slurm
+    from uvdock.run import engines, slurm_steps
 
     cfg = ctx.config
     shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
@@ -66,8 +66,7 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     nodes = args.nodes or cfg.slurm_nodes
     # The shell is one task, on one node, unpacked there first; more nodes are an allocation
     # around it (salloc), not unpacked for nothing.
-    shim.srun_tasks = slurm.ONCE
-    first = shim.srun_nodes()
+    first = shim.srun.nodes()  # the shim's steps are one task (slurm_steps.ONCE)
     argv = engines.srun_argv(
         shim.placement,
         [args.shell],
@@ -75,16 +74,16 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
         pty=True,
         gpus_per_node=gpus or None,  # 0: a cluster (or partition) without GPUs
         job_name=shim.container_name,
-        shape=slurm.shape_args(slurm.ONCE, first),
+        shape=slurm_steps.shape_args(slurm_steps.ONCE, first),
     )
     if nodes > 1:
         extra = shim.placement.extra_args
-        argv = [*slurm.allocation_argv(nodes, first, extra, gpus, shim.container_name), *argv]
+        argv = [*slurm_steps.allocation_argv(nodes, first, extra, gpus, shim.container_name), *argv]
     if ctx.dry_run:
         ctx.out.command(argv, placement=shim.placement)
         return 0
     shim.check_usable()
-    shim.unpack_once()
+    shim.srun.unpack()
     return shim.foreground(argv)
 
 

@@ -57,7 +57,7 @@ class Command(BaseCommand):
             ctx, args.profile, groups=args.group, extras=args.extra, exact=args.exact
         )
         shim = shim_for(ctx)
-        shim.srun_tasks = "every node"  # on Slurm: each node's container, in parallel
+        shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
         refuse_throwaway(ctx, shim)
         for note in plan.notes:
             ctx.out.warn(note)
@@ -73,7 +73,7 @@ class Command(BaseCommand):
         if code != 0:
             raise uvwork.uv_failed(plan.uv_args, code)
         synced = f"environment synced ({args.profile} profile) {shim.placement.describe()}"
-        nodes = shim.srun_nodes() if shim.placement.mode == "srun" else []
+        nodes = shim.srun.nodes() if shim.placement.mode == "srun" else []
         for node in nodes:
             ctx.out.info(f"{node}: {synced}")
         if not nodes:

@@ -243,11 +243,13 @@ class _Checks:
 
     def reusable(self) -> tuple[str, str, str]:
         """The unpacked containers the srun engine keeps (pyxis --container-name)."""
-        from uvdock.run import slurm
+        from uvdock.run import slurm, slurm_containers, slurm_steps
 
         placement = self.shim.placement
         extra = placement.extra_args
-        listed = slurm.list_containers(self.ctx.env, extra, slurm.doctor_nodes(self.ctx.env, extra))
+        listed = slurm_containers.list_containers(
+            self.ctx.env, extra, slurm_steps.doctor_nodes(self.ctx.env, extra)
+        )
         current = slurm.PYXIS_PREFIX + placement.container
         stale = sum(n != current for names in listed.values() for n in names)
         shown = "; ".join(

@@ -21,6 +21,7 @@ from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
+    from uvdock.run.slurm_containers import Spread
     from uvdock.ui.output import Output
 
 RUN_MARKER = stop.RUN_MARKER
@@ -51,9 +52,6 @@ class Shim:
         self._stop_problems: list[str] = []
         # Local placement: gets the pid of the child, which then leads its own process group
         self.on_local_start: Callable[[int], None] | None = None
-        # srun: how a step spreads over the nodes (run/slurm.py): uv's writes run once
-        self.srun_tasks = "once"
-        self._srun_nodes: dict[str, list[str]] = {}
 
     @property
     def container_name(self) -> str:
@@ -124,34 +122,17 @@ class Shim:
     ) -> list[str]:
         target = self.target
         name = self.container_name if target.mode in ("run", "srun") else None
-        shape: list[str] = []
-        if target.mode == "srun":
-            from uvdock.run import slurm
-
-            where = self.srun_nodes() if nodes is None else nodes
-            shape = slurm.shape_args(self.srun_tasks if nodes is None else slurm.EVERY_NODE, where)
+        shape = self.srun.shape(nodes) if target.mode == "srun" else []
         return engines.command_argv(
             target, command, mounts=self.mounts, tty=tty, name=name, shape=shape
         )
 
-    def srun_nodes(self) -> list[str]:
-        """The nodes this shim's srun steps run on (run/slurm.step_nodes), asked once."""
-        tasks = self.srun_tasks
-        if tasks not in self._srun_nodes:
-            from uvdock.run import git, slurm
+    @cached_property
+    def srun(self) -> Spread:
+        """srun: how the steps spread over the nodes (uv's writes: once)."""
+        from uvdock.run.slurm_containers import Spread
 
-            placement = self.placement
-            ready = (
-                []
-                if self.dry_run
-                else slurm.ready_nodes(git.git_dir(self.repo), placement.container)
-            )
-            self._srun_nodes[tasks] = (
-                []
-                if self.dry_run
-                else slurm.step_nodes(self.env, placement.extra_args, tasks, ready)
-            )
-        return self._srun_nodes[tasks]
+        return Spread(self)
 
     @cached_property
     def step_env(self) -> Mapping[str, str]:
@@ -270,9 +251,9 @@ class Shim:
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
-            self.unpack_once()
-        if self.placement.mode == "srun" and self.srun_tasks == "every node":
-            code = self._on_every_node(command)
+            self.srun.unpack()
+        if self.placement.mode == "srun" and self.srun.tasks == "every node":
+            code = self.srun.on_every_node(command)
         else:
             code = self.foreground(self.argv(command, tty=tty))
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
@@ -283,17 +264,6 @@ class Shim:
         if writes:
             self._give_back(writes)
         return code
-
-    def _on_every_node(self, command: Sequence[str]) -> int:
-        from uvdock.run import slurm
-
-        report = slurm.NodeReport(self.repo, self.config.workdir, self.run_id, self.srun_nodes())
-        try:
-            code = self.foreground(self.argv(report.command(command)))
-        except BaseException:
-            report.discard()  # interrupted: the nodes' codes say nothing new
-            raise
-        return report.outcome(code, self.out)
 
     def run_uv(
         self, args: Sequence[str], *, writes: Sequence[str] = (), tty: bool | None = None
@@ -347,7 +317,7 @@ class Shim:
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
-            self.unpack_once()
+            self.srun.unpack()
         argv = self.argv(command, tty=False)
         from uvdock.run import signals
 
@@ -366,10 +336,7 @@ class Shim:
 
             self.out.detail("+ " + shlex.join(argv))
         mode = self.placement.mode
-        if mode == "srun":
-            from uvdock.run import slurm
-
-            argv = slurm.guarded(argv, self.env)
+        argv = self.srun.guarded(argv) if mode == "srun" else argv
         return proc.run_foreground(
             argv,
             cwd=self.repo,
@@ -382,20 +349,6 @@ class Shim:
             own_group=mode == "srun" and "--pty" not in argv,
             record_group=self.on_local_start if mode == "local" else None,
         )
-
-    def unpack_once(self) -> None:
-        from uvdock.run import git, slurm
-
-        if not self.dry_run:
-            slurm.unpack_once(
-                self.placement,
-                self.srun_nodes(),
-                lambda nodes: self.argv(["true"], nodes=nodes),  # the step that unpacks
-                git.git_dir(self.repo),
-                self.foreground,
-                self.out,
-                self.env,
-            )
 
     def _verified_container_gone(self) -> bool:
         placement = self.placement
@@ -418,9 +371,9 @@ class Shim:
                 placement.engine, self.container_name, self.env, log=self.out.detail
             )
         elif placement.mode == "srun":  # should srun have died before it ended its job
-            from uvdock.run import slurm
+            from uvdock.run import slurm_containers
 
-            slurm.cancel_job(self.env, self.container_name)
+            slurm_containers.cancel_job(self.env, self.container_name)
         if problem and problem not in self._stop_problems:
             self._stop_problems.append(problem)
             self.out.error(problem)
