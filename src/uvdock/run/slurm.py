@@ -147,17 +147,22 @@ def own_container_name(extra_args: Sequence[str]) -> str:
     return ""
 
 
-def partition_of(extra_args: Sequence[str], env: Mapping[str, str]) -> str:
-    """The partition srun will be asked for: engine-args' -p/--partition, else SLURM_PARTITION."""
+def option_value(extra_args: Sequence[str], short: str, long: str) -> str | None:
+    """The value engine-args give an srun option (`-p X`, `-pX`, `--partition=X`, ...)."""
     args = list(extra_args)
     for i, arg in enumerate(args):
-        if arg in ("-p", "--partition") and i + 1 < len(args):
+        if arg in (short, long) and i + 1 < len(args):
             return args[i + 1]
-        if arg.startswith("--partition="):
+        if arg.startswith(long + "="):
             return arg.split("=", 1)[1]
-        if arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
+        if arg.startswith(short) and len(arg) > 2 and not arg.startswith("--"):
             return arg[2:]
-    return env.get("SLURM_PARTITION", "")
+    return None
+
+
+def partition_of(extra_args: Sequence[str], env: Mapping[str, str]) -> str:
+    """The partition srun will be asked for: engine-args' -p/--partition, else SLURM_PARTITION."""
+    return option_value(extra_args, "-p", "--partition") or env.get("SLURM_PARTITION", "")
 
 
 def ask(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> proc.Completed:

@@ -37,7 +37,7 @@ def _ready_path(git_dir: Path) -> Path:
 
 
 def _entries(git_dir: Path) -> list[tuple[str, str]]:
-    """The record: (node, name) whose unpack finished there. None when it is missing or
+    """The record: (node, name) whose unpack finished there. [] when it is missing or
     damaged (not text): the containers are then unpacked again, not trusted. A line of
     one word (a record of before it was per node) names no node: unpacked again too."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
@@ -64,8 +64,10 @@ def mark_ready(git_dir: Path, name: str, nodes: Sequence[str]) -> None:
 
 
 def forget(git_dir: Path, nodes: Sequence[str]) -> None:
-    """Forget every container recorded on `nodes` (they were removed there)."""
-    _write(git_dir, [(node, n) for node, n in _entries(git_dir) if node not in nodes])
+    """Forget every container recorded on `nodes` (they were removed there), and those
+    recorded on a node Slurm could not name (it may be one of them)."""
+    kept = [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)]
+    _write(git_dir, kept)
 
 
 def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock.run.slurm import ask, partition_of
+from uvdock.run.slurm import ask, option_value, partition_of
 
 if TYPE_CHECKING:
     from uvdock.ui.output import Output
@@ -53,18 +53,6 @@ def partition_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[s
     return sorted(rank, key=lambda node: rank[node])
 
 
-def _option(extra_args: Sequence[str], short: str, long: str) -> str | None:
-    args = list(extra_args)
-    for i, arg in enumerate(args):
-        if arg in (short, long) and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith(long + "="):
-            return arg.split("=", 1)[1]
-        if arg.startswith(short) and len(arg) > 2 and not arg.startswith("--"):
-            return arg[2:]
-    return None
-
-
 def step_nodes(
     env: Mapping[str, str], extra_args: Sequence[str], tasks: str, ready_on: Sequence[str]
 ) -> list[str]:
@@ -72,11 +60,11 @@ def step_nodes(
     of the partition's as engine-args ask (one by default), those already holding the
     unpacked container (`ready_on`) first. [] when engine-args pin nodes themselves or
     Slurm cannot say: the step is then not pinned."""
-    if _option(extra_args, "-w", "--nodelist") is not None:
+    if option_value(extra_args, "-w", "--nodelist") is not None:
         return []
     inside = allocation_nodes(env)
     pool = inside or sorted(partition_nodes(env, extra_args), key=lambda n: n not in ready_on)
-    asked = re.match(r"\d+", _option(extra_args, "-N", "--nodes") or "")
+    asked = re.match(r"\d+", option_value(extra_args, "-N", "--nodes") or "")
     count = 1 if tasks == ONCE else int(asked.group()) if asked else len(inside) or 1
     return pool[:count]
 
@@ -113,7 +101,7 @@ def without_pyxis(extra_args: Sequence[str]) -> list[str]:
 
 def doctor_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
     """Every node `doctor` looks at: the allocation's, else the partition's."""
-    named = _option(extra_args, "-w", "--nodelist")
+    named = option_value(extra_args, "-w", "--nodelist")
     if named:
         found = ask(["scontrol", "show", "hostnames", named], env)
         return found.stdout.split() if found.ok else []
