@@ -57,12 +57,12 @@ def main(rounds: int) -> int:
         uvdock = [sys.executable, "-m", "uvdock", "--repo", str(repo), "--engine", "srun"]
         check = [*uvdock, "--image", str(image), "lock", "--check"]
         timed([*uvdock, "--image", str(image), "lock"], repo)  # uv.lock, and a warm uv cache
-        names = [slurm.container_name(str(image))]
+        names = [slurm.container_name(str(image), repo, os.getuid())]
         firsts, seconds = [], []
         try:
             for n in range(rounds):
                 os.utime(image, (time.time() + n + 1, time.time() + n + 1))  # a new identity
-                names.append(slurm.container_name(str(image)))
+                names.append(slurm.container_name(str(image), repo, os.getuid()))
                 firsts.append(timed(check, repo))
                 seconds.append(timed(check, repo))
                 print(f"round {n + 1}: first {firsts[-1]:.2f} s, second {seconds[-1]:.2f} s")

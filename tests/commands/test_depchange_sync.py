@@ -151,15 +151,13 @@ def test_add_to_a_new_group_or_extra_creates_it(
 # -- review: srun and the lts extra ------------------------------------------------------------
 
 
-def test_sync_on_srun_without_a_named_container_is_refused(
-    megatron_repo: Path, run_cli: RunCli
-) -> None:
-    # Each srun step gets a fresh pyxis container from the image: a sync there is lost too.
+def test_sync_on_srun_of_a_registry_image_is_refused(megatron_repo: Path, run_cli: RunCli) -> None:
+    # A registry image gets a fresh pyxis container each step (its tag may move): lost too.
     for dry in (("--dry-run",), ()):
         result = run_cli("--repo", megatron_repo, *dry, *PLACEMENTS["srun"], "sync")
         assert result.code == 2, result.out
         assert "pyxis container that is removed when the step ends" in result.err
-        assert "--container-name" in result.err
+        assert "--container-name" in result.err and "uvdock image enroot" in result.err
         assert "uvdock shell" not in result.err  # uvdock is not in the container
         assert result.out == ""
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import RunCli
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.run import slurm
+from uvdock.run import slurm, slurm_containers
 
 
 def _sqsh(path: Path) -> Path:
@@ -19,17 +19,28 @@ def _sqsh(path: Path) -> Path:
 
 def test_a_reimported_sqsh_gets_a_new_container_name(tmp_path: Path) -> None:
     image = _sqsh(tmp_path / "ci.sqsh")
-    before = slurm.container_name(str(image))
-    assert before.startswith("uvdock-") and before == slurm.container_name(str(image))
+    before = slurm.container_name(str(image), tmp_path, 0)
+    assert before.startswith("uvdock-") and before == slurm.container_name(str(image), tmp_path, 0)
     fresh = _sqsh(tmp_path / "ci.sqsh.part")
     os.replace(fresh, image)  # what `uvdock image enroot` does
-    assert slurm.container_name(str(image)) != before
+    assert slurm.container_name(str(image), tmp_path, 0) != before
     os.utime(image, ns=(1, 1))
-    assert slurm.container_name(str(image)) not in (before, "")
+    assert slurm.container_name(str(image), tmp_path, 0) not in (before, "")
 
 
-def test_a_registry_reference_has_no_reusable_name() -> None:
-    assert slurm.container_name("nvcr.io#nvidia/pytorch:25.01-py3") == ""
+def test_two_users_or_two_checkouts_never_share_a_writable_container(tmp_path: Path) -> None:
+    """`uvdock sync` writes into the container: keyed by image, user and checkout."""
+    image = str(_sqsh(tmp_path / "ci.sqsh"))
+    names = {
+        slurm.container_name(image, tmp_path / "a", 0),
+        slurm.container_name(image, tmp_path / "b", 0),
+        slurm.container_name(image, tmp_path / "a", 1000),
+    }
+    assert len(names) == 3
+
+
+def test_a_registry_reference_has_no_reusable_name(tmp_path: Path) -> None:
+    assert slurm.container_name("nvcr.io#nvidia/pytorch:25.01-py3", tmp_path, 0) == ""
 
 
 @pytest.mark.parametrize(
@@ -104,20 +115,27 @@ def test_a_local_tag_other_than_the_imported_one_is_refused(tmp_path: Path) -> N
 def test_a_symlink_to_the_image_shares_its_container(tmp_path: Path) -> None:
     image = _sqsh(tmp_path / "shared.sqsh")
     (tmp_path / "link.sqsh").symlink_to(image)
-    assert slurm.container_name(str(tmp_path / "link.sqsh")) == slurm.container_name(str(image))
+    link = slurm.container_name(str(tmp_path / "link.sqsh"), tmp_path, 0)
+    assert link == slurm.container_name(str(image), tmp_path, 0)
 
 
 def test_the_unpacked_record_is_read_back_and_a_damaged_one_trusts_nothing(
     tmp_path: Path,
 ) -> None:
     git_dir = tmp_path / ".git"
-    slurm.mark_ready(git_dir, ["uvdock-b", "uvdock-a", "uvdock-a"])
-    assert slurm.ready_names(git_dir) == ["uvdock-a", "uvdock-b"]
-    assert slurm.is_ready(git_dir, "uvdock-a") and not slurm.is_ready(git_dir, "uvdock-c")
+    slurm_containers.mark_ready(git_dir, "uvdock-a", ["n2", "n1"])
+    slurm_containers.mark_ready(git_dir, "uvdock-b", ["n1", "n1"])
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == ["n1", "n2"]  # per node
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-c") == []
+    slurm_containers.forget(git_dir, ["n1"])  # pruned there: the other node keeps its record
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == ["n2"]
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-b") == []
+    # A record of one name a line (before it was per node) names no node: unpack again.
+    (git_dir / "uvdock" / "srun-containers").write_text("uvdock-a\n")
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == []
     # Not text (a disk error, a hostile clone): unpack again rather than stop with a crash.
-    (git_dir / "uvdock" / "srun-containers").write_bytes(b"\xff\xfe uvdock-a\n")
-    assert slurm.ready_names(git_dir) == []
-    assert not slurm.is_ready(git_dir, "uvdock-a")
+    (git_dir / "uvdock" / "srun-containers").write_bytes(b"\xff\xfe n1 uvdock-a\n")
+    assert slurm_containers.ready_nodes(git_dir, "uvdock-a") == []
 
 
 def test_shell_slurm_without_the_sqsh_names_no_flag_the_user_never_gave(

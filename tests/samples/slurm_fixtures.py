@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from samples import slurm_nodes
 from samples.slurm import (
     ENROOT_DATA,
     TEST_USER_PREFIX,
@@ -29,7 +30,7 @@ from samples.slurm import (
     remove_unpacked,
     unpacked,
 )
-from uvdock.run import slurm
+from samples.slurm_nodes import Cluster
 
 SQSH = Path(os.environ.get("UVDOCK_TEST_SQSH", "/tmp/slurm-setup/images/uvdock-test.sqsh"))
 REQUIRED = os.environ.get("UVDOCK_REQUIRE_SLURM") == "1"
@@ -52,20 +53,15 @@ def _missing_reason() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def sqsh() -> Iterator[Path]:
+def sqsh() -> Path:
     """The test image as enroot .sqsh; skips (fails under UVDOCK_REQUIRE_SLURM=1) without a
-    cluster. The reusable container the run unpacks from it is removed at the end."""
+    cluster. The containers unpacked from it are per checkout: slurm_tmp removes them."""
     reason = _missing_reason()
     if reason:
         if REQUIRED:
             pytest.fail(f"UVDOCK_REQUIRE_SLURM=1 but {reason}")
         pytest.skip(reason)
-    name = slurm.PYXIS_PREFIX + slurm.container_name(str(SQSH))
-    existed = name in unpacked()
-    yield SQSH
-    if not existed:
-        with _serial():  # another xdist worker's step may be using it right now
-            remove_unpacked([name])
+    return SQSH
 
 
 @contextlib.contextmanager
@@ -115,8 +111,40 @@ def cluster_user(sqsh: Path) -> Iterator[User]:
 
 @pytest.fixture
 def slurm_tmp(slurm_serial: None) -> Iterator[Path]:
-    """A folder every user can enter (pytest's tmp_path is root's alone), removed after."""
+    """A folder every user can enter (pytest's tmp_path is root's alone), removed after,
+    with the containers the test's checkouts unpacked (they are keyed by checkout)."""
+    before = set(unpacked())
     path = Path(tempfile.mkdtemp(prefix="uvdock-slurm-"))
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+    remove_unpacked(sorted(set(unpacked()) - before))
+
+
+@pytest.fixture(scope="session")
+def two_nodes(sqsh: Path) -> Cluster:
+    """The two-node cluster (../shared/slurm/multinode.sh); skips without it, fails instead
+    when CI brought it up (UVDOCK_REQUIRE_SLURM=1 and UVDOCK_REQUIRE_SLURM_NODES=2)."""
+    reason = slurm_nodes.missing_reason()
+    if reason:
+        if REQUIRED and os.environ.get("UVDOCK_REQUIRE_SLURM_NODES") == "2":
+            pytest.fail(f"UVDOCK_REQUIRE_SLURM_NODES=2 but {reason}")
+        pytest.skip(reason)
+    return Cluster(slurm_nodes.MN_DIR / "slurm.conf")
+
+
+@pytest.fixture
+def cluster(two_nodes: Cluster, slurm_tmp: Path) -> Iterator[Cluster]:
+    """The two-node cluster for one test: the containers it unpacked on either node and
+    the jobs it left are removed after."""
+    before = {node: set(slurm_nodes.unpacked_on(node)) for node in slurm_nodes.NODES}
+    yield two_nodes
+    for job in slurm_nodes.jobs(two_nodes):
+        subprocess.run(
+            ["scancel", job.split()[0]],
+            env={**os.environ, **two_nodes.env},
+            capture_output=True,
+            check=False,
+        )
+    for node in slurm_nodes.NODES:
+        slurm_nodes.remove_on(node, sorted(set(slurm_nodes.unpacked_on(node)) - before[node]))

@@ -43,7 +43,7 @@ def test_import_on_podman_with_a_silent_docker_then_srun_uses_it(
     assert not [n for n in left if n.startswith("enroot.")]
     images = _podman_names("images", "--format", "{{.Repository}}:{{.Tag}}")
     assert not [i for i in images if i.startswith("localhost/uvdock-enroot-")]
-    name = slurm.PYXIS_PREFIX + slurm.container_name(str(written))
+    name = slurm.PYXIS_PREFIX + slurm.container_name(str(written), repo, 0)
     try:
         locked = uvdock(repo, "--image", engine_image, "lock")  # the local tag: its .sqsh
         assert locked.code == 0, locked.err

@@ -35,7 +35,7 @@ def test_setup_checks_list_and_prune(sqsh: Path, slurm_tmp: Path) -> None:
         assert checks["uv.lock current"]["status"] == "fail"  # no uv.lock yet: uv said so
         listed = checks["srun unpacked containers"]
         assert listed["status"] == "warn" and old_name in listed["detail"]
-        current = slurm.PYXIS_PREFIX + slurm.container_name(str(sqsh))
+        current = slurm.PYXIS_PREFIX + slurm.container_name(str(sqsh), repo, 0)
         assert f"{current} (current)" in listed["detail"]
         assert listed["fix"] == "uvdock doctor --prune"
         pruned = uvdock(repo, "--image", sqsh, "doctor", "--prune")

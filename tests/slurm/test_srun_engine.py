@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
 def test_lock_then_check_reuses_one_unpacked_container(sqsh: Path, slurm_tmp: Path) -> None:
     repo = six_repo(slurm_tmp)
-    name = slurm.container_name(str(sqsh))
+    name = slurm.container_name(str(sqsh), repo, 0)
     first = uvdock(repo, "--image", sqsh, "lock")
     assert first.code == 0, first.err
     assert 'name = "six"' in (repo / "uv.lock").read_text()
@@ -67,7 +67,7 @@ def test_without_image_the_enroot_output_is_used(sqsh: Path, slurm_tmp: Path) ->
     repo = six_repo(slurm_tmp)
     (repo / "megatron-lm.sqsh").symlink_to(sqsh)  # the shared image's unpacked container
     done = uvdock(repo, "lock", "--check")
-    assert "unpacking" in done.out and slurm.container_name(str(sqsh)) in done.out
+    assert "unpacking" in done.out and slurm.container_name(str(sqsh), repo, 0) in done.out
     assert f"image {repo / 'megatron-lm.sqsh'}" in done.out
     assert done.code == 1  # no uv.lock yet: the check ran in the container and said so
 

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from samples.slurm import (
     fresh_sqsh,
     jobs_left,
     jobs_named,
-    remove_unpacked,
     six_repo,
     unpacked,
     uvdock,
@@ -91,10 +89,8 @@ def _temporary_containers() -> list[str]:
 
 
 @pytest.fixture
-def image(sqsh: Path, slurm_tmp: Path) -> Iterator[Path]:
-    copy = fresh_sqsh(sqsh, slurm_tmp)
-    yield copy
-    remove_unpacked([slurm.PYXIS_PREFIX + slurm.container_name(str(copy))])
+def image(sqsh: Path, slurm_tmp: Path) -> Path:
+    return fresh_sqsh(sqsh, slurm_tmp)  # its containers go with slurm_tmp
 
 
 def test_two_quick_ctrl_c_to_the_process_group_while_unpacking(
@@ -102,7 +98,7 @@ def test_two_quick_ctrl_c_to_the_process_group_while_unpacking(
 ) -> None:
     """A raw srun aborts its clean-up on the second Ctrl-C and leaves the unpacked image."""
     repo = six_repo(slurm_tmp)
-    name = slurm.PYXIS_PREFIX + slurm.container_name(str(image))
+    name = slurm.PYXIS_PREFIX + slurm.container_name(str(image), repo, 0)
     child = _start(repo, "--image", image, "lock")
     _wait_for(lambda: name in unpacked(), "unpack under way", child)
     os.killpg(child.pid, signal.SIGINT)
@@ -221,7 +217,7 @@ def test_scancel_while_unpacking_leaves_no_half_written_container(
     """srun returns on scancel while the step's unsquashfs may still write (linuxproc, KillWait):
     a removal before the step has ended leaves a partial tree that the next step reuses."""
     repo = six_repo(slurm_tmp)
-    name = slurm.PYXIS_PREFIX + slurm.container_name(str(image))
+    name = slurm.PYXIS_PREFIX + slurm.container_name(str(image), repo, 0)
     child = _start(repo, "--image", image, "lock", "--check")
     _wait_for(lambda: jobs_named() != [], "unpack step", child)
     time.sleep(delay)  # pyxis starting up, or unsquashfs writing

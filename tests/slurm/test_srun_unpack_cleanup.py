@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.run import slurm
+from uvdock.run import slurm_containers
 from uvdock.run.engines import Placement
 from uvdock.ui.output import Output
 
@@ -47,7 +47,9 @@ def _unpack(tmp_path: Path, env: dict[str, str]) -> None:
     git_dir.mkdir()
     stream = io.StringIO()
     out = Output(stdout=stream, stderr=stream, color="never", env={})
-    slurm.unpack_once(placement, argv, git_dir, lambda _argv: 1, out, env)
+    slurm_containers.unpack_once(
+        placement, ["n2"], lambda _nodes: argv, git_dir, lambda _argv: 1, out, env
+    )
 
 
 def test_the_removal_waits_for_the_cut_short_job_to_end(tmp_path: Path) -> None:
@@ -59,11 +61,12 @@ def test_the_removal_waits_for_the_cut_short_job_to_end(tmp_path: Path) -> None:
     assert "scancel --quiet --name=uvdock-job1" in calls[:removal]
     # squeue listed the job twice, then no more: the removal comes after it was gone
     assert sum(c.startswith("squeue") for c in calls[:removal]) == 3
+    assert "--nodelist=n2" in calls[removal]  # on the node whose unpack was cut short alone
 
 
 def test_a_failed_removal_is_said(tmp_path: Path) -> None:
     env, _log = _fake_slurm(tmp_path, remove_code=1)
     with pytest.raises(EnvironmentUnusable) as raised:
         _unpack(tmp_path, env)
-    assert "could not remove pyxis_uvdock-0123456789abcdef" in raised.value.message
+    assert "could not remove pyxis_uvdock-0123456789abcdef on n2" in raised.value.message
     assert "enroot: busy" in raised.value.message

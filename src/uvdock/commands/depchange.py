@@ -177,6 +177,7 @@ def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, syn
     )
     for note in plan.notes:
         ctx.out.warn(note)
+    shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
     if not ctx.dry_run:
         ctx.out.info(f"syncing the environment {placement.describe()} (inexact: removes nothing)")
     code = shim.run_uv(plan.uv_args)

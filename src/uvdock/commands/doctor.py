@@ -139,24 +139,35 @@ def _show_check(ctx: Context, result: CheckResult) -> None:
 
 
 def _prune(ctx: Context) -> int:
-    """Remove the srun engine's unpacked containers (on the node srun picks), and forget
-    them, so the next step unpacks afresh."""
+    """Remove the srun engine's unpacked containers on every node of the allocation (else
+    of the partition), each removal on the node that lists it, and forget them there, so
+    the next step there unpacks afresh."""
     if ctx.config.engine != "srun":
         ctx.out.info("nothing to prune: only --engine srun keeps unpacked containers")
         return 0
     from uvdock.errors import EnvironmentUnusable
-    from uvdock.run import git, slurm
+    from uvdock.run import git, slurm_containers, slurm_steps
 
-    names = slurm.list_containers(ctx.env, ctx.config.engine_args)
-    if ctx.dry_run:
+    extra = ctx.config.engine_args
+    listed = slurm_containers.list_containers(
+        ctx.env, extra, slurm_steps.doctor_nodes(ctx.env, extra)
+    )
+    verb = "would remove" if ctx.dry_run else "removed"
+    problems: list[str] = []
+    for node, names in listed.items():
+        problem = (
+            None if ctx.dry_run else slurm_containers.remove_containers(ctx.env, extra, node, names)
+        )
+        if problem:
+            problems.append(problem)
+            continue
+        if not ctx.dry_run:
+            slurm_containers.forget(git.git_dir(ctx.repo), [node])
         for name in names:
-            ctx.out.info(f"would remove {name}")
-        return 0
-    problem = slurm.remove_containers(ctx.env, ctx.config.engine_args, names)
-    if problem:
-        raise EnvironmentUnusable(problem)
-    slurm.mark_ready(git.git_dir(ctx.repo), [])
-    for name in names:
-        ctx.out.info(f"removed {name}")
-    ctx.out.info(f"{len(names)} unpacked container(s) removed")
+            ctx.out.info(f"{node}: {verb} {name}")
+    if problems:
+        raise EnvironmentUnusable("; ".join(problems))
+    if not ctx.dry_run:
+        count = sum(len(names) for names in listed.values())
+        ctx.out.info(f"{count} unpacked container(s) removed on {', '.join(listed) or 'no node'}")
     return 0

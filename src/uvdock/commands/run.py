@@ -41,4 +41,6 @@ class Command(BaseCommand):
             command = command[1:]
         if not command:
             raise InputRefused("no command given: uvdock run -- CMD [ARGS...]")
-        return shim_for(ctx).run(command)
+        shim = shim_for(ctx)
+        shim.srun.tasks = "follow"  # on Slurm: the allocation's nodes, as srun itself would
+        return shim.run(command)

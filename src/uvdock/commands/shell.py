@@ -15,7 +15,10 @@ class Command(BaseCommand):
         parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
         parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
         parser.add_argument(
-            "--nodes", type=int, default=None, help="srun --nodes (default: config)"
+            "--nodes",
+            type=int,
+            default=None,
+            help="nodes to allocate; the shell runs on the first (default: config)",
         )
         parser.add_argument(
             "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
@@ -65,24 +68,53 @@ class Command(BaseCommand):
 def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
-    from uvdock.run import engines
+    from uvdock.run import engines, slurm_steps
 
     cfg = ctx.config
     shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
     gpus = args.gpus_per_node if args.gpus_per_node is not None else cfg.slurm_gpus_per_node
+    if gpus and not ctx.dry_run:
+        gpus = _gpus_where_there_are(ctx, shim.placement.extra_args, gpus, args.gpus_per_node)
+    nodes = args.nodes or cfg.slurm_nodes
+    # The shell is one task, on one node, unpacked there first; more nodes are an allocation
+    # around it (salloc), not unpacked for nothing.
+    first = shim.srun.nodes()  # the shim's steps are one task (slurm_steps.ONCE)
     argv = engines.srun_argv(
         shim.placement,
         [args.shell],
         mounts=shim.mounts,
         pty=True,
-        nodes=args.nodes or cfg.slurm_nodes,
         gpus_per_node=gpus or None,  # 0: a cluster (or partition) without GPUs
         job_name=shim.container_name,
+        shape=slurm_steps.shape_args(slurm_steps.ONCE, first),
     )
+    if nodes > 1:
+        extra = shim.placement.extra_args
+        argv = [*slurm_steps.allocation_argv(nodes, first, extra, gpus, shim.container_name), *argv]
     if ctx.dry_run:
         ctx.out.command(argv, placement=shim.placement)
         return 0
     ctx.out.info(f"asking Slurm for a shell (srun --pty) in {shim.placement.describe()}...")
     shim.check_usable()
-    shim.unpack_once()
+    shim.srun.unpack()
     return shim.foreground(argv, interactive=True)
+
+
+def _gpus_where_there_are(
+    ctx: Context, extra_args: tuple[str, ...], gpus: int, asked: int | None
+) -> int:
+    """GPUs are asked for only where the partition has them (sinfo's gres): the configured
+    count is dropped on a partition without, a count passed on the command line refused."""
+    from uvdock.errors import InputRefused
+    from uvdock.run import slurm
+
+    partition, gres = slurm.partition_gres(ctx.env, extra_args)
+    if gres is None or "gpu" in gres:
+        return gpus
+    if asked is not None:
+        raise InputRefused(
+            f"Slurm partition {partition or '(default)'} has no GPUs (sinfo gres: {gres}); "
+            "pass --gpus-per-node 0"
+        )
+    ctx.out.info(f"partition {partition or '(default)'} has no GPUs: asking for none")
+    return 0

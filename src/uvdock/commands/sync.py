@@ -58,6 +58,7 @@ class Command(BaseCommand):
             ctx, args.profile, groups=args.group, extras=args.extra, exact=args.exact
         )
         shim = shim_for(ctx)
+        shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
         refuse_throwaway(ctx, shim, _words(args))
         for note in plan.notes:
             ctx.out.warn(note)
@@ -72,7 +73,12 @@ class Command(BaseCommand):
             return 0
         if code != 0:
             raise uvwork.uv_failed(plan.uv_args, code)
-        ctx.out.info(f"environment synced ({args.profile} profile) {shim.placement.describe()}")
+        synced = f"environment synced ({args.profile} profile) {shim.placement.describe()}"
+        nodes = shim.srun.nodes() if shim.placement.mode == "srun" else []
+        for node in nodes:
+            ctx.out.info(f"{node}: {synced}")
+        if not nodes:
+            ctx.out.info(synced)
         return 0
 
 
@@ -126,10 +132,10 @@ def refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str] = ("sync",))
         return
     if placement.mode == "srun":
         raise InputRefused(
-            f"`uvdock sync` on Slurm with only an image ({placement.image}) would install into "
-            "a pyxis container that is removed when the step ends; nothing was synced",
-            hint="name a pyxis container that later steps of your allocation reuse "
-            '(engine-args = ["--container-name=NAME"])',
+            f"`uvdock sync` on Slurm with a registry image ({placement.image}) would install "
+            "into a pyxis container that is removed when the step ends; nothing was synced",
+            hint="import it as a .sqsh (`uvdock image enroot`), whose unpacked container uvdock "
+            'keeps per node, or name a pyxis container (engine-args = ["--container-name=NAME"])',
         )
     # uvdock is not in the container: the way that works is a container that stays.
     import re

@@ -318,20 +318,27 @@ class _Checks:
 
     def reusable(self) -> tuple[str, str, str]:
         """The unpacked containers the srun engine keeps (pyxis --container-name)."""
-        from uvdock.run import slurm
+        from uvdock.run import slurm, slurm_containers, slurm_steps
 
         placement = self.shim.placement
-        names = slurm.list_containers(self.ctx.env, placement.extra_args)
+        extra = placement.extra_args
+        listed = slurm_containers.list_containers(
+            self.ctx.env, extra, slurm_steps.doctor_nodes(self.ctx.env, extra)
+        )
         current = slurm.PYXIS_PREFIX + placement.container
-        stale = [n for n in names if n != current]
-        shown = ", ".join(f"{n} (current)" if n == current else n for n in names) or "none"
+        stale = sum(n != current for names in listed.values() for n in names)
+        shown = "; ".join(
+            f"{node}: "
+            + (", ".join(f"{n} (current)" if n == current else n for n in names) or "none")
+            for node, names in listed.items()
+        )
         if stale:
             return (
                 "warn",
-                f"{shown}; {len(stale)} not of the current image",
+                f"{shown}; {stale} not of the current image and checkout",
                 "uvdock doctor --prune",
             )
-        return _passed(shown)
+        return _passed(shown or "none")
 
     def lts(self) -> tuple[str, str, str]:
         from uvdock.lts import requirements as lts

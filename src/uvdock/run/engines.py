@@ -53,7 +53,7 @@ class Placement(NamedTuple):
         machine, or a named pyxis container (`--container-name` in engine-args), which later
         steps of the same Slurm allocation reuse; a run or unnamed srun container is not."""
         if self.mode == "srun":
-            return any(
+            return bool(self.container) or any(
                 arg == "--container-name" or arg.startswith("--container-name=")
                 for arg in self.extra_args
             )
@@ -200,12 +200,15 @@ def srun_argv(
     nodes: int | None = None,
     gpus_per_node: int | None = None,
     job_name: str | None = None,
+    shape: Sequence[str] = (),
 ) -> list[str]:
     """srun with pyxis. The step's variables (UV_CACHE_DIR ...) are not options here: they go
     into srun's own environment (run/slurm.step_env), as `--export=ALL,VAR=value` loses to a
     VAR the caller already has on Slurm 22.05. `placement.container` names the reusable
     unpacked container (pyxis --container-name); `no_exec` never joins another step's
-    running container, whose mounts may be another checkout's."""
+    running container, whose mounts may be another checkout's; it is writable (`uvdock
+    sync` installs into it), as is one named in engine-args unless they say otherwise.
+    `shape` (nodes, tasks: run/slurm.shape_args) comes after engine-args, so it wins."""
     argv = ["srun"]
     if job_name:
         argv.append(f"--job-name={operand(job_name, 'job name')}")
@@ -223,7 +226,11 @@ def srun_argv(
     ]
     if placement.container:
         argv.append(f"--container-name={operand(placement.container, 'container name')}:no_exec")
-    argv += list(placement.extra_args)
+    if placement.outlives_command() and not any(
+        arg in ("--container-writable", "--container-readonly") for arg in placement.extra_args
+    ):
+        argv.append("--container-writable")
+    argv += [*placement.extra_args, *shape]
     if pty:
         argv.append("--pty")
     argv += list(command)
@@ -257,14 +264,16 @@ def command_argv(
     tty: bool,
     name: str | None = None,
     version_first: bool = False,
+    shape: Sequence[str] = (),
 ) -> list[str]:
-    """The argv that runs `command` at `placement` (uv work: never with GPUs)."""
+    """The argv that runs `command` at `placement` (uv work: never with GPUs); `shape`:
+    srun's nodes and tasks."""
     if placement.mode == "local":
         return list(command)
     if placement.mode == "exec":
         return exec_argv(placement, command, workdir=mounts.workdir, tty=tty)
     if placement.mode == "srun":
-        return srun_argv(placement, command, mounts=mounts, pty=tty, job_name=name)
+        return srun_argv(placement, command, mounts=mounts, pty=tty, job_name=name, shape=shape)
     return run_argv(
         placement, command, mounts=mounts, tty=tty, name=name, version_first=version_first
     )

@@ -21,6 +21,7 @@ from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
+    from uvdock.run.slurm_containers import Spread
     from uvdock.ui.output import Output
 
 RUN_MARKER = stop.RUN_MARKER
@@ -78,7 +79,8 @@ class Shim:
             from uvdock.run import slurm
 
             image = slurm.configured_image(cfg, self.repo, check=False)
-            container = slurm.container_name(image)
+            own = slurm.own_container_name(cfg.engine_args)  # replaces uvdock's, never both
+            container = "" if own else slurm.container_name(image, self.repo, os.getuid())
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
         engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=self._said("engine"))
         if cfg.container:
@@ -125,13 +127,32 @@ class Shim:
         return placement
 
     def argv(
-        self, command: Sequence[str], *, tty: bool = False, version: bool = False
+        self,
+        command: Sequence[str],
+        *,
+        tty: bool = False,
+        version: bool = False,
+        nodes: Sequence[str] | None = None,
     ) -> list[str]:
         target = self.target
         name = self.container_name if target.mode in ("run", "srun") else None
+        shape = self.srun.shape(nodes) if target.mode == "srun" else []
         return engines.command_argv(
-            target, command, mounts=self.mounts, tty=tty, name=name, version_first=version
+            target,
+            command,
+            mounts=self.mounts,
+            tty=tty,
+            name=name,
+            version_first=version,
+            shape=shape,
         )
+
+    @cached_property
+    def srun(self) -> Spread:
+        """srun: how the steps spread over the nodes (uv's writes: once)."""
+        from uvdock.run.slurm_containers import Spread
+
+        return Spread(self)
 
     def _version_line(self, command: Sequence[str]) -> Callable[[bytes], bytes] | None:
         """For the first uv run after report_uv: takes the version line off its stderr."""
@@ -227,10 +248,13 @@ class Shim:
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
-            self.unpack_once()
-        version = self._version_line(command)
-        argv = self.argv(command, tty=tty, version=version is not None)
-        code = self.foreground(argv, interactive=tty, first_line=version)
+            self.srun.unpack()
+        if self.placement.mode == "srun" and self.srun.tasks == "every node":
+            code = self.srun.on_every_node(command)
+        else:
+            version = self._version_line(command)
+            argv = self.argv(command, tty=tty, version=version is not None)
+            code = self.foreground(argv, interactive=tty, first_line=version)
         if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
             # The id we exec'd no longer exists, so nothing ran. A container recreated under
             # the same name is checked like a new one, then the command runs once.
@@ -293,7 +317,7 @@ class Shim:
         if self.placement.mode in ("run", "srun"):
             self.check_usable()
         if self.placement.mode == "srun":
-            self.unpack_once()
+            self.srun.unpack()
         version = self._version_line(command)
         argv = self.argv(command, tty=False, version=version is not None)
         from uvdock.run import signals
@@ -333,6 +357,7 @@ class Shim:
 
             self.out.detail("+ " + shlex.join(argv))
         mode = self.placement.mode
+        argv = self.srun.guarded(argv) if mode == "srun" else argv
         return proc.run_foreground(
             argv,
             cwd=self.repo,
@@ -343,15 +368,6 @@ class Shim:
             first_line=first_line,
             record_group=self.on_local_start if mode == "local" else None,
         )
-
-    def unpack_once(self) -> None:
-        from uvdock.run import git, slurm
-
-        argv = self.argv(["true"])  # the step that unpacks, when it is the first
-        if not self.dry_run:
-            slurm.unpack_once(
-                self.placement, argv, git.git_dir(self.repo), self.foreground, self.out, self.env
-            )
 
     def _verified_container_gone(self) -> bool:
         placement = self.placement
@@ -374,9 +390,9 @@ class Shim:
                 placement.engine, self.container_name, self.env, grace=grace, log=self.out.detail
             )
         elif placement.mode == "srun":  # should srun have died before it ended its job
-            from uvdock.run import slurm
+            from uvdock.run import slurm_containers
 
-            slurm.cancel_job(self.env, self.container_name)
+            slurm_containers.cancel_job(self.env, self.container_name)
         if problem and problem not in self._stop_problems:
             self._stop_problems.append(problem)
             self.out.error(problem)

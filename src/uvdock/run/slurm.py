@@ -11,23 +11,19 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable
-from uvdock.files import textlines
 from uvdock.run import proc
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
-    from uvdock.run.engines import Placement
-    from uvdock.ui.output import Output
 
 SQUASHFS_MAGIC = b"hsqs"
 NAME_PREFIX = "uvdock-"  # pyxis names the enroot container pyxis_<name>
 PYXIS_PREFIX = "pyxis_"
-_READY_FILE = "srun-containers"  # in .git/uvdock: names whose unpack finished
 _IMPORT_HINT = "write it with `uvdock image enroot`, or name a .sqsh with --image"
 
 
@@ -119,10 +115,12 @@ def check_squashfs(path: Path) -> None:
         )
 
 
-def container_name(image: str) -> str:
-    """The reusable container for a .sqsh, keyed by its path, size, mtime and inode: a
-    re-imported file gets a new name, so a stale unpack is never served. "" for a registry
-    reference (its tag may move: pyxis unpacks it each time)."""
+def container_name(image: str, repo: Path, uid: int) -> str:
+    """The reusable container for a .sqsh, for one user and one checkout: keyed by the file's
+    path, size, mtime and inode (a re-imported file gets a new name, so a stale unpack is
+    never served), the user and the checkout's path, as `uvdock sync` writes into it and two
+    checkouts or two users must never share a writable root filesystem by accident. "" for
+    a registry reference (its tag may move: pyxis unpacks it each time)."""
     if not image.startswith("/"):
         return ""
     import hashlib
@@ -133,23 +131,41 @@ def container_name(image: str) -> str:
         return ""
     # The file's own path: a symlink to it (enroot-output pointing at a shared image) reuses it.
     key = f"{os.path.realpath(image)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
+    key += f"\0{uid}\0{os.path.realpath(repo)}"
     return NAME_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def own_container_name(extra_args: Sequence[str]) -> str:
+    """The pyxis container engine-args name (`--container-name=NAME`), which then replaces
+    uvdock's own; "" when they name none."""
+    args = list(extra_args)
+    for i, arg in enumerate(args):
+        if arg.startswith("--container-name="):
+            return arg.split("=", 1)[1]
+        if arg == "--container-name" and i + 1 < len(args):
+            return args[i + 1]
+    return ""
+
+
+def option_value(extra_args: Sequence[str], short: str, long: str) -> str | None:
+    """The value engine-args give an srun option (`-p X`, `-pX`, `--partition=X`, ...)."""
+    args = list(extra_args)
+    for i, arg in enumerate(args):
+        if arg in (short, long) and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(long + "="):
+            return arg.split("=", 1)[1]
+        if arg.startswith(short) and len(arg) > 2 and not arg.startswith("--"):
+            return arg[2:]
+    return None
 
 
 def partition_of(extra_args: Sequence[str], env: Mapping[str, str]) -> str:
     """The partition srun will be asked for: engine-args' -p/--partition, else SLURM_PARTITION."""
-    args = list(extra_args)
-    for i, arg in enumerate(args):
-        if arg in ("-p", "--partition") and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith("--partition="):
-            return arg.split("=", 1)[1]
-        if arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
-            return arg[2:]
-    return env.get("SLURM_PARTITION", "")
+    return option_value(extra_args, "-p", "--partition") or env.get("SLURM_PARTITION", "")
 
 
-def _ask(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> proc.Completed:
+def ask(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> proc.Completed:
     try:
         return proc.run(argv, env=env, check=False, timeout=timeout)
     except CommandFailed as exc:
@@ -159,14 +175,14 @@ def _ask(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> proc.C
 def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
     """Exit 3, naming cause and fix, unless pyxis is loaded, the controller answers and the
     partition exists. About 50 ms on the happy path (no job is started)."""
-    helptext = _ask(["srun", "--help"], env)
+    helptext = ask(["srun", "--help"], env)
     if "--container-image" not in helptext.stdout + helptext.stderr:
         raise EnvironmentUnusable(
             "srun has no --container-image: the pyxis plugin is not loaded",
             hint="load pyxis in Slurm's plugstack.conf (or ask the cluster admins), "
             "or choose --engine docker|podman",
         )
-    ping = _ask(["scontrol", "ping"], env)
+    ping = ask(["scontrol", "ping"], env)
     if " is UP" not in ping.stdout:
         said = (ping.stdout + ping.stderr).strip().splitlines()
         raise EnvironmentUnusable(
@@ -175,7 +191,7 @@ def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
         )
     partition = partition_of(extra_args, env)
     if partition:
-        found = _ask(["sinfo", "--noheader", f"--partition={partition}", "--format=%P"], env)
+        found = ask(["sinfo", "--noheader", f"--partition={partition}", "--format=%P"], env)
         if not found.stdout.strip():
             raise EnvironmentUnusable(
                 f"Slurm partition {partition!r} does not exist",
@@ -183,120 +199,30 @@ def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
             )
 
 
-# -- the reusable containers ------------------------------------------------------------------
+def guarded(argv: list[str], env: Mapping[str, str]) -> list[str]:
+    """srun ends with uvdock: it runs in a process group of its own (a Ctrl-C must reach
+    uvdock alone), so a SIGKILLed uvdock would leave it, and its step, running. The kernel
+    sends it SIGTERM instead, on which srun cancels its step and pyxis cleans up."""
+    setpriv = proc.which("setpriv", env)
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else argv
 
 
-def _ready_path(git_dir: Path) -> Path:
-    return git_dir / "uvdock" / _READY_FILE
-
-
-def is_ready(git_dir: Path, name: str) -> bool:
-    return name in ready_names(git_dir)
-
-
-def mark_ready(git_dir: Path, names: Sequence[str]) -> None:
-    """Record the names whose unpack finished (replaces the list)."""
-    from uvdock.files.edit import atomic_write
-
-    path = _ready_path(git_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, "".join(f"{n}\n" for n in sorted(set(names))))
-
-
-def ready_names(git_dir: Path) -> list[str]:
-    """The recorded names; none when the record is missing or damaged (not text): the
-    containers are then unpacked again, not trusted."""
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        return textlines.read_text(_ready_path(git_dir)).split()
-    return []
-
-
-def _enroot_step(extra_args: Sequence[str], *args: str) -> list[str]:
-    # Run where pyxis unpacks (a compute node, as this user): enroot's data path is there.
-    return ["srun", "--quiet", *extra_args, "--ntasks=1", "enroot", *args]
-
-
-def list_containers(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
-    """The reusable containers uvdock created (their pyxis names), on the node srun picks."""
-    found = _ask(_enroot_step(extra_args, "list"), env, timeout=120)
-    if not found.ok:
-        last = (found.stderr.strip().splitlines() or [f"exit {found.returncode}"])[-1]
-        raise EnvironmentUnusable(f"could not list enroot containers through srun: {last}")
-    prefix = PYXIS_PREFIX + NAME_PREFIX
-    return sorted(line.strip() for line in found.stdout.splitlines() if line.startswith(prefix))
-
-
-def remove_containers(
-    env: Mapping[str, str], extra_args: Sequence[str], pyxis_names: Sequence[str]
-) -> str | None:
-    """Remove unpacked containers; None when done, else a sentence saying what is left."""
-    if not pyxis_names:
-        return None
-    done = _ask(_enroot_step(extra_args, "remove", "--force", *pyxis_names), env, timeout=120)
-    if done.ok:
-        return None
-    return (
-        f"could not remove {' '.join(pyxis_names)} ({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
-        f"remove with `srun enroot remove --force NAME` or `uvdock doctor --prune`"
-    )
-
-
-def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> None:
-    """scancel the job srun started (its tasks and pyxis's clean-up end with it), and wait
-    until squeue no longer lists it, so nothing of it is left when uvdock exits."""
-    import time
-
-    _ask(["scancel", "--quiet", f"--name={job_name}"], env)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        listed = _ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
-        if not listed.ok or not listed.stdout.strip():
-            return
-        time.sleep(0.2)
-
-
-def unpack_once(
-    placement: Placement,
-    argv: list[str],
-    git_dir: Path,
-    foreground: Callable[[list[str]], int],
-    out: Output,
-    env: Mapping[str, str],
-) -> None:
-    """Unpack a .sqsh's reusable container in a step of its own (`argv` runs `true`), the
-    first time: an unpack cut short (Ctrl-C, scancel, a failure) is removed, never reused
-    half-written by the next step."""
-    name = placement.container
-    if not name or is_ready(git_dir, name):
-        return
-    out.info(f"unpacking {placement.image} once, for reuse as {name}")
-    code = -1
-    left: str | None = None
-    try:
-        code = foreground(argv)
-        if code == 0:
-            mark_ready(git_dir, [*ready_names(git_dir), name])
-    finally:
-        if code != 0:
-            left = _remove_cut_short(argv, env, placement.extra_args, PYXIS_PREFIX + name)
-    if code != 0:
-        raise EnvironmentUnusable(
-            f"pyxis could not start {placement.image} (srun exit {code}; its messages are above)"
-            + (f"; {left}" if left else ""),
-            hint="`uvdock doctor` checks the Slurm setup",
-        )
-
-
-def _remove_cut_short(
-    argv: Sequence[str], env: Mapping[str, str], extra_args: Sequence[str], pyxis_name: str
-) -> str | None:
-    """Remove a half-written container once its step has ended: after an scancel, srun
-    returns while the step's unsquashfs may still write for up to KillWait, and a removal
-    before that end leaves a partial tree the next step would reuse."""
-    from uvdock.run import signals
-
-    with signals.held(reraise=False):  # a second Ctrl-C must not cut the removal
-        job = next((a.split("=", 1)[1] for a in argv if a.startswith("--job-name=")), None)
-        if job:
-            cancel_job(env, job, wait=30.0)
-        return remove_containers(env, extra_args, [pyxis_name])
+def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[str, str | None]:
+    """(partition, its generic resources as sinfo shows them: "(null)" for none); the
+    allocation's partition inside one, else engine-args' or the default one. None when
+    sinfo cannot say."""
+    partition = env.get("SLURM_JOB_PARTITION", "") if env.get("SLURM_JOB_ID") else ""
+    partition = partition_of(extra_args, env) or partition
+    argv = ["sinfo", "--noheader", "--format=%P %G"]
+    if partition:
+        argv.append(f"--partition={partition}")
+    found = ask(argv, env)
+    gres = [
+        (name.rstrip("*"), rest.strip())
+        for name, _, rest in (line.strip().partition(" ") for line in found.stdout.splitlines())
+        if partition or name.endswith("*")
+    ]
+    if not found.ok or not gres:
+        return partition, None
+    with_gpus = [g for _, g in gres if "gpu" in g]
+    return gres[0][0], with_gpus[0] if with_gpus else gres[0][1]

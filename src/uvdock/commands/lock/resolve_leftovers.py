@@ -53,9 +53,9 @@ def stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
         ctx.out.detail(f"no process of the relock's group {started['pgid']} runs any more")
         return
     if started.get("mode") == "srun" and started.get("job"):
-        from uvdock.run import slurm
+        from uvdock.run import slurm_containers
 
-        slurm.cancel_job(ctx.env, started["job"], wait=30.0)
+        slurm_containers.cancel_job(ctx.env, started["job"], wait=30.0)
         ctx.out.detail(f"no Slurm job {started['job']} of the relock runs any more")
         return
     engine, container = started.get("engine", ""), started.get("container", "")

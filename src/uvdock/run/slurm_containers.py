@@ -1,0 +1,300 @@
+"""The srun engine's unpacked containers, per node: the record of the finished unpacks,
+the unpack in a step of its own, the removal of one cut short (on its node alone),
+enroot's list and remove on each node (for `doctor`), and Spread, which ties a shim's
+steps to their nodes (run/slurm_steps.py) and to the containers there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from uvdock.errors import EnvironmentUnusable
+from uvdock.files import textlines
+from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX, ask
+from uvdock.run.slurm_steps import (
+    EVERY_NODE,
+    ONCE,
+    NodeReport,
+    shape_args,
+    step_nodes,
+    without_pyxis,
+)
+
+if TYPE_CHECKING:
+    from uvdock.config.settings import Config
+    from uvdock.run.engines import Placement
+    from uvdock.ui.output import Output
+
+_READY_FILE = "srun-containers"  # in .git/uvdock: NODE NAME of each finished unpack
+
+ANY_NODE = "*"  # the record's node when Slurm could not say which (engine-args pin their own)
+
+
+def _ready_path(git_dir: Path) -> Path:
+    return git_dir / "uvdock" / _READY_FILE
+
+
+def _entries(git_dir: Path) -> list[tuple[str, str]]:
+    """The record: (node, name) whose unpack finished there. [] when it is missing or
+    damaged (not text): the containers are then unpacked again, not trusted. A line of
+    one word (a record of before it was per node) names no node: unpacked again too."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        lines = textlines.read_text(_ready_path(git_dir)).splitlines()
+        return [(f[0], f[1]) for f in (line.split() for line in lines) if len(f) == 2]
+    return []
+
+
+def _write(git_dir: Path, entries: Sequence[tuple[str, str]]) -> None:
+    from uvdock.files.edit import atomic_write
+
+    path = _ready_path(git_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, "".join(f"{node} {name}\n" for node, name in sorted(set(entries))))
+
+
+def ready_nodes(git_dir: Path, name: str) -> list[str]:
+    """The nodes where `name`'s unpack finished."""
+    return [node for node, n in _entries(git_dir) if n == name]
+
+
+def mark_ready(git_dir: Path, name: str, nodes: Sequence[str]) -> None:
+    _write(git_dir, [*_entries(git_dir), *((node, name) for node in nodes)])
+
+
+def forget(git_dir: Path, nodes: Sequence[str]) -> None:
+    """Forget every container recorded on `nodes` (they were removed there), and those
+    recorded on a node Slurm could not name (it may be one of them)."""
+    kept = [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)]
+    _write(git_dir, kept)
+
+
+def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:
+    # Run where pyxis unpacks (on each node named, as this user): enroot's data path is there.
+    return [
+        "srun",
+        "--quiet",
+        *without_pyxis(extra_args),
+        *shape_args(EVERY_NODE, nodes),
+        *command,
+    ]
+
+
+_LIST = 'enroot list | while read -r n; do echo "$SLURMD_NODENAME $n"; done'
+
+
+def list_containers(
+    env: Mapping[str, str], extra_args: Sequence[str], nodes: Sequence[str]
+) -> dict[str, list[str]]:
+    """The reusable containers uvdock created (their pyxis names), on each node of `nodes`
+    (one task per node, at once)."""
+    found = ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
+    if not found.ok:
+        last = (found.stderr.strip().splitlines() or [f"exit {found.returncode}"])[-1]
+        raise EnvironmentUnusable(f"could not list enroot containers through srun: {last}")
+    listed: dict[str, list[str]] = {node: [] for node in nodes}
+    prefix = PYXIS_PREFIX + NAME_PREFIX
+    for line in found.stdout.splitlines():
+        node, _, name = line.strip().partition(" ")
+        if name.startswith(prefix):
+            listed.setdefault(node, []).append(name)
+    return {node: sorted(names) for node, names in listed.items()}
+
+
+def remove_containers(
+    env: Mapping[str, str], extra_args: Sequence[str], node: str, pyxis_names: Sequence[str]
+) -> str | None:
+    """Remove unpacked containers on one node ("" or ANY_NODE: the one srun picks); None
+    when done, else a sentence saying what is left."""
+    if not pyxis_names:
+        return None
+    nodes = [node] if node and node != ANY_NODE else []
+    argv = _enroot_step(extra_args, nodes, "enroot", "remove", "--force", *pyxis_names)
+    done = ask(argv, env, timeout=120)
+    if done.ok:
+        return None
+    where = f" on {node}" if nodes else ""
+    return (
+        f"could not remove {' '.join(pyxis_names)}{where} "
+        f"({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
+        f"remove with `srun{' -w ' + node if nodes else ''} enroot remove --force NAME` "
+        "or `uvdock doctor --prune`"
+    )
+
+
+def _listed(env: Mapping[str, str], job_name: str) -> list[str]:
+    """The jobs named `job_name`, and inside an allocation its steps of that name (a step
+    there is not a job of its own: scancel --name does not reach it)."""
+    jobs = ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
+    found = jobs.stdout.split() if jobs.ok else []
+    allocation = env.get("SLURM_JOB_ID", "")
+    if allocation:
+        argv = ["squeue", "--noheader", "--steps", f"--jobs={allocation}", "--format=%i %j"]
+        for line in ask(argv, env).stdout.splitlines():
+            step, _, name = line.strip().partition(" ")
+            if name == job_name:
+                found.append(step)
+    return found
+
+
+def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> None:
+    """scancel the job (or, inside an allocation, the steps) srun started under `job_name`
+    (its tasks and pyxis's clean-up end with it), and wait until squeue no longer lists
+    it, so nothing of it is left when uvdock exits."""
+    import time
+
+    ask(["scancel", "--quiet", f"--name={job_name}"], env)
+    for step in _listed(env, job_name):
+        if "." in step:
+            ask(["scancel", "--quiet", step], env)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if not _listed(env, job_name):
+            return
+        time.sleep(0.2)
+
+
+def unpack_once(
+    placement: Placement,
+    nodes: Sequence[str],
+    argv_for: Callable[[list[str]], list[str]],
+    git_dir: Path,
+    foreground: Callable[[list[str]], int],
+    out: Output,
+    env: Mapping[str, str],
+) -> None:
+    """Unpack a .sqsh's reusable container on each node of `nodes` that does not hold it
+    yet, in a step of its own (`argv_for(those nodes)` runs `true` there), saying where:
+    an unpack cut short (Ctrl-C, scancel, a failure) is removed on those nodes alone,
+    never reused half-written by the next step, and the others keep theirs."""
+    name = placement.container
+    if not name:
+        return
+    ready = ready_nodes(git_dir, name)
+    missing = [node for node in (nodes or [ANY_NODE]) if node not in ready]
+    if not missing:
+        return
+    where = ", ".join(missing) if nodes else "the node srun picks"
+    out.info(f"unpacking {placement.image} on {where}, once, for reuse as {name}")
+    argv = argv_for(list(nodes and missing))
+    code = -1
+    left: list[str] = []
+    try:
+        code = foreground(argv)
+        if code == 0:
+            mark_ready(git_dir, name, missing)
+    finally:
+        if code != 0:
+            left = _remove_cut_short(argv, env, placement.extra_args, missing, PYXIS_PREFIX + name)
+    if code != 0:
+        raise EnvironmentUnusable(
+            f"pyxis could not start {placement.image} on {where} (srun exit {code}; its "
+            "messages are above)" + "".join(f"; {problem}" for problem in left),
+            hint="`uvdock doctor` checks the Slurm setup",
+        )
+
+
+def _remove_cut_short(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    extra_args: Sequence[str],
+    nodes: Sequence[str],
+    pyxis_name: str,
+) -> list[str]:
+    """Remove a half-written container on the nodes of its step, once that step has
+    ended: after an scancel, srun returns while the step's unsquashfs may still write for
+    up to KillWait, and a removal before that end leaves a partial tree the next step would
+    reuse. What could not be removed is said."""
+    from uvdock.run import signals
+
+    with signals.held(reraise=False):  # a second Ctrl-C must not cut the removal
+        job = next((a.split("=", 1)[1] for a in argv if a.startswith("--job-name=")), None)
+        if job:
+            cancel_job(env, job, wait=30.0)
+        problems = [remove_containers(env, extra_args, node, [pyxis_name]) for node in nodes]
+        return [problem for problem in problems if problem]
+
+
+class Shim(Protocol):
+    """What Spread needs of run/shim.Shim (named here: shim imports this module)."""
+
+    repo: Path
+    env: Mapping[str, str]
+    out: Output
+    dry_run: bool
+    run_id: str
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def placement(self) -> Placement: ...
+
+    def argv(
+        self, command: Sequence[str], *, tty: bool = False, nodes: Sequence[str] | None = None
+    ) -> list[str]: ...
+
+    def foreground(self, argv: list[str]) -> int: ...
+
+
+class Spread:
+    """How one shim's srun steps spread over the nodes: `tasks` (ONCE unless the command
+    says otherwise), the nodes chosen for them (asked of Slurm once), the unpack there
+    first, and a step on every node with each node's outcome named."""
+
+    def __init__(self, shim: Shim) -> None:
+        self.shim = shim
+        self.tasks = ONCE
+        self._nodes: dict[str, list[str]] = {}
+
+    def nodes(self) -> list[str]:
+        if self.tasks not in self._nodes:
+            shim, found = self.shim, []
+            if not shim.dry_run:
+                from uvdock.run import git
+
+                git_dir = git.git_dir(shim.repo)
+                ready = ready_nodes(git_dir, shim.placement.container)
+                found = step_nodes(shim.env, shim.placement.extra_args, self.tasks, ready)
+            self._nodes[self.tasks] = found
+        return self._nodes[self.tasks]
+
+    def shape(self, nodes: Sequence[str] | None = None) -> list[str]:
+        """srun's options for the shim's steps, or for the unpack on `nodes`."""
+        if nodes is not None:
+            return shape_args(EVERY_NODE, nodes)
+        return shape_args(self.tasks, self.nodes())
+
+    def guarded(self, argv: list[str]) -> list[str]:
+        from uvdock.run import slurm
+
+        return slurm.guarded(argv, self.shim.env)
+
+    def unpack(self) -> None:
+        """The image's container on each of the nodes that lacks it (not in a dry run)."""
+        from uvdock.run import git
+
+        shim = self.shim
+        if shim.dry_run:
+            return
+        unpack_once(
+            shim.placement,
+            self.nodes(),
+            lambda nodes: shim.argv(["true"], nodes=nodes),  # the step that unpacks
+            git.git_dir(shim.repo),
+            shim.foreground,
+            shim.out,
+            shim.env,
+        )
+
+    def on_every_node(self, command: Sequence[str]) -> int:
+        shim = self.shim
+        report = NodeReport(shim.repo, shim.config.workdir, shim.run_id, self.nodes())
+        try:
+            code = shim.foreground(shim.argv(report.command(command)))
+        except BaseException:
+            report.discard()  # interrupted: the nodes' codes say nothing new
+            raise
+        return report.outcome(code, shim.out)
