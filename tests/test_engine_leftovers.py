@@ -77,7 +77,9 @@ def _inner_run(tmp_path: Path, test: str) -> tuple[subprocess.CompletedProcess[s
     (folder / "break_store.sh").write_text(BREAK_STORE)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     env["PYTHONPATH"] = str(TESTS)
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider"]
+    # -rN: no short summary, which repeats each failure in full where CI is set (pytest does
+    # not cut it to the terminal's width there), so the messages are counted once.
+    argv = [sys.executable, "-m", "pytest", "-q", "-rN", "-p", "conftest", "-p", "no:cacheprovider"]
     argv += ["-c", os.devnull, "--rootdir", str(folder), "--basetemp", str(tmp_path / "base")]
     out = subprocess.run([*argv, str(folder)], capture_output=True, text=True, env=env, check=False)
     marker = tmp_path / "marker"
