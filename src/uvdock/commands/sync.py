@@ -208,7 +208,7 @@ def _show_removals(ctx: Context, shim: Shim, uv_args: list[str]) -> None:
     from uvdock.errors import CommandFailed
     from uvdock.project import syncplan
 
-    dry_args = ["uv", *uv_args, "--dry-run"]
+    dry_args = shim.uv_argv([*uv_args, "--dry-run"])
     dry = shim.capture(dry_args)
     if not dry.ok:
         raise CommandFailed(

@@ -125,7 +125,7 @@ def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:
     """`uv lock --check`, captured: "out of date" only when uv says the lock needs updating."""
     from uvdock.project import lockcheck
 
-    done = shim.capture(["uv", *uv_args])
+    done = shim.capture(shim.uv_argv(uv_args))
     if done.returncode in (126, 127) and shim.placement.mode != "local":
         raise shim.uv_missing()
     output = done.stdout + "\n" + done.stderr

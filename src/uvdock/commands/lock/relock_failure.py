@@ -27,7 +27,7 @@ def relock_failed(shim: Shim, ref: str, files: str, code: int, pyproject: str) -
     from uvdock.project import lockcheck
 
     try:
-        probe = shim.capture(["uv", "lock", "--check", "--offline"])
+        probe = shim.capture(shim.uv_argv(["lock", "--check", "--offline"]))
     except UvdockError:  # the question failed to run: say what was said before
         verdict = lockcheck.Verdict.FAILED
     else:
