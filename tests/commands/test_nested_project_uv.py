@@ -47,6 +47,11 @@ def test_lock_and_add_from_inside_act_on_the_nested_project(
     assert [(nested / name).read_bytes() for name in ("pyproject.toml", "uv.lock")] == root_files
     check = run_cli("--engine", "local", "lock", "--check")
     assert check.code == 0, check.err
+    # The check asks uv about this project's lock, not the root's (stale from here on).
+    (nested / "pyproject.toml").write_text(project_pyproject(("alpha", "beta")))
+    check = run_cli("--engine", "local", "lock", "--check")
+    assert check.code == 0, check.err
+    assert "infra/tool/uv.lock is up to date" in check.out
     dry = run_cli("--engine", "local", "--dry-run", "lock")
     assert "--directory infra/tool" in dry.out + dry.err
 
