@@ -31,22 +31,29 @@ def _commit_tool(repo: Path, text: str, message: str) -> None:
     commit_all(repo, message)
 
 
-@pytest.fixture
-def nested_conflict(wheelhouse: Path, tmp_path: Path) -> Path:
+def _stop_in_a_merge(wheelhouse: Path, root: Path, base: str, main: str, feature: str) -> Path:
     """Stopped in a merge of `main` into `feature`, on the tool's two files only."""
-    repo = init_repo(tmp_path / "repo")
+    repo = init_repo(root / "repo")
     shutil.copytree(wheelhouse, repo / "wheels")
     (repo / "pyproject.toml").write_text(pyproject())
     lock_once(repo)
     (repo / TOOL).mkdir(parents=True)
     shutil.copytree(wheelhouse, repo / TOOL / "wheels")
-    _commit_tool(repo, BASE, "two projects")
+    _commit_tool(repo, base, "two projects")
     git(repo, "checkout", "-q", "-b", "feature")
-    _commit_tool(repo, add_to(BASE, "dependencies", "beta"), "feature: tool needs beta")
+    _commit_tool(repo, feature, "feature: the tool needs more")
     git(repo, "checkout", "-q", "main")
-    _commit_tool(repo, add_to(BASE, "dependencies", "alpha"), "main: tool needs alpha")
+    _commit_tool(repo, main, "main: the tool needs more")
     git(repo, "checkout", "-q", "feature")
     git(repo, "merge", "--no-edit", "main", check=False)
+    assert f"{TOOL}/uv.lock" in git(repo, "diff", "--name-only", "--diff-filter=U").split()
+    return repo
+
+
+@pytest.fixture
+def nested_conflict(wheelhouse: Path, tmp_path: Path) -> Path:
+    main, feature = add_to(BASE, "dependencies", "alpha"), add_to(BASE, "dependencies", "beta")
+    repo = _stop_in_a_merge(wheelhouse, tmp_path, BASE, main, feature)
     unmerged = git(repo, "diff", "--name-only", "--diff-filter=U").split()
     assert unmerged == [f"{TOOL}/pyproject.toml", f"{TOOL}/uv.lock"]
     return repo
@@ -129,3 +136,31 @@ def test_abort_from_inside_restores_the_nested_files(
         (repo / project).read_bytes(),
     )
     assert after == before
+
+
+def test_a_relock_that_cannot_resolve_blames_the_nested_project(
+    wheelhouse: Path, tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # lowpin needs gamma<2, highpin gamma>=2: each side locks, the merge cannot. The root's
+    # own lock is fine, so only a question asked in infra/tool tells uv's failure apart
+    # from the network's.
+    main, feature = pyproject(main_deps=("lowpin",)), pyproject(group_deps=("highpin",))
+    repo = _stop_in_a_merge(wheelhouse, tmp_path, pyproject(), main, feature)
+    lock, project = f"{TOOL}/uv.lock", f"{TOOL}/pyproject.toml"
+    before = (
+        git(repo, "ls-files", "-s"),
+        (repo / lock).read_bytes(),
+        (repo / project).read_bytes(),
+    )
+    monkeypatch.chdir(repo / TOOL)
+    result = run_cli(*LOCAL, "lock", "resolve", "--no-fetch")
+    assert result.code == 1, result.err
+    assert f"usually in {project}" in result.err and "network" not in result.err
+    assert f"{lock} and their index entries are back" in result.err
+    after = (
+        git(repo, "ls-files", "-s"),
+        (repo / lock).read_bytes(),
+        (repo / project).read_bytes(),
+    )
+    assert after == before
+    assert not resolve_state.state_dir(repo / ".git").exists()
