@@ -155,6 +155,7 @@ def test_a_relock_that_cannot_resolve_blames_the_nested_project(
     monkeypatch.chdir(repo / TOOL)
     result = run_cli(*LOCAL, "lock", "resolve", "--no-fetch")
     assert result.code == 1, result.err
+    assert f"on top of main's {lock}" in result.err
     assert f"usually in {project}" in result.err and "network" not in result.err
     assert f"{lock} and their index entries are back" in result.err
     after = (

@@ -306,7 +306,7 @@ class Command(BaseCommand):
                 if code != 0:
                     from uvdock.commands.lock.relock_failure import relock_failed
 
-                    raise relock_failed(shim, ref, said, code, files.pyproject)
+                    raise relock_failed(shim, ref, said, code, lock, files.pyproject)
                 kept = resolve_keep.keep(ctx, shim, repo / lock, pins)
                 result = _read(repo / lock)
                 if result is None or lockfile.has_conflict_markers(result):
