@@ -8,6 +8,7 @@ unmerged; the relock is real uv (--engine local) from the tool's offline wheels.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tomllib
 from pathlib import Path
@@ -108,6 +109,9 @@ def test_dry_run_plans_uv_in_the_nested_project(
     assert f"--directory {TOOL}" in said
     assert f"git add -- {TOOL}/uv.lock" in said
     assert (git(repo, "ls-files", "-s"), (repo / TOOL / "uv.lock").read_bytes()) == before
+    planned = run_cli(*LOCAL, "--json", "--dry-run", "lock", "resolve", "--no-fetch")
+    assert planned.code == 0, planned.err
+    assert json.loads(planned.out)["lock"] == f"{TOOL}/uv.lock"
 
 
 def test_abort_from_inside_restores_the_nested_files(

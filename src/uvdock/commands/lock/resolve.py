@@ -192,7 +192,7 @@ class Command(BaseCommand):
         lock_conflict = unmerged or (current and lockfile.has_conflict_markers(current))
         if not lock_conflict and not pyproject_unmerged:
             if ctx.out.json_mode:
-                ctx.out.json({"conflict": False})
+                ctx.out.json({"conflict": False, "lock": files.lock})
             else:
                 ctx.out.info(f"{files.lock} has no conflict; nothing to do")
             return 0
@@ -251,6 +251,7 @@ class Command(BaseCommand):
             ctx.out.json(
                 {
                     "conflict": True,
+                    "lock": files.lock,
                     "ref": base.label,
                     "ref_source": base.source,
                     "pyproject": pyproject,
@@ -357,6 +358,7 @@ class Command(BaseCommand):
                 {
                     "conflict": True,
                     "resolved": True,
+                    "lock": files.lock,
                     "ref": ref,
                     "ref_source": base.source,
                     "commit": git.rev_parse(files.top, base.rev),
