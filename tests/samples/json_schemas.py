@@ -129,6 +129,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     "lock resolve": {
         "conflict?": "bool",
         "resolved?": "bool",
+        "lock?": "str",
         "ref?": "str",
         "ref_source?": "str",
         "commit?": "str",

@@ -172,7 +172,6 @@ def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, syn
         ctx,
         groups=[name] if kind == "--group" else [],
         extras=[name] if kind == "--optional" else [],
-        declared_only=True,
         created=action == "add",
     )
     for note in plan.notes:

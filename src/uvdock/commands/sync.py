@@ -54,6 +54,10 @@ class Command(BaseCommand):
             optin.require_lts(
                 args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts")
             )
+            from uvdock.lts import requirements as lts
+
+            name = ctx.config.lts_requirements  # what the profile installs last: there first
+            lts.load(lts.requirements_path(ctx.repo, name), name)
         plan = environment_plan(
             ctx, args.profile, groups=args.group, extras=args.extra, exact=args.exact
         )
@@ -89,7 +93,6 @@ def environment_plan(
     groups: Sequence[str] = (),
     extras: Sequence[str] = (),
     exact: bool = False,
-    declared_only: bool = False,
     created: bool = False,
 ) -> SyncPlan:
     """The sync `uvdock sync` runs: the lane Dockerfile's selection plus the profile's,
@@ -112,7 +115,6 @@ def environment_plan(
         protected=protected,
         image=_image_selection(ctx, profile),
         exact=exact,
-        declared_only=declared_only,
     )
 
 
@@ -208,7 +210,7 @@ def _show_removals(ctx: Context, shim: Shim, uv_args: list[str]) -> None:
     from uvdock.errors import CommandFailed
     from uvdock.project import syncplan
 
-    dry_args = ["uv", *uv_args, "--dry-run"]
+    dry_args = shim.uv_argv([*uv_args, "--dry-run"])
     dry = shim.capture(dry_args)
     if not dry.ok:
         raise CommandFailed(

@@ -39,14 +39,27 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
     return path, (targets[0] if targets else None), why
 
 
+# What a repository not laid out like Megatron-LM gets instead of Megatron-LM's defaults.
+DERIVED = (
+    "dockerfile",
+    "build_target",
+    "image",
+    "lts_image",
+    "enroot_output",
+    "registry_image",
+    "lts_registry_image",
+)
+
+
 def derive(repo: Path, layers: Layers) -> Layers:
-    """`dockerfile`, `build_target`, `image` and `lts_image` from the repository, each where no
-    one set it, when Megatron-LM's Dockerfile (uvdock's default) is not there."""
+    """The DERIVED settings from the repository, each where no one set it, when Megatron-LM's
+    Dockerfile (uvdock's default) is not there but one of the repository's own is: the CI
+    image's Dockerfile, target and names; no registry image (Megatron-LM's is not this one)."""
     origins = dict(layers.origins)
     config = layers.config
     if (repo / type(config)._field_defaults["dockerfile"]).is_file():
         return layers
-    if not {"dockerfile", "build_target", "image", "lts_image"} - origins.keys():
+    if not set(DERIVED) - origins.keys():
         return layers
     chosen = _choice(repo)
     values: dict[str, Any] = {}
@@ -68,4 +81,11 @@ def derive(repo: Path, layers: Layers) -> Layers:
         if key not in origins:
             values[key] = f"{name}:{suffix}"
             origins[key] = f"derived: the repository folder's name, built from {path}"
+    if "enroot_output" not in origins:
+        values["enroot_output"] = f"{name}.sqsh"
+        origins["enroot_output"] = "derived: the repository folder's name"
+    for key in ("registry_image", "lts_registry_image"):  # Megatron-LM's GitLab CI images
+        if key not in origins:
+            values[key] = ""
+            origins[key] = "derived: Megatron-LM's registry image is not this repository's"
     return layers._replace(config=config.replace(**values), origins=origins)

@@ -168,7 +168,9 @@ class _Checks:
 
         config = self.ctx.config
         try:
-            text = textlines.read_text(self.ctx.repo / config.dockerfile, errors="replace", newlines=True)
+            text = textlines.read_text(
+                self.ctx.repo / config.dockerfile, errors="replace", newlines=True
+            )
         except OSError:  # nothing to build from
             text, cannot_build = "", f"no {config.dockerfile} in this repository"
         else:
@@ -183,7 +185,8 @@ class _Checks:
             cannot_build = found.message if found is not None and found.refuse else ""
         return image_ways(
             cannot_build=cannot_build,
-            can_pull=git.remote_url(self.ctx.repo, config.gitlab_remote) is not None,
+            can_pull=bool(config.registry_image)
+            and git.remote_url(self.ctx.repo, config.gitlab_remote) is not None,
             venv=config.venv,
         )
 

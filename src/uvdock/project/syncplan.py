@@ -41,10 +41,9 @@ def build(
     protected: Sequence[str] = (),
     image: SyncSelection | None = None,
     exact: bool = False,
-    declared_only: bool = False,
 ) -> SyncPlan:
-    """`declared_only`: leave out (with a note) the profile's names the project lacks, for
-    the sync after `add`/`remove` on projects without Megatron-LM's `dev` extra or `test` group."""
+    """The profile's own names (Megatron-LM's `dev` extra, `test` group) that the project
+    lacks are left out with a note; a name asked for with --group/--extra must exist."""
     if profile not in PROFILES:
         raise InputRefused(f"unknown profile `{profile}`; profiles: {', '.join(PROFILES)}")
     notes: list[str] = []
@@ -54,10 +53,16 @@ def build(
             raise InputRefused(
                 "--profile lint installs only the linting group; drop --group/--extra"
             )
+        if normalize_name("linting") not in {normalize_name(g) for g in deps.groups}:
+            raise InputRefused(
+                "--profile lint installs the `linting` dependency group, which pyproject.toml "
+                "does not declare; nothing was synced",
+                hint="sync this project's own group instead: `uvdock sync --group NAME`",
+            )
         return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], notes)
 
     wanted: list[tuple[str, str]] = _image_selection(image, deps, notes)
-    wanted += _profile_names(profile, deps, notes, declared_only=declared_only)
+    wanted += _profile_names(profile, deps, notes)
     wanted += [(name, "group") for name in groups] + [(name, "extra") for name in extras]
     if profile == "lts" and "lts" in {e.lower() for e in deps.extras}:
         wanted.insert(0, ("lts", "extra"))
@@ -78,13 +83,11 @@ def build(
     return SyncPlan(args, notes)
 
 
-def _profile_names(
-    profile: str, deps: ProjectDeps, notes: list[str], *, declared_only: bool
-) -> list[tuple[str, str]]:
+def _profile_names(profile: str, deps: ProjectDeps, notes: list[str]) -> list[tuple[str, str]]:
     declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
     wanted: list[tuple[str, str]] = []
     for name in PROFILES[profile]:
-        if declared_only and normalize_name(name) not in declared:
+        if normalize_name(name) not in declared:
             notes.append(f"this project declares no `{name}` extra or group: left out of the sync")
         else:
             wanted.append((name, ""))

@@ -268,16 +268,19 @@ class Shim:
             self._give_back(writes)
         return code
 
+    def uv_argv(self, args: Sequence[str]) -> list[str]:
+        """`uv ARGS` for the project: `uv --directory infra/tool ARGS` in a nested one."""
+        return ["uv", "--directory", self.project, *args] if self.project else ["uv", *args]
+
     def run_uv(self, args: Sequence[str], *, writes: Sequence[str] = ()) -> int:
         """uv, without a terminal (`-t`): the user's Ctrl-C reaches uvdock, which stops it."""
         if self.project:
-            args = ["--directory", self.project, *args]
             writes = [f"{self.project}/{w}" for w in writes]
         if self.out.quiet:
             args = ["-q", *args]
         elif self.out.verbose:
             args = ["-v", *args]
-        code = self.run(["uv", *args], tty=False, writes=writes)
+        code = self.run(self.uv_argv(args), tty=False, writes=writes)
         if code in (126, 127):
             raise self.uv_missing()
         if code != 0 and self._stopped_from_outside(code):

@@ -47,6 +47,14 @@ class Command(BaseCommand):
         from uvdock.run import git
 
         cfg = ctx.config
+        key = "lts_registry_image" if args.lts else "registry_image"
+        wanted = cfg.lts_registry_image if args.lts else cfg.registry_image
+        if not wanted:
+            raise EnvironmentUnusable(
+                f"no registry image to pull for this repository ({ctx.said(key)})",
+                hint=f"set {key.replace('_', '-')} in [tool.uvdock] to the CI image's path in "
+                "your GitLab registry, or build it: `uvdock image build`",
+            )
         name = cfg.gitlab_remote
         url = git.remote_url(ctx.repo, name)
         if url is None:
@@ -58,7 +66,7 @@ class Command(BaseCommand):
         host = registry_host(url)
         if host is None:
             raise EnvironmentUnusable(f"git remote `{name}` ({url}) names no host")
-        image = registry_image(host, cfg.lts_registry_image if args.lts else cfg.registry_image)
+        image = registry_image(host, wanted)
         local = cfg.lts_image if args.lts else cfg.image
         from uvdock.run.engines import operand
 

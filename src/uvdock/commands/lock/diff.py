@@ -50,7 +50,9 @@ def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> Sid
     where = _rev_path(ctx, named) if named else ctx.project_file(LOCK)
     rev = git.checked_ref(rev, "lock diff" if spec is not None else "base-ref (configuration)")
     if not git.rev_exists(ctx.repo, rev):
-        what = "neither a file nor a git revision" if spec is not None else "does not exist"
+        what = "neither a file nor a git revision"
+        if spec is None:
+            what = f"does not exist ({ctx.base_ref_said()})"
         raise InputRefused(
             f"{rev}: {what}",
             hint=None if spec is not None else "fetch it, or name BASE: `uvdock lock diff BASE`",

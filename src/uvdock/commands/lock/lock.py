@@ -125,18 +125,19 @@ def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:
     """`uv lock --check`, captured: "out of date" only when uv says the lock needs updating."""
     from uvdock.project import lockcheck
 
-    done = shim.capture(["uv", *uv_args])
+    done = shim.capture(shim.uv_argv(uv_args))
     if done.returncode in (126, 127) and shim.placement.mode != "local":
         raise shim.uv_missing()
     output = done.stdout + "\n" + done.stderr
     result = lockcheck.classify(done.returncode, output)
+    lock = ctx.project_file("uv.lock")
     if result.verdict is lockcheck.Verdict.CURRENT:
-        ctx.out.info("uv.lock is up to date")
+        ctx.out.info(f"{lock} is up to date")
         return 0
     if result.verdict is lockcheck.Verdict.STALE:
         raise CheckFailed(
-            "uv.lock is out of date with pyproject.toml",
-            hint="run `uvdock lock` and commit uv.lock",
+            f"{lock} is out of date with {ctx.project_file('pyproject.toml')}",
+            hint=f"run `uvdock lock` and commit {lock}",
         )
     tail = lockcheck.last_lines(output)
     if result.verdict is lockcheck.Verdict.ENVIRONMENT:

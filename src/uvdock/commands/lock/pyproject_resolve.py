@@ -34,6 +34,7 @@ class PyprojectMerge:
     current: bytes  # the conflicted working-tree file the merge replaces
     result: MergeResult
     sides: tuple[str, str] = ("", "")  # ours' and theirs' texts (index stages 2 and 3)
+    path: str = PYPROJECT  # from the work tree's root: `infra/tool/pyproject.toml` when nested
 
     def report(self) -> dict[str, Any]:
         from uvdock.merge.report import report
@@ -41,18 +42,18 @@ class PyprojectMerge:
         return report(self.result)
 
 
-def is_unmerged(repo: Path) -> bool:
-    return bool(git.unmerged_entries(repo, PYPROJECT))
+def is_unmerged(repo: Path, path: str) -> bool:
+    return bool(git.unmerged_entries(repo, path))
 
 
-def _stage_texts(repo: Path) -> list[str]:
-    stages = {e.stage: e for e in git.unmerged_entries(repo, PYPROJECT)}
+def _stage_texts(repo: Path, path: str) -> list[str]:
+    stages = {e.stage: e for e in git.unmerged_entries(repo, path)}
     if set(stages) != {1, 2, 3}:
         missing = ", ".join(str(n) for n in sorted({1, 2, 3} - set(stages)))
         raise InputRefused(
-            f"{PYPROJECT} is unmerged without index stage {missing} (added or deleted on one "
+            f"{path} is unmerged without index stage {missing} (added or deleted on one "
             "side); uvdock merges only a file both sides changed",
-            hint=f"resolve {PYPROJECT} by hand, `git add` it, then run `uvdock lock resolve` again",
+            hint=f"resolve {path} by hand, `git add` it, then run `uvdock lock resolve` again",
         )
     texts: list[str] = []
     for stage in (1, 2, 3):
@@ -60,22 +61,22 @@ def _stage_texts(repo: Path) -> list[str]:
         try:
             texts.append(data.decode("utf-8"))
         except UnicodeDecodeError:
-            raise InputRefused(f"{PYPROJECT} (index stage {stage}) is not UTF-8 text") from None
+            raise InputRefused(f"{path} (index stage {stage}) is not UTF-8 text") from None
     return texts
 
 
-def merge_unmerged(ctx: Context) -> PyprojectMerge:
-    """The merged pyproject.toml, or InputRefused (with nothing changed) on a conflict."""
+def merge_unmerged(ctx: Context, repo: Path, path: str) -> PyprojectMerge:
+    """The merged pyproject.toml at `path` (from the work tree's root `repo`), or
+    InputRefused (with nothing changed) on a conflict."""
     from uvdock.merge.pyproject import merge_pyproject
 
-    repo = ctx.repo
-    base, ours, theirs = _stage_texts(repo)
+    base, ours, theirs = _stage_texts(repo, path)
     try:
         result = merge_pyproject(base, ours, theirs, _textual(repo, base, ours, theirs))
     except ValueError as exc:
         raise InputRefused(
-            f"{PYPROJECT}: {exc} ({sides(git.in_progress_operation(repo))}); nothing was changed",
-            hint=f"fix {PYPROJECT} by hand, `git add {PYPROJECT}`, then run `uvdock lock resolve`",
+            f"{path}: {exc} ({sides(git.in_progress_operation(repo))}); nothing was changed",
+            hint=f"fix {path} by hand, `git add {path}`, then run `uvdock lock resolve`",
         ) from None
     if result.text is None:
         if ctx.out.json_mode:
@@ -85,12 +86,12 @@ def merge_unmerged(ctx: Context) -> PyprojectMerge:
         lines = "\n".join(f"  {c.line()}" for c in result.conflicts)
         count = len(result.conflicts)
         raise InputRefused(
-            f"{PYPROJECT}: {count} conflict{'s' if count > 1 else ''} uvdock will not decide "
+            f"{path}: {count} conflict{'s' if count > 1 else ''} uvdock will not decide "
             f"({sides(git.in_progress_operation(repo))}); nothing was changed:\n{lines}",
-            hint=f"edit {PYPROJECT}, `git add {PYPROJECT}`, then run `uvdock lock resolve` again",
+            hint=f"edit {path}, `git add {path}`, then run `uvdock lock resolve` again",
         )
-    current = textlines.read_bytes(repo / PYPROJECT) if (repo / PYPROJECT).exists() else b""
-    return PyprojectMerge(result.text.encode("utf-8"), current, result, (ours, theirs))
+    current = textlines.read_bytes(repo / path) if (repo / path).exists() else b""
+    return PyprojectMerge(result.text.encode("utf-8"), current, result, (ours, theirs), path)
 
 
 def _textual(repo: Path, base: str, ours: str, theirs: str) -> Textual | None:
@@ -110,17 +111,17 @@ def show_plan(ctx: Context, merge: PyprojectMerge) -> None:
     from uvdock.commands.merge_driver.pyproject import show_sides_diff
     from uvdock.merge.report import lines
 
-    ctx.out.info(f"would write the merged {PYPROJECT}:")
-    show_sides_diff(ctx, ["", *merge.sides], merge.merged.decode("utf-8"), PYPROJECT)
+    ctx.out.info(f"would write the merged {merge.path}:")
+    show_sides_diff(ctx, ["", *merge.sides], merge.merged.decode("utf-8"), merge.path)
     for line in lines(merge.result):
         ctx.out.info(f"  {line}")
     ctx.out.info("then run:")
-    ctx.out.command(["git", "add", "--", PYPROJECT])
+    ctx.out.command(["git", "add", "--", merge.path])
 
 
 def show_taken(ctx: Context, merge: PyprojectMerge, operation: str | None) -> None:
     from uvdock.merge.report import lines
 
-    ctx.out.info(f"merged {PYPROJECT} ({sides(operation)}) and staged it:")
+    ctx.out.info(f"merged {merge.path} ({sides(operation)}) and staged it:")
     for line in lines(merge.result):
         ctx.out.info(f"  {line}")

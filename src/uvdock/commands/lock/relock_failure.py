@@ -23,11 +23,13 @@ NETWORK_HINT = (
 )
 
 
-def relock_failed(shim: Shim, ref: str, files: str, code: int, pyproject: str) -> UvdockError:
+def relock_failed(
+    shim: Shim, ref: str, files: str, code: int, lock: str, pyproject: str
+) -> UvdockError:
     from uvdock.project import lockcheck
 
     try:
-        probe = shim.capture(["uv", "lock", "--check", "--offline"])
+        probe = shim.capture(shim.uv_argv(["lock", "--check", "--offline"]))
     except UvdockError:  # the question failed to run: say what was said before
         verdict = lockcheck.Verdict.FAILED
     else:
@@ -36,13 +38,13 @@ def relock_failed(shim: Shim, ref: str, files: str, code: int, pyproject: str) -
     again = "then run `uvdock lock resolve` again"
     if verdict is not lockcheck.Verdict.FAILED:
         return EnvironmentUnusable(
-            f"`uv lock` failed (exit {code}) on top of {ref}'s uv.lock because uv could not "
+            f"`uv lock` failed (exit {code}) on top of {ref}'s {lock} because uv could not "
             f"reach the package index (uv's output is above); {files} and their index "
             "entries are back as they were",
             hint=f"{NETWORK_HINT}; {again}",
         )
     return CheckFailed(
-        f"`uv lock` failed (exit {code}) on top of {ref}'s uv.lock; "
+        f"`uv lock` failed (exit {code}) on top of {ref}'s {lock}; "
         f"{files} and their index entries are back as they were",
         hint=f"fix what uv reports above (usually in {pyproject}), {again}",
     )

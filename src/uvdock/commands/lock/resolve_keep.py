@@ -44,30 +44,31 @@ class Kept(NamedTuple):
 
 
 def candidates(
-    ctx: Context, index: GitIndex, operation: str | None, ref_lock: bytes
+    ctx: Context, index: GitIndex, operation: str | None, ref_lock: bytes, lock: str
 ) -> list[branch_pins.Pin]:
-    """What only the branch changed, from the lock's index stages; none without a base."""
-    stages = {e.stage: e.sha for e in index.stage_entries(LOCK)}
+    """What only the branch changed, from the index stages of `lock` (its path from the
+    work tree's root); none without a base."""
+    stages = {e.stage: e.sha for e in index.stage_entries(lock)}
     branch_stage = 2 if operation in ("merge", None) else 3
     if 1 not in stages or branch_stage not in stages:
-        ctx.out.detail(f"no base and branch versions of {LOCK} in the index to compare")
+        ctx.out.detail(f"no base and branch versions of {lock} in the index to compare")
         return []
     try:
         pins = branch_pins.branch_only(
             index.blob_bytes(stages[1]), index.blob_bytes(stages[branch_stage]), ref_lock
         )
     except lockfile.LockfileError as exc:
-        ctx.out.warn(f"could not compare the three versions of {LOCK} ({exc})")
+        ctx.out.warn(f"could not compare the three versions of {lock} ({exc})")
         return []
     for pin in pins:
-        ctx.out.detail(f"only this branch changed {pin.name} in {LOCK} (to {pin.version})")
+        ctx.out.detail(f"only this branch changed {pin.name} in {lock} (to {pin.version})")
     return pins
 
 
-def keep(ctx: Context, shim: Shim, repo: Path, pins: list[branch_pins.Pin]) -> Kept:
+def keep(ctx: Context, shim: Shim, lock: Path, pins: list[branch_pins.Pin]) -> Kept:
     """Re-apply the pins the relock moved away from (the ones it kept need no word); the
-    lock on disk is the result."""
-    moved = branch_pins.lost(pins, textlines.read_bytes(repo / LOCK, textlines.LOCK_LIMIT))
+    lock on disk (`lock`) is the result."""
+    moved = branch_pins.lost(pins, textlines.read_bytes(lock, textlines.LOCK_LIMIT))
     kept: list[branch_pins.Pin] = []  # only what had to be asked for again is said
     if not moved:
         return Kept(kept, [])
