@@ -13,15 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from uvdock.formats.yaml import (
-    Path,
-    YMap,
-    YScalar,
-    YValue,
-    edit_changes,
-    refusal,
-    sequence_mappings,
-)
+from uvdock.formats.yaml import YMap, YScalar, YValue, edit_changes, refusal, sequence_mappings
 from uvdock.image.pins import BASE_IMAGE_KEY, LaneRules
 from uvdock.registry.tags import PREFIX
 
@@ -63,11 +55,11 @@ def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[st
 
 def _lane_rows(
     display: str, docs: Sequence[YValue], rules: Sequence[LaneRules], lane: str
-) -> dict[Path, YScalar]:
+) -> dict[tuple[str | int, ...], YScalar]:
     """The BASE_IMAGE of every row the lane's rules select, by its path in the document."""
     rule = next(r for r in rules if r.lane == lane)
     keys = {key for r in rules for alternative in r.matrix_match for key, _ in alternative}
-    rows: dict[Path, YScalar] = {}
+    rows: dict[tuple[str | int, ...], YScalar] = {}
     for number, doc in enumerate(docs):
         for path, row in sequence_mappings(doc):
             base = row.items.get(BASE_IMAGE_KEY)
