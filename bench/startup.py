@@ -1,11 +1,9 @@
 """Start-up budgets (issues 2 and 11), each against a baseline measured in the same run.
 
-  uvdock --version                               <= 3x  python -c pass, no plumbum import
-  uvdock image check (Megatron-LM copy)          <= 5x  python -c pass, no plumbum import
+  uvdock --version                               <= 3x  python -c pass
+  uvdock image check (Megatron-LM copy)          <= 5x  python -c pass
   uvdock --dry-run sync (Megatron-LM copy)       <= 6x  python -c pass
   uvdock --engine podman --container C run -- true   within 150 ms of  podman exec C true
-                                                 (plumbum's import included)
-Also printed: what importing plumbum alone costs, as a ratio to python -c pass.
 
 Run: uv run python bench/startup.py   (the podman figure needs podman and the test image)
 """
@@ -60,41 +58,24 @@ def megatron_copy(tmp: Path) -> Path:
     return repo
 
 
-def imports_plumbum(argv: Sequence[str]) -> bool:
-    """Whether the command imports plumbum (python -X importtime lists every import)."""
-    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
-    return "plumbum" in done.stderr
-
-
 def fast_path(uvdock: list[str], repo: Path, baseline: float) -> bool:
-    """--version and image check: ratios and no plumbum. True when over budget."""
+    """--version and image check: ratios. True when over budget."""
     failed = False
-    plumbum = best([sys.executable, "-c", "import plumbum"])
-    print(f"python -c 'import plumbum': {plumbum * 1000:.1f} ms = {plumbum / baseline:.2f}x")
     for label, args, budget in (
         ("--version", ["--version"], 3),
         ("image check", ["--repo", str(repo), "image", "check"], 5),
     ):
         took = best([*uvdock, *args])
-        heavy = imports_plumbum([*uvdock, *args])
-        failed |= took / baseline > budget or heavy
-        note = "; IMPORTS PLUMBUM" if heavy else "; no plumbum"
-        print(
-            f"uvdock {label}: {took * 1000:.1f} ms = {took / baseline:.2f}x (budget {budget}x){note}"
-        )
+        failed |= took / baseline > budget
+        print(f"uvdock {label}: {took * 1000:.1f} ms = {took / baseline:.2f}x (budget {budget}x)")
     return failed
 
 
 def main() -> int:
     # Measure what a user's second run costs: Python writes byte code on first import,
     # but uv installs packages without it and a shell with PYTHONDONTWRITEBYTECODE (as on
-    # CI machines) never writes it, so uvdock and plumbum would be measured compiling
-    # themselves (about 70 ms for plumbum alone).
+    # CI machines) never writes it, so uvdock would be measured compiling itself.
     compileall.compile_dir(str(ROOT / "src"), quiet=1)
-    import plumbum
-
-    compileall.compile_dir(str(Path(plumbum.__file__).parent), quiet=1)
     script = Path(sys.executable).parent / "uvdock"
     uvdock = [str(script)] if script.exists() else [sys.executable, "-m", "uvdock"]
     failed = False
@@ -153,7 +134,7 @@ def main() -> int:
                 failed |= delta_ms > 150
                 print(
                     f"podman exec true: {raw * 1000:.1f} ms; uvdock run -- true: {ours * 1000:.1f} ms; "
-                    f"overhead {delta_ms:.1f} ms (budget 150 ms, plumbum import included)"
+                    f"overhead {delta_ms:.1f} ms (budget 150 ms)"
                 )
             finally:
                 subprocess.run(

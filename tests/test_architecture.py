@@ -77,6 +77,8 @@ NETWORK_MODULES = (
     "aiohttp",
 )
 NETWORK_PACKAGES = ("registry",)
+# One reader per format: YAML is read through formats/yaml.py, nowhere else.
+YAML_PACKAGES = ("formats",)
 
 # Who may write files (open for writing, Path.write_*, os.replace, mkdir, shutil.rmtree...).
 FILE_WRITER_PACKAGES = (
@@ -154,7 +156,7 @@ WRITE_METHODS = (
     "lchmod",
 )
 
-PROCESS_MODULES = ("subprocess", "plumbum", "multiprocessing", "pty")
+PROCESS_MODULES = ("subprocess", "multiprocessing", "pty")
 PROCESS_OS_PREFIXES = ("system", "exec", "fork", "spawn", "popen", "posix_spawn")
 
 # Modules are split by concept; about 400 lines is a guide, never a reason to cut one concept in
@@ -383,6 +385,17 @@ def network_violations(sources: Sources) -> list[str]:
         if not _in(module, NETWORK_PACKAGES)
         for name in imported_names(module, sources)
         if any(name == m or name.startswith(m + ".") for m in NETWORK_MODULES)
+    )
+
+
+def yaml_violations(sources: Sources) -> list[str]:
+    """Modules outside formats/ importing PyYAML."""
+    return sorted(
+        f"{module} imports {name}"
+        for module in sources
+        if not _in(module, YAML_PACKAGES)
+        for name in imported_names(module, sources)
+        if name == "yaml" or name.startswith("yaml.")
     )
 
 
@@ -694,6 +707,11 @@ def test_only_registry_opens_network_connections(sources: dict[str, str]) -> Non
     assert not problems, _report(problems)
 
 
+def test_only_formats_reads_yaml(sources: dict[str, str]) -> None:
+    problems = yaml_violations(sources)
+    assert not problems, _report(problems)
+
+
 def test_only_the_file_layer_writes_files(sources: dict[str, str]) -> None:
     problems = write_violations(sources)
     assert not problems, _report(problems)
@@ -834,6 +852,17 @@ def test_network_code_outside_registry_is_reported(source: str, name: str) -> No
     assert network_violations(tree) == []
 
 
+def test_yaml_read_outside_formats_is_reported() -> None:
+    source = "def f() -> None:\n    import yaml\n    from yaml.nodes import Node\n"
+    tree = _tree(uvdock="", uvdock__image="", uvdock__image__ci=source)
+    assert yaml_violations(tree) == [
+        "uvdock.image.ci imports yaml",
+        "uvdock.image.ci imports yaml.nodes.Node",
+    ]
+    tree = _tree(uvdock="", uvdock__formats="", uvdock__formats__yaml=source)
+    assert yaml_violations(tree) == []
+
+
 def test_url_parsing_is_not_network_code() -> None:
     tree = _tree(
         uvdock="", uvdock__image="", uvdock__image__pins="from urllib.parse import quote\n"
@@ -943,7 +972,7 @@ def test_domain_code_importing_run_or_output_is_reported() -> None:
         ("def f() -> None:\n    print('hi')\n", "uvdock.lts.pin:2 calls print()"),
         ("import sys\nsys.stderr.write('x')\n", "uvdock.lts.pin:2 uses sys.stderr"),
         ("import subprocess\n", "uvdock.lts.pin:1 imports subprocess"),
-        ("def f() -> None:\n    from plumbum import local\n", "uvdock.lts.pin:2 imports plumbum"),
+        ("def f() -> None:\n    from pty import spawn\n", "uvdock.lts.pin:2 imports pty"),
         ("import os\nos.execvp('x', ['x'])\n", "uvdock.lts.pin:2 uses os.execvp"),
         ("import os\nos.system('x')\n", "uvdock.lts.pin:2 uses os.system"),
         ("from os import fork\n", "uvdock.lts.pin:1 imports os.fork"),

@@ -107,7 +107,7 @@ def test_yaml_load_leaves_the_garbage_collector_as_it_found_it() -> None:
     import gc
 
     from uvdock.errors import InputRefused
-    from uvdock.formats.yaml_verify import load
+    from uvdock.formats.yaml import load
 
     assert gc.isenabled()
     assert load("a: [1, 2]\n", "x.yaml")

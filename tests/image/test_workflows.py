@@ -151,6 +151,18 @@ def test_verify_edit_refuses_anything_but_the_references() -> None:
         verify_edit("w.yml", old, good.replace("b: x", "b: [x"), ref, 1)
 
 
+def test_verify_edit_reads_yaml_as_the_matrix_check_does() -> None:
+    """Aliases and `<<:` merges as YAML reads them; a refusal names file and line."""
+    old = (
+        "base: &b {args: 'FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.09-py3'}\n"
+        "step:\n  <<: *b\n  with: x\n"
+    )
+    ref = {"nvcr.io/nvidia/pytorch:25.09-py3": "nvcr.io/nvidia/pytorch:25.10-py3"}
+    verify_edit("w.yml", old, old.replace("25.09", "25.10"), ref, 1)  # one anchored value
+    with pytest.raises(InputRefused, match=r"^w\.yml:4: the edit would change the structure"):
+        verify_edit("w.yml", old, old.replace("25.09", "25.10").replace("with:", "wit:"), ref, 1)
+
+
 def test_the_same_reference_echoed_in_the_script_stays_and_the_bump_passes(
     make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:

@@ -124,3 +124,10 @@ def test_shared_recipes_parse(megatron_repo: Path) -> None:
         (("dev",), ("mr-broken", "mr-github-broken"), ("dgx_h100",)),
         (("lts",), ("nightly-broken",), ("dgx_a100",)),
     ]
+
+
+def test_a_recipe_yaml_cannot_read_is_refused_with_its_line() -> None:
+    # The line scanner read this as a case named `[alpha`; Megatron-LM's loader fails on it.
+    text = "products:\n  - test_case: [alpha\n    products:\n      - environment: [dev]\n"
+    with pytest.raises(InputRefused, match=r"^x\.yaml:3: not valid YAML \(.*\); nothing"):
+        _parse(text)

@@ -68,7 +68,6 @@ RUNTIME = (
     "tomlkit",
     "packaging",
     "yaml",
-    "plumbum",
 )
 
 

@@ -102,7 +102,7 @@ def python_for(user: str) -> tuple[str, str] | None:
     def works(python: str, path: str) -> bool:
         probe = ["runuser", "-u", user, "--", "env", f"PYTHONPATH={path}", python]
         done = subprocess.run(
-            [*probe, "-c", "import uvdock.cli.main, plumbum"], capture_output=True, check=False
+            [*probe, "-c", "import uvdock.cli.main, yaml"], capture_output=True, check=False
         )
         return done.returncode == 0
 

@@ -10,12 +10,14 @@ all: it is gone a moment later.
 
 from __future__ import annotations
 
+import argparse
 import re
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from uvdock.commands.base import shim_for
+from uvdock.commands.base import Command, shim_for
+from uvdock.commands.lock.diff_view import add_lock_format_option
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused
 from uvdock.project.names import normalize_name
@@ -106,6 +108,37 @@ def _target_args(ctx: Context, action: str, group: str | None, optional: str | N
     return ["--group", name] if kind == "group" else ["--optional", name]
 
 
+class DependencyChange(Command):
+    """`uvdock add` and `uvdock remove`: the same options, uv's verb and its help words."""
+
+    action = ""
+    helps = ("", "", "")  # PKG, --group, --optional
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        packages, group, optional = self.helps
+        parser.add_argument("packages", nargs="+", metavar="PKG", help=packages)
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--group", metavar="G", help=group)
+        where.add_argument("--optional", metavar="X", help=optional)
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="do not bring a running container's environment up to date afterwards",
+        )
+        add_lock_format_option(parser)
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        return change_dependencies(
+            ctx,
+            self.action,
+            args.packages,
+            group=args.group,
+            optional=args.optional,
+            fmt=args.format,
+            sync=not args.no_sync,
+        )
+
+
 def change_dependencies(
     ctx: Context,
     action: str,
@@ -140,14 +173,13 @@ def change_dependencies(
     _sync_after(ctx, shim, action, target if action == "add" else [], sync=sync)
     if ctx.dry_run:
         return 0
-    verb = "add" if action == "add" else "remove"
     if not ctx.options.json:
         ctx.out.info("next: commit the change")
         ctx.out.info(f"  git add {_project_files(ctx)}")
         ctx.out.info(
             "  "
             + shlex.join(
-                ["git", "commit", "-s", "-m", f"build: {verb} {', '.join(names)} dependency"]
+                ["git", "commit", "-s", "-m", f"build: {action} {', '.join(names)} dependency"]
             )
         )
     return 0

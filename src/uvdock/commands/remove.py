@@ -1,35 +1,8 @@
 """`uvdock remove PKG... [--group G | --optional X]`: uv remove in the container."""
 
-from __future__ import annotations
-
-import argparse
-
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.depchange import change_dependencies
-from uvdock.commands.lock.diff_view import add_lock_format_option
-from uvdock.context import Context
+from uvdock.commands.depchange import DependencyChange
 
 
-class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("packages", nargs="+", metavar="PKG", help="package name")
-        where = parser.add_mutually_exclusive_group()
-        where.add_argument("--group", metavar="G", help="remove from dependency group G")
-        where.add_argument("--optional", metavar="X", help="remove from extra X")
-        parser.add_argument(
-            "--no-sync",
-            action="store_true",
-            help="do not bring a running container's environment up to date afterwards",
-        )
-        add_lock_format_option(parser)
-
-    def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        return change_dependencies(
-            ctx,
-            "remove",
-            args.packages,
-            group=args.group,
-            optional=args.optional,
-            fmt=args.format,
-            sync=not args.no_sync,
-        )
+class Command(DependencyChange):
+    action = "remove"
+    helps = ("package name", "remove from dependency group G", "remove from extra X")

@@ -15,12 +15,12 @@ value keeps its span in the text, so a bump can replace it and nothing else.
 
 from __future__ import annotations
 
-import contextlib
 import posixpath
 import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
 from uvdock.image.dockerfile import words
 
 _BUILDER = re.compile(
@@ -169,60 +169,21 @@ def command_builds(path: str, text: str) -> list[Build]:
     return builds
 
 
-def _scalar(node: Any) -> bool:
-    return type(node).__name__ == "ScalarNode"
-
-
-def _nodes(root: Any) -> Iterator[Any]:
-    """Every node under `root` once, in document order. An alias is the anchored node
-    again: visiting it once keeps a hostile file of nested aliases (billion laughs)
-    linear, and no recursion means no depth limit to hit."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        yield node
-        kind = type(node).__name__
-        if kind == "MappingNode":
-            stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
-        elif kind == "SequenceNode":
-            stack.extend(reversed(node.value))
-
-
-def _mappings(node: Any) -> Iterator[Any]:
-    """Every mapping node under `node`, in document order."""
-    return (n for n in _nodes(node) if type(n).__name__ == "MappingNode")
-
-
-def _fields(mapping: Any) -> dict[str, Any]:
-    return {k.value: v for k, v in mapping.value if _scalar(k) and isinstance(k.value, str)}
-
-
-def compose(text: str) -> list[Any]:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return list(yaml.compose_all(text, Loader=loader))
-
-
 def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
     """docker/build-push-action steps (a mapping with `build-args:` or `target:`)."""
     builds: list[Build] = []
     for document in documents:
-        for mapping in _mappings(document):
-            fields = _fields(mapping)
+        for mapping in mappings(document):
+            fields = by_key(mapping)
             if not ({"build-args", "target"} & fields.keys()):
                 continue
             if not ({"file", "context"} & fields.keys()):
                 continue
-            values = {k: str(v.value) for k, v in fields.items() if _scalar(v)}
+            values = {k: str(v.value) for k, v in fields.items() if is_scalar(v)}
             dockerfile = _dockerfile(values.get("file"), values.get("context", "."))
             args: list[BuildArg] = []
             node = fields.get("build-args")
-            if node is not None and _scalar(node):
+            if node is not None and is_scalar(node):
                 begin = node.start_mark.index
                 raw = text[begin : node.end_mark.index]
                 for line in re.finditer(r"[^\n]+", raw):
@@ -271,11 +232,8 @@ def ci_builds(path: str, text: str) -> list[Build]:
     """The builds one CI file (YAML or a shell script) runs."""
     builds = command_builds(path, text)
     if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
-        import yaml
-
-        # Not YAML: its build commands still count.
-        with contextlib.suppress(yaml.YAMLError, RecursionError):
-            builds += _action_builds(path, text, compose(text))
+        # Not YAML (None): its build commands still count.
+        builds += _action_builds(path, text, compose(text) or [])
     return [_resolved(build, text) for build in builds]
 
 

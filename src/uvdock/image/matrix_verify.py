@@ -1,4 +1,4 @@
-"""Verify a bump of the GitLab build file with a real YAML parser (see yaml_verify).
+"""Verify a bump of the GitLab build file with a real YAML parser (formats/yaml.py).
 
 The span editor (image/gitlab.py, image/bump.py) rewrites the BASE_IMAGE values of the rows it
 reads line by line. Read as YAML, before and after, the edit must change exactly the
@@ -13,20 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from uvdock.errors import InputRefused
-from uvdock.formats.yaml_verify import YMap, YScalar, YValue, load, scalar_leaves, sequence_mappings
+from uvdock.formats.yaml import YMap, YScalar, YValue, edit_changes, refusal, sequence_mappings
 from uvdock.image.pins import BASE_IMAGE_KEY, LaneRules
 from uvdock.registry.tags import PREFIX
 
-Path = tuple[str | int, ...]
 _SHAPES = (
     "a flow mapping, an anchor or alias, a tag, a value over several lines, or `-` on a line"
     " of its own"
 )
-
-
-def _refuse(display: str, line: int, message: str) -> InputRefused:
-    return InputRefused(f"{display}:{line}: {message}; nothing was changed")
 
 
 def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[str, str] | None:
@@ -50,7 +44,7 @@ def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[st
             if isinstance(value, YScalar)
             else "a collection"
         )
-        raise _refuse(
+        raise refusal(
             display,
             value.line,
             f"{key} of this matrix row is {shape} as YAML reads it, not a string: which lane"
@@ -61,11 +55,11 @@ def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[st
 
 def _lane_rows(
     display: str, docs: Sequence[YValue], rules: Sequence[LaneRules], lane: str
-) -> dict[Path, YScalar]:
+) -> dict[tuple[str | int, ...], YScalar]:
     """The BASE_IMAGE of every row the lane's rules select, by its path in the document."""
     rule = next(r for r in rules if r.lane == lane)
     keys = {key for r in rules for alternative in r.matrix_match for key, _ in alternative}
-    rows: dict[Path, YScalar] = {}
+    rows: dict[tuple[str | int, ...], YScalar] = {}
     for number, doc in enumerate(docs):
         for path, row in sequence_mappings(doc):
             base = row.items.get(BASE_IMAGE_KEY)
@@ -76,42 +70,31 @@ def _lane_rows(
             if fields is None or not rule.selects(fields):
                 continue
             if not isinstance(base, YScalar) or base.text is None:
-                raise _refuse(
+                raise refusal(
                     display, row.line, f"the {BASE_IMAGE_KEY} of this {lane} row is no string"
                 )
             rows[(number, *path, BASE_IMAGE_KEY)] = base
     return rows
 
 
-def _leaves(docs: Sequence[YValue]) -> dict[Path, YScalar]:
-    return {(n, *p): s for n, doc in enumerate(docs) for p, s in scalar_leaves(doc).items()}
-
-
 def verify_matrix_bump(
     display: str, old: str, new: str, rules: Sequence[LaneRules], lane: str, image: str
 ) -> None:
     """Refuse unless, as YAML reads them, `new` is `old` with every `lane` row at `image`."""
-    before = load(old, display)
-    after = load(new, display, after_edit=True)
-    expected = _lane_rows(display, before, rules, lane)
-    old_leaves, new_leaves = _leaves(before), _leaves(after)
-    if old_leaves.keys() != new_leaves.keys():
-        moved = min(old_leaves.keys() ^ new_leaves.keys(), key=str)
-        line = (old_leaves.get(moved) or new_leaves[moved]).line
-        raise _refuse(display, line, "the edit would change the structure of the YAML here")
-    for path, value in new_leaves.items():
-        was = old_leaves[path]
-        if (was.tag, was.value) != (value.tag, value.value) and path not in expected:
-            raise _refuse(
+    edit = edit_changes(display, old, new)
+    expected = _lane_rows(display, edit.before, rules, lane)
+    for path, was in edit.changed.items():
+        if path not in expected:
+            raise refusal(
                 display,
-                value.line,
+                edit.after[path].line,
                 f"the edit would change `{was.value[:60]}` here, which YAML does not read as the"
                 f" {BASE_IMAGE_KEY} of a {lane} matrix row (text in a block scalar? the first of"
                 " duplicate keys?)",
             )
     for path, was in expected.items():
-        if new_leaves[path].value != image:
-            raise _refuse(
+        if edit.after[path].value != image:
+            raise refusal(
                 display,
                 was.line,
                 f"this {lane} matrix row's {BASE_IMAGE_KEY} would stay {was.value}: uvdock cannot"

@@ -103,8 +103,7 @@ def _plain(text: str, limit: int = MAX_VALUE) -> str:
 
 
 def _code(text: str) -> str:
-    # A backtick would end the code span: registry text cannot choose where it stops.
-    return "`" + _plain(text).replace("`", "'") + "`"
+    return code_span(_plain(text))
 
 
 def _version_rows(report: contents.ImageReport) -> list[str]:

@@ -14,7 +14,7 @@ Each is a managed pin of the lane whose `dockerfile` / `lts-dockerfile` the step
 listed, checked against the lane, bumped. The builds are read by image/ci_builds.py (the
 one reader of CI builds), which keeps each value's span in the original bytes;
 verify_edit re-reads the edited file as YAML and accepts it only when exactly those
-references changed.
+references changed (formats/yaml.py reads it).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import regular_file
-from uvdock.image.ci_builds import _nodes, _scalar, ci_builds, compose
+from uvdock.formats.yaml import edit_changes
+from uvdock.image.ci_builds import ci_builds
 from uvdock.image.pins import LaneRules, Pin, normalize_path
 from uvdock.registry.tags import PREFIX
 
@@ -88,23 +89,6 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
     return list({(pin.start, pin.end): pin for pin in pins}.values())
 
 
-def _scalars(text: str) -> list[str]:
-    return [str(n.value) for d in compose(text) for n in _nodes(d) if _scalar(n)]
-
-
-def _swaps(before: list[str], after: list[str], replaced: Mapping[str, str]) -> int | None:
-    """How many references YAML sees swapped from old to new, None when anything else
-    differs (another scalar, another character, a scalar more or less)."""
-    if len(before) != len(after):
-        return None
-    swaps = 0
-    for old_value, new_value in zip(before, after, strict=True):
-        if _undo_all(new_value, replaced) != _undo_all(old_value, replaced):
-            return None
-        swaps += sum(new_value.count(new) - old_value.count(new) for new in set(replaced.values()))
-    return swaps
-
-
 def _undo_all(value: str, replaced: Mapping[str, str]) -> str:
     """Every old and new reference as one placeholder: what must stay the same."""
     for ref in sorted({*replaced, *replaced.values()}, key=len, reverse=True):
@@ -114,14 +98,19 @@ def _undo_all(value: str, replaced: Mapping[str, str]) -> str:
 
 def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], count: int) -> None:
     """Refuse (exit 2, nothing written) an edit of a workflow after which YAML reads
-    anything else than the same scalars with `count` references swapped as `replaced` says."""
-    import yaml
-
-    try:
-        before, after = _scalars(old), _scalars(new)
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise InputRefused(f"{path}: the bump would leave invalid YAML ({exc})") from None
-    if _swaps(before, after, replaced) != count:
+    anything else than the same values with `count` references swapped as `replaced` says."""
+    edit = edit_changes(path, old, new)
+    swaps = 0
+    counted: set[int] = set()  # an anchored value read through several aliases counts once
+    for where, was in edit.changed.items():
+        now = edit.after[where]
+        if now.tag != was.tag or _undo_all(now.value, replaced) != _undo_all(was.value, replaced):
+            swaps = -1  # anything else changed
+            break
+        if id(was) not in counted:
+            counted.add(id(was))
+            swaps += sum(now.value.count(n) - was.value.count(n) for n in set(replaced.values()))
+    if swaps != count:
         raise InputRefused(
             f"{path}: the bump would change more (or less) than the base-image references "
             "as YAML reads them; nothing was written",

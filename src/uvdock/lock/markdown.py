@@ -24,12 +24,8 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _code(text: str) -> str:
-    return code_span(text)
-
-
 def _versions(entries: tuple[str, ...]) -> str:
-    return "<br>".join(_code(Described.parse(e).version) for e in entries) or "-"
+    return "<br>".join(code_span(Described.parse(e).version) for e in entries) or "-"
 
 
 def _source_text(source: str) -> str:
@@ -37,8 +33,8 @@ def _source_text(source: str) -> str:
     kind, _, where = source.partition(" ")
     if kind == "git" and "@" in where:
         url, _, commit = where.rpartition("@")
-        return f"git {_code(url)} {_code(commit)}"
-    return f"{kind} {_code(where)}" if where else kind
+        return f"git {code_span(url)} {code_span(commit)}"
+    return f"{kind} {code_span(where)}" if where else kind
 
 
 def _sources(entries: tuple[str, ...]) -> list[str]:
@@ -56,7 +52,7 @@ def _source_cell(before: tuple[str, ...], after: tuple[str, ...]) -> str:
             new[0].rpartition("@"),
         )
         if old_url == new_url:  # the usual case: the same repository at another revision
-            return f"{_source_text(new[0]).rpartition(' ')[0]} {_code(old_rev)} → {_code(new_rev)}"
+            return f"{_source_text(new[0]).rpartition(' ')[0]} {code_span(old_rev)} → {code_span(new_rev)}"
     old_text = "<br>".join(_source_text(s) for s in old if s) or "registry"
     new_text = "<br>".join(_source_text(s) for s in new if s) or "registry"
     return f"{old_text} → {new_text}"
@@ -74,7 +70,7 @@ def rows(diff: LockDiff, protected: Collection[str] = ()) -> list[tuple[str, str
     marked = {normalize_name(name) for name in protected}
 
     def name_cell(name: str) -> str:
-        return _code(name) + (PROTECTED_MARK if normalize_name(name) in marked else "")
+        return code_span(name) + (PROTECTED_MARK if normalize_name(name) in marked else "")
 
     table: list[tuple[str, str, str, str, str]] = []
     for c in diff.changed:

@@ -2,29 +2,28 @@
 
 A recipe has a top-level `products:` list of entries (`- test_case: [name, ...]`), each with
 a nested `products:` list of rows (`environment: [...]`, `scope: [...]`, optional
-`platforms: [...]`; a row without platforms inherits the spec's). No YAML library is used:
-the edits in recipes/mark.py must keep every untouched byte, so the scanner works on the
-lines themselves and records where each entry, row and key sits.
+`platforms: [...]`; a row without platforms inherits the spec's). PyYAML's node positions
+(formats/yaml.py) say where each entry, row and key sits; the edits in recipes/mark.py then
+change those lines and keep every untouched byte.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.files.textlines import YAML_KEY_LINE, ending_of, read_text, split_lines, unquote
+from uvdock.files.textlines import ending_of, read_text, split_lines, unquote
+from uvdock.formats.yaml import compose, is_scalar, paused_collector
 
 # A one-line flow list: text up to and including "[", the items, "]", then the tail; and one
 # item of it: quoted runs (commas inside them included) and unquoted characters.
 _FLOW_LIST = re.compile(r"^(?P<prefix>[^\[#]*\[)(?P<raw>[^\]#]*)\](?P<tail>.*)$")
 _FLOW_ITEM = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'])+""")
-
-# A comment: "#" at the start of a value or after a blank.
-_COMMENT = re.compile(r"(?:^|[ \t])#")
 
 
 def body_of(line: str) -> str:
@@ -33,11 +32,6 @@ def body_of(line: str) -> str:
 
 def indent_of(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
-
-
-def is_content(line: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and not stripped.startswith("#")
 
 
 class FlowList(NamedTuple):
@@ -110,149 +104,103 @@ class Recipe(NamedTuple):
         return [e for e in self.entries if case in e.cases]
 
 
-def _block_end(lines: Sequence[str], start: int, parent_indent: int) -> int:
-    """Index after the last content line deeper than parent_indent, from start on."""
-    end = start
-    for index in range(start, len(lines)):
-        line = lines[index]
-        if not is_content(line):
-            continue
-        if indent_of(line) <= parent_indent:
-            break
-        end = index + 1
-    return end
+# PyYAML refuses the control characters a case name may hold (`recipe show` and completion
+# show them escaped): each is read as one private-use character, so positions stay.
+_CONTROLS = {
+    c: 0xF0000 + c for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\t\n\r\x85"
+}
+_BACK = {to: c for c, to in _CONTROLS.items()}
 
 
-def _items(lines: Sequence[str], start: int, stop: int) -> list[tuple[int, int, int]]:
-    """The `- ` items of the block sequence from line `start` on: (start, end, key column)."""
-    items: list[tuple[int, int, int]] = []
-    item_indent = -1
-    index = start
-    while index < stop:
-        line = lines[index]
-        if not is_content(line):
-            index += 1
-            continue
-        indent = indent_of(line)
-        stripped = line.lstrip(" ")
-        if item_indent < 0:
-            item_indent = indent
-        if indent != item_indent or not stripped.startswith("-"):
-            break
-        match = YAML_KEY_LINE.fullmatch(body_of(line))
-        key_column = indent + len(match["dash"]) if match and match["dash"] else indent + 2
-        end = max(index + 1, _block_end(lines, index + 1, item_indent))
-        end = min(end, stop)
-        items.append((index, end, key_column))
-        index = end
-    return items
+class _Positions:
+    """Line and column of a node's marks, counted on "\n" as the editors count lines (PyYAML
+    also breaks lines on a lone CR, NEL and U+2028)."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0, *(m.end() for m in re.finditer("\n", text))]
+
+    def line(self, mark: Any) -> int:
+        return bisect.bisect_right(self.starts, mark.index) - 1
+
+    def column(self, mark: Any) -> int:
+        return int(mark.index) - self.starts[self.line(mark)]
+
+    def last_line(self, node: Any) -> int:
+        """The line of the node's last character (a block collection ends where the next begins,
+        so its last value's last line is its own)."""
+        while isinstance(node.value, list) and node.value and not node.flow_style:
+            last = node.value[-1]
+            node = last[1] if isinstance(last, tuple) else last
+        end = node.end_mark
+        line = self.line(end)
+        return (
+            line - 1
+            if end.index == self.starts[line] and end.index > node.start_mark.index
+            else line
+        )
 
 
-def _keys(lines: Sequence[str], start: int, end: int, key_column: int) -> dict[str, int]:
-    keys: dict[str, int] = {}
-    for index in range(start, end):
-        match = YAML_KEY_LINE.fullmatch(body_of(lines[index]))
-        if match is None:
-            continue
-        column = len(match["indent"]) + len(match["dash"] or "")
-        if column == key_column and (index == start or not match["dash"]):
-            keys[unquote(match["key"])] = index  # a duplicate key: YAML reads the last one
-    return keys
+def _keyed(node: Any) -> dict[str, tuple[Any, Any]]:
+    """A block mapping's (key, value) nodes by key; the last of duplicate keys, as YAML reads
+    it. A flow mapping has none the line editors can edit."""
+    if type(node).__name__ != "MappingNode" or node.flow_style:
+        return {}
+    return {k.value: (k, v) for k, v in node.value if is_scalar(k) and isinstance(k.value, str)}
 
 
-def _list_value(lines: Sequence[str], index: int | None) -> tuple[str, ...]:
-    if index is None:
+def _values(found: tuple[Any, Any] | None) -> tuple[str, ...]:
+    """A list of strings, or one string, as YAML reads it."""
+    node = found[1] if found else None
+    if node is None or type(node).__name__ == "MappingNode":
         return ()
-    body = body_of(lines[index])
-    parsed = flow_list(body)
-    if parsed is not None:
-        return parsed.items
-    match = YAML_KEY_LINE.fullmatch(body)
-    if match is None:
-        return ()
-    value = _COMMENT.split(match["rest"], maxsplit=1)[0].strip()
-    if value:
-        return (unquote(value),)
-    return _block_list(lines, index + 1, len(match["indent"]) + len(match["dash"] or ""))
+    if is_scalar(node):
+        return (node.value.translate(_BACK),) if node.value else ()
+    return tuple(item.value.translate(_BACK) for item in node.value if is_scalar(item))
 
 
-def _block_list(lines: Sequence[str], start: int, key_column: int) -> tuple[str, ...]:
-    """The `- item` lines under a key (YAML lets them sit at the key's own column)."""
-    items: list[str] = []
-    item_column = -1
-    for line in lines[start:]:
-        if not is_content(line):
-            continue
-        stripped = body_of(line).lstrip(" ")
-        column = indent_of(line)
-        if column < key_column or (items and column != item_column):
-            break
-        if not stripped.startswith("- "):
-            break
-        item_column = column
-        items.append(unquote(_COMMENT.split(stripped[2:], maxsplit=1)[0]))
-    return tuple(items)
-
-
-def _top_level(lines: Sequence[str], key: str) -> int | None:
-    """The line of a top-level key; the last one when it is given twice, as YAML reads it."""
-    found = [i for i, line in enumerate(lines) if line.startswith(f"{key}:")]
-    return found[-1] if found else None
+def _items(node: tuple[Any, Any] | None) -> list[Any]:
+    """The mapping items of a block sequence."""
+    if node is None or type(node[1]).__name__ != "SequenceNode" or node[1].flow_style:
+        return []
+    return [item for item in node[1].value if type(item).__name__ == "MappingNode" and item.value]
 
 
 def parse(path: Path, display: str, text: str) -> Recipe:
     lines = [line.text for line in split_lines(text)]
-    spec_platforms: tuple[str, ...] = ()
-    spec = _top_level(lines, "spec")
-    if spec is not None:
-        end = _block_end(lines, spec + 1, 0)
-        children = [i for i in range(spec + 1, end) if is_content(lines[i])]
-        if children:
-            column = indent_of(lines[children[0]])
-            spec_keys = _keys(lines, spec + 1, end, column)
-            spec_platforms = _list_value(lines, spec_keys.get("platforms"))
+    with paused_collector():
+        documents = compose(text.translate(_CONTROLS), display) or [None]
+        spec_platforms, entries = _entries(_Positions(text), _keyed(documents[0]))
+    return Recipe(path, display, lines, spec_platforms, entries)
+
+
+def _entries(at: _Positions, top: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Entry, ...]]:
+    spec_platforms = _values(_keyed((top.get("spec") or (None, None))[1]).get("platforms"))
     entries: list[Entry] = []
-    products = _top_level(lines, "products")
-    if products is not None:
-        # The sequence may sit at column 0 too, so it ends at the next top-level key.
-        stop = len(lines)
-        for index in range(products + 1, len(lines)):
-            line = lines[index]
-            if is_content(line) and indent_of(line) == 0 and not line.startswith("-"):
-                stop = index
-                break
-        for start, end, column in _items(lines, products + 1, stop):
-            entry = _entry(lines, start, end, column, spec_platforms)
-            if entry is not None:
-                entries.append(entry)
-    return Recipe(path, display, lines, spec_platforms, tuple(entries))
-
-
-def _entry(
-    lines: Sequence[str], start: int, end: int, column: int, spec_platforms: tuple[str, ...]
-) -> Entry | None:
-    keys = _keys(lines, start, end, column)
-    case_line = keys.get("test_case")
-    if case_line is None:
-        return None
-    rows: list[Row] = []
-    nested = keys.get("products")
-    if nested is not None:
-        for row_start, row_end, row_column in _items(lines, nested + 1, end):
-            row_keys = _keys(lines, row_start, row_end, row_column)
-            own_platforms = _list_value(lines, row_keys.get("platforms"))
+    for item in _items(top.get("products")):
+        keys = _keyed(item)
+        if "test_case" not in keys:
+            continue
+        rows = []
+        for node in _items(keys.get("products")):
+            own = _keyed(node)
             rows.append(
                 Row(
-                    start=row_start,
-                    end=row_end,
-                    key_column=row_column,
-                    keys=row_keys,
-                    environments=_list_value(lines, row_keys.get("environment")),
-                    scopes=_list_value(lines, row_keys.get("scope")),
-                    platforms=own_platforms or spec_platforms,
+                    *_block(at, node),
+                    keys={name: at.line(key.start_mark) for name, (key, _) in own.items()},
+                    environments=_values(own.get("environment")),
+                    scopes=_values(own.get("scope")),
+                    platforms=_values(own.get("platforms")) or spec_platforms,
                 )
             )
-    return Entry(start, end, column, case_line, _list_value(lines, case_line), tuple(rows))
+        case_line = at.line(keys["test_case"][0].start_mark)
+        cases = _values(keys["test_case"])
+        entries.append(Entry(*_block(at, item), case_line, cases, tuple(rows)))
+    return spec_platforms, tuple(entries)
+
+
+def _block(at: _Positions, node: Any) -> tuple[int, int, int]:
+    """(first line, line after the last, key column) of a mapping item of a block sequence."""
+    return at.line(node.start_mark), at.last_line(node) + 1, at.column(node.value[0][0].start_mark)
 
 
 def recipe_paths(repo: Path, recipes_dir: str) -> list[Path]:

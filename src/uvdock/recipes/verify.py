@@ -1,4 +1,4 @@
-"""Verify a recipe edit with a real YAML parser (see yaml_verify): what runs where, as YAML reads it.
+"""Verify a recipe edit with a real YAML parser (formats/yaml.py): what runs where, as YAML reads it.
 
 A recipe means a set of runs: for each entry of the top-level `products` (the last such key,
 as YAML reads it), each `test_case`, and each row of its `products`, one run per environment,
@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from uvdock.errors import InputRefused
-from uvdock.formats.yaml_verify import YMap, YSeq, YValue, load, plain, words
+from uvdock.formats.yaml import YMap, YSeq, YValue, load, plain, words
 
 # (case, environment, platform, scope, the entry's other keys, the row's other keys)
 Run = tuple[str, str | None, str | None, str | None, object, object]
