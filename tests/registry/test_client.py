@@ -11,54 +11,19 @@ import base64
 import contextlib
 import socket
 import ssl
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from samples.hostile_servers import Recording as Server
+from samples.hostile_servers import tls_context
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.registry.auth import Credentials
 from uvdock.registry.client import RegistryClient, https_proxy
-
-Route = tuple[int, dict[str, str], bytes]
-
-
-class Server:
-    """Answers each path from `routes`; keeps the headers of every request it got."""
-
-    def __init__(self, routes: dict[str, Route], tls: ssl.SSLContext | None = None) -> None:
-        self.routes = routes
-        self.requests: list[tuple[str, dict[str, str]]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                owner.requests.append((self.path, dict(self.headers.items())))
-                status, headers, body = owner.routes.get(self.path, (404, {}, b"{}"))
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value.replace("{port}", str(owner.port)))
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        if tls is not None:
-            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
-        self.port: int = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -114,19 +79,7 @@ def test_redirect_loops_end(serve: list[Server]) -> None:
 
 @pytest.fixture
 def tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ssl.SSLContext:
-    """A server context for a certificate this process's clients trust (SSL_CERT_FILE)."""
-    key, cert = tmp_path / "tls.key", tmp_path / "tls.crt"
-    names = "DNS:localhost,DNS:registry.proxied.test,IP:127.0.0.1"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-         "/CN=localhost", "-addext", f"subjectAltName={names}",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    return context
+    return tls_context(tmp_path, monkeypatch)
 
 
 def test_authorization_stays_with_its_origin_across_an_https_redirect(

@@ -136,13 +136,13 @@ class Slammer(_Raw):
 
 
 def tls_context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ssl.SSLContext:
-    """A server context for a certificate (localhost, 127.0.0.1) this process's clients
-    trust through SSL_CERT_FILE."""
+    """A server context for a certificate (localhost, registry.proxied.test for the proxy
+    tests, 127.0.0.1) this process's clients trust through SSL_CERT_FILE."""
     key, cert = tmp_path / "tls.key", tmp_path / "tls.crt"
     if not cert.exists():
         subprocess.run(
             ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,DNS:registry.proxied.test,IP:127.0.0.1",
              "-keyout", str(key), "-out", str(cert)],
             check=True, capture_output=True,
         )  # fmt: skip
