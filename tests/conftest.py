@@ -188,6 +188,21 @@ def commit_all(repo: Path, message: str = "commit") -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+def diverged(
+    make_repo: Callable[..., Path], base: str, ours: str, theirs: str, path: str = "pyproject.toml"
+) -> Path:
+    """A repository whose `main` (checked out) wrote `ours` over `base` and whose branch
+    `theirs` wrote `theirs`: ready for `git merge theirs`."""
+    repo = make_repo({path: base})
+    git(repo, "checkout", "-q", "-b", "theirs")
+    (repo / path).write_text(theirs, encoding="utf-8")
+    commit_all(repo, "theirs")
+    git(repo, "checkout", "-q", "main")
+    (repo / path).write_text(ours, encoding="utf-8")
+    commit_all(repo, "ours")
+    return repo
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """A fresh committed git repository holding the given files (path -> str or bytes)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import RunCli, commit_all, git
+from conftest import RunCli, diverged, git
 
 from uvdock.merge.pyproject import merge_pyproject
 
@@ -32,13 +32,7 @@ def test_the_side_that_added_the_mark_decides() -> None:
 
 
 def test_a_real_git_merge_with_the_driver(make_repo: Callable[..., Path], run_cli: RunCli) -> None:
-    repo = make_repo({"pyproject.toml": BOM + BASE})
-    git(repo, "checkout", "-q", "-b", "theirs")
-    (repo / "pyproject.toml").write_text(BOM + THEIRS, encoding="utf-8")
-    commit_all(repo, "theirs")
-    git(repo, "checkout", "-q", "main")
-    (repo / "pyproject.toml").write_text(BOM + OURS, encoding="utf-8")
-    commit_all(repo, "ours")
+    repo = diverged(make_repo, BOM + BASE, BOM + OURS, BOM + THEIRS)
     assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
     git(repo, "merge", "--no-edit", "theirs")  # plain git: a conflict (both sides added)
     merged = (repo / "pyproject.toml").read_bytes()

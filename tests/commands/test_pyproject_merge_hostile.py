@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import tomlkit
-from conftest import RunCli, commit_all, git
+from conftest import RunCli, diverged, git
 
 from uvdock.merge.pyproject import MergeRefused, merge_pyproject
 
@@ -21,17 +21,6 @@ THEIRS = BASE.replace('version = "0.1.0"\n', 'version = "0.1.0"\nversion = "0.2.
 )
 
 
-def diverged(make_repo: Callable[..., Path]) -> Path:
-    repo = make_repo({"pyproject.toml": BASE})
-    git(repo, "checkout", "-q", "-b", "theirs")
-    (repo / "pyproject.toml").write_text(THEIRS)
-    commit_all(repo, "theirs")
-    git(repo, "checkout", "-q", "main")
-    (repo / "pyproject.toml").write_text(OURS)
-    commit_all(repo, "ours")
-    return repo
-
-
 def test_duplicate_key_side_is_refused_by_the_library() -> None:
     with pytest.raises(MergeRefused, match="theirs is not valid TOML"):
         merge_pyproject(BASE, OURS, THEIRS)
@@ -40,7 +29,7 @@ def test_duplicate_key_side_is_refused_by_the_library() -> None:
 def test_driver_falls_back_to_conflict_markers(
     make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
-    repo = diverged(make_repo)
+    repo = diverged(make_repo, BASE, OURS, THEIRS)
     assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
     git(repo, "merge", "--no-edit", "theirs", check=False)
     text = (repo / "pyproject.toml").read_text()
@@ -65,7 +54,7 @@ def test_driver_run_directly_exits_1_with_markers(tmp_path: Path, run_cli: RunCl
 def test_lock_resolve_refuses_with_exit_2_and_changes_nothing(
     make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
-    repo = diverged(make_repo)
+    repo = diverged(make_repo, BASE, OURS, THEIRS)
     git(repo, "merge", "--no-edit", "theirs", check=False)
     before = (repo / "pyproject.toml").read_bytes(), git(repo, "ls-files", "-s")
     result = run_cli("--repo", repo, "--engine", "local", "lock", "resolve", "--no-fetch")
@@ -109,13 +98,7 @@ THEIRS_APART = BASE.replace('name = "demo"\n', 'name = "demo"\nname = "again"\n'
 def test_clean_git_merge_that_is_not_toml_stops_the_merge(
     make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
-    repo = make_repo({"pyproject.toml": BASE})
-    git(repo, "checkout", "-q", "-b", "theirs")
-    (repo / "pyproject.toml").write_text(THEIRS_APART)
-    commit_all(repo, "theirs")
-    git(repo, "checkout", "-q", "main")
-    (repo / "pyproject.toml").write_text(OURS)
-    commit_all(repo, "ours")
+    repo = diverged(make_repo, BASE, OURS, THEIRS_APART)
     head = git(repo, "rev-parse", "HEAD")
     assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
     git(repo, "merge", "--no-edit", "theirs", check=False)

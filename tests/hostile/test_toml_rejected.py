@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, commit_all, git
+from conftest import RunCli, diverged, git
 
 HUGE = "9" * 5000
 MENTIONS_UVDOCK = f'[project]\nname = "demo"\nversion = "0.1.0"\n# uvdock\n[tool.x]\nn = {HUGE}\n'
@@ -58,13 +58,7 @@ THEIRS = BASE.replace('version = "0.1.0"\n', f'version = "0.1.0"\n\n[tool.x]\nn 
 def test_the_merge_driver_stops_a_clean_merge_with_a_huge_integer(
     make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
-    repo = make_repo({"pyproject.toml": BASE})
-    git(repo, "checkout", "-q", "-b", "theirs")
-    (repo / "pyproject.toml").write_text(THEIRS)
-    commit_all(repo, "theirs")
-    git(repo, "checkout", "-q", "main")
-    (repo / "pyproject.toml").write_text(OURS)
-    commit_all(repo, "ours")
+    repo = diverged(make_repo, BASE, OURS, THEIRS)
     head = git(repo, "rev-parse", "HEAD")
     assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
     merged = __import__("subprocess").run(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, commit_all, git
+from conftest import RunCli, diverged, git
 
 from uvdock.merge.pyproject import merge_pyproject
 from uvdock.merge.report import report
@@ -57,13 +57,7 @@ def test_merge_driver_in_a_real_git_merge(
     name: str, make_repo: Callable[..., Path], run_cli: RunCli
 ) -> None:
     texts = case(name)
-    repo = make_repo({"pyproject.toml": texts["base"]})
-    git(repo, "checkout", "-q", "-b", "theirs")
-    (repo / "pyproject.toml").write_text(texts["theirs"], encoding="utf-8")
-    commit_all(repo, "theirs")
-    git(repo, "checkout", "-q", "main")
-    (repo / "pyproject.toml").write_text(texts["ours"], encoding="utf-8")
-    commit_all(repo, "ours")
+    repo = diverged(make_repo, texts["base"], texts["ours"], texts["theirs"])
     assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
     git(repo, "merge", "--no-edit", "theirs")
     assert (repo / "pyproject.toml").read_text(encoding="utf-8") == texts["expected"]
