@@ -8,6 +8,7 @@ git's clean merge with "git's merge is clean but is not valid TOML".
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def test_the_merge_driver_stops_a_clean_merge_with_a_huge_integer(
     repo = diverged(make_repo, BASE, OURS, THEIRS)
     head = git(repo, "rev-parse", "HEAD")
     assert run_cli("--repo", repo, "merge-driver", "install", "--pyproject").code == 0
-    merged = __import__("subprocess").run(
+    merged = subprocess.run(
         ["git", "-C", str(repo), "merge", "--no-edit", "theirs"], capture_output=True, text=True
     )
     assert merged.returncode != 0
