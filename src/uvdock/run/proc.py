@@ -72,10 +72,11 @@ def _start(
     group: int = 0,
     foreground: int | None = None,
     quick: bool = False,
+    death: signal.Signals = signal.SIGKILL,
     **streams: Any,
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in process group `group` (0: a new one it leads; another one outlives
-    uvdock, else it is killed when uvdock dies, unless `quick`: a captured call, started
+    uvdock, else it gets `death` when uvdock dies, unless `quick`: a captured call, started
     the fast way). `foreground`: the terminal it gets."""
     import subprocess
 
@@ -88,7 +89,7 @@ def _start(
     def in_child() -> None:
         os.setpgid(0, group)
         if not group:
-            _libc().prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            _libc().prctl(1, death)  # PR_SET_PDEATHSIG
             if os.getppid() != parent:  # uvdock died before that
                 os.kill(os.getpid(), signal.SIGKILL)
         if foreground is not None:
@@ -241,7 +242,10 @@ def run_foreground(
                     record_group(leader.pid)  # recorded before anything of the child runs
                 group = leader.pid if leader is not None else 0
                 fd = terminal[0] if terminal else None
-                child = _start(argv, env, cwd, group=group, foreground=fd, **streams)
+                # A child whose clean stop is SIGTERM (srun cancels its step, pyxis cleans up)
+                # gets it if uvdock dies; any other is killed.
+                death = signal.SIGTERM if forward == signal.SIGTERM else signal.SIGKILL
+                child = _start(argv, env, cwd, group=group, foreground=fd, death=death, **streams)
                 relay = _relay(child, first_line)
             code = exit_code(child.wait())
             relay.join(5)  # the rest of what it said

@@ -360,7 +360,6 @@ class Shim:
 
             self.out.detail("+ " + shlex.join(argv))
         mode = self.placement.mode
-        argv = self.srun.guarded(argv) if mode == "srun" else argv
         return proc.run_foreground(
             argv,
             cwd=self.repo,

@@ -199,14 +199,6 @@ def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
             )
 
 
-def guarded(argv: list[str], env: Mapping[str, str]) -> list[str]:
-    """srun ends with uvdock: it runs in a process group of its own (a Ctrl-C must reach
-    uvdock alone), so a SIGKILLed uvdock would leave it, and its step, running. The kernel
-    sends it SIGTERM instead, on which srun cancels its step and pyxis cleans up."""
-    setpriv = proc.which("setpriv", env)
-    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else argv
-
-
 def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[str, str | None]:
     """(partition, its generic resources as sinfo shows them: "(null)" for none); the
     allocation's partition inside one, else engine-args' or the default one. None when

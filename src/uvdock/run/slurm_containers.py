@@ -267,11 +267,6 @@ class Spread:
             return shape_args(EVERY_NODE, nodes)
         return shape_args(self.tasks, self.nodes())
 
-    def guarded(self, argv: list[str]) -> list[str]:
-        from uvdock.run import slurm
-
-        return slurm.guarded(argv, self.shim.env)
-
     def unpack(self) -> None:
         """The image's container on each of the nodes that lacks it (not in a dry run)."""
         from uvdock.run import git
