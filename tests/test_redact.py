@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import RunCli
 
-from uvdock.ui.redact import MASK, redact, strip_credentials
+from uvdock.ui.redact import MASK, redact
 
 
 @pytest.mark.parametrize(
@@ -47,10 +47,6 @@ def test_plain_text_and_scp_remotes_are_left_alone() -> None:
         == "git@gitlab.example.com:adlr/megatron-lm.git"
     )
     assert redact("uv sync --locked --extra dev", env={}) == "uv sync --locked --extra dev"
-
-
-def test_strip_credentials() -> None:
-    assert strip_credentials("https://u:p@host:5005/x.git") == "https://host:5005/x.git"
 
 
 SECRET = "s3cr3tValue-9fK2mQ7x"

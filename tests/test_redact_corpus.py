@@ -15,7 +15,7 @@ from conftest import RunCli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvdock.ui.redact import MASK, Redactor, redact, redact_argv, redact_value, secret_name
+from uvdock.ui.redact import MASK, Redactor, redact, secret_name
 
 B64 = "dXNlcjpwYXNzd29yZEJhc2U2NA=="
 GLPAT = "glpat-9fK2mQ7xL4vB8nZ1cR6t"
@@ -172,7 +172,7 @@ def test_secret_names_are_whole_words(name: str, secret: bool) -> None:
 def test_command_words_are_masked_whole() -> None:
     argv = ["curl", "-H", "Authorization: Bearer a b", "-H", "Cookie: sid=abcdefgh12"]
     argv += ["--password", "hunter22", "-e", "HF_TOKEN=a b c", "docker", "login", "-p", "pw"]
-    assert redact_argv(argv, env={}) == [
+    assert Redactor({}).argv(argv) == [
         "curl", "-H", "Authorization: Bearer ***", "-H", "Cookie: sid=***",
         "--password", MASK, "-e", "HF_TOKEN=***", "docker", "login", "-p", MASK,
     ]  # fmt: skip
@@ -181,7 +181,7 @@ def test_command_words_are_masked_whole() -> None:
 def test_json_values_are_redacted_by_key_and_content() -> None:
     payload = {"ok": True, "line": 3, "env": {"HF_TOKEN": "short", "HOME": "/root"}}
     payload["remote"] = f"https://oauth2:{GLPAT}@gitlab.example.com/a.git"
-    assert redact_value(payload, env=ENV) == {
+    assert Redactor(ENV).value(payload) == {
         "ok": True,
         "line": 3,
         "env": {"HF_TOKEN": MASK, "HOME": "/root"},

@@ -82,7 +82,6 @@ def test_a_killed_holder_leaves_a_note_and_no_lock(
     started = time.monotonic()
     with repolock.held(path, "uvdock lock resolve --abort", 10) as stale:
         assert stale == repolock.Holder(killed.pid, "uvdock lock resolve")
-        assert not stale.alive
     assert time.monotonic() - started < 1  # taken over at once, no wait
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from uvdock.registry.gitlab_host import registry_host, registry_image
-from uvdock.ui.redact import redact, strip_credentials
+from uvdock.ui.redact import redact
 
 HOST = "gitlab-master.example.com"
 
@@ -77,14 +77,6 @@ def test_redact_removes_credentials_from_every_url_form(url: str, secrets: list[
         for secret in secrets:
             assert secret not in cleaned, cleaned
         assert "h.example.com" in cleaned or "github.com" in cleaned
-
-
-@pytest.mark.parametrize(("url", "secrets"), CREDENTIALED)
-def test_strip_credentials_keeps_host_and_path(url: str, secrets: list[str]) -> None:
-    stripped = strip_credentials(url)
-    for secret in secrets:
-        assert secret not in stripped
-    assert stripped.endswith(url.rsplit("@", 1)[1])
 
 
 def test_scp_form_has_no_secret_to_redact() -> None:

@@ -68,11 +68,6 @@ def os_error(exc: OSError, path: Path, doing: str) -> EnvironmentUnusable:
     return EnvironmentUnusable(f"{path}: {doing}: {cause}; nothing was changed")
 
 
-def _lines(text: str) -> list[str]:
-    """Lines split on LF only, each keeping its ending (a CR stays part of the line)."""
-    return [line.text for line in textlines.split_lines(text)]
-
-
 class FileEdit(NamedTuple):
     path: Path
     old: str
@@ -91,8 +86,8 @@ class FileEdit(NamedTuple):
         """A unified diff `git apply` takes: CRs kept, a missing final newline marked."""
         out: list[str] = []
         for line in difflib.unified_diff(
-            _lines(self.old),
-            _lines(self.new),
+            [line.text for line in textlines.split_lines(self.old)],
+            [line.text for line in textlines.split_lines(self.new)],
             fromfile=f"a/{self.name}",
             tofile=f"b/{self.name}",
             n=context,

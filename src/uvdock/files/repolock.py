@@ -30,16 +30,6 @@ class Holder(NamedTuple):
     pid: int
     command: str
 
-    @property
-    def alive(self) -> bool:
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # another user's live process
-            return True
-        return True
-
 
 def lock_path(git_dir: Path) -> Path:
     return git_dir.joinpath(*LOCK_FILE)

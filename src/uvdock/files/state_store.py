@@ -107,10 +107,6 @@ def _write_synced(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
 
 
-def _replace_file(target: Path, source: Path, mode: int) -> None:
-    atomic_write_bytes(target, source.read_bytes(), mode=mode)
-
-
 def restore(index: GitIndex, state: SavedState) -> None:
     """Put the lock's (and the files saved with it) bytes and index entries back exactly."""
     with signals.held():
@@ -124,7 +120,8 @@ def _restore_one(index: GitIndex, state: SavedState) -> None:
             index.store_blob(state.blob_file(entry.stage))
     target = index.worktree / state.path
     if state.worktree_present:
-        _replace_file(target, state.folder / WORKTREE_FILE, state.worktree_mode)
+        saved = (state.folder / WORKTREE_FILE).read_bytes()
+        atomic_write_bytes(target, saved, mode=state.worktree_mode)
     else:
         with contextlib.suppress(FileNotFoundError):
             target.unlink()

@@ -135,20 +135,15 @@ class Output:
             self._redactor = Redactor(self._env)
         return self._redactor
 
-    def _clean(self, text: str) -> str:
-        """Redacted, with control sequences from file or log text made visible
-        (terminal_text); uvdock's own colour codes are added after this."""
+    def shown(self, text: str) -> str:
+        """`text` as the terminal may get it: redacted, with control sequences from file or
+        log text made visible (uvdock's own colour codes are added after this)."""
         from uvdock.ui.terminal_text import escape
 
         return escape(self._redaction().text(text))
 
-    def shown(self, text: str) -> str:
-        """`text` as the terminal may get it: a document written to stdout as it is (a CI
-        report, a pull-request body) passes here first."""
-        return self._clean(text)
-
     def _write(self, stream: TextIO, text: str, *, label: str = "") -> None:
-        stream.write(label + self._clean(text) + "\n")
+        stream.write(label + self.shown(text) + "\n")
         stream.flush()
 
     def _progress(self) -> TextIO:
@@ -172,22 +167,22 @@ class Output:
     def colour(self, stream: TextIO) -> bool:
         return wants_colour(self.color, stream, self._env)
 
-    def _label(self, label: str, stream: TextIO) -> str:
-        return _paint(f"{label}:", _SGR[label]) if self.colour(stream) else f"{label}:"
+    def _labelled(self, label: str, message: str, sep: str = " ") -> None:
+        painted = _paint(f"{label}:", _SGR[label]) if self.colour(self.stderr) else f"{label}:"
+        self._write(self.stderr, message, label=painted + sep)
 
     def warn(self, message: str) -> None:
-        self._write(self.stderr, message, label=self._label("warning", self.stderr) + " ")
+        self._labelled("warning", message)
 
     def error(self, message: str) -> None:
-        self._write(self.stderr, message, label=self._label("error", self.stderr) + " ")
+        self._labelled("error", message)
 
     def hint(self, message: str) -> None:
-        self._write(self.stderr, message, label=self._label("hint", self.stderr) + " ")
+        self._labelled("hint", message)
 
     def usage(self, line: str) -> None:
         """The usage line of a refused command line (argparse's `usage: ...`)."""
-        rest = line.partition(":")[2]
-        self._write(self.stderr, rest, label=self._label("usage", self.stderr))
+        self._labelled("usage", line.partition(":")[2], "")
 
     def command(self, argv: Sequence[str], *, prefix: str = "", placement: object = None) -> None:
         """A command as one copy-pasteable shell line (what --dry-run and -v show). Under
@@ -253,7 +248,7 @@ class Output:
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(*(escape(self._clean(str(cell))) for cell in row))
+            table.add_row(*(escape(self.shown(str(cell))) for cell in row))
         # Piped output is read by grep and CI logs, not a terminal: do not fold at 80 columns.
         width = None if self.stdout.isatty() else 200
         colour = self.colour(self.stdout)
@@ -270,7 +265,7 @@ class Output:
         if not text or self.quiet:
             return
         stream = self._progress()
-        text = self._clean(text if text.endswith("\n") else text + "\n")
+        text = self.shown(text if text.endswith("\n") else text + "\n")
         if self.colour(stream):
             text = "".join(colour_diff_line(line) + "\n" for line in text.splitlines())
         stream.write(text)

@@ -366,15 +366,6 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     return Redactor(env).text(text) if text else text
 
 
-def redact_value(value: object, env: Mapping[str, str] | None = None) -> object:
-    """A JSON-able value (dict, list, str, number, ...) with its strings redacted."""
-    return Redactor(env).value(value)
-
-
-def redact_argv(argv: Sequence[str], env: Mapping[str, str] | None = None) -> list[str]:
-    return Redactor(env).argv(argv)
-
-
 def url_credentials(url: str) -> bool:
     """Whether a URL (`git+https://...` too) carries a credential in its userinfo: a password
     (`user:secret@`), or over http(s) any user name, where tokens go (`https://TOKEN@host`);
@@ -386,8 +377,3 @@ def url_credentials(url: str) -> bool:
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
     userinfo, at, _host = authority.rpartition("@")  # the host holds no @; userinfo may
     return bool(at) and (":" in userinfo or scheme.lower().rsplit("+")[-1] in ("http", "https"))
-
-
-def strip_credentials(url: str) -> str:
-    """A remote URL without its user:password@ part (for display and host extraction)."""
-    return _compiled(_FORMS[0].pattern).sub(lambda m: m["scheme"], url)
