@@ -219,7 +219,6 @@ def ensure_private_folder(folder: Path) -> None:
 
 
 def ensure_folder(folder: Path) -> None:
-    """Create `folder` and its missing parents (a new file's home), inside the repository."""
     target_of(folder).mkdir(parents=True, exist_ok=True)
 
 

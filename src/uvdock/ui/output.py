@@ -150,13 +150,11 @@ class Output:
         return self.stderr if self.document_on_stdout else self.stdout
 
     def document_text(self, text: str) -> None:
-        """The command's document as text (a Markdown table, a report) on stdout."""
         if not self.quiet:
             self._write(self.stdout, text)
 
     def info(self, message: str) -> None:
-        """Normal progress and results. When stdout carries a document (--json, --format,
-        --pr-body) they go to stderr, so a redirect captures only the document."""
+        """Progress and results: on stderr when stdout carries a document (--json, --format)."""
         if not self.quiet:
             self._write(self._progress(), message)
 
@@ -197,8 +195,7 @@ class Output:
             self._planned.append({"argv": words, "placement": where})
 
     def json(self, payload: Mapping[str, Any]) -> None:
-        """The command's part of the --json document. Several calls merge (later keys win);
-        the document is written once, by document(), with the keys every command shares."""
+        """The command's part of the --json document; several calls merge (later keys win)."""
         self._payload.update(payload)
 
     def document(
@@ -210,11 +207,8 @@ class Output:
         root: Path | None = None,
         error: Mapping[str, Any] | None = None,
     ) -> None:
-        """Write the one --json document: `command`, `ok` (exit code 0), `exit_code`,
-        `dry_run`, what the command gave json(), `planned` commands, and `error` when the
-        command stopped with an error rather than a finding (exit 1 from a check). Path values are
-        shown relative to `root` (the repository); every string is redacted, then serialized,
-        so the output always parses. A second call writes nothing."""
+        """Write the one --json document (docs/json.md), once: paths relative to `root`,
+        every string redacted before serializing, so the output always parses."""
         import json
 
         if self.document_written:
