@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -596,6 +597,71 @@ def read_violations(sources: Sources) -> list[str]:
     ]
 
 
+# The one place for each: processes start in run/proc.py (the process door), Dockerfile
+# instructions are read by image/dockerfile.py, Markdown code spans are written by
+# ui/markdown_text.py.
+PROCESS_DOOR = "run.proc"
+DOCKERFILE_READER = "image.dockerfile"
+MARKDOWN_WRITER = "ui.markdown_text"
+RE_FUNCTIONS = ("compile", "match", "fullmatch", "search", "findall", "finditer", "sub", "split")
+# A regular expression naming a Dockerfile instruction as a word reads Dockerfiles.
+DOCKERFILE_WORD = re.compile(r"(?<![A-Za-z])(?:FROM|ARG|ENV|ONBUILD)(?![A-Za-z])")
+
+
+def process_door_violations(sources: Sources) -> list[str]:
+    """Processes started (subprocess, pty, os.exec*/fork/spawn/system) outside run/proc.py."""
+    return [
+        problem
+        for module, source in sources.items()
+        if not _in(module, (), (PROCESS_DOOR,))
+        for problem in side_effects(module, source)
+        if "print()" not in problem and " sys." not in problem
+    ]
+
+
+def _patterns(source: str) -> Iterator[tuple[int, str]]:
+    """The constant patterns handed to `re` functions: (line, pattern)."""
+    for node in ast.walk(_parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if getattr(node.func.value, "id", None) != "re" or node.func.attr not in RE_FUNCTIONS:
+            continue
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            yield node.lineno, first.value
+
+
+def dockerfile_reader_violations(sources: Sources) -> list[str]:
+    return [
+        f"{module}:{line} reads Dockerfile instructions"
+        for module, source in sources.items()
+        if not _in(module, (), (DOCKERFILE_READER,))
+        for line, pattern in _patterns(source)
+        if DOCKERFILE_WORD.search(pattern)
+    ]
+
+
+def markdown_violations(sources: Sources) -> list[str]:
+    """Backtick fences measured or built outside ui/markdown_text.py (a code span of its own)."""
+    found = []
+    for module, source in sources.items():
+        if _in(module, (), (MARKDOWN_WRITER,)):
+            continue
+        found += [
+            f"{module}:{line} measures backtick runs" for line, p in _patterns(source) if "`+" in p
+        ]
+        for node in ast.walk(_parse(source)):
+            if (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Mult)
+                and any(
+                    isinstance(n, ast.Constant) and n.value == "`" for n in (node.left, node.right)
+                )
+            ):
+                found.append(f"{module}:{node.lineno} builds a backtick fence")
+    return found
+
+
 # -- size and complexity -------------------------------------------------------------------
 
 
@@ -1029,6 +1095,55 @@ def test_complexity_counts_as_ruff_does(body: str, expected: int) -> None:
     indented = "".join(f"    {line}\n" for line in body.splitlines())
     [outer, *_] = functions("m", "def f() -> None:\n" + indented)
     assert outer.complexity == expected
+
+
+def test_only_the_process_door_starts_processes(sources: dict[str, str]) -> None:
+    problems = process_door_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_dockerfiles_are_read_by_one_reader(sources: dict[str, str]) -> None:
+    problems = dockerfile_reader_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_markdown_code_spans_are_written_in_one_place(sources: dict[str, str]) -> None:
+    problems = markdown_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_a_process_started_outside_the_door_is_reported() -> None:
+    tree = _tree(
+        uvdock="",
+        uvdock__run="",
+        uvdock__run__proc="import subprocess\n",
+        uvdock__run__git="import subprocess\n",
+        uvdock__commands="",
+        uvdock__commands__x="import os\ndef f() -> None:\n    os.execvp('x', ['x'])\n    print(1)\n",
+    )
+    assert process_door_violations(tree) == [
+        "uvdock.run.git:1 imports subprocess",
+        "uvdock.commands.x:3 uses os.execvp",
+    ]
+
+
+def test_a_second_dockerfile_reader_is_reported() -> None:
+    source = "import re\nA = re.compile(r'^\\s*ARG\\s+(\\w+)', re.I)\nB = re.compile('FROMAGE')\n"
+    tree = _tree(uvdock="", uvdock__image="", uvdock__image__dockerfile=source)
+    tree["uvdock.project.sync"] = source
+    assert dockerfile_reader_violations(tree) == [
+        "uvdock.project.sync:2 reads Dockerfile instructions"
+    ]
+
+
+def test_a_second_code_span_writer_is_reported() -> None:
+    source = "import re\nRUN = re.compile(r'`+')\ndef f(n: int) -> str:\n    return '`' * n\n"
+    tree = _tree(uvdock="", uvdock__ui="", uvdock__ui__markdown_text=source)
+    tree["uvdock.lock.markdown"] = source
+    assert markdown_violations(tree) == [
+        "uvdock.lock.markdown:2 measures backtick runs",
+        "uvdock.lock.markdown:4 builds a backtick fence",
+    ]
 
 
 def test_repository_files_are_read_through_one_reader(sources: dict[str, str]) -> None:
