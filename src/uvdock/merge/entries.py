@@ -1,10 +1,13 @@
-"""Three-way merge of keyed entries: dependency lists and tables keyed by package.
+"""Three-way merge of keyed entries: dependency lists, uv's set-like lists, package tables.
 
 An entry is identified by a key: for a requirement string its PEP 503 normalized name
 plus its marker (so `torch; sys_platform == 'never'` and `torch>=2` are two entries), for
-a `{include-group = "x"}` entry the normalized group name. Comparing by key instead of by
-line is what lets two `uv add`s to the same list merge: each side's additions, removals
-and changes are taken; only an entry changed differently on both sides is a conflict.
+a `{include-group = "x"}` entry the normalized group name. uv reads the lists of
+`[tool.uv]` as sets: package-name lists by PEP 503 name, `environments` by marker as
+packaging normalises it, `conflicts` by the set of its items in any order. Comparing by
+key instead of by line is what lets two `uv add`s to the same list merge: each side's
+additions, removals and changes are taken; only an entry changed differently on both
+sides is a conflict.
 
 Pure data: values are plain Python (what `tomlkit` items unwrap to). The caller applies
 the returned plan to its document.
@@ -12,37 +15,109 @@ the returned plan to its document.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 
 from uvdock.project.names import normalize_name
+
+DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
+    ("build-system", "requires"),
+    ("project", "dependencies"),
+    ("project", "optional-dependencies", "*"),
+    ("dependency-groups", "*"),
+    ("tool", "uv", "dev-dependencies"),
+    ("tool", "uv", "override-dependencies"),
+    ("tool", "uv", "constraint-dependencies"),
+    ("tool", "uv", "build-constraint-dependencies"),
+)
+NAME_LISTS = (
+    "no-build-isolation-package",
+    "no-build-package",
+    "no-binary-package",
+    "reinstall-package",
+    "upgrade-package",
+)
+
+
+@lru_cache(maxsize=4096)
+def _requirement(entry: str) -> Requirement | None:
+    """Parsed once: the three sides share most of their entries."""
+    try:
+        return Requirement(entry)
+    except InvalidRequirement:
+        return None
 
 
 def entry_key(value: Any) -> str:
     """The identity of one dependency-list entry."""
     if isinstance(value, dict) and set(value) == {"include-group"}:
         return f"include-group:{normalize_name(str(value['include-group']))}"
-    if isinstance(value, str):
-        try:
-            req = Requirement(value)
-        except InvalidRequirement:
-            return f"text:{value.strip()}"
-        marker = f"; {req.marker}" if req.marker is not None else ""
-        return f"{normalize_name(req.name)}{marker}"
-    return f"value:{value!r}"
+    if not isinstance(value, str):
+        return f"value:{value!r}"
+    req = _requirement(value)
+    if req is None:
+        return f"text:{value.strip()}"
+    return normalize_name(req.name) + (f"; {req.marker}" if req.marker is not None else "")
 
 
 def entry_value(value: Any) -> Hashable:
     """What two entries with the same key are compared by: `beta>=2` equals `Beta >= 2`."""
     if isinstance(value, str):
-        try:
-            return str(Requirement(value))
-        except InvalidRequirement:
-            return value.strip()
+        req = _requirement(value)
+        return value.strip() if req is None else str(req)
     return repr(value)
+
+
+def _name_key(value: Any) -> str:
+    return normalize_name(value.strip()) if isinstance(value, str) else f"value:{value!r}"
+
+
+def _marker_key(value: Any) -> str:
+    if not isinstance(value, str):
+        return f"value:{value!r}"
+    try:
+        return str(Marker(value))
+    except InvalidMarker:
+        return value.strip()
+
+
+def _conflict_set_key(value: Any) -> str:
+    """`[{extra = "a"}, {extra = "b"}]` and `[{extra = "b"}, {extra = "a"}]` are one set."""
+    if not isinstance(value, list):
+        return f"value:{value!r}"
+    items = (
+        "{"
+        + ", ".join(
+            f"{k}={normalize_name(v) if isinstance(v, str) else repr(v)}"
+            for k, v in sorted(i.items())
+        )
+        + "}"
+        if isinstance(i, dict)
+        else repr(i)
+        for i in value
+    )
+    return "[" + ", ".join(sorted(items)) + "]"
+
+
+def key_of(path: tuple[str, ...]) -> Callable[[Any], str] | None:
+    """How the entries of the list at `path` are told apart; None: it is not merged by entry."""
+    if any(
+        len(p) == len(path) and all(a in ("*", b) for a, b in zip(p, path, strict=True))
+        for p in DEPENDENCY_LISTS
+    ):
+        return entry_key
+    if len(path) != 3 or path[:2] != ("tool", "uv"):
+        return None
+    if path[2] in NAME_LISTS:
+        return _name_key
+    if path[2] in ("environments", "required-environments"):
+        return _marker_key
+    return _conflict_set_key if path[2] == "conflicts" else None
 
 
 @dataclass(frozen=True)
@@ -65,13 +140,10 @@ class Conflict:
     theirs: str
 
     def line(self) -> str:
-        """One line for a warning: the values when short, else only the key."""
-        if len(self.ours) + len(self.theirs) > LINE_VALUES:
+        """One line for a warning: the values when short (120 characters), else the key."""
+        if len(self.ours) + len(self.theirs) > 120:
             return f"{self.path}: changed differently on both sides"
         return f"{self.path}: ours {self.ours}, theirs {self.theirs}"
-
-
-LINE_VALUES = 120  # characters of both values a conflict line shows; beyond, the key alone
 
 
 @dataclass(frozen=True)
@@ -124,41 +196,18 @@ def keyed(
 def show(value: Any) -> str:
     if value is None:
         return "(absent)"
-    if isinstance(value, str):
-        return f'"{value}"'
-    return repr(value)
+    return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-def _label(key: str) -> str:
-    return key.split(":", 1)[1] if key.startswith(("text:", "include-group:")) else key
+def change(base: Any, new: Any) -> str:
+    return "added" if base is None else "removed" if new is None else "changed"
 
 
 def decide(base: Any, ours: Any, theirs: Any, same: Callable[[Any, Any], bool]) -> str:
     """'ours', 'theirs' or 'conflict' for one three-way value (None = absent)."""
     if same(ours, theirs) or same(base, theirs):
         return "ours"
-    if same(base, ours):
-        return "theirs"
-    return "conflict"
-
-
-def entry_conflicts(path: str, ours: Any, theirs: Any) -> list[Conflict]:
-    """One entry changed differently on both sides; for two tables, each key they differ in."""
-    if isinstance(ours, dict) and isinstance(theirs, dict):
-        keys = [k for k in dict.fromkeys([*ours, *theirs]) if ours.get(k) != theirs.get(k)]
-        return [Conflict(f"{path}.{k}", show(ours.get(k)), show(theirs.get(k))) for k in keys]
-    return [Conflict(path, show(ours), show(theirs))]
-
-
-def _change(base: Any, new: Any) -> str:
-    if base is None:
-        return "added"
-    return "removed" if new is None else "changed"
-
-
-def _written(base: Any, new: Any) -> str:
-    value = base if new is None else new
-    return value if isinstance(value, str) else repr(value)
+    return "theirs" if same(base, ours) else "conflict"
 
 
 def _same_entry(a: Any, b: Any) -> bool:
@@ -182,21 +231,32 @@ def merge_list(
     taken: list[Taken] = []
     conflicts: list[Conflict] = []
     added: set[str] = set()
+    sides = ((base, b_keys), (ours, o_keys), (theirs, t_keys))
     for key in dict.fromkeys([*o_keys, *t_keys, *b_keys]):
-        b, o, t = _get(base, b_keys, key), _get(ours, o_keys, key), _get(theirs, t_keys, key)
+        b, o, t = (values[keys[key]] if key in keys else None for values, keys in sides)
         verdict = decide(b, o, t, _same_entry)
-        if verdict == "conflict":
-            conflicts += entry_conflicts(f"{path}[{_label(key)}]", o, t)
-        elif verdict == "theirs":
-            taken.append(Taken(path, _label(key), _change(b, t), "theirs", _written(b, t)))
-            if t is None:
-                remove.append(o_keys[key])
-            elif o is not None:
-                replace.append((o_keys[key], t_keys[key]))
-            else:
-                added.add(key)
-        elif not _same_entry(b, o):
-            taken.append(Taken(path, _label(key), _change(b, o), "ours", _written(b, o)))
+        label = key.split(":", 1)[1] if key.startswith(("text:", "include-group:")) else key
+        side, new = ("theirs", t) if verdict == "theirs" else ("ours", o)
+        if verdict == "conflict" and isinstance(o, dict) and isinstance(t, dict):
+            # Two tables: each key they differ in.
+            differ = [k for k in dict.fromkeys([*o, *t]) if o.get(k) != t.get(k)]
+            conflicts += [
+                Conflict(f"{path}[{label}].{k}", show(o.get(k)), show(t.get(k))) for k in differ
+            ]
+        elif verdict == "conflict":
+            conflicts.append(Conflict(f"{path}[{label}]", show(o), show(t)))
+        elif not _same_entry(b, new):
+            value = b if new is None else new
+            written = value if isinstance(value, str) else repr(value)
+            taken.append(Taken(path, label, change(b, new), side, written))
+        if verdict != "theirs":
+            continue
+        if t is None:
+            remove.append(o_keys[key])
+        elif o is not None:
+            replace.append((o_keys[key], t_keys[key]))
+        else:
+            added.add(key)
     kept = [k for k, i in o_keys.items() if i not in remove]
     return ListPlan(
         tuple(sorted(remove, reverse=True)),
@@ -209,23 +269,67 @@ def merge_list(
     )
 
 
-def _get(values: Sequence[Any], keys: dict[str, int], key: str) -> Any:
-    index = keys.get(key)
-    return None if index is None else values[index]
-
-
 def _insertions(
-    theirs_order: list[str], added: set[str], kept: set[str], t_keys: dict[str, int]
+    theirs_order: list[str], added: set[str], present: set[str], t_keys: dict[str, int]
 ) -> list[tuple[int, str, str | None]]:
     """Each added entry goes after the entry that precedes it on theirs' side."""
     result: list[tuple[int, str, str | None]] = []
     previous: str | None = None
-    present = set(kept)
     for key in theirs_order:
         if key in added:
             result.append((t_keys[key], key, previous))
             present.add(key)
-            previous = key
-        elif key in present:
+        if key in present:
             previous = key
     return result
+
+
+# --- a package pinned to different versions in two dependency lists, after a merge ------
+# A merge that takes one side's change of one list and the other side's of another can
+# leave two different `==` pins (`torch` in project.dependencies and in an override), which
+# uv then fails to resolve or silently overrules. Reported when neither side had it alone.
+
+
+@dataclass(frozen=True)
+class PinClash:
+    package: str  # the name, with its marker when it has one
+    pins: tuple[tuple[str, str], ...]  # (dotted list, the requirement as written)
+
+    def line(self) -> str:
+        where = ", ".join(f"{path} ({req})" for path, req in self.pins)
+        return f"{self.package} pinned differently: {where}"
+
+
+def _lists(data: Any, pattern: tuple[str, ...], path: tuple[str, ...] = ()) -> Iterator[Any]:
+    """(dotted path, list) for every list at `pattern` (`*`: any key) in `data`."""
+    if not pattern:
+        if isinstance(data, list):
+            yield ".".join(path), data
+    elif isinstance(data, dict):
+        for key in list(data) if pattern[0] == "*" else [pattern[0]]:
+            if key in data:
+                yield from _lists(data[key], pattern[1:], (*path, key))
+
+
+def _clashing(data: Any) -> dict[str, dict[str, str]]:
+    """package (+ marker) -> {list: requirement} for the packages pinned (`==`) differently."""
+    found: dict[str, dict[str, str]] = {}
+    specifiers: dict[str, dict[str, str]] = {}  # as packaging normalises them
+    for pattern in DEPENDENCY_LISTS:
+        for path, entries in _lists(data, pattern):
+            for entry in entries:
+                req = _requirement(entry) if isinstance(entry, str) else None
+                if req is not None and any(s.operator in ("==", "===") for s in req.specifier):
+                    found.setdefault(entry_key(entry), {})[path] = entry
+                    specifiers.setdefault(entry_key(entry), {})[path] = str(req.specifier)
+    return {key: by for key, by in found.items() if len(set(specifiers[key].values())) > 1}
+
+
+def new_clashes(merged: Any, ours: Any, theirs: Any) -> tuple[PinClash, ...]:
+    """The pins that differ in `merged` and differed on neither side alone."""
+    before = set(_clashing(ours)) | set(_clashing(theirs))
+    return tuple(
+        PinClash(key, tuple(by.items()))
+        for key, by in _clashing(merged).items()
+        if key not in before
+    )

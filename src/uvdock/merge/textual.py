@@ -18,7 +18,9 @@ command runs git and passes the text in; nothing here starts a process):
   structured merge keeps better (it carries reflowed lists);
 - nothing fits: the structured text, as before.
 
-Data is compared with tomllib, which is what uv reads, so a winner is valid TOML.
+Data is compared with tomllib, which is what uv reads, so a winner is valid TOML. When
+the structured text is kept, the comment and blank lines theirs wrote above what it added
+are put back (carry_comments): tomlkit files them under whatever precedes them.
 """
 
 from __future__ import annotations
@@ -184,3 +186,35 @@ def whole_file_conflict(texts: list[str], marker_size: int) -> str:
         f"{'<' * size} ours\n{ours}{'|' * size} base\n{base}{'=' * size}\n"
         f"{theirs}{'>' * size} theirs\n"
     )
+
+
+def carry_comments(merged: str, base: str, theirs: str) -> str:
+    """`merged` with theirs' comment lines back above the lines theirs added: each block of
+    lines theirs wrote is split into its comment and blank lines and the content line they
+    sit on; when that content line appears exactly once in `merged` without them above,
+    they are inserted there. Unchanged unless the result means the same (tomllib)."""
+    lines = merged.splitlines(keepends=True)
+    base_lines, their_lines = base.splitlines(keepends=True), theirs.splitlines(keepends=True)
+    for _, _, block in line_changes(base_lines, their_lines):
+        comments: list[str] = []
+        for content in block:
+            if not content.strip() or content.strip().startswith("#"):
+                comments.append(content)
+                continue
+            at = lines.index(content) if lines.count(content) == 1 else -1
+            # One place to put them, and they are not in the text already.
+            if (
+                comments
+                and at >= 0
+                and not any(c.strip() and c in lines for c in comments)
+                and lines[max(0, at - len(comments)) : at] != comments
+            ):
+                lines[at:at] = comments
+            comments = []
+    text = "".join(lines)
+    if text == merged:
+        return merged
+    try:
+        return text if tomllib.loads(text) == tomllib.loads(merged) else merged
+    except ValueError:
+        return merged
