@@ -1,12 +1,12 @@
 """What the lane's Dockerfile itself syncs into the image's venv: the extras and groups of
-its `uv sync` line(s), read as text.
+its `uv sync` line(s).
 
 Megatron-LM builds /opt/venv with
 `uv sync --extra ${IMAGE_TYPE} --extra mlm --extra ssm --extra te ${FLASH_MLA_GROUP} ...`,
 where FLASH_MLA_GROUP is set to `--group no_pypi_wheels` inside `if [ "$IMAGE_TYPE" != "lts" ]`.
 A `uvdock sync` that starts from less than this selection would uninstall what the image
 installed, so the selection is rebuilt here: build args and ENV from the Dockerfile, the
-lane's IMAGE_TYPE, shell variables assigned in the RUN script, and `if` tests on
+lane's IMAGE_TYPE, shell variables assigned in the RUN scripts, and `if` tests on
 IMAGE_TYPE or the architecture evaluated for the platform. A test it cannot evaluate is not
 taken; it is named in a note. `uv sync --only-group X` lines (build tooling) are skipped.
 """
@@ -18,14 +18,11 @@ import shlex
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from uvdock.image.dockerfile import expand as _expand
-from uvdock.image.dockerfile import read
+from uvdock.image.dockerfile import declarations, expand, read
 
-_ARG = re.compile(r"^\s*(?:ARG|ENV)\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?\s*$", re.I)
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*$")
 _IF = re.compile(r"^\s*(el)?if\s+\[\s+(.+?)\s+\]\s*;?\s*(?:then)?\s*$")
 _TEST = re.compile(r'^("?)(.+?)\1\s+(!?=|==)\s+("?)(.*?)\4$')
-_RUN_PREFIX = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*", re.I)
 _UV_SYNC = re.compile(r"(?:^|\s)uv\s+sync(?:\s|$)")
 _MACHINE_WORDS = ("$(uname -m)", "$(arch)", "`uname -m`")
 _MACHINE = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -52,59 +49,7 @@ def _shell_lines(body: tuple[str, ...]) -> list[str]:
             continue
         lines.append(pending + stripped)
         pending = ""
-    if pending:
-        lines.append(pending)
-    return lines
-
-
-def _either(first: bool | None, second: bool | None) -> bool | None:
-    """Three-valued OR: True if either is, unknown if either is unknown, else False."""
-    if first is True or second is True:
-        return True
-    return None if first is None or second is None else False
-
-
-class _Branches:
-    """The open `if` blocks: per block, whether the current branch runs and whether an
-    earlier branch already ran (None: cannot tell)."""
-
-    def __init__(self) -> None:
-        self.blocks: list[tuple[bool | None, bool | None]] = []
-
-    def open(self, taken: bool | None) -> None:
-        self.blocks.append((taken, taken))
-
-    def alternative(self, taken: bool | None) -> bool:
-        """An `elif`; True when an earlier branch ran, so this one's test does not matter."""
-        if not self.blocks:
-            return False
-        _, done = self.blocks[-1]
-        current = False if done is True else (taken if done is False else _and_not_known(taken))
-        self.blocks[-1] = (current, _either(done, taken))
-        return done is True
-
-    def otherwise(self) -> None:
-        if self.blocks:
-            _, done = self.blocks[-1]
-            self.blocks[-1] = (None if done is None else not done, True)
-
-    def close(self) -> None:
-        if self.blocks:
-            self.blocks.pop()
-
-    def clear(self) -> None:
-        self.blocks.clear()
-
-    def active(self) -> bool | None:
-        states = [current for current, _ in self.blocks]
-        if False in states:
-            return False
-        return None if None in states else True
-
-
-def _and_not_known(taken: bool | None) -> bool | None:
-    # An earlier branch's test was unknown: this branch runs only if it did not.
-    return False if taken is False else None
+    return [*lines, pending] if pending else lines
 
 
 class _Reader:
@@ -113,11 +58,22 @@ class _Reader:
         self.build_args = dict(build_args, IMAGE_TYPE=image_type)
         self.machine = _MACHINE.get(platform, platform)
         self.platform = platform
-        self.branches = _Branches()
+        # The open `if` blocks: whether the current branch runs, and whether an earlier
+        # branch already ran (None: cannot tell).
+        self.blocks: list[tuple[bool | None, bool | None]] = []
         self.extras: list[str] = []
         self.groups: list[str] = []
         self.notes: list[str] = []
         self.found = False
+
+    def declare(self, name: str, default: str | None) -> None:
+        """An ARG or ENV: a build argument wins, then the default as written."""
+        if name in self.build_args:
+            self.variables[name] = self.build_args[name]
+        elif default is not None:
+            self.variables[name] = expand(default, self.variables)[0]
+        if name == "TARGETARCH":
+            self.variables[name] = self.platform
 
     def _evaluate(self, condition: str) -> bool | None:
         test = _TEST.match(condition.strip())
@@ -128,63 +84,61 @@ class _Reader:
             left, right = left.replace(word, self.machine), right.replace(word, self.machine)
         if "$(" in left or "$(" in right:
             return None
-        left, unknown_left = _expand(left, self.variables)
-        right, unknown_right = _expand(right, self.variables)
+        (left, unknown_left), (right, unknown_right) = (
+            expand(side, self.variables) for side in (left, right)
+        )
         if unknown_left or unknown_right:
             return None
         return (left == right) != (operator == "!=")
 
+    def _active(self) -> bool | None:
+        states = [current for current, _ in self.blocks]
+        return False if False in states else None if None in states else True
+
     def line(self, line: str) -> None:
-        declared = _ARG.match(line)
-        if declared:
-            name, default = declared.group(1), declared.group(2)
-            if name in self.build_args:
-                self.variables[name] = self.build_args[name]
-            elif default is not None:
-                self.variables[name] = _expand(default.strip("\"'"), self.variables)[0]
-            if name == "TARGETARCH":
-                self.variables[name] = self.platform
-            return
-        line = _RUN_PREFIX.sub("", line)
         for statement in re.split(r"\s*(?:;|&&)\s*(?=\S)", line):
             self._statement(statement.strip())
 
     def _statement(self, statement: str) -> None:
         keyword, _, rest = statement.partition(" ")
+        if keyword in ("else", "fi") and self.blocks:
+            done = self.blocks[-1][1]
+            if keyword == "fi":
+                self.blocks.pop()
+            else:
+                self.blocks[-1] = (None if done is None else not done, True)
+        if keyword == "fi" or (keyword == "else" and not rest):
+            return
         if keyword in ("then", "else") and rest:
-            if keyword == "else":
-                self.branches.otherwise()
             statement = rest.strip()
-        elif keyword == "else":
-            self.branches.otherwise()
-            return
-        elif keyword == "fi":
-            self.branches.close()
-            return
         opened = _IF.match(statement)
         if opened:
             self._open(opened.group(2), elif_=bool(opened.group(1)))
-            return
-        if _UV_SYNC.search(statement):
-            if self.branches.active() is not False:
+        elif _UV_SYNC.search(statement):
+            if self._active() is not False:
                 self._sync(statement)
-            return
-        assigned = _ASSIGN.match(statement)
-        if assigned and self.branches.active():
+        elif (assigned := _ASSIGN.match(statement)) and self._active():
             self.variables[assigned.group(1)] = _unquote(assigned.group(2), self.variables)
 
     def _open(self, condition: str, *, elif_: bool) -> None:
         taken = self._evaluate(condition)
-        if elif_:
-            decided = self.branches.alternative(taken)
-        else:
-            self.branches.open(taken)
-            decided = False
+        decided = False
+        if not elif_:
+            self.blocks.append((taken, taken))
+        elif self.blocks:  # an `elif`: it does not matter when an earlier branch ran
+            done = self.blocks[-1][1]
+            decided = done is True
+            if done is None:  # an earlier test unknown: this branch runs only if it did not
+                current = False if taken is False else None
+            else:
+                current = False if done else taken
+            either = True if True in (done, taken) else None if None in (done, taken) else False
+            self.blocks[-1] = (current, either)
         if taken is None and not decided:
             self.notes.append(f"condition not evaluated, its selection not taken: {condition}")
 
     def _sync(self, statement: str) -> None:
-        expanded, unknown = _expand(statement, self.variables)
+        expanded, unknown = expand(statement, self.variables)
         for name in unknown:
             self.notes.append(f"`${name}` in the Dockerfile's uv sync line has no known value")
         try:
@@ -195,10 +149,12 @@ class _Reader:
         if "--only-group" in words or any(w.startswith("--only-group=") for w in words):
             return
         self.found = True
-        for flag, value in _options(words):
+        for word, following in zip(words, [*words[1:], None], strict=True):
+            flag, equals, value = word.partition("=")
+            found = value if equals else following
             target = self.extras if flag == "--extra" else self.groups
-            if flag in ("--extra", "--group") and value not in target:
-                target.append(value)
+            if flag in ("--extra", "--group") and found is not None and found not in target:
+                target.append(found)
 
 
 def _unquote(value: str, variables: Mapping[str, str]) -> str:
@@ -206,18 +162,7 @@ def _unquote(value: str, variables: Mapping[str, str]) -> str:
         words = shlex.split(value)
     except ValueError:
         words = [value]
-    return _expand(" ".join(words), variables)[0]
-
-
-def _options(words: list[str]) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    for index, word in enumerate(words):
-        if "=" in word and word.startswith("--"):
-            flag, _, value = word.partition("=")
-            pairs.append((flag, value))
-        elif word.startswith("--") and index + 1 < len(words):
-            pairs.append((word, words[index + 1]))
-    return pairs
+    return expand(" ".join(words), variables)[0]
 
 
 def read_selection(
@@ -229,17 +174,27 @@ def read_selection(
 ) -> SyncSelection:
     """The extras and groups the Dockerfile syncs for a lane (IMAGE_TYPE) and platform."""
     reader = _Reader(image_type, platform, build_args or {})
-    for instruction in read(text).instructions:
+    dockerfile = read(text)
+    for instruction in dockerfile.instructions:
         if instruction.keyword == "FROM":
-            reader.branches.clear()
-        # The script is the heredoc's body: the instruction's own text ends where it opens.
-        reader.line(
-            instruction.text.split("<<", 1)[0] if instruction.heredocs else instruction.text
-        )
-        for heredoc in instruction.heredocs:
-            for line in _shell_lines(heredoc.body):
-                reader.line(line)
-            reader.branches.clear()
+            reader.blocks.clear()
+        elif instruction.keyword in ("ARG", "ENV"):
+            for name, default, _ in declarations(instruction, dockerfile.escape):
+                reader.declare(name, default)
+        elif instruction.keyword == "RUN":
+            # The script is the heredoc's body: the instruction's own text ends where it opens.
+            script = instruction.arguments
+            reader.line(
+                re.sub(
+                    r"^(?:--\S+\s+)*",
+                    "",
+                    script.split("<<", 1)[0] if instruction.heredocs else script,
+                )
+            )
+            for heredoc in instruction.heredocs:
+                for line in _shell_lines(heredoc.body):
+                    reader.line(line)
+                reader.blocks.clear()
     return SyncSelection(
         tuple(reader.extras), tuple(reader.groups), tuple(reader.notes), reader.found
     )
