@@ -40,15 +40,8 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
 
 
 # What a repository not laid out like Megatron-LM gets instead of Megatron-LM's defaults.
-DERIVED = (
-    "dockerfile",
-    "build_target",
-    "image",
-    "lts_image",
-    "enroot_output",
-    "registry_image",
-    "lts_registry_image",
-)
+DERIVED = ("dockerfile", "build_target", "image", "lts_image", "enroot_output",
+           "registry_image", "lts_registry_image")  # fmt: skip
 
 
 def derive(repo: Path, layers: Layers) -> Layers:
@@ -57,9 +50,8 @@ def derive(repo: Path, layers: Layers) -> Layers:
     image's Dockerfile, target and names; no registry image (Megatron-LM's is not this one)."""
     origins = dict(layers.origins)
     config = layers.config
-    if (repo / type(config)._field_defaults["dockerfile"]).is_file():
-        return layers
-    if not set(DERIVED) - origins.keys():
+    default = repo / type(config)._field_defaults["dockerfile"]
+    if default.is_file() or not set(DERIVED) - origins.keys():
         return layers
     chosen = _choice(repo)
     values: dict[str, Any] = {}
@@ -77,15 +69,15 @@ def derive(repo: Path, layers: Layers) -> Layers:
             f"derived: the target CI builds from {path}" if target else "derived: its last stage"
         )
     name = re.sub(r"[^a-z0-9._-]+", "-", repo.resolve().name.lower()).strip(".-_") or "ci"
-    for key, suffix in (("image", "local"), ("lts_image", "local-lts")):
+    built = f"derived: the repository folder's name, built from {path}"
+    not_ours = "derived: Megatron-LM's registry image is not this repository's"  # its GitLab CI's
+    for key, value, why in (
+        ("image", f"{name}:local", built),
+        ("lts_image", f"{name}:local-lts", built),
+        ("enroot_output", f"{name}.sqsh", "derived: the repository folder's name"),
+        ("registry_image", "", not_ours),
+        ("lts_registry_image", "", not_ours),
+    ):
         if key not in origins:
-            values[key] = f"{name}:{suffix}"
-            origins[key] = f"derived: the repository folder's name, built from {path}"
-    if "enroot_output" not in origins:
-        values["enroot_output"] = f"{name}.sqsh"
-        origins["enroot_output"] = "derived: the repository folder's name"
-    for key in ("registry_image", "lts_registry_image"):  # Megatron-LM's GitLab CI images
-        if key not in origins:
-            values[key] = ""
-            origins[key] = "derived: Megatron-LM's registry image is not this repository's"
+            values[key], origins[key] = value, why
     return layers._replace(config=config.replace(**values), origins=origins)

@@ -19,27 +19,10 @@ from typing import Any, NamedTuple
 from uvdock.cli.spec import ENGINE_CHOICES
 from uvdock.errors import InputRefused
 
-ENGINES = ENGINE_CHOICES
-
 # The list in Megatron-LM's Dockerfile.ci.dev: the base image provides these.
-DEFAULT_PROTECTED_PACKAGES = (
-    "torch",
-    "torchvision",
-    "triton",
-    "transformer-engine-cu12",
-    "nvidia-cublas-cu12",
-    "nvidia-cuda-cupti-cu12",
-    "nvidia-cuda-nvrtc-cu12",
-    "nvidia-cuda-runtime-cu12",
-    "nvidia-cudnn-cu12",
-    "nvidia-cufft-cu12",
-    "nvidia-cufile-cu12",
-    "nvidia-curand-cu12",
-    "nvidia-cusolver-cu12",
-    "nvidia-cusparse-cu12",
-    "nvidia-cusparselt-cu12",
-    "nvidia-nccl-cu12",
-)
+DEFAULT_PROTECTED_PACKAGES = ("torch", "torchvision", "triton", "transformer-engine-cu12", *(
+    f"nvidia-{name}-cu12" for name in ("cublas", "cuda-cupti", "cuda-nvrtc", "cuda-runtime",
+    "cudnn", "cufft", "cufile", "curand", "cusolver", "cusparse", "cusparselt", "nccl")))  # fmt: skip
 
 
 def default_uv_cache(env: Mapping[str, str]) -> str:
@@ -127,15 +110,8 @@ FIELDS: dict[str, tuple[str, str]] = {
 
 
 # Keys naming files or folders uvdock reads for editing or writes: inside the repository only.
-REPO_PATH_KEYS = (
-    "dev-pin-file",
-    "lts-pin-file",
-    "dockerfile",
-    "lts-dockerfile",
-    "gitlab-build-file",
-    "lts-requirements",
-    "recipes-dir",
-)
+REPO_PATH_KEYS = ("dev-pin-file", "lts-pin-file", "dockerfile", "lts-dockerfile",
+                  "gitlab-build-file", "lts-requirements", "recipes-dir")  # fmt: skip
 
 
 def valid_keys() -> list[str]:
@@ -143,27 +119,27 @@ def valid_keys() -> list[str]:
 
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
-    kind = FIELDS[key][1]
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise InputRefused(f"{origin}: `{key}` must be true or false, got {value!r}")
-        return value
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InputRefused(f"{origin}: `{key}` must be an integer, got {value!r}")
-        return value
-    if kind.startswith("tuple"):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InputRefused(f"{origin}: `{key}` must be a list of strings, got {value!r}")
-        return tuple(value)
-    if not isinstance(value, str):
-        raise InputRefused(f"{origin}: `{key}` must be a string, got {value!r}")
-    if key == "engine" and value not in ENGINES:
-        raise InputRefused(f"{origin}: engine must be one of {', '.join(ENGINES)}, got {value!r}")
-    return value
+    kind = FIELDS[key][1].split("[")[0]
+    what, fits = {
+        "bool": ("true or false", isinstance(value, bool)),
+        "int": ("an integer", isinstance(value, int) and not isinstance(value, bool)),
+        "tuple": (
+            "a list of strings",
+            isinstance(value, list) and all(isinstance(v, str) for v in value),
+        ),
+    }.get(kind, ("a string", isinstance(value, str)))
+    if not fits:
+        raise InputRefused(f"{origin}: `{key}` must be {what}, got {value!r}")
+    if key == "engine" and value not in ENGINE_CHOICES:
+        raise InputRefused(
+            f"{origin}: engine must be one of {', '.join(ENGINE_CHOICES)}, got {value!r}"
+        )
+    return tuple(value) if kind == "tuple" else value
 
 
-def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
+def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    """A configuration table's own values, checked, by field name (engine_args, not
+    engine-args), before any other layer applies."""
     values: dict[str, Any] = {}
     for raw_key, value in table.items():
         key = _key(raw_key)
@@ -173,12 +149,6 @@ def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             )
         values[FIELDS[key][0]] = _coerce(key, value, origin)
     return values
-
-
-def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
-    """A configuration table's own values, checked, by field name (engine_args, not
-    engine-args), before any other layer applies."""
-    return _from_table(table, origin)
 
 
 _ENV_BOOLS = {
@@ -197,18 +167,13 @@ def _env_value(key: str, text: str) -> Any:
         except ValueError:
             return text  # _coerce reports it
     if kind.startswith("tuple"):
-        stripped = text.strip()
-        if stripped.startswith("["):
-            import json
-
-            try:
-                return json.loads(stripped)
-            except json.JSONDecodeError:
-                return text
+        import json
         import shlex
 
         try:
-            return shlex.split(text)
+            return json.loads(text) if text.strip().startswith("[") else shlex.split(text)
+        except json.JSONDecodeError:
+            return text
         except ValueError as exc:  # e.g. an unbalanced quote
             raise InputRefused(
                 f"environment UVDOCK_{FIELDS[key][0].upper()}: {exc} in {text!r}",
@@ -233,11 +198,9 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 # Variables of uvdock's own that are not configuration keys.
-_ENV_NOT_CONFIG = frozenset(
-    {"UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE", "UVDOCK_TEST_UV_VERSION"}
-    | {"UVDOCK_REQUIRE_SLURM", "UVDOCK_TEST_SQSH", "UVDOCK_TEST_ENROOT_DATA", "UVDOCK_SLURM_SHARED"}
-    | {"UVDOCK_REQUIRE_SLURM_NODES", "UVDOCK_TEST_MULTINODE"}
-)
+_ENV_NOT_CONFIG = frozenset(f"UVDOCK_{name}" for name in (
+    "REQUIRE_ENGINE", "TEST_IMAGE", "TEST_UV_VERSION", "REQUIRE_SLURM", "TEST_SQSH",
+    "SLURM_SHARED", "TEST_ENROOT_DATA", "REQUIRE_SLURM_NODES", "TEST_MULTINODE"))  # fmt: skip
 
 
 def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
@@ -306,17 +269,12 @@ def load_layers(repo: Path | None, env: Mapping[str, str] | None = None) -> Laye
     values: dict[str, Any] = {"uv_cache": default_uv_cache(env)}
     origins: dict[str, str] = {}
     user_file = user_config_file(env)
-    if user_file.is_file():
-        user = _from_table(_read_toml(user_file, str(user_file)), str(user_file))
-        values.update(user)
-        origins.update(dict.fromkeys(user, f"your {user_file}"))
-    table: dict[str, Any] = {}
-    source = ""
-    if repo is not None:
-        table, source = file_table(repo)
-        from_repo = _from_table(table, source)
-        values.update(from_repo)
-        origins.update(dict.fromkeys(from_repo, source))
+    user = _read_toml(user_file, str(user_file)) if user_file.is_file() else {}
+    user = table_values(user, str(user_file))
+    table, source = file_table(repo) if repo is not None else ({}, "")
+    for layer, origin in ((user, f"your {user_file}"), (table_values(table, source), source)):
+        values.update(layer)
+        origins.update(dict.fromkeys(layer, origin))
     from_env = _from_env(env)
     values.update(from_env)
     origins.update({name: f"UVDOCK_{name.upper()}" for name in from_env})

@@ -28,17 +28,8 @@ from uvdock.config.settings import config_home, user_config_file
 # is written (enroot-output). `image` / `lts-image` are not here: the image runs inside
 # the container, which already runs the repository's own code (its build backend); only
 # the keys above can widen the container.
-GATED_KEYS = (
-    "engine",
-    "engine-args",
-    "container",
-    "venv",
-    "uv-cache",
-    "container-uv-cache",
-    "enroot-output",
-)
-
-TRUST_FILE = "trusted"
+GATED_KEYS = ("engine", "engine-args", "container", "venv", "uv-cache", "container-uv-cache",
+              "enroot-output")  # fmt: skip
 
 
 class TrustRecord(NamedTuple):
@@ -48,17 +39,13 @@ class TrustRecord(NamedTuple):
 
 
 def trust_file(env: Mapping[str, str]) -> Path:
-    return config_home(env) / TRUST_FILE
+    return config_home(env) / "trusted"
 
 
 def gated(table: Mapping[str, Any]) -> dict[str, Any]:
     """The gated keys a configuration table sets (dash or underscore spelling), in order."""
-    found: dict[str, Any] = {}
-    for raw_key, value in table.items():
-        key = raw_key.replace("_", "-")
-        if key in GATED_KEYS:
-            found[key] = value
-    return found
+    keys = {raw: raw.replace("_", "-") for raw in table}
+    return {key: table[raw] for raw, key in keys.items() if key in GATED_KEYS}
 
 
 def digest(table: Mapping[str, Any]) -> str:
@@ -70,30 +57,9 @@ def digest(table: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def read_records(env: Mapping[str, str]) -> list[TrustRecord]:
-    """Every record in the user's trust file; lines that are not records are skipped."""
-    import json
-
-    try:
-        text = trust_file(env).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return []
-    records = []
-    for line in text.splitlines():
-        try:
-            records.append(_parse(json.loads(line)))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return records
-
-
-def _parse(data: Any) -> TrustRecord:
-    return TrustRecord(str(data["repo"]), str(data["source"]), str(data["sha256"]))
-
-
-def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
-    """Every record, for a command that rewrites the file: a file that cannot be read, or
-    holds a line that is not a record, is the user's data, never silently replaced (exit 3)."""
+def read_records(env: Mapping[str, str], *, strict: bool = False) -> list[TrustRecord]:
+    """Every record in the user's trust file; lines that are not records are skipped,
+    unless `strict` (read_records_to_rewrite)."""
     import json
 
     from uvdock.errors import EnvironmentUnusable
@@ -101,9 +67,9 @@ def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
     path = trust_file(env)
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
     except (OSError, UnicodeDecodeError) as exc:
+        if not strict or isinstance(exc, FileNotFoundError):
+            return []
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise EnvironmentUnusable(
             f"{path}: cannot read the trust record: {reason}; nothing was changed",
@@ -112,13 +78,21 @@ def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
     records = []
     for number, line in enumerate(text.splitlines(), 1):
         try:
-            records.append(_parse(json.loads(line)))
+            data = json.loads(line)
+            records.append(TrustRecord(*(str(data[field]) for field in TrustRecord._fields)))
         except (ValueError, KeyError, TypeError):
-            raise EnvironmentUnusable(
-                f"{path}: line {number} is not a trust record; nothing was changed",
-                hint="fix or remove that line (or the file, then trust again)",
-            ) from None
+            if strict:
+                raise EnvironmentUnusable(
+                    f"{path}: line {number} is not a trust record; nothing was changed",
+                    hint="fix or remove that line (or the file, then trust again)",
+                ) from None
     return records
+
+
+def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
+    """Every record, for a command that rewrites the file: a file that cannot be read, or
+    holds a line that is not a record, is the user's data, never silently replaced (exit 3)."""
+    return read_records(env, strict=True)
 
 
 def render_records(records: list[TrustRecord]) -> str:
@@ -138,11 +112,6 @@ def without(records: list[TrustRecord], repo: Path, source: str | None = None) -
     return [r for r in records if not (r.repo == key and source in (None, r.source))]
 
 
-def is_trusted(env: Mapping[str, str], repo: Path, source: str, sha256: str) -> bool:
-    record = find(read_records(env), repo, source)
-    return record is not None and record.sha256 == sha256
-
-
 def untrusted(
     origins: Mapping[str, str],
     table: Mapping[str, Any],
@@ -158,9 +127,8 @@ def untrusted(
         for key, value in gated(table).items()
         if origins.get(key.replace("-", "_")) == source
     }
-    if not keys or is_trusted(env, repo, source, digest(table)):
-        return {}
-    return keys
+    record = find(read_records(env), repo, source) if keys else None
+    return {} if not keys or (record and record.sha256 == digest(table)) else keys
 
 
 def refusal(

@@ -60,37 +60,32 @@ def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
     return data
 
 
+def _string(repo: Path, *keys: str) -> str | None:
+    """A string setting, or None when unset or the pyproject is unreadable (a broken
+    pyproject is uv's to report, in its own words)."""
+    try:
+        value = _table(_load(repo), *keys[:-1]).get(keys[-1])
+    except (InputRefused, OSError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def read(repo: Path) -> ProjectDeps:
     data = _load(repo)
-    project = data.get("project", {})
-    uv = data.get("tool", {}).get("uv", {})
-    default_groups = uv.get("default-groups", ["dev"])
+    default_groups = _table(data, "tool", "uv").get("default-groups", ["dev"])
     return ProjectDeps(
-        extras=tuple(project.get("optional-dependencies", {}) or ()),
+        extras=tuple(data.get("project", {}).get("optional-dependencies", {}) or ()),
         groups=tuple(data.get("dependency-groups", {}) or ()),
         default_groups=tuple(default_groups) if isinstance(default_groups, list) else (),
     )
 
 
 def required_uv_version(repo: Path) -> str | None:
-    """`[tool.uv] required-version`, or None when unset or the pyproject is unreadable
-    (a broken pyproject is uv's to report, in its own words)."""
-    try:
-        data = _load(repo)
-    except (InputRefused, OSError):
-        return None
-    value = _table(data, "tool", "uv").get("required-version")
-    return value if isinstance(value, str) else None
+    return _string(repo, "tool", "uv", "required-version")
 
 
 def requires_python(repo: Path) -> str | None:
-    """`[project] requires-python`, or None when unset or the pyproject is unreadable."""
-    try:
-        data = _load(repo)
-    except (InputRefused, OSError):
-        return None
-    value = _table(data, "project").get("requires-python")
-    return value if isinstance(value, str) else None
+    return _string(repo, "project", "requires-python")
 
 
 def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str, ...]:
@@ -122,10 +117,9 @@ def _workspace_of(top: Path, member: Path) -> Path | None:
     """The folder between `member` and `top` whose `[tool.uv.workspace]` lists `member`."""
     for root in member.parents:
         try:
-            data = _load(root)
+            workspace = _table(_load(root), "tool", "uv", "workspace")
         except (InputRefused, OSError):
-            data = {}
-        workspace = _table(data, "tool", "uv", "workspace")
+            workspace = {}
         rel = member.relative_to(root).as_posix()
         if _listed(workspace.get("members"), rel) and not _listed(workspace.get("exclude"), rel):
             return root
@@ -138,11 +132,10 @@ def _listed(globs: Any, rel: str) -> bool:
     """`rel` matches one of uv's member globs (`*` stays within one path segment)."""
     from fnmatch import fnmatchcase
 
-    if not isinstance(globs, list):
-        return False
     parts = rel.split("/")
-    for glob in globs:
-        pattern = str(glob).strip("/").split("/")
-        if len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern)):
-            return True
-    return False
+    patterns = (
+        [str(glob).strip("/").split("/") for glob in globs] if isinstance(globs, list) else []
+    )
+    return any(
+        len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern)) for pattern in patterns
+    )

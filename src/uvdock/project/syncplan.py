@@ -61,61 +61,39 @@ def build(
             )
         return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], notes)
 
-    wanted: list[tuple[str, str]] = _image_selection(image, deps, notes)
-    wanted += _profile_names(profile, deps, notes)
+    wanted: list[tuple[str, str]] = []
+    if image is not None:  # the Dockerfile's own extras and groups the project declares
+        notes.extend(image.notes)
+        for kind, names, own in (
+            ("extra", image.extras, deps.extras),
+            ("group", image.groups, deps.groups),
+        ):
+            for name in names:
+                if normalize_name(name) in {normalize_name(n) for n in own}:
+                    wanted.append((name, kind))
+                else:
+                    notes.append(
+                        f"the Dockerfile syncs --{kind} {name}, which pyproject.toml does not declare: left out"
+                    )
+    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
+    for name in PROFILES[profile]:
+        if normalize_name(name) in declared:
+            wanted.append((name, ""))
+        else:
+            notes.append(f"this project declares no `{name}` extra or group: left out of the sync")
     wanted += [(name, "group") for name in groups] + [(name, "extra") for name in extras]
     if profile == "lts" and "lts" in {e.lower() for e in deps.extras}:
         wanted.insert(0, ("lts", "extra"))
-    args = ["sync", "--locked", mode]
-    seen: set[tuple[str, str]] = set()
+    chosen: dict[tuple[str, str], None] = {}
     for name, asked in wanted:
         kind = deps.classify(name)
         if asked and asked != kind:
             notes.append(
                 f"`{name}` is an {kind} in pyproject.toml: using --{kind} {name}, not --{asked}"
             )
-        flag = f"--{kind}"
-        if (flag, name) not in seen:
-            seen.add((flag, name))
-            args += [flag, name]
-    for package in protected:
-        args += ["--no-install-package", package]
-    return SyncPlan(args, notes)
-
-
-def _profile_names(profile: str, deps: ProjectDeps, notes: list[str]) -> list[tuple[str, str]]:
-    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
-    wanted: list[tuple[str, str]] = []
-    for name in PROFILES[profile]:
-        if normalize_name(name) not in declared:
-            notes.append(f"this project declares no `{name}` extra or group: left out of the sync")
-        else:
-            wanted.append((name, ""))
-    return wanted
-
-
-def _image_selection(
-    image: SyncSelection | None, deps: ProjectDeps, notes: list[str]
-) -> list[tuple[str, str]]:
-    """The Dockerfile's own extras and groups, those the project declares (others noted)."""
-    if image is None:
-        return []
-    notes.extend(image.notes)
-    declared = {
-        (kind, normalize_name(name))
-        for kind, names in (("extra", deps.extras), ("group", deps.groups))
-        for name in names
-    }
-    wanted: list[tuple[str, str]] = []
-    for kind, names in (("extra", image.extras), ("group", image.groups)):
-        for name in names:
-            if (kind, normalize_name(name)) in declared:
-                wanted.append((name, kind))
-            else:
-                notes.append(
-                    f"the Dockerfile syncs --{kind} {name}, which pyproject.toml does not declare: left out"
-                )
-    return wanted
+        chosen[(f"--{kind}", name)] = None
+    args = ["sync", "--locked", mode, *(word for pair in chosen for word in pair)]
+    return SyncPlan(args + [w for p in protected for w in ("--no-install-package", p)], notes)
 
 
 _REMOVAL = re.compile(r"^\s*- ([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?==\S+)", re.M)
