@@ -7,6 +7,7 @@ person resolving should see it before committing.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -45,16 +46,14 @@ def decisions(result: MergeResult) -> list[Taken]:
 def report(result: MergeResult) -> dict[str, Any]:
     taken: dict[str, list[dict[str, str]]] = {"ours": [], "theirs": []}
     for t in result.taken:
-        taken[t.side].append(
-            {"path": t.path, "entry": t.entry, "change": t.change, "written": t.written}
-        )
-    conflicts = [{"path": c.path, "ours": c.ours, "theirs": c.theirs} for c in result.conflicts]
+        taken[t.side].append({k: v for k, v in asdict(t).items() if k != "side"})
+    merged = result.text is not None
     return {
-        "merged": result.text is not None,
-        "via": result.via if result.text is not None else None,
+        "merged": merged,
+        "via": result.via if merged else None,
         "taken": taken,
         "decisions": [sentence(t) for t in decisions(result)],
-        "conflicts": conflicts,
+        "conflicts": [asdict(c) for c in result.conflicts],
         "pins": [{"package": p.package, "pins": dict(p.pins)} for p in result.pins],
     }
 

@@ -34,6 +34,9 @@ from typing import Any
 MARKER_SIZE = 41  # the -p run's marker length: longer than anything a TOML file holds
 _OPEN, _BASE, _MIDDLE, _CLOSE = ("<" * MARKER_SIZE, "|" * MARKER_SIZE, "=" * MARKER_SIZE,
                                   ">" * MARKER_SIZE)  # fmt: skip
+# Marker -> {state it may come in: the state it opens}.
+_MOVES = {_OPEN: {"plain": "ours"}, _BASE: {"ours": "base"},
+          _MIDDLE: {"ours": "theirs", "base": "theirs"}, _CLOSE: {"theirs": "plain"}}  # fmt: skip
 _MAX_SEARCHED_HUNKS = 3  # 4**3 combinations at most; beyond that only uniform choices
 _ORDERS = ("lines:ours", "lines:theirs", "ours+theirs", "theirs+ours")
 
@@ -66,27 +69,21 @@ def split_hunks(text: str) -> list[Piece] | None:
     state = "plain"
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        if state == "plain" and bare.startswith(_OPEN):
-            pieces.append("".join(parts["plain"]))
-            parts = {"plain": [], "ours": [], "base": [], "theirs": []}
-            state = "ours"
-        elif state == "ours" and bare.startswith(_BASE):
-            state = "base"
-        elif state in ("ours", "base") and bare == _MIDDLE:
-            state = "theirs"
-        elif state == "theirs" and bare.startswith(_CLOSE):
-            pieces.append(
-                ("".join(parts["ours"]), "".join(parts["base"]), "".join(parts["theirs"]))
-            )
-            state = "plain"
-        elif bare.startswith((_OPEN, _BASE, _MIDDLE, _CLOSE)):
-            return None
-        else:
+        marker = next((m for m in _MOVES if bare.startswith(m)), None)
+        if marker is None:
             parts[state].append(line)
+            continue
+        following = _MOVES[marker].get(state)
+        if following is None or (marker == _MIDDLE and bare != _MIDDLE):
+            return None
+        if marker in (_OPEN, _CLOSE):
+            ours, base, theirs = ("".join(parts[p]) for p in ("ours", "base", "theirs"))
+            pieces.append("".join(parts["plain"]) if marker == _OPEN else (ours, base, theirs))
+            parts = {key: [] for key in parts}
+        state = following
     if state != "plain":
         return None
-    pieces.append("".join(parts["plain"]))
-    return pieces
+    return [*pieces, "".join(parts["plain"])]
 
 
 def line_changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:
@@ -169,12 +166,11 @@ def prefer_git_bytes(wanted: dict[str, Any], structured: str, textual: Textual) 
     """(text, via): git's bytes when they mean `wanted`, what the structured merge decided
     (its own text may not: the caller checks that)."""
     if textual.clean:
-        return (textual.text, "git") if _data(textual.text) == wanted else (structured, "uvdock")
-    pieces = split_hunks(textual.text)
-    if pieces is None:
-        return structured, "uvdock"
-    resolved = resolve_hunks(pieces, wanted)
-    return (resolved, "git-hunks") if resolved is not None else (structured, "uvdock")
+        found, via = (textual.text if _data(textual.text) == wanted else None), "git"
+    else:
+        pieces = split_hunks(textual.text)
+        found, via = (resolve_hunks(pieces, wanted) if pieces else None), "git-hunks"
+    return (found, via) if found is not None else (structured, "uvdock")
 
 
 def whole_file_conflict(texts: list[str], marker_size: int) -> str:
