@@ -53,29 +53,33 @@ def _load(repo: Path) -> dict[str, Any]:
         raise InputRefused(f"pyproject.toml is not valid TOML: {exc}") from None
 
 
-def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+def table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
     for key in keys:
         value = data.get(key, {})
         data = value if isinstance(value, Mapping) else {}
     return data
 
 
-def _string(repo: Path, *keys: str) -> str | None:
-    """A string setting, or None when unset or the pyproject is unreadable (a broken
-    pyproject is uv's to report, in its own words)."""
+def data(repo: Path) -> dict[str, Any]:
+    """The pyproject's data, empty when it is unreadable (a broken pyproject is uv's to
+    report, in its own words)."""
     try:
-        value = _table(_load(repo), *keys[:-1]).get(keys[-1])
+        return _load(repo)
     except (InputRefused, OSError):
-        return None
+        return {}
+
+
+def _string(repo: Path, *keys: str) -> str | None:
+    value = table(data(repo), *keys[:-1]).get(keys[-1])
     return value if isinstance(value, str) else None
 
 
 def read(repo: Path) -> ProjectDeps:
-    data = _load(repo)
-    default_groups = _table(data, "tool", "uv").get("default-groups", ["dev"])
+    found = _load(repo)
+    default_groups = table(found, "tool", "uv").get("default-groups", ["dev"])
     return ProjectDeps(
-        extras=tuple(data.get("project", {}).get("optional-dependencies", {}) or ()),
-        groups=tuple(data.get("dependency-groups", {}) or ()),
+        extras=tuple(found.get("project", {}).get("optional-dependencies", {}) or ()),
+        groups=tuple(found.get("dependency-groups", {}) or ()),
         default_groups=tuple(default_groups) if isinstance(default_groups, list) else (),
     )
 
@@ -116,10 +120,7 @@ def enclosing_project(top: Path, start: Path) -> Path:
 def _workspace_of(top: Path, member: Path) -> Path | None:
     """The folder between `member` and `top` whose `[tool.uv.workspace]` lists `member`."""
     for root in member.parents:
-        try:
-            workspace = _table(_load(root), "tool", "uv", "workspace")
-        except (InputRefused, OSError):
-            workspace = {}
+        workspace = table(data(root), "tool", "uv", "workspace")
         rel = member.relative_to(root).as_posix()
         if _listed(workspace.get("members"), rel) and not _listed(workspace.get("exclude"), rel):
             return root
