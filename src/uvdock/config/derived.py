@@ -1,11 +1,9 @@
 """The CI image settings of a repository that is not laid out like Megatron-LM, derived from it.
 
-uvdock's defaults name Megatron-LM's files (`docker/Dockerfile.ci.dev`, the image
-`megatron-lm:local`). Where that Dockerfile is absent but the repository has its own, the
-Dockerfile its CI builds (the one whose base is a lane: image/lanes.py) becomes `dockerfile`,
-the target CI builds from it `build-target`, and the image `<folder>:local`; each with the
-reason, which `doctor` and `image show --explain` print. A setting anyone wrote (the user,
-the repository, UVDOCK_*) is never replaced.
+Where Megatron-LM's Dockerfile (uvdock's default) is absent but the repository has its
+own, the one its CI builds (whose base is a lane: image/lanes.py) becomes `dockerfile`,
+the target CI builds `build-target`, the image `<folder>:local`; each with the reason
+`doctor` and `image show --explain` print. A setting anyone wrote is never replaced.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Configuration: defaults that fit Megatron-LM, the user's file, the repository's, UVDOCK_*.
 
-Sources, later wins: built-in defaults; the user's own `$XDG_CONFIG_HOME/uvdock/config.toml`
-(else `~/.config/uvdock/config.toml`); `[tool.uvdock]` in pyproject.toml, or `uvdock.toml`
-at the repository root instead when that file exists (as ruff.toml does for ruff);
-`UVDOCK_<KEY>` environment variables (KEY upper-cased, dashes as underscores); then
-command-line options, applied by the command layer with `Config.replace`. Keys that widen
-what runs on the host are taken from the repository only once trusted (config_trust.py);
-`load_layers` says where each value came from so the command layer can check that.
+Later wins: built-in defaults; `$XDG_CONFIG_HOME/uvdock/config.toml` (else
+`~/.config/uvdock/config.toml`); `[tool.uvdock]` in pyproject.toml, or `uvdock.toml` instead
+when it exists (as ruff.toml); `UVDOCK_<KEY>` variables; then command-line options
+(`Config.replace`). Keys that widen what runs on the host are taken from the repository
+only once trusted (trust.py): `load_layers` says where each value came from.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.cli.spec import ENGINE_CHOICES
-from uvdock.errors import InputRefused
+from uvdock.errors import EnvironmentUnusable, InputRefused
 
 # The list in Megatron-LM's Dockerfile.ci.dev: the base image provides these.
 DEFAULT_PROTECTED_PACKAGES = ("torch", "torchvision", "triton", "transformer-engine-cu12", *(
@@ -97,14 +95,10 @@ class Config(NamedTuple):
         return self._replace(**changes)
 
 
-def _key(name: str) -> str:
-    return name.replace("_", "-")
-
-
 # kebab-case key -> (attribute name, annotation as written)
 FIELDS: dict[str, tuple[str, str]] = {
     # NamedTuple keeps postponed annotations as ForwardRefs; the text is what is compared.
-    _key(name): (name, str(getattr(kind, "__forward_arg__", kind)))
+    name.replace("_", "-"): (name, str(getattr(kind, "__forward_arg__", kind)))
     for name, kind in Config.__annotations__.items()
 }
 
@@ -142,7 +136,7 @@ def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     engine-args), before any other layer applies."""
     values: dict[str, Any] = {}
     for raw_key, value in table.items():
-        key = _key(raw_key)
+        key = raw_key.replace("_", "-")
         if key not in FIELDS:
             raise InputRefused(
                 f"{origin}: unknown key `{raw_key}`; valid keys: {', '.join(valid_keys())}"
@@ -215,32 +209,29 @@ def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:  # bad TOML or UTF-8, a 5000-digit integer
         raise InputRefused(f"{shown or path.name}: not valid TOML: {exc}") from None
     except OSError as exc:
-        from uvdock.errors import EnvironmentUnusable
-
         raise EnvironmentUnusable(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def file_table(repo: Path) -> tuple[dict[str, Any], str]:
     """The raw configuration table and where it came from ('' when there is none)."""
-    own = repo / "uvdock.toml"
-    if own.exists():
-        return _read_toml(own), "uvdock.toml"
-    pyproject = repo / "pyproject.toml"
-    # Most runs have no [tool.uvdock]: a byte search spares parsing a large pyproject.
     from uvdock.files import textlines
 
-    if pyproject.exists() and b"uvdock" in textlines.read_bytes(pyproject):
-        try:
-            tool = _read_toml(pyproject).get("tool", {})
-        except InputRefused:
-            return {}, ""  # a broken pyproject is the command's business, not config's
-        if not isinstance(tool, dict):
-            raise InputRefused(f"pyproject.toml: `tool` must be a table, got {tool!r}")
-        table = tool.get("uvdock", {})
-        if not isinstance(table, dict):
-            raise InputRefused("pyproject.toml: [tool.uvdock] must be a table")
-        return table, "pyproject.toml [tool.uvdock]"
-    return {}, ""
+    own, pyproject = repo / "uvdock.toml", repo / "pyproject.toml"
+    if own.exists():
+        return _read_toml(own), "uvdock.toml"
+    # Most runs have no [tool.uvdock]: a byte search spares parsing a large pyproject.
+    if not (pyproject.exists() and b"uvdock" in textlines.read_bytes(pyproject)):
+        return {}, ""
+    try:
+        tool = _read_toml(pyproject).get("tool", {})
+    except InputRefused:
+        return {}, ""  # a broken pyproject is the command's business, not config's
+    if not isinstance(tool, dict):
+        raise InputRefused(f"pyproject.toml: `tool` must be a table, got {tool!r}")
+    table = tool.get("uvdock", {})
+    if not isinstance(table, dict):
+        raise InputRefused("pyproject.toml: [tool.uvdock] must be a table")
+    return table, "pyproject.toml [tool.uvdock]"
 
 
 class Layers(NamedTuple):
@@ -296,13 +287,9 @@ def check_repo_paths(repo: Path, config: Config) -> None:
         value = getattr(config, FIELDS[key][0])
         if not value:  # an empty path says "this repository has none" (e.g. no LTS lane)
             continue
-        parts = Path(value).parts
         real = os.path.realpath(os.path.join(top, value))
-        if (
-            Path(value).is_absolute()
-            or ".." in parts
-            or (real != top and not real.startswith(top.rstrip(os.sep) + os.sep))
-        ):
+        inside = real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+        if Path(value).is_absolute() or ".." in Path(value).parts or not inside:
             raise InputRefused(
                 f"configuration `{key}` = {value!r}: must be a path inside the repository "
                 f"({top}); it resolves to {real}",

@@ -1,17 +1,14 @@
 """Which configuration a repository may set on its own, and the user's record of trust.
 
-A cloned repository's `uvdock.toml` or `[tool.uvdock]` is text from strangers. Most keys
-only say where its own files are; a few change where code runs or what the container
-can reach (GATED_KEYS). Those are taken from the repository only once the user has
-trusted that exact configuration with `uvdock trust` (as direnv and mise do); from the
-user's own environment, user configuration and flags they are always taken.
+A cloned repository's `uvdock.toml` or `[tool.uvdock]` is text from strangers. The few keys
+that change where code runs or what the container can reach (GATED_KEYS) are taken from
+it only once the user trusted that exact configuration with `uvdock trust` (as direnv and
+mise do); from the user's own environment, configuration and flags always.
 
-The record lives in the user's configuration folder (`$XDG_CONFIG_HOME/uvdock/trusted`,
-else `~/.config/uvdock/trusted`): one JSON object per line, the repository's real path,
-the source (`uvdock.toml` or `pyproject.toml [tool.uvdock]`) and the sha256 of the
-configuration table. The table, not the file's bytes: a pyproject.toml changes with every
-`uv add`, and asking for trust again on each would teach users to trust blindly; any
-change to a value of the table does need trust again.
+The record (`$XDG_CONFIG_HOME/uvdock/trusted`, else `~/.config/uvdock/trusted`) holds one
+JSON object per line: the repository's real path, the source and the sha256 of the
+configuration table. The table, not the file's bytes: pyproject.toml changes with every
+`uv add`, and asking for trust again each time would teach users to trust blindly.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Three-way merge of keyed entries: dependency lists, uv's set-like lists, package tables.
 
-An entry is identified by a key: for a requirement string its PEP 503 normalized name
-plus its marker (so `torch; sys_platform == 'never'` and `torch>=2` are two entries), for
-a `{include-group = "x"}` entry the normalized group name. uv reads the lists of
-`[tool.uv]` as sets: package-name lists by PEP 503 name, `environments` by marker as
-packaging normalises it, `conflicts` by the set of its items in any order. Comparing by
-key instead of by line is what lets two `uv add`s to the same list merge: each side's
-additions, removals and changes are taken; only an entry changed differently on both
-sides is a conflict.
-
-Pure data: values are plain Python (what `tomlkit` items unwrap to). The caller applies
-the returned plan to its document.
+An entry's key: for a requirement its PEP 503 name plus its marker (`torch; sys_platform ==
+'never'` and `torch>=2` are two entries), for `{include-group = "x"}` the group's name;
+uv's `[tool.uv]` sets by package name, by marker (`environments`) or by the set of items
+(`conflicts`). Comparing by key, not by line, lets two `uv add`s to one list merge: only
+an entry changed differently on both sides is a conflict. Pure data: plain values in
+(what tomlkit items unwrap to), a plan out.
 """
 
 from __future__ import annotations

@@ -1,21 +1,15 @@
 """Three-way merge of pyproject.toml (base, ours, theirs), keeping ours' formatting.
 
-The merge starts from ours' document (tomlkit keeps every byte it is not asked to
-change) and brings in what theirs changed since base:
+The merge starts from ours' document (tomlkit keeps every byte it is not asked to change)
+and brings in what theirs changed since base: lists of entries entry by entry (entries),
+`tool.uv.index` entries by `name`, tables key by key (so `tool.uv.sources` merges package
+by package); any other value from the side that changed it. A value changed differently on
+both sides is a conflict, reported with its TOML path and both values; nothing is merged.
+Theirs' items go where they belong: a key after the key before it on theirs' side, a
+`[section]` never above ours' plain keys (a header there would take those keys).
 
-- dependency lists and uv's set-like lists in `[tool.uv]` are merged entry by entry
-  (entries), `tool.uv.index` entries by `name`; tables key by key (so `tool.uv.sources`
-  merges package by package, and two new dependency groups merge);
-- any other value is taken from the side that changed it; changed differently on both
-  sides is a conflict, reported with its TOML path and both values, and nothing is merged.
-
-Theirs' items are placed where they belong in ours' document: a key after the key that
-precedes it on theirs' side, a `[section]` never above ours' plain keys (a header there
-would take those keys), a list entry after its neighbour with its trailing comment, a
-table of an array of tables apart from the one before it.
-
-Pure: three texts in, a text (or the conflicts) out. tomlkit is imported here only, so
-only the commands that merge pay for it.
+Pure: three texts in, a text (or the conflicts) out. Only the commands that merge import
+tomlkit (here).
 """
 
 from __future__ import annotations

@@ -1,26 +1,19 @@
 """Prefer git's own bytes when they mean what the structured merge decided.
 
-The structured merge (pyproject_merge) gets the data right but rebuilds text through
-tomlkit: comments and blank lines a side added next to what it changed, and a side's own
-reflowing of a list, can be lost. git's textual merge keeps every line as a side wrote it.
-So, given git's `git merge-file -p --diff3` output for the same three versions (the
-command runs git and passes the text in; nothing here starts a process):
+The structured merge gets the data right but rebuilds text through tomlkit, which can lose
+comments and blank lines a side added, and a side's own reflowing of a list; git's
+`git merge-file -p --diff3` output (the command runs git and passes it in) keeps them:
 
 - git's result is clean and tomllib reads the same data from it: git's bytes win;
-- git left conflicted hunks (git refuses changes on adjacent lines, e.g. a pin changed
-  on one side and an entry with its comment added just below on the other): each hunk is
-  resolved by keeping both sides' own lines: both sides' line changes applied to the
-  hunk's base lines when they touch different lines (an insertion next to a changed line
-  goes after it), else ours then theirs or theirs then ours (never when that would
-  repeat a comment line both sides kept). The first combination whose data
-  equals the structured result wins, so both sides' comments and formatting stay. One
-  side's lines alone are never taken: that would drop the other side's text, which the
-  structured merge keeps better (it carries reflowed lists);
-- nothing fits: the structured text, as before.
+- git left conflicted hunks (it refuses changes on adjacent lines): each hunk is resolved
+  from both sides' own lines: both sides' line changes applied to its base lines when they
+  touch different lines, else ours then theirs or theirs then ours (never repeating a
+  comment line both kept). The first combination whose data equals the structured result
+  wins. One side's lines alone are never taken: that would drop the other side's text;
+- nothing fits: the structured text, with the comment lines theirs wrote above what it
+  added put back (carry_comments: tomlkit files them under whatever precedes them).
 
-Data is compared with tomllib, which is what uv reads, so a winner is valid TOML. When
-the structured text is kept, the comment and blank lines theirs wrote above what it added
-are put back (carry_comments): tomlkit files them under whatever precedes them.
+Data is compared with tomllib, which is what uv reads, so a winner is valid TOML.
 """
 
 from __future__ import annotations
@@ -137,11 +130,10 @@ def _resolve(hunk: Hunk, order: str) -> str | None:
 
 
 def _combinations(count: int) -> list[tuple[str, ...]]:
-    uniform = [(order,) * count for order in _ORDERS]
+    """Uniform choices first (in _ORDERS' order), then every mix when there are few hunks."""
     if count > _MAX_SEARCHED_HUNKS:
-        return uniform
-    rest = [c for c in itertools.product(_ORDERS, repeat=count) if c not in uniform]
-    return uniform + rest
+        return [(order,) * count for order in _ORDERS]
+    return sorted(itertools.product(_ORDERS, repeat=count), key=lambda c: len(set(c)) > 1)
 
 
 def resolve_hunks(pieces: list[Piece], wanted: dict[str, Any]) -> str | None:

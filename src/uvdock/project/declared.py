@@ -1,9 +1,8 @@
 """Which distributions the project declares, and where (dependencies, an extra, a group).
 
-`doctor` asks it about a module a log could not import: a declared one needs a sync, not
-`uvdock add`. An import name is matched to distribution names PEP 503-normalised
-(`flash_attn` is `flash-attn`), plus the well-known ones whose names differ (`yaml` is
-PyYAML). Read-only; an unreadable pyproject.toml declares nothing.
+`doctor` asks about a module a log could not import: a declared one needs a sync, not
+`uvdock add`. Import names match PEP 503-normalised (`flash_attn` is `flash-attn`), plus
+the well-known ones that differ (`yaml` is PyYAML). An unreadable pyproject declares none.
 """
 
 from __future__ import annotations

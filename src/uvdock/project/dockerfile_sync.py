@@ -1,14 +1,11 @@
-"""What the lane's Dockerfile itself syncs into the image's venv: the extras and groups of
-its `uv sync` line(s).
+"""What the lane's Dockerfile itself syncs into the image's venv: its `uv sync` selection.
 
-Megatron-LM builds /opt/venv with
-`uv sync --extra ${IMAGE_TYPE} --extra mlm --extra ssm --extra te ${FLASH_MLA_GROUP} ...`,
-where FLASH_MLA_GROUP is set to `--group no_pypi_wheels` inside `if [ "$IMAGE_TYPE" != "lts" ]`.
-A `uvdock sync` that starts from less than this selection would uninstall what the image
-installed, so the selection is rebuilt here: build args and ENV from the Dockerfile, the
-lane's IMAGE_TYPE, shell variables assigned in the RUN scripts, and `if` tests on
-IMAGE_TYPE or the architecture evaluated for the platform. A test it cannot evaluate is not
-taken; it is named in a note. `uv sync --only-group X` lines (build tooling) are skipped.
+Megatron-LM runs `uv sync --extra ${IMAGE_TYPE} --extra mlm ... ${FLASH_MLA_GROUP}`, the
+group set inside `if [ "$IMAGE_TYPE" != "lts" ]`. A `uvdock sync` from less would uninstall
+what the image installed, so the selection is rebuilt from build args, ARG and ENV, the
+lane's IMAGE_TYPE, shell variables of the RUN scripts, and `if` tests on IMAGE_TYPE or the
+architecture. A test it cannot evaluate is not taken, and named in a note; `uv sync
+--only-group X` lines (build tooling) are skipped.
 """
 
 from __future__ import annotations

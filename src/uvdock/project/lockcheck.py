@@ -39,15 +39,11 @@ class LockCheck(NamedTuple):
 def classify(returncode: int, output: str) -> LockCheck:
     if returncode == 0:
         return LockCheck(Verdict.CURRENT, "")
-    for line in output.splitlines():
-        if _STALE.search(line):
-            return LockCheck(Verdict.STALE, line.strip())
-    for line in output.splitlines():
-        if _ENVIRONMENT.search(line):
-            return LockCheck(Verdict.ENVIRONMENT, line.strip())
+    for pattern, verdict in ((_STALE, Verdict.STALE), (_ENVIRONMENT, Verdict.ENVIRONMENT)):
+        if found := next((line for line in output.splitlines() if pattern.search(line)), None):
+            return LockCheck(verdict, found.strip())
     return LockCheck(Verdict.FAILED, "")
 
 
 def last_lines(output: str, count: int = 12) -> str:
-    lines = [line for line in output.splitlines() if line.strip()]
-    return "\n".join(lines[-count:])
+    return "\n".join([line for line in output.splitlines() if line.strip()][-count:])

@@ -1,12 +1,9 @@
 """The `uv sync` arguments for a profile, checked against what the project really declares.
 
-The reference docs say `--group dev`; on Megatron-LM `dev` is an extra, so the repository's
-own pyproject.toml decides whether a name becomes `--extra` or `--group`. Packages the base
-image provides are never reinstalled (`--no-install-package`).
-
-The dev and lts profiles start from what the lane's Dockerfile itself syncs into the image
-(dockerfile_sync), so nothing the image installed falls outside the selection, and the sync
-is `--inexact` unless asked: uv's exact sync would uninstall what `uv pip install` added.
+On Megatron-LM `dev` is an extra, not a group: the repository's pyproject.toml decides
+`--extra` or `--group`. Packages the base image provides are never reinstalled. The dev
+and lts profiles start from what the lane's Dockerfile syncs (dockerfile_sync), and the
+sync is `--inexact` unless asked: an exact sync would uninstall what `uv pip install` added.
 """
 
 from __future__ import annotations
