@@ -9,6 +9,7 @@ the target CI builds `build-target`, the image `<folder>:local`; each with the r
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +22,9 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
     from uvdock.image.lanes import discover, repository_files
 
     found = discover(repo, set())
-    counts: dict[str, int] = {}
-    for pin in found.pins:
-        rule = next(r for r in found.lanes if r.lane == pin.lane)
-        counts[rule.dockerfile] = counts.get(rule.dockerfile, 0) + 1
+    # Each lane's first rule (a later one would overwrite it in order).
+    lanes: dict[str | None, str] = {r.lane: r.dockerfile for r in reversed(found.lanes)}
+    counts = Counter(lanes[pin.lane] for pin in found.pins)
     dockerfiles = repository_files(repo)[0]
     if counts:
         path = max(sorted(counts), key=lambda p: (counts[p], "ci" in p.lower()))

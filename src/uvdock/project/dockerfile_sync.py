@@ -115,7 +115,11 @@ class _Reader:
             if self._active() is not False:
                 self._sync(statement)
         elif (assigned := _ASSIGN.match(statement)) and self._active():
-            self.variables[assigned.group(1)] = _unquote(assigned.group(2), self.variables)
+            try:
+                words = shlex.split(assigned[2])
+            except ValueError:
+                words = [assigned[2]]
+            self.variables[assigned[1]] = expand(" ".join(words), self.variables)[0]
 
     def _open(self, condition: str, *, elif_: bool) -> None:
         taken = self._evaluate(condition)
@@ -136,8 +140,9 @@ class _Reader:
 
     def _sync(self, statement: str) -> None:
         expanded, unknown = expand(statement, self.variables)
-        for name in unknown:
-            self.notes.append(f"`${name}` in the Dockerfile's uv sync line has no known value")
+        self.notes += [
+            f"`${name}` in the Dockerfile's uv sync line has no known value" for name in unknown
+        ]
         try:
             words = shlex.split(expanded[_UV_SYNC.search(expanded).start() :])  # type: ignore[union-attr]
         except ValueError:
@@ -152,14 +157,6 @@ class _Reader:
             target = self.extras if flag == "--extra" else self.groups
             if flag in ("--extra", "--group") and found is not None and found not in target:
                 target.append(found)
-
-
-def _unquote(value: str, variables: Mapping[str, str]) -> str:
-    try:
-        words = shlex.split(value)
-    except ValueError:
-        words = [value]
-    return expand(" ".join(words), variables)[0]
 
 
 def read_selection(
@@ -181,13 +178,8 @@ def read_selection(
         elif instruction.keyword == "RUN":
             # The script is the heredoc's body: the instruction's own text ends where it opens.
             script = instruction.arguments
-            reader.line(
-                re.sub(
-                    r"^(?:--\S+\s+)*",
-                    "",
-                    script.split("<<", 1)[0] if instruction.heredocs else script,
-                )
-            )
+            script = script.split("<<", 1)[0] if instruction.heredocs else script
+            reader.line(re.sub(r"^(?:--\S+\s+)*", "", script))  # RUN's own --flags
             for heredoc in instruction.heredocs:
                 for line in _shell_lines(heredoc.body):
                     reader.line(line)
