@@ -30,13 +30,6 @@ DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
     ("tool", "uv", "constraint-dependencies"),
     ("tool", "uv", "build-constraint-dependencies"),
 )
-NAME_LISTS = (
-    "no-build-isolation-package",
-    "no-build-package",
-    "no-binary-package",
-    "reinstall-package",
-    "upgrade-package",
-)
 
 
 @lru_cache(maxsize=4096)
@@ -81,22 +74,33 @@ def _marker_key(value: Any) -> str:
         return value.strip()
 
 
+def _conflict_item(item: Any) -> str:
+    if not isinstance(item, dict):
+        return repr(item)
+    fields = sorted(item.items())
+    return (
+        "{"
+        + ", ".join(f"{k}={normalize_name(v) if isinstance(v, str) else v!r}" for k, v in fields)
+        + "}"
+    )
+
+
 def _conflict_set_key(value: Any) -> str:
     """`[{extra = "a"}, {extra = "b"}]` and `[{extra = "b"}, {extra = "a"}]` are one set."""
     if not isinstance(value, list):
         return f"value:{value!r}"
-    items = (
-        "{"
-        + ", ".join(
-            f"{k}={normalize_name(v) if isinstance(v, str) else repr(v)}"
-            for k, v in sorted(i.items())
-        )
-        + "}"
-        if isinstance(i, dict)
-        else repr(i)
-        for i in value
-    )
-    return "[" + ", ".join(sorted(items)) + "]"
+    return "[" + ", ".join(sorted(_conflict_item(item) for item in value)) + "]"
+
+
+# The lists of `[tool.uv]` that uv reads as sets, and how their entries are told apart.
+_UV_SETS: dict[str, Callable[[Any], str]] = {
+    **dict.fromkeys(
+        ("no-build-isolation-package", "no-build-package", "no-binary-package",
+         "reinstall-package", "upgrade-package"), _name_key),
+    "environments": _marker_key,
+    "required-environments": _marker_key,
+    "conflicts": _conflict_set_key,
+}  # fmt: skip
 
 
 def key_of(path: tuple[str, ...]) -> Callable[[Any], str] | None:
@@ -106,13 +110,7 @@ def key_of(path: tuple[str, ...]) -> Callable[[Any], str] | None:
         for p in DEPENDENCY_LISTS
     ):
         return entry_key
-    if len(path) != 3 or path[:2] != ("tool", "uv"):
-        return None
-    if path[2] in NAME_LISTS:
-        return _name_key
-    if path[2] in ("environments", "required-environments"):
-        return _marker_key
-    return _conflict_set_key if path[2] == "conflicts" else None
+    return _UV_SETS.get(path[2]) if len(path) == 3 and path[:2] == ("tool", "uv") else None
 
 
 @dataclass(frozen=True)

@@ -79,9 +79,7 @@ def dotted(path: tuple[str, ...]) -> str:
 
 
 def _plain(item: Any) -> Any:
-    if item is MISSING:
-        return None
-    return item.unwrap() if hasattr(item, "unwrap") else item
+    return None if item is MISSING else item.unwrap() if hasattr(item, "unwrap") else item
 
 
 def _is_table(item: Any) -> bool:
@@ -202,11 +200,8 @@ def _spell_packages_as(ours: Any, other: Any) -> None:
 
 def _table_name(value: Any) -> str:
     """An entry of an array of tables: its name (or an unnamed index's url)."""
-    if isinstance(value, dict):
-        for field in ("name", "url"):
-            if isinstance(value.get(field), str):
-                return str(value[field])
-    return f"value:{value!r}"
+    fields = [value.get("name"), value.get("url")] if isinstance(value, dict) else []
+    return next((str(f) for f in fields if isinstance(f, str)), f"value:{value!r}")
 
 
 def _is_section(item: Any) -> bool:
@@ -269,12 +264,9 @@ def _carry_comment(ours: Array, o_index: int, theirs: Any, t_index: int) -> None
         next((g for g in getattr(array, "_value", ()) if g.value is array[index]), None)
         for array, index in ((theirs, t_index), (ours, o_index))
     )
-    if source is None or target is None:
-        return
-    if source.comment is not None:
-        target.comment = source.comment
-    if source.comma is not None and target.comma is None:
-        target.comma = source.comma
+    if source is not None and target is not None:
+        target.comment = source.comment if source.comment is not None else target.comment
+        target.comma = target.comma if target.comma is not None else source.comma
 
 
 def merge_pyproject(

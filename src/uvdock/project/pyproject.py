@@ -32,11 +32,9 @@ class ProjectDeps(NamedTuple):
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
-        wanted = normalize_name(name)
-        if wanted in {normalize_name(e) for e in self.extras}:
-            return "extra"
-        if wanted in {normalize_name(g) for g in self.groups}:
-            return "group"
+        for kind, names in (("extra", self.extras), ("group", self.groups)):
+            if normalize_name(name) in map(normalize_name, names):
+                return kind
         raise InputRefused(
             f"`{name}` is neither an extra nor a dependency group of this project",
             hint=f"extras: {', '.join(self.extras) or '(none)'}; groups: {', '.join(self.groups) or '(none)'}",
@@ -98,8 +96,7 @@ def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str
         text = textlines.read_text(dockerfile, newlines=True)
     except OSError:
         return fallback
-    found = list(dict.fromkeys(_NO_INSTALL.findall(text)))
-    return tuple(found) or fallback
+    return tuple(dict.fromkeys(_NO_INSTALL.findall(text))) or fallback
 
 
 def enclosing_project(top: Path, start: Path) -> Path:
@@ -134,9 +131,7 @@ def _listed(globs: Any, rel: str) -> bool:
     from fnmatch import fnmatchcase
 
     parts = rel.split("/")
-    patterns = (
-        [str(glob).strip("/").split("/") for glob in globs] if isinstance(globs, list) else []
-    )
-    return any(
-        len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern)) for pattern in patterns
+    return isinstance(globs, list) and any(
+        len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern))
+        for pattern in (str(glob).strip("/").split("/") for glob in globs)
     )

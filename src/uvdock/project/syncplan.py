@@ -17,11 +17,7 @@ from uvdock.project.dockerfile_sync import SyncSelection
 from uvdock.project.names import normalize_name
 from uvdock.project.pyproject import ProjectDeps
 
-PROFILES: dict[str, tuple[str, ...]] = {
-    "dev": ("dev", "test"),
-    "lint": (),
-    "lts": ("test",),
-}
+PROFILES: dict[str, tuple[str, ...]] = {"dev": ("dev", "test"), "lint": (), "lts": ("test",)}
 
 
 class SyncPlan(NamedTuple):
@@ -50,7 +46,7 @@ def build(
             raise InputRefused(
                 "--profile lint installs only the linting group; drop --group/--extra"
             )
-        if normalize_name("linting") not in {normalize_name(g) for g in deps.groups}:
+        if "linting" not in map(normalize_name, deps.groups):
             raise InputRefused(
                 "--profile lint installs the `linting` dependency group, which pyproject.toml "
                 "does not declare; nothing was synced",
