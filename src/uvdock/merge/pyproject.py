@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import operator
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,19 +25,8 @@ from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, Item, Table
 
-from uvdock.merge.entries import (
-    Conflict,
-    ListPlan,
-    PinClash,
-    Taken,
-    change,
-    decide,
-    entry_key,
-    key_of,
-    merge_list,
-    new_clashes,
-    show,
-)
+from uvdock.merge import entries
+from uvdock.merge.entries import Conflict, PinClash, Taken, key_of, merge_list
 from uvdock.merge.textual import Textual, carry_comments, prefer_git_bytes
 from uvdock.project.names import normalize_name
 
@@ -104,13 +94,13 @@ class _Merge:
         key = path[-1]
         o_item, t_item = ours.get(key, MISSING), theirs.get(key, MISSING)
         b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
-        verdict = decide(b, o, t, operator.eq)
+        verdict = entries.decide(b, o, t, operator.eq)
         reflowed = _reflowed_only(path, b_item, o_item, t_item)
         if reflowed == "theirs":
             # Theirs only reformatted the list (reflowed it, say) and ours changed its
             # entries: ours' changes go into theirs' layout, which then replaces ours'.
             self.report(path, b, o, "ours")
-            plan = merge_list(dotted(path), b, t, o, key_of(path) or entry_key)
+            plan = merge_list(dotted(path), b, t, o, key_of(path) or entries.entry_key)
             _apply_list_plan(plan, t_item, o_item)
             ours[key] = t_item
         elif reflowed == "ours":
@@ -131,17 +121,15 @@ class _Merge:
                 ours[key] = t_item
             else:
                 _insert_key(ours, theirs, key, t_item)
-        elif isinstance(o_item, Array | AoT) and isinstance(t_item, Array | AoT):
+        elif (
+            isinstance(o_item, Array | AoT) and isinstance(t_item, Array | AoT) and _identity(path)
+        ):
             self.array(path, b if isinstance(b, list) else [], o_item, t_item)
         else:
-            self.conflicts.append(Conflict(dotted(path), show(o), show(t)))
+            self.conflicts.append(Conflict(dotted(path), entries.show(o), entries.show(t)))
 
     def array(self, path: tuple[str, ...], base: list[Any], ours: Any, theirs: Any) -> None:
-        identity = key_of(path) or (_table_name if path in KEYED_ARRAYS else None)
-        if identity is None:
-            self.conflicts.append(Conflict(dotted(path), show(_plain(ours)), show(_plain(theirs))))
-            return
-        plan = merge_list(dotted(path), base, _plain(ours), _plain(theirs), identity)
+        plan = merge_list(dotted(path), base, _plain(ours), _plain(theirs), _identity(path))
         self.taken.extend(plan.taken)
         self.conflicts.extend(plan.conflicts)
         if not plan.conflicts:
@@ -158,7 +146,7 @@ class _Merge:
             plan = merge_list(dotted(path), base, base, new, identity)
             self.taken.extend(replace(t, side=side) for t in plan.taken)
         else:
-            self.taken.append(Taken(dotted(path), "", change(base, new), side))
+            self.taken.append(Taken(dotted(path), "", entries.change(base, new), side))
 
 
 def _text_changed(b_item: Any, t_item: Any) -> bool:
@@ -198,6 +186,11 @@ def _spell_packages_as(ours: Any, other: Any) -> None:
                 other[wanted] = other.pop(key)
 
 
+def _identity(path: tuple[str, ...]) -> Callable[[Any], str] | None:
+    """How the entries of the array at `path` are told apart (None: the array is a value)."""
+    return key_of(path) or (_table_name if path in KEYED_ARRAYS else None)
+
+
 def _table_name(value: Any) -> str:
     """An entry of an array of tables: its name (or an unnamed index's url)."""
     fields = [value.get("name"), value.get("url")] if isinstance(value, dict) else []
@@ -230,7 +223,7 @@ def _insert_key(ours: Any, theirs: Any, key: str, item: Item) -> None:
         ours[key] = item  # appended: after ours' keys, or into an empty table
 
 
-def _apply_list_plan(plan: ListPlan, ours: Any, theirs: Any) -> None:
+def _apply_list_plan(plan: entries.ListPlan, ours: Any, theirs: Any) -> None:
     for o_index, t_index in plan.replace:
         ours[o_index] = theirs[t_index]
     for o_index in plan.remove:
@@ -324,7 +317,9 @@ def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -
             f"the merged text would not mean what the merge decided (at {keys}), "
             "and git's own merge does not either"
         )
-    return replace(result, text=text, via=via, pins=new_clashes(decided, sides[1], sides[2]))
+    return replace(
+        result, text=text, via=via, pins=entries.new_clashes(decided, sides[1], sides[2])
+    )
 
 
 def _differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
