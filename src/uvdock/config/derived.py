@@ -43,33 +43,30 @@ DERIVED = ("dockerfile", "build_target", "image", "lts_image", "enroot_output",
 
 
 def derive(repo: Path, layers: Layers) -> Layers:
-    """The DERIVED settings from the repository, each where no one set it, when Megatron-LM's
-    Dockerfile (uvdock's default) is not there but one of the repository's own is: the CI
-    image's Dockerfile, target and names; no registry image (Megatron-LM's is not this one)."""
+    """The DERIVED settings no one set, when Megatron-LM's Dockerfile is not there but one
+    of the repository's own is; no registry image (Megatron-LM's is not this one)."""
     origins = dict(layers.origins)
     config = layers.config
     default = repo / type(config)._field_defaults["dockerfile"]
     if default.is_file() or not set(DERIVED) - origins.keys():
         return layers
     chosen = _choice(repo)
-    values: dict[str, Any] = {}
-    if "dockerfile" in origins:
-        path = config.dockerfile
-    elif chosen is not None:
-        path = chosen[0]
-        values["dockerfile"], origins["dockerfile"] = path, f"derived: {chosen[2]}"
-    else:
+    if "dockerfile" not in origins and chosen is None:
         return layers
-    if "build_target" not in origins:
-        target = chosen[1] if chosen is not None and chosen[0] == path else None
-        values["build_target"] = target or ""
-        origins["build_target"] = (
-            f"derived: the target CI builds from {path}" if target else "derived: its last stage"
-        )
+    path, target, why = chosen or (config.dockerfile, None, "")
+    if "dockerfile" in origins:
+        path, target = config.dockerfile, target if path == config.dockerfile else None
     name = re.sub(r"[^a-z0-9._-]+", "-", repo.resolve().name.lower()).strip(".-_") or "ci"
     built = f"derived: the repository folder's name, built from {path}"
     not_ours = "derived: Megatron-LM's registry image is not this repository's"  # its GitLab CI's
-    for key, value, why in (
+    values: dict[str, Any] = {}
+    for key, value, reason in (
+        ("dockerfile", path, f"derived: {why}"),
+        (
+            "build_target",
+            target or "",
+            f"derived: the target CI builds from {path}" if target else "derived: its last stage",
+        ),
         ("image", f"{name}:local", built),
         ("lts_image", f"{name}:local-lts", built),
         ("enroot_output", f"{name}.sqsh", "derived: the repository folder's name"),
@@ -77,5 +74,5 @@ def derive(repo: Path, layers: Layers) -> Layers:
         ("lts_registry_image", "", not_ours),
     ):
         if key not in origins:
-            values[key], origins[key] = value, why
+            values[key], origins[key] = value, reason
     return layers._replace(config=config.replace(**values), origins=origins)

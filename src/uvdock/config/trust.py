@@ -99,14 +99,12 @@ def render_records(records: list[TrustRecord]) -> str:
 
 
 def find(records: list[TrustRecord], repo: Path, source: str) -> TrustRecord | None:
-    key = str(repo)
-    return next((r for r in records if r.repo == key and r.source == source), None)
+    return next((r for r in records if r.repo == str(repo) and r.source == source), None)
 
 
 def without(records: list[TrustRecord], repo: Path, source: str | None = None) -> list[TrustRecord]:
     """The records minus those of `repo` (and `source`, when given)."""
-    key = str(repo)
-    return [r for r in records if not (r.repo == key and source in (None, r.source))]
+    return [r for r in records if not (r.repo == str(repo) and source in (None, r.source))]
 
 
 def untrusted(

@@ -11,9 +11,8 @@ an entry changed differently on both sides is a conflict. Pure data: plain value
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -42,7 +41,6 @@ def _requirement(entry: str) -> Requirement | None:
 
 
 def entry_key(value: Any) -> str:
-    """The identity of one dependency-list entry."""
     if isinstance(value, dict) and set(value) == {"include-group"}:
         return f"include-group:{normalize_name(str(value['include-group']))}"
     if not isinstance(value, str):
@@ -113,10 +111,7 @@ def key_of(path: tuple[str, ...]) -> Callable[[Any], str] | None:
     return _UV_SETS.get(path[2]) if len(path) == 3 and path[:2] == ("tool", "uv") else None
 
 
-@dataclass(frozen=True)
-class Taken:
-    """One change the merged result holds, and the side it came from."""
-
+class Taken(NamedTuple):
     path: str
     entry: str
     change: str  # "added" | "removed" | "changed"
@@ -124,10 +119,7 @@ class Taken:
     written: str = ""  # the entry as the side wrote it (as base had it, for a removal)
 
 
-@dataclass(frozen=True)
-class Conflict:
-    """The same entry (or value) changed differently on both sides."""
-
+class Conflict(NamedTuple):
     path: str
     ours: str
     theirs: str
@@ -139,17 +131,12 @@ class Conflict:
         return f"{self.path}: ours {self.ours}, theirs {self.theirs}"
 
 
-@dataclass(frozen=True)
-class ListPlan:
-    """How to turn ours' list into the merged one, by positions in ours and theirs.
-
-    `remove`: indexes in ours; `replace`: (index in ours, index in theirs);
-    `insert`: (index in theirs, its key, the key it goes after or None for the start),
-    applied in order after the removals.
-    """
+class ListPlan(NamedTuple):
+    """How to turn ours' list into the merged one, by positions in ours and theirs."""
 
     remove: tuple[int, ...]  # highest first, so deleting in order keeps the others valid
-    replace: tuple[tuple[int, int], ...]
+    replace: tuple[tuple[int, int], ...]  # (index in ours, index in theirs)
+    # (index in theirs, its key, the key it goes after or None: the start), after removals
     insert: tuple[tuple[int, str, str | None], ...]
     kept: tuple[str, ...]  # ours' keys still present after the removals, in ours' order
     ours_added: frozenset[str]
@@ -160,10 +147,8 @@ class ListPlan:
 def keyed(
     values: Sequence[Any], key_of: Callable[[Any], str], base: Sequence[Any] = ()
 ) -> dict[str, int]:
-    """Key -> index, in the order of `values`; a repeated key gets `#2`, `#3`... so no
-    entry is silently lost. Entries sharing a key take the suffix of base's entry of the
-    same value first (so removing one of two `protobuf` entries removes that one, and each
-    keeps its comment), then the free ones in order."""
+    """Key -> index; a repeated key gets `#2`, `#3`... so no entry is lost, base's suffix
+    for the same value first (removing one of two `protobuf` entries removes that one)."""
     groups: dict[str, list[int]] = {}
     for index, value in enumerate(values):
         groups.setdefault(key_of(value), []).append(index)
@@ -180,9 +165,7 @@ def keyed(
             if match is not None:
                 found[index], slots[match] = slots[match], ""
         free = iter(slot for slot in slots if slot)
-        for index in indexes:
-            if index not in found:
-                found[index] = next(free)
+        found.update({index: next(free) for index in indexes if index not in found})
     return {found[index]: index for index in sorted(found)}
 
 
@@ -214,9 +197,10 @@ def merge_list(
     base: Sequence[Any],
     ours: Sequence[Any],
     theirs: Sequence[Any],
-    key_of: Callable[[Any], str] = entry_key,
+    key_of: Callable[[Any], str] | None = None,
 ) -> ListPlan:
-    """Plan the three-way merge of one list whose entries are identified by `key_of`."""
+    """`key_of`: how entries are told apart (a dependency list's entry_key unless given)."""
+    key_of = key_of or entry_key
     b_keys = keyed(base, key_of)
     o_keys, t_keys = keyed(ours, key_of, base), keyed(theirs, key_of, base)
     remove: list[int] = []
@@ -242,13 +226,11 @@ def merge_list(
             value = b if new is None else new
             written = value if isinstance(value, str) else repr(value)
             taken.append(Taken(path, label, change(b, new), side, written))
-        if verdict != "theirs":
-            continue
-        if t is None:
+        if verdict == "theirs" and t is None:
             remove.append(o_keys[key])
-        elif o is not None:
+        elif verdict == "theirs" and o is not None:
             replace.append((o_keys[key], t_keys[key]))
-        else:
+        elif verdict == "theirs":
             added.add(key)
     kept = [k for k, i in o_keys.items() if i not in remove]
     return ListPlan(
@@ -283,8 +265,7 @@ def _insertions(
 # uv then fails to resolve or silently overrules. Reported when neither side had it alone.
 
 
-@dataclass(frozen=True)
-class PinClash:
+class PinClash(NamedTuple):
     package: str  # the name, with its marker when it has one
     pins: tuple[tuple[str, str], ...]  # (dotted list, the requirement as written)
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 import operator
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import tomlkit
 from tomlkit.container import Container
@@ -52,8 +51,7 @@ class MergeUnwritable(MergeRefused):
     caller must not write git's clean merge either (conflict markers, or a refusal)."""
 
 
-@dataclass(frozen=True)
-class MergeResult:
+class MergeResult(NamedTuple):
     text: str | None  # None when there are conflicts
     taken: tuple[Taken, ...]
     conflicts: tuple[Conflict, ...]
@@ -100,7 +98,7 @@ class _Merge:
             # Theirs only reformatted the list (reflowed it, say) and ours changed its
             # entries: ours' changes go into theirs' layout, which then replaces ours'.
             self.report(path, b, o, "ours")
-            plan = merge_list(dotted(path), b, t, o, key_of(path) or entries.entry_key)
+            plan = merge_list(dotted(path), b, t, o, key_of(path))
             _apply_list_plan(plan, t_item, o_item)
             ours[key] = t_item
         elif reflowed == "ours":
@@ -144,7 +142,7 @@ class _Merge:
                 self.report((*path, key), base.get(key), new.get(key), side)
         elif (identity := key_of(path)) and isinstance(base, list) and isinstance(new, list):
             plan = merge_list(dotted(path), base, base, new, identity)
-            self.taken.extend(replace(t, side=side) for t in plan.taken)
+            self.taken.extend(t._replace(side=side) for t in plan.taken)
         else:
             self.taken.append(Taken(dotted(path), "", entries.change(base, new), side))
 
@@ -192,7 +190,6 @@ def _identity(path: tuple[str, ...]) -> Callable[[Any], str] | None:
 
 
 def _table_name(value: Any) -> str:
-    """An entry of an array of tables: its name (or an unnamed index's url)."""
     fields = [value.get("name"), value.get("url")] if isinstance(value, dict) else []
     return next((str(f) for f in fields if isinstance(f, str)), f"value:{value!r}")
 
@@ -203,9 +200,8 @@ def _is_section(item: Any) -> bool:
 
 
 def _insert_key(ours: Any, theirs: Any, key: str, item: Item) -> None:
-    """After the key that precedes it in theirs, among keys of its own kind: a key goes
-    among the keys, a section never above them (theirs may write `[tool.uv.workspace]`
-    above `[tool.uv]`; put first in ours it would take ours' `[tool.uv]` keys)."""
+    """After the key before it in theirs, among keys of its kind: a section never above
+    plain keys (`[tool.uv.workspace]` put first in ours would take `[tool.uv]`'s keys)."""
     container = ours.value if isinstance(ours, Table) else ours
     section = _is_section(item)
     previous = None
@@ -248,11 +244,8 @@ def _apply_list_plan(plan: entries.ListPlan, ours: Any, theirs: Any) -> None:
 
 
 def _carry_comment(ours: Array, o_index: int, theirs: Any, t_index: int) -> None:
-    """An entry added to a multi-line list with a trailing comment (or comma) keeps it.
-
-    The comma matters after a comment-only line: tomlkit copies the comma from the line
-    before, and a comment line has none. The groups are tomlkit's private per-entry
-    records (indent, value, comma, comment)."""
+    """An entry added to a multi-line list keeps its trailing comment, and its comma:
+    after a comment-only line tomlkit copies the comma of that line, which has none."""
     source, target = (
         next((g for g in getattr(array, "_value", ()) if g.value is array[index]), None)
         for array, index in ((theirs, t_index), (ours, o_index))
@@ -265,11 +258,8 @@ def _carry_comment(ours: Array, o_index: int, theirs: Any, t_index: int) -> None
 def merge_pyproject(
     base: str, ours: str, theirs: str, textual: Textual | None = None
 ) -> MergeResult:
-    """Merge three pyproject.toml texts. Raises MergeRefused (a ValueError) when one of
-    them is not TOML, or when the merged text would not read back with tomllib.
-
-    `textual`: git's own merge of the same three texts; its bytes are preferred whenever
-    they mean the same (textual_merge)."""
+    """Raises MergeRefused (a ValueError) when a side, or the merged text, is not TOML.
+    `textual`: git's own merge of the same texts, its bytes preferred when they mean the same."""
     # uv reads a file that starts with a byte order mark, tomllib and tomlkit do not:
     # merge without it, then give the result the mark of the side that changed it.
     decides = ours if ours.startswith(BOM) != base.startswith(BOM) else theirs
@@ -278,7 +268,7 @@ def merge_pyproject(
     if textual:
         textual = Textual(textual.text.removeprefix(BOM), textual.clean)
     result = _merge_checked(base, ours, theirs, textual)
-    return replace(result, text=bom + result.text) if result.text is not None else result
+    return result._replace(text=bom + result.text) if result.text is not None else result
 
 
 def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
@@ -317,8 +307,8 @@ def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -
             f"the merged text would not mean what the merge decided (at {keys}), "
             "and git's own merge does not either"
         )
-    return replace(
-        result, text=text, via=via, pins=entries.new_clashes(decided, sides[1], sides[2])
+    return result._replace(
+        text=text, via=via, pins=entries.new_clashes(decided, sides[1], sides[2])
     )
 
 
@@ -334,8 +324,7 @@ def _differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
 
 
 def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, Any] | None]:
-    """The result, and the data it decided (tomlkit's model of the merged document; None
-    when the result is one side's own text)."""
+    """The result, and the data it decided (None: the result is one side's own text)."""
     merge = _Merge()
     if base in (ours, theirs) or ours == theirs:
         side, text = ("ours", ours) if theirs in (base, ours) else ("theirs", theirs)

@@ -7,7 +7,6 @@ person resolving should see it before committing.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,14 +45,14 @@ def decisions(result: MergeResult) -> list[Taken]:
 def report(result: MergeResult) -> dict[str, Any]:
     taken: dict[str, list[dict[str, str]]] = {"ours": [], "theirs": []}
     for t in result.taken:
-        taken[t.side].append({k: v for k, v in asdict(t).items() if k != "side"})
+        taken[t.side].append({k: v for k, v in t._asdict().items() if k != "side"})
     merged = result.text is not None
     return {
         "merged": merged,
         "via": result.via if merged else None,
         "taken": taken,
         "decisions": [sentence(t) for t in decisions(result)],
-        "conflicts": [asdict(c) for c in result.conflicts],
+        "conflicts": [c._asdict() for c in result.conflicts],
         "pins": [{"package": p.package, "pins": dict(p.pins)} for p in result.pins],
     }
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import itertools
 import tomllib
-from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Any, NamedTuple
 
 MARKER_SIZE = 41  # the -p run's marker length: longer than anything a TOML file holds
 _OPEN, _BASE, _MIDDLE, _CLOSE = ("<" * MARKER_SIZE, "|" * MARKER_SIZE, "=" * MARKER_SIZE,
@@ -34,11 +33,8 @@ _MAX_SEARCHED_HUNKS = 3  # 4**3 combinations at most; beyond that only uniform c
 _ORDERS = ("lines:ours", "lines:theirs", "ours+theirs", "theirs+ours")
 
 
-@dataclass(frozen=True)
-class Textual:
-    """What `git merge-file -p --diff3 --marker-size=MARKER_SIZE` printed, and whether it
-    was clean."""
-
+class Textual(NamedTuple):
+    # What `git merge-file -p --diff3 --marker-size=MARKER_SIZE` printed; clean or not.
     text: str
     clean: bool
 
@@ -112,8 +108,7 @@ def _interleave(hunk: Hunk, ours_first: bool) -> str | None:
         out += base[position:start] + lines
         position = max(position, end)
     out += base[position:]
-    text = "".join(out)
-    return text if all(line.endswith("\n") for line in out[:-1]) else None
+    return "".join(out) if all(line.endswith("\n") for line in out[:-1]) else None
 
 
 def _resolve(hunk: Hunk, order: str) -> str | None:
@@ -138,19 +133,12 @@ def _combinations(count: int) -> list[tuple[str, ...]]:
 
 def resolve_hunks(pieces: list[Piece], wanted: dict[str, Any]) -> str | None:
     """The first resolution of every hunk from the sides' own lines that reads as `wanted`."""
-    hunks = [p for p in pieces if not isinstance(p, str)]
-    for orders in _combinations(len(hunks)):
+    for orders in _combinations(sum(not isinstance(p, str) for p in pieces)):
         chosen = iter(orders)
-        parts: list[str] = []
-        for piece in pieces:
-            resolved = piece if isinstance(piece, str) else _resolve(piece, next(chosen))
-            if resolved is None:
-                break
-            parts.append(resolved)
-        else:
-            text = "".join(parts)
-            if _data(text) == wanted:
-                return text
+        parts = [p if isinstance(p, str) else _resolve(p, next(chosen)) for p in pieces]
+        text = "".join(part or "" for part in parts)
+        if None not in parts and _data(text) == wanted:
+            return text
     return None
 
 
@@ -177,10 +165,8 @@ def whole_file_conflict(texts: list[str], marker_size: int) -> str:
 
 
 def carry_comments(merged: str, base: str, theirs: str) -> str:
-    """`merged` with theirs' comment lines back above the lines theirs added: each block of
-    lines theirs wrote is split into its comment and blank lines and the content line they
-    sit on; when that content line appears exactly once in `merged` without them above,
-    they are inserted there. Unchanged unless the result means the same (tomllib)."""
+    """`merged` with the comment lines theirs wrote above a line it added put back, where
+    that line appears once; unchanged unless the result means the same (tomllib)."""
     lines = merged.splitlines(keepends=True)
     base_lines, their_lines = base.splitlines(keepends=True), theirs.splitlines(keepends=True)
     for _, _, block in line_changes(base_lines, their_lines):
@@ -200,9 +186,6 @@ def carry_comments(merged: str, base: str, theirs: str) -> str:
                 lines[at:at] = comments
             comments = []
     text = "".join(lines)
-    if text == merged:
+    if text == merged or (meant := _data(merged)) is None:
         return merged
-    try:
-        return text if tomllib.loads(text) == tomllib.loads(merged) else merged
-    except ValueError:
-        return merged
+    return text if _data(text) == meant else merged

@@ -98,15 +98,14 @@ class _Reader:
 
     def _statement(self, statement: str) -> None:
         keyword, _, rest = statement.partition(" ")
-        if keyword in ("else", "fi") and self.blocks:
-            done = self.blocks[-1][1]
-            if keyword == "fi":
-                self.blocks.pop()
-            else:
-                self.blocks[-1] = (None if done is None else not done, True)
-        if keyword == "fi" or (keyword == "else" and not rest):
+        if keyword == "fi":
+            self.blocks = self.blocks[:-1]
             return
-        if keyword in ("then", "else") and rest:
+        if keyword == "else":
+            self._open(None, elif_=True)
+        if keyword in ("then", "else"):
+            if not rest:
+                return
             statement = rest.strip()
         opened = _IF.match(statement)
         if opened:
@@ -121,8 +120,9 @@ class _Reader:
                 words = [assigned[2]]
             self.variables[assigned[1]] = expand(" ".join(words), self.variables)[0]
 
-    def _open(self, condition: str, *, elif_: bool) -> None:
-        taken = self._evaluate(condition)
+    def _open(self, condition: str | None, *, elif_: bool) -> None:
+        """An `if` or `elif` test (None: an `else`, an `elif` that always holds)."""
+        taken = True if condition is None else self._evaluate(condition)
         decided = False
         if not elif_:
             self.blocks.append((taken, taken))

@@ -101,9 +101,8 @@ def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str
 
 def enclosing_project(top: Path, start: Path) -> Path:
     """The uv project a command started in `start` acts on, as uv picks its lock: the
-    nearest folder from `start` up to `top` holding both pyproject.toml and uv.lock,
-    unless a workspace above lists it as a member (uv locks a member in the workspace's
-    uv.lock); `top` when there is none."""
+    nearest folder up to `top` with pyproject.toml and uv.lock, or the workspace above
+    that lists it as a member; `top` when there is none."""
     if start != top and top not in start.parents:
         return top
     for folder in (start, *start.parents):

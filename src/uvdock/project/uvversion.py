@@ -44,10 +44,9 @@ def satisfies(version: str, required: str) -> bool:
 
     spec = required_specifier(required)
     try:
-        wanted = Version(version)
+        return spec is not None and spec.contains(Version(version), prereleases=True)
     except InvalidVersion:
         return False
-    return spec is not None and spec.contains(wanted, prereleases=True)
 
 
 def mismatches(container: str, required: str | None, host: str | None) -> list[str]:
