@@ -5,11 +5,18 @@ Later wins: built-in defaults; `$XDG_CONFIG_HOME/uvdock/config.toml` (else
 when it exists (as ruff.toml); `UVDOCK_<KEY>` variables; then command-line options
 (`Config.replace`). Keys that widen what runs on the host are taken from the repository
 only once trusted (trust.py): `load_layers` says where each value came from.
+
+A repository not laid out like Megatron-LM (its Dockerfile absent, one of its own there)
+gets its CI image settings derived from it (`derive`): the Dockerfile its CI builds (whose
+base is a lane: image/lanes.py), that target, the image `<folder>:local`, each with the
+reason `doctor` and `image show --explain` print. A setting anyone wrote is never replaced.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -295,3 +302,64 @@ def check_repo_paths(repo: Path, config: Config) -> None:
                 f"({top}); it resolves to {real}",
                 hint=f"set `{key}` to a path relative to the repository root",
             )
+
+
+def _choice(repo: Path) -> tuple[str, str | None, str] | None:
+    """(Dockerfile, target or None for its last stage, why) of the CI image, or None."""
+    from uvdock.image.lanes import discover, repository_files
+
+    found = discover(repo, set())
+    # Each lane's first rule (a later one would overwrite it in order).
+    lanes: dict[str | None, str] = {r.lane: r.dockerfile for r in reversed(found.lanes)}
+    counts = Counter(lanes[pin.lane] for pin in found.pins)
+    dockerfiles = repository_files(repo)[0]
+    if counts:
+        path = max(sorted(counts), key=lambda p: (counts[p], "ci" in p.lower()))
+        why = f"the Dockerfile whose NVIDIA base is managed ({counts[path]} references)"
+    elif len(dockerfiles) == 1:
+        path, why = dockerfiles[0], "the repository's only Dockerfile"
+    else:
+        return None
+    targets = [b.target for b in found.builds if b.dockerfile == path and b.target]
+    return path, (targets[0] if targets else None), why
+
+
+# What a repository not laid out like Megatron-LM gets instead of Megatron-LM's defaults.
+DERIVED = ("dockerfile", "build_target", "image", "lts_image", "enroot_output",
+           "registry_image", "lts_registry_image")  # fmt: skip
+
+
+def derive(repo: Path, layers: Layers) -> Layers:
+    """The DERIVED settings no one set, when Megatron-LM's Dockerfile is not there but one
+    of the repository's own is; no registry image (Megatron-LM's is not this one)."""
+    origins = dict(layers.origins)
+    config = layers.config
+    default = repo / type(config)._field_defaults["dockerfile"]
+    if default.is_file() or not set(DERIVED) - origins.keys():
+        return layers
+    chosen = _choice(repo)
+    if "dockerfile" not in origins and chosen is None:
+        return layers
+    path, target, why = chosen or (config.dockerfile, None, "")
+    if "dockerfile" in origins:
+        path, target = config.dockerfile, target if path == config.dockerfile else None
+    name = re.sub(r"[^a-z0-9._-]+", "-", repo.resolve().name.lower()).strip(".-_") or "ci"
+    built = f"derived: the repository folder's name, built from {path}"
+    not_ours = "derived: Megatron-LM's registry image is not this repository's"  # its GitLab CI's
+    values: dict[str, Any] = {}
+    for key, value, reason in (
+        ("dockerfile", path, f"derived: {why}"),
+        (
+            "build_target",
+            target or "",
+            f"derived: the target CI builds from {path}" if target else "derived: its last stage",
+        ),
+        ("image", f"{name}:local", built),
+        ("lts_image", f"{name}:local-lts", built),
+        ("enroot_output", f"{name}.sqsh", "derived: the repository folder's name"),
+        ("registry_image", "", not_ours),
+        ("lts_registry_image", "", not_ours),
+    ):
+        if key not in origins:
+            values[key], origins[key] = value, reason
+    return layers._replace(config=config.replace(**values), origins=origins)

@@ -1,11 +1,9 @@
 """Three-way merge of keyed entries: dependency lists, uv's set-like lists, package tables.
 
-An entry's key: for a requirement its PEP 503 name plus its marker (`torch; sys_platform ==
-'never'` and `torch>=2` are two entries), for `{include-group = "x"}` the group's name;
-uv's `[tool.uv]` sets by package name, by marker (`environments`) or by the set of items
-(`conflicts`). Comparing by key, not by line, lets two `uv add`s to one list merge: only
-an entry changed differently on both sides is a conflict. Pure data: plain values in
-(what tomlkit items unwrap to), a plan out.
+A requirement is known by its PEP 503 name plus its marker (`torch; sys_platform == 'never'`
+and `torch>=2` are two entries), uv's `[tool.uv]` sets by name, marker or set of items.
+Comparing by key, not by line, lets two `uv add`s to one list merge. Pure data: plain
+values in (what tomlkit items unwrap to), a plan out.
 """
 
 from __future__ import annotations
@@ -170,9 +168,7 @@ def keyed(
 
 
 def show(value: Any) -> str:
-    if value is None:
-        return "(absent)"
-    return f'"{value}"' if isinstance(value, str) else repr(value)
+    return "(absent)" if value is None else f'"{value}"' if isinstance(value, str) else repr(value)
 
 
 def change(base: Any, new: Any) -> str:
@@ -187,9 +183,7 @@ def decide(base: Any, ours: Any, theirs: Any, same: Callable[[Any, Any], bool]) 
 
 
 def _same_entry(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return a is b
-    return bool(entry_value(a) == entry_value(b))
+    return a is b if a is None or b is None else bool(entry_value(a) == entry_value(b))
 
 
 def merge_list(
@@ -233,10 +227,18 @@ def merge_list(
         elif verdict == "theirs":
             added.add(key)
     kept = [k for k, i in o_keys.items() if i not in remove]
+    # Each added entry goes after the entry that precedes it on theirs' side.
+    insert: list[tuple[int, str, str | None]] = []
+    present, previous = set(kept), None
+    for key in t_keys:
+        if key in added:
+            insert.append((t_keys[key], key, previous))
+            present.add(key)
+        previous = key if key in present else previous
     return ListPlan(
         tuple(sorted(remove, reverse=True)),
         tuple(replace),
-        tuple(_insertions(list(t_keys), added, set(kept), t_keys)),
+        tuple(insert),
         tuple(kept),
         frozenset(k for k in o_keys if k not in b_keys),
         tuple(taken),
@@ -244,28 +246,11 @@ def merge_list(
     )
 
 
-def _insertions(
-    theirs_order: list[str], added: set[str], present: set[str], t_keys: dict[str, int]
-) -> list[tuple[int, str, str | None]]:
-    """Each added entry goes after the entry that precedes it on theirs' side."""
-    result: list[tuple[int, str, str | None]] = []
-    previous: str | None = None
-    for key in theirs_order:
-        if key in added:
-            result.append((t_keys[key], key, previous))
-            present.add(key)
-        if key in present:
-            previous = key
-    return result
-
-
-# --- a package pinned to different versions in two dependency lists, after a merge ------
-# A merge that takes one side's change of one list and the other side's of another can
-# leave two different `==` pins (`torch` in project.dependencies and in an override), which
-# uv then fails to resolve or silently overrules. Reported when neither side had it alone.
-
-
 class PinClash(NamedTuple):
+    """A package left pinned (`==`) differently in two dependency lists (`torch` in
+    project.dependencies and in an override) by a merge that took one side's change of one
+    list and the other's of another: uv fails to resolve it, or silently overrules one."""
+
     package: str  # the name, with its marker when it has one
     pins: tuple[tuple[str, str], ...]  # (dotted list, the requirement as written)
 
@@ -287,16 +272,18 @@ def _lists(data: Any, pattern: tuple[str, ...], path: tuple[str, ...] = ()) -> I
 
 def _clashing(data: Any) -> dict[str, dict[str, str]]:
     """package (+ marker) -> {list: requirement} for the packages pinned (`==`) differently."""
-    found: dict[str, dict[str, str]] = {}
-    specifiers: dict[str, dict[str, str]] = {}  # as packaging normalises them
+    found: dict[str, dict[str, tuple[str, str]]] = {}  # specifiers as packaging writes them
     for pattern in DEPENDENCY_LISTS:
         for path, entries in _lists(data, pattern):
             for entry in entries:
                 req = _requirement(entry) if isinstance(entry, str) else None
                 if req is not None and any(s.operator in ("==", "===") for s in req.specifier):
-                    found.setdefault(entry_key(entry), {})[path] = entry
-                    specifiers.setdefault(entry_key(entry), {})[path] = str(req.specifier)
-    return {key: by for key, by in found.items() if len(set(specifiers[key].values())) > 1}
+                    found.setdefault(entry_key(entry), {})[path] = (entry, str(req.specifier))
+    return {
+        key: {path: entry for path, (entry, _) in by.items()}
+        for key, by in found.items()
+        if len({spec for _, spec in by.values()}) > 1
+    }
 
 
 def new_clashes(merged: Any, ours: Any, theirs: Any) -> tuple[PinClash, ...]:

@@ -1,15 +1,10 @@
 """Three-way merge of pyproject.toml (base, ours, theirs), keeping ours' formatting.
 
-The merge starts from ours' document (tomlkit keeps every byte it is not asked to change)
-and brings in what theirs changed since base: lists of entries entry by entry (entries),
-`tool.uv.index` entries by `name`, tables key by key (so `tool.uv.sources` merges package
-by package); any other value from the side that changed it. A value changed differently on
-both sides is a conflict, reported with its TOML path and both values; nothing is merged.
-Theirs' items go where they belong: a key after the key before it on theirs' side, a
-`[section]` never above ours' plain keys (a header there would take those keys).
-
-Pure: three texts in, a text (or the conflicts) out. Only the commands that merge import
-tomlkit (here).
+Starting from ours' document (tomlkit keeps every byte it is not asked to change), it brings
+in what theirs changed: lists entry by entry (entries), tables key by key (`tool.uv.sources`
+package by package), any other value from the side that changed it; changed differently on
+both sides is a conflict and nothing is merged. Theirs' items go where they belong: a key
+after the key before it on theirs' side, a `[section]` never above ours' plain keys.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""What a pyproject.toml merge decided, said in words and as data.
-
-Every change the merged file takes from one side is named, removals first: a removal the
-other side never saw (it left the entry alone) is applied silently by any merge, and the
-person resolving should see it before committing.
-"""
+"""What a pyproject.toml merge decided, in words and as data: every change taken from one
+side, removals first (one the other side never saw is applied silently by any merge)."""
 
 from __future__ import annotations
 
@@ -60,8 +56,6 @@ def report(result: MergeResult) -> dict[str, Any]:
 def lines(result: MergeResult) -> list[str]:
     """The human report: where the bytes came from, then one line per decision."""
     out = [f"bytes from {VIA[result.via]}"] if result.text is not None else []
-    for t in decisions(result):
-        flag = "  (the other side kept it: check)" if t.change == "removed" else ""
-        out.append(f"{sentence(t)}{flag}")
-    out += [f"check: {clash.line()}" for clash in result.pins]
-    return out
+    flag = {"removed": "  (the other side kept it: check)"}
+    out += [sentence(t) + flag.get(t.change, "") for t in decisions(result)]
+    return out + [f"check: {clash.line()}" for clash in result.pins]

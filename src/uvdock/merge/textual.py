@@ -1,19 +1,12 @@
 """Prefer git's own bytes when they mean what the structured merge decided.
 
-The structured merge gets the data right but rebuilds text through tomlkit, which can lose
-comments and blank lines a side added, and a side's own reflowing of a list; git's
-`git merge-file -p --diff3` output (the command runs git and passes it in) keeps them:
-
-- git's result is clean and tomllib reads the same data from it: git's bytes win;
-- git left conflicted hunks (it refuses changes on adjacent lines): each hunk is resolved
-  from both sides' own lines: both sides' line changes applied to its base lines when they
-  touch different lines, else ours then theirs or theirs then ours (never repeating a
-  comment line both kept). The first combination whose data equals the structured result
-  wins. One side's lines alone are never taken: that would drop the other side's text;
-- nothing fits: the structured text, with the comment lines theirs wrote above what it
-  added put back (carry_comments: tomlkit files them under whatever precedes them).
-
-Data is compared with tomllib, which is what uv reads, so a winner is valid TOML.
+tomlkit can lose comments and blank lines a side added, or its reflowing of a list; git's
+`git merge-file -p --diff3` output (passed in by the command) keeps them. A clean result
+that tomllib (uv) reads as the same data wins. Conflicted hunks (git refuses changes on
+adjacent lines) are resolved from both sides' own lines: their line changes applied to the
+base lines when they touch different lines, else ours then theirs or theirs then ours;
+never one side alone, which would drop the other's text. The first whose data is the
+structured result wins; else the structured text, with theirs' comment lines put back.
 """
 
 from __future__ import annotations

@@ -129,10 +129,8 @@ class _Reader:
         elif self.blocks:  # an `elif`: it does not matter when an earlier branch ran
             done = self.blocks[-1][1]
             decided = done is True
-            if done is None:  # an earlier test unknown: this branch runs only if it did not
-                current = False if taken is False else None
-            else:
-                current = False if done else taken
+            # An earlier test unknown: this branch runs only if that one did not.
+            current = (False if taken is False else None) if done is None else not done and taken
             either = True if True in (done, taken) else None if None in (done, taken) else False
             self.blocks[-1] = (current, either)
         if taken is None and not decided:

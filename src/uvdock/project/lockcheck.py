@@ -1,9 +1,6 @@
-"""What a failed `uv lock --check` means, read from uv's own words.
-
-Only uv's "needs to be updated" message means a stale lock. A container that cannot fetch
-a Python or reach an index is an environment problem (exit 3); anything else is uv failing
-(exit 1). Neither is ever reported as "out of date".
-"""
+"""What a failed `uv lock --check` means, from uv's own words: only "needs to be updated"
+is a stale lock; a Python or an index out of reach is the environment (exit 3); anything
+else is uv failing (exit 1)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What the target repository's pyproject.toml and Dockerfile say about dependencies.
-
-Read-only. Names are compared PEP 503-normalized, the way uv does.
-"""
+"""What the repository's pyproject.toml and Dockerfile say about dependencies (read-only;
+names compared PEP 503-normalized, as uv does)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Which uv runs, and whether it matches what the project and the host expect.
-
-A different uv can rewrite uv.lock (its `revision`) for nothing, so a mismatch is worth a
-warning before anything is locked. Pure: the callers run `uv --version` and pass its text.
-"""
+"""Which uv runs, and whether it matches the project and the host: a different uv can
+rewrite uv.lock for nothing. Pure: the callers run `uv --version` and pass its text."""
 
 from __future__ import annotations
 
