@@ -320,8 +320,8 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
         path, why = dockerfiles[0], "the repository's only Dockerfile"
     else:
         return None
-    targets = [b.target for b in found.builds if b.dockerfile == path and b.target]
-    return path, (targets[0] if targets else None), why
+    target = next((b.target for b in found.builds if b.dockerfile == path and b.target), None)
+    return path, target, why
 
 
 # What a repository not laid out like Megatron-LM gets instead of Megatron-LM's defaults.
@@ -346,14 +346,11 @@ def derive(repo: Path, layers: Layers) -> Layers:
     name = re.sub(r"[^a-z0-9._-]+", "-", repo.resolve().name.lower()).strip(".-_") or "ci"
     built = f"derived: the repository folder's name, built from {path}"
     not_ours = "derived: Megatron-LM's registry image is not this repository's"  # its GitLab CI's
+    stage = f"derived: the target CI builds from {path}" if target else "derived: its last stage"
     values: dict[str, Any] = {}
     for key, value, reason in (
         ("dockerfile", path, f"derived: {why}"),
-        (
-            "build_target",
-            target or "",
-            f"derived: the target CI builds from {path}" if target else "derived: its last stage",
-        ),
+        ("build_target", target or "", stage),
         ("image", f"{name}:local", built),
         ("lts_image", f"{name}:local-lts", built),
         ("enroot_output", f"{name}.sqsh", "derived: the repository folder's name"),

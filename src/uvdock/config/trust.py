@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.config.settings import config_home, user_config_file
+from uvdock.errors import EnvironmentUnusable
 
 # Keys that change where code runs (engine, container, venv: a present venv makes `auto`
 # run uv and the repository's build backend directly on this machine) or what the
@@ -58,8 +59,6 @@ def read_records(env: Mapping[str, str], *, strict: bool = False) -> list[TrustR
     """Every record in the user's trust file; lines that are not records are skipped,
     unless `strict` (read_records_to_rewrite)."""
     import json
-
-    from uvdock.errors import EnvironmentUnusable
 
     path = trust_file(env)
     try:

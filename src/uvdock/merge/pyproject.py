@@ -199,12 +199,9 @@ def _insert_key(ours: Any, theirs: Any, key: str, item: Item) -> None:
     plain keys (`[tool.uv.workspace]` put first in ours would take `[tool.uv]`'s keys)."""
     container = ours.value if isinstance(ours, Table) else ours
     section = _is_section(item)
-    previous = None
-    for other in theirs:
-        if other == key:
-            break
-        if other in ours and _is_section(ours.get(other)) == section:
-            previous = other
+    keys = list(theirs)
+    kin = [o for o in keys[: keys.index(key)] if o in ours and _is_section(ours.get(o)) == section]
+    previous = kin[-1] if kin else None
     body = [i for i, (_, it) in enumerate(getattr(container, "body", ())) if _is_section(it)]
     if isinstance(container, Container) and previous is not None:
         container._insert_after(previous, key, item)
@@ -228,7 +225,15 @@ def _apply_list_plan(plan: entries.ListPlan, ours: Any, theirs: Any) -> None:
         ours.insert(position, theirs[t_index])
         keys.insert(position, key)
         if isinstance(ours, Array) and "\n" in ours.as_string():
-            _carry_comment(ours, position, theirs, t_index)
+            # An entry added to a multi-line list keeps its trailing comment, and its comma:
+            # after a comment-only line tomlkit copies the comma of that line, which has none.
+            source, target = (
+                next((g for g in getattr(array, "_value", ()) if g.value is array[at]), None)
+                for array, at in ((theirs, t_index), (ours, position))
+            )
+            if source is not None and target is not None:
+                target.comment = source.comment if source.comment is not None else target.comment
+                target.comma = target.comma if target.comma is not None else source.comma
         # A table added to an array of tables after a blank line keeps it: tomlkit counts
         # that line as the end of the table before, which in ours may lack it.
         if isinstance(ours, AoT) and position > 0 and t_index > 0:
@@ -236,18 +241,6 @@ def _apply_list_plan(plan: entries.ListPlan, ours: Any, theirs: Any) -> None:
             blank = theirs[t_index - 1].as_string().endswith("\n\n")
             if blank and not before.as_string().endswith("\n\n"):
                 before.add(tomlkit.nl())
-
-
-def _carry_comment(ours: Array, o_index: int, theirs: Any, t_index: int) -> None:
-    """An entry added to a multi-line list keeps its trailing comment, and its comma:
-    after a comment-only line tomlkit copies the comma of that line, which has none."""
-    source, target = (
-        next((g for g in getattr(array, "_value", ()) if g.value is array[index]), None)
-        for array, index in ((theirs, t_index), (ours, o_index))
-    )
-    if source is not None and target is not None:
-        target.comment = source.comment if source.comment is not None else target.comment
-        target.comma = target.comma if target.comma is not None else source.comma
 
 
 def merge_pyproject(

@@ -170,12 +170,8 @@ def carry_comments(merged: str, base: str, theirs: str) -> str:
                 continue
             at = lines.index(content) if lines.count(content) == 1 else -1
             # One place to put them, and they are not in the text already.
-            if (
-                comments
-                and at >= 0
-                and not any(c.strip() and c in lines for c in comments)
-                and lines[max(0, at - len(comments)) : at] != comments
-            ):
+            fits = at >= 0 and lines[max(0, at - len(comments)) : at] != comments
+            if comments and fits and not any(c.strip() and c in lines for c in comments):
                 lines[at:at] = comments
             comments = []
     text = "".join(lines)

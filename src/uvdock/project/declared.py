@@ -28,26 +28,17 @@ class Declared(NamedTuple):
 def declarations(data: Mapping[str, Any]) -> dict[str, Declared]:
     """Normalised distribution name -> its first declaration (dependencies, extras, groups)."""
     project = pyproject.table(data, "project")
+    extras = pyproject.table(project, "optional-dependencies")
     sources = [(project.get("dependencies"), "[project] dependencies", "uvdock sync")]
-    # A name is the repository's: one quoted word in a command the user may paste.
-    sources += [
-        (
-            requirements,
-            f"the `{extra}` extra",
-            "uvdock sync --profile lts --lts"
-            if extra == "lts"
-            else f"uvdock sync --extra {shlex.quote(str(extra))}",
-        )
-        for extra, requirements in pyproject.table(project, "optional-dependencies").items()
-    ]
-    sources += [
-        (
-            requirements,
-            f"the `{group}` dependency group",
-            f"uvdock sync --group {shlex.quote(str(group))}",
-        )
-        for group, requirements in pyproject.table(data, "dependency-groups").items()
-    ]
+    for kind, named in (("extra", extras), ("group", pyproject.table(data, "dependency-groups"))):
+        for name, requirements in named.items():
+            # The name is the repository's: one quoted word in a command the user may paste.
+            sync = f"uvdock sync --{kind} {shlex.quote(str(name))}"
+            where = f"the `{name}` extra" if kind == "extra" else f"the `{name}` dependency group"
+            lts = (kind, name) == ("extra", "lts")
+            sources.append(
+                (requirements, where, "uvdock sync --profile lts --lts" if lts else sync)
+            )
     found: dict[str, Declared] = {}
     for requirements, where, sync in sources:
         for item in requirements if isinstance(requirements, list) else ():
