@@ -1,15 +1,10 @@
 """Configuration: defaults that fit Megatron-LM, the user's file, the repository's, UVDOCK_*.
 
-Later wins: built-in defaults; `$XDG_CONFIG_HOME/uvdock/config.toml` (else
-`~/.config/uvdock/config.toml`); `[tool.uvdock]` in pyproject.toml, or `uvdock.toml` instead
-when it exists (as ruff.toml); `UVDOCK_<KEY>` variables; then command-line options
-(`Config.replace`). Keys that widen what runs on the host are taken from the repository
-only once trusted (trust.py): `load_layers` says where each value came from.
-
-A repository not laid out like Megatron-LM (its Dockerfile absent, one of its own there)
-gets its CI image settings derived from it (`derive`): the Dockerfile its CI builds (whose
-base is a lane: image/lanes.py), that target, the image `<folder>:local`, each with the
-reason `doctor` and `image show --explain` print. A setting anyone wrote is never replaced.
+Later wins: defaults; `$XDG_CONFIG_HOME/uvdock/config.toml`; `[tool.uvdock]` in
+pyproject.toml, or `uvdock.toml` when it exists; `UVDOCK_<KEY>`; options (`Config.replace`).
+Keys that widen what runs on the host come from the repository only once trusted (trust.py).
+A repository not laid out like Megatron-LM gets its CI image settings derived from it
+(`derive`), each with the reason `image show --explain` prints; never over a set value.
 """
 
 from __future__ import annotations
@@ -67,10 +62,9 @@ class Config(NamedTuple):
     gitlab_build_file: str = ".gitlab/stages/01.build.yml"
     # GitHub workflows whose `docker build -f <lane Dockerfile>` steps pin FROM_IMAGE_NAME.
     workflow_files: tuple[str, ...] = (".github/workflows/*.y*ml",)
-    # Alternative sets of KEY=VALUE entries (image/pins.py match_sets); `KEY=` means no KEY.
-    # Together they classify every layout Megatron-LM's matrix has had: dev rows without
-    # IMAGE_TYPE (2025), lts rows built from Dockerfile.ci.dev with IMAGE_TYPE lts (early
-    # 2026), and today's lts rows from Dockerfile.ci.lts next to dev rows with IMAGE_TYPE dev.
+    # Alternative sets of KEY=VALUE entries (image/pins.py match_sets; `KEY=`: no KEY) for
+    # every layout Megatron-LM's matrix has had: dev rows without IMAGE_TYPE (2025), lts rows
+    # from Dockerfile.ci.dev (early 2026), lts rows from Dockerfile.ci.lts (today).
     dev_matrix_match: tuple[str, ...] = (
         "FILE=Dockerfile.ci.dev, IMAGE_TYPE=dev",
         "FILE=Dockerfile.ci.dev, IMAGE_TYPE=",
@@ -139,8 +133,7 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
 
 
 def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
-    """A configuration table's own values, checked, by field name (engine_args, not
-    engine-args), before any other layer applies."""
+    """A configuration table's own values, checked, by field name (engine_args)."""
     values: dict[str, Any] = {}
     for raw_key, value in table.items():
         key = raw_key.replace("_", "-")
@@ -242,8 +235,6 @@ def file_table(repo: Path) -> tuple[dict[str, Any], str]:
 
 
 class Layers(NamedTuple):
-    """A loaded configuration and where its values came from."""
-
     config: Config
     origins: dict[str, str]  # attribute name -> the source that set it last (none: default)
     table: dict[str, Any]  # the repository's own configuration table

@@ -1,14 +1,11 @@
 """Which configuration a repository may set on its own, and the user's record of trust.
 
-A cloned repository's `uvdock.toml` or `[tool.uvdock]` is text from strangers. The few keys
-that change where code runs or what the container can reach (GATED_KEYS) are taken from
-it only once the user trusted that exact configuration with `uvdock trust` (as direnv and
-mise do); from the user's own environment, configuration and flags always.
-
-The record (`$XDG_CONFIG_HOME/uvdock/trusted`, else `~/.config/uvdock/trusted`) holds one
-JSON object per line: the repository's real path, the source and the sha256 of the
-configuration table. The table, not the file's bytes: pyproject.toml changes with every
-`uv add`, and asking for trust again each time would teach users to trust blindly.
+A cloned repository's configuration is text from strangers: the keys that change where
+code runs or what the container can reach (GATED_KEYS) come from it only once the user
+trusted that exact table with `uvdock trust` (as direnv and mise do). The record
+(`$XDG_CONFIG_HOME/uvdock/trusted`) holds one JSON object per line: the repository's real
+path, the source and the sha256 of the table, not of the file: pyproject.toml changes with
+every `uv add`, and asking each time would teach users to trust blindly.
 """
 
 from __future__ import annotations
@@ -20,12 +17,10 @@ from typing import Any, NamedTuple
 from uvdock.config.settings import config_home, user_config_file
 from uvdock.errors import EnvironmentUnusable
 
-# Keys that change where code runs (engine, container, venv: a present venv makes `auto`
-# run uv and the repository's build backend directly on this machine) or what the
-# container can reach (engine-args, the cache mount on both sides) or where a host file
-# is written (enroot-output). `image` / `lts-image` are not here: the image runs inside
-# the container, which already runs the repository's own code (its build backend); only
-# the keys above can widen the container.
+# Keys that change where code runs (a present venv makes `auto` run uv and the build
+# backend on this machine), what the container can reach (engine-args, the cache mount)
+# or where a host file is written (enroot-output). Not `image`: it runs in the container,
+# which already runs the repository's own code; only these keys widen the container.
 GATED_KEYS = ("engine", "engine-args", "container", "venv", "uv-cache", "container-uv-cache",
               "enroot-output")  # fmt: skip
 
@@ -56,8 +51,7 @@ def digest(table: Mapping[str, Any]) -> str:
 
 
 def read_records(env: Mapping[str, str], *, strict: bool = False) -> list[TrustRecord]:
-    """Every record in the user's trust file; lines that are not records are skipped,
-    unless `strict` (read_records_to_rewrite)."""
+    """Every record in the user's trust file; a line that is not one is skipped unless `strict`."""
     import json
 
     path = trust_file(env)

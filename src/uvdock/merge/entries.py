@@ -73,12 +73,8 @@ def _marker_key(value: Any) -> str:
 def _conflict_item(item: Any) -> str:
     if not isinstance(item, dict):
         return repr(item)
-    fields = sorted(item.items())
-    return (
-        "{"
-        + ", ".join(f"{k}={normalize_name(v) if isinstance(v, str) else v!r}" for k, v in fields)
-        + "}"
-    )
+    shown = {k: normalize_name(v) if isinstance(v, str) else repr(v) for k, v in item.items()}
+    return "{" + ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) + "}"
 
 
 def _conflict_set_key(value: Any) -> str:
@@ -260,7 +256,6 @@ class PinClash(NamedTuple):
 
 
 def _lists(data: Any, pattern: tuple[str, ...], path: tuple[str, ...] = ()) -> Iterator[Any]:
-    """(dotted path, list) for every list at `pattern` (`*`: any key) in `data`."""
     if not pattern:
         if isinstance(data, list):
             yield ".".join(path), data

@@ -50,9 +50,8 @@ class MergeResult(NamedTuple):
     text: str | None  # None when there are conflicts
     taken: tuple[Taken, ...]
     conflicts: tuple[Conflict, ...]
-    # Whose bytes `text` is: "git" (git merge-file's clean result, same data), "git-hunks"
-    # (git's result with each conflicted hunk resolved from both sides' own lines) or
-    # "uvdock" (ours' document with theirs' changes applied by tomlkit).
+    # Whose bytes `text` is: "git" (its clean merge), "git-hunks" (its hunks resolved from
+    # both sides' own lines) or "uvdock" (ours' document with theirs' changes, by tomlkit).
     via: str = "uvdock"
     pins: tuple[PinClash, ...] = ()  # a package the merge left pinned differently in two lists
 
@@ -166,8 +165,7 @@ def _reflowed_only(path: tuple[str, ...], b_item: Any, o_item: Any, t_item: Any)
 
 
 def _spell_packages_as(ours: Any, other: Any) -> None:
-    """Spell `other`'s package keys as ours does, in place and in position, so that
-    `flash_mla` on one side and `flash-mla` on the other are one package (PEP 503)."""
+    """Spell `other`'s package keys as ours does, in place (PEP 503: `flash_mla` is `flash-mla`)."""
     spelled = {normalize_name(key): key for key in ours}
     container = other.value if isinstance(other, Table) else other
     for key in list(other.keys()):
@@ -301,7 +299,6 @@ def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -
 
 
 def _differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
-    """The dotted keys whose values differ between two TOML documents' data."""
     if isinstance(a, dict) and isinstance(b, dict):
         return [
             found

@@ -44,8 +44,7 @@ def _data(text: str) -> dict[str, Any] | None:
 
 
 def split_hunks(text: str) -> list[Piece] | None:
-    """git's output as plain text and conflicted hunks; None when the markers are not the
-    diff3 shape this module asked git for."""
+    """git's output as plain text and conflicted hunks; None unless it has diff3's shape."""
     pieces: list[Piece] = []
     parts: dict[str, list[str]] = {"plain": [], "ours": [], "base": [], "theirs": []}
     state = "plain"
@@ -136,8 +135,7 @@ def resolve_hunks(pieces: list[Piece], wanted: dict[str, Any]) -> str | None:
 
 
 def prefer_git_bytes(wanted: dict[str, Any], structured: str, textual: Textual) -> tuple[str, str]:
-    """(text, via): git's bytes when they mean `wanted`, what the structured merge decided
-    (its own text may not: the caller checks that)."""
+    """(text, via): git's bytes when they mean `wanted`, else the structured text."""
     if textual.clean:
         found, via = (textual.text if _data(textual.text) == wanted else None), "git"
     else:
@@ -147,8 +145,7 @@ def prefer_git_bytes(wanted: dict[str, Any], structured: str, textual: Textual) 
 
 
 def whole_file_conflict(texts: list[str], marker_size: int) -> str:
-    """base, ours, theirs as one diff3 conflict: what the driver leaves when no merged text
-    (neither its own nor git's clean one) means what the merge decided."""
+    """base, ours, theirs as one diff3 conflict, for when no merged text means the decision."""
     base, ours, theirs = (t if not t or t.endswith("\n") else t + "\n" for t in texts)
     size = max(marker_size, 7)
     return (

@@ -1,8 +1,6 @@
-"""Which distributions the project declares, and where (dependencies, an extra, a group).
-
-`doctor` asks about a module a log could not import: a declared one needs a sync, not
-`uvdock add`. Import names match PEP 503-normalised (`flash_attn` is `flash-attn`), plus
-the well-known ones that differ (`yaml` is PyYAML). An unreadable pyproject declares none.
+"""Which distributions the project declares, and where: for `doctor`, a module a log could
+not import needs a sync when declared, not `uvdock add`. Import names match PEP 503-normalised,
+plus the well-known ones that differ (`yaml` is PyYAML). An unreadable pyproject declares none.
 """
 
 from __future__ import annotations
@@ -53,7 +51,6 @@ def read(repo: Path) -> dict[str, Declared]:
 
 
 def for_module(found: Mapping[str, Declared], module: str) -> Declared | None:
-    """The declaration that provides import name `module`, if the project has one."""
     from uvdock.doctor.import_names import distributions
 
     candidates = map(normalize_name, (*(distributions(module) or ()), module.split(".")[0]))

@@ -1,11 +1,9 @@
 """What the lane's Dockerfile itself syncs into the image's venv: its `uv sync` selection.
 
-Megatron-LM runs `uv sync --extra ${IMAGE_TYPE} --extra mlm ... ${FLASH_MLA_GROUP}`, the
-group set inside `if [ "$IMAGE_TYPE" != "lts" ]`. A `uvdock sync` from less would uninstall
-what the image installed, so the selection is rebuilt from build args, ARG and ENV, the
-lane's IMAGE_TYPE, shell variables of the RUN scripts, and `if` tests on IMAGE_TYPE or the
-architecture. A test it cannot evaluate is not taken, and named in a note; `uv sync
---only-group X` lines (build tooling) are skipped.
+Megatron-LM runs `uv sync --extra ${IMAGE_TYPE} ... ${FLASH_MLA_GROUP}`, the group set in
+`if [ "$IMAGE_TYPE" != "lts" ]`; a `uvdock sync` from less would uninstall what the image
+installed. The selection is rebuilt from build args, ARG, ENV, shell variables and `if`
+tests on IMAGE_TYPE or the architecture; a test it cannot evaluate is noted, not taken.
 """
 
 from __future__ import annotations
@@ -33,20 +31,16 @@ class SyncSelection(NamedTuple):
 
 
 def _shell_lines(body: tuple[str, ...]) -> list[str]:
-    """A heredoc's script as the shell reads its lines: `\\` continuations joined, comments
-    dropped."""
-    lines: list[str] = []
-    pending = ""
-    for raw in body:
-        stripped = raw.strip()
-        if stripped.startswith("#") and not pending:
+    """A heredoc's script as the shell reads it: continuations joined, comments dropped."""
+    lines = [""]
+    for line in map(str.strip, body):
+        if line.startswith("#") and not lines[-1]:
             continue
-        if stripped.endswith("\\"):
-            pending += stripped[:-1] + " "
-            continue
-        lines.append(pending + stripped)
-        pending = ""
-    return [*lines, pending] if pending else lines
+        continued = line.endswith("\\")
+        lines[-1] += line[:-1] + " " if continued else line
+        if not continued:
+            lines.append("")
+    return [line for line in lines if line]
 
 
 class _Reader:
@@ -164,7 +158,6 @@ def read_selection(
     platform: str = "amd64",
     build_args: Mapping[str, str] | None = None,
 ) -> SyncSelection:
-    """The extras and groups the Dockerfile syncs for a lane (IMAGE_TYPE) and platform."""
     reader = _Reader(image_type, platform, build_args or {})
     dockerfile = read(text)
     for instruction in dockerfile.instructions:

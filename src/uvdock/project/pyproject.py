@@ -57,8 +57,7 @@ def table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
 
 
 def data(repo: Path) -> dict[str, Any]:
-    """The pyproject's data, empty when it is unreadable (a broken pyproject is uv's to
-    report, in its own words)."""
+    """The pyproject's data; empty when unreadable (uv reports a broken one in its words)."""
     try:
         return _load(repo)
     except (InputRefused, OSError):

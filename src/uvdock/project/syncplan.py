@@ -1,9 +1,7 @@
-"""The `uv sync` arguments for a profile, checked against what the project really declares.
-
-On Megatron-LM `dev` is an extra, not a group: the repository's pyproject.toml decides
-`--extra` or `--group`. Packages the base image provides are never reinstalled. The dev
-and lts profiles start from what the lane's Dockerfile syncs (dockerfile_sync), and the
-sync is `--inexact` unless asked: an exact sync would uninstall what `uv pip install` added.
+"""The `uv sync` arguments for a profile, checked against what the project really declares
+(on Megatron-LM `dev` is an extra, not a group). The base image's packages are never
+reinstalled; dev and lts start from what the lane's Dockerfile syncs (dockerfile_sync), and
+the sync is `--inexact` unless asked: an exact one would uninstall what `uv pip` added.
 """
 
 from __future__ import annotations
@@ -57,12 +55,10 @@ def build(
     wanted: list[tuple[str, str]] = []
     if image is not None:  # the Dockerfile's own extras and groups the project declares
         notes.extend(image.notes)
-        for kind, names, own in (
-            ("extra", image.extras, deps.extras),
-            ("group", image.groups, deps.groups),
-        ):
+        kinds = (("extra", image.extras, deps.extras), ("group", image.groups, deps.groups))
+        for kind, names, own in kinds:
             for name in names:
-                if normalize_name(name) in {normalize_name(n) for n in own}:
+                if normalize_name(name) in map(normalize_name, own):
                     wanted.append((name, kind))
                 else:
                     notes.append(

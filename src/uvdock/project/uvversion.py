@@ -20,8 +20,7 @@ def parse(output: str) -> str | None:
 
 
 def required_specifier(required: str) -> SpecifierSet | None:
-    """`[tool.uv] required-version` as uv reads it: a specifier set, or a bare version
-    meaning `==`. None when it is neither."""
+    """`[tool.uv] required-version` as uv reads it (a bare version means `==`); None: invalid."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
