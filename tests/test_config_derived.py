@@ -7,7 +7,8 @@ from pathlib import Path
 
 from samples import family
 
-from uvdock.config.settings import Layers, derive
+from uvdock.config.derived import derive
+from uvdock.config.settings import Layers
 from uvdock.config.settings import load_layers as _load
 
 

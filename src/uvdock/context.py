@@ -77,7 +77,7 @@ class Context:
     @cached_property
     def layers(self) -> config_module.Layers:
         """The configuration before the trust check, with where each value came from."""
-        from uvdock.config.settings import derive
+        from uvdock.config.derived import derive
 
         layers = derive(self.repo, config_module.load_layers(self.repo, self.env))
         overrides: dict[str, str] = {}

@@ -3,21 +3,18 @@
 Later wins: defaults; `$XDG_CONFIG_HOME/uvdock/config.toml`; `[tool.uvdock]` in
 pyproject.toml, or `uvdock.toml` when it exists; `UVDOCK_<KEY>`; options (`Config.replace`).
 Keys that widen what runs on the host come from the repository only once trusted (trust.py).
-A repository not laid out like Megatron-LM gets its CI image settings derived from it
-(`derive`), each with the reason `image show --explain` prints; never over a set value.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.cli.spec import ENGINE_CHOICES
 from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.files import textlines
 
 # The list in Megatron-LM's Dockerfile.ci.dev: the base image provides these.
 DEFAULT_PROTECTED_PACKAGES = ("torch", "torchvision", "triton", "transformer-engine-cu12", *(
@@ -65,15 +62,11 @@ class Config(NamedTuple):
     # Alternative sets of KEY=VALUE entries (image/pins.py match_sets; `KEY=`: no KEY) for
     # every layout Megatron-LM's matrix has had: dev rows without IMAGE_TYPE (2025), lts rows
     # from Dockerfile.ci.dev (early 2026), lts rows from Dockerfile.ci.lts (today).
-    dev_matrix_match: tuple[str, ...] = (
-        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=dev",
-        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=",
-    )
-    lts_matrix_match: tuple[str, ...] = (
-        "FILE=Dockerfile.ci.lts, IMAGE_TYPE=",
-        "FILE=Dockerfile.ci.lts, IMAGE_TYPE=lts",
-        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=lts",
-    )
+    dev_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.dev, IMAGE_TYPE=dev",
+                                         "FILE=Dockerfile.ci.dev, IMAGE_TYPE=")  # fmt: skip
+    lts_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.lts, IMAGE_TYPE=",
+                                         "FILE=Dockerfile.ci.lts, IMAGE_TYPE=lts",
+                                         "FILE=Dockerfile.ci.dev, IMAGE_TYPE=lts")  # fmt: skip
     platforms: tuple[str, ...] = ("amd64", "arm64")
     # The registry that publishes the base image ("" = derived from its name: https://nvcr.io).
     registry: str = ""
@@ -145,10 +138,8 @@ def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     return values
 
 
-_ENV_BOOLS = {
-    **dict.fromkeys(("1", "true", "yes", "on"), True),
-    **dict.fromkeys(("0", "false", "no", "off", ""), False),
-}
+_ENV_BOOLS = {**dict.fromkeys(("1", "true", "yes", "on"), True),
+              **dict.fromkeys(("0", "false", "no", "off", ""), False)}  # fmt: skip
 
 
 def _env_value(key: str, text: str) -> Any:
@@ -202,8 +193,6 @@ def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
     by its full path, which the user may not know)."""
     import tomllib
 
-    from uvdock.files import textlines
-
     try:
         return tomllib.loads(textlines.read_text(path))
     except (ValueError, RecursionError) as exc:  # bad TOML or UTF-8, a 5000-digit integer
@@ -214,8 +203,6 @@ def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
 
 def file_table(repo: Path) -> tuple[dict[str, Any], str]:
     """The raw configuration table and where it came from ('' when there is none)."""
-    from uvdock.files import textlines
-
     own, pyproject = repo / "uvdock.toml", repo / "pyproject.toml"
     if own.exists():
         return _read_toml(own), "uvdock.toml"
@@ -293,61 +280,3 @@ def check_repo_paths(repo: Path, config: Config) -> None:
                 f"({top}); it resolves to {real}",
                 hint=f"set `{key}` to a path relative to the repository root",
             )
-
-
-def _choice(repo: Path) -> tuple[str, str | None, str] | None:
-    """(Dockerfile, target or None for its last stage, why) of the CI image, or None."""
-    from uvdock.image.lanes import discover, repository_files
-
-    found = discover(repo, set())
-    # Each lane's first rule (a later one would overwrite it in order).
-    lanes: dict[str | None, str] = {r.lane: r.dockerfile for r in reversed(found.lanes)}
-    counts = Counter(lanes[pin.lane] for pin in found.pins)
-    dockerfiles = repository_files(repo)[0]
-    if counts:
-        path = max(sorted(counts), key=lambda p: (counts[p], "ci" in p.lower()))
-        why = f"the Dockerfile whose NVIDIA base is managed ({counts[path]} references)"
-    elif len(dockerfiles) == 1:
-        path, why = dockerfiles[0], "the repository's only Dockerfile"
-    else:
-        return None
-    target = next((b.target for b in found.builds if b.dockerfile == path and b.target), None)
-    return path, target, why
-
-
-# What a repository not laid out like Megatron-LM gets instead of Megatron-LM's defaults.
-DERIVED = ("dockerfile", "build_target", "image", "lts_image", "enroot_output",
-           "registry_image", "lts_registry_image")  # fmt: skip
-
-
-def derive(repo: Path, layers: Layers) -> Layers:
-    """The DERIVED settings no one set, when Megatron-LM's Dockerfile is not there but one
-    of the repository's own is; no registry image (Megatron-LM's is not this one)."""
-    origins = dict(layers.origins)
-    config = layers.config
-    default = repo / type(config)._field_defaults["dockerfile"]
-    if default.is_file() or not set(DERIVED) - origins.keys():
-        return layers
-    chosen = _choice(repo)
-    if "dockerfile" not in origins and chosen is None:
-        return layers
-    path, target, why = chosen or (config.dockerfile, None, "")
-    if "dockerfile" in origins:
-        path, target = config.dockerfile, target if path == config.dockerfile else None
-    name = re.sub(r"[^a-z0-9._-]+", "-", repo.resolve().name.lower()).strip(".-_") or "ci"
-    built = f"derived: the repository folder's name, built from {path}"
-    not_ours = "derived: Megatron-LM's registry image is not this repository's"  # its GitLab CI's
-    stage = f"derived: the target CI builds from {path}" if target else "derived: its last stage"
-    values: dict[str, Any] = {}
-    for key, value, reason in (
-        ("dockerfile", path, f"derived: {why}"),
-        ("build_target", target or "", stage),
-        ("image", f"{name}:local", built),
-        ("lts_image", f"{name}:local-lts", built),
-        ("enroot_output", f"{name}.sqsh", "derived: the repository folder's name"),
-        ("registry_image", "", not_ours),
-        ("lts_registry_image", "", not_ours),
-    ):
-        if key not in origins:
-            values[key], origins[key] = value, reason
-    return layers._replace(config=config.replace(**values), origins=origins)

@@ -1,11 +1,10 @@
 """Which configuration a repository may set on its own, and the user's record of trust.
 
-A cloned repository's configuration is text from strangers: the keys that change where
-code runs or what the container can reach (GATED_KEYS) come from it only once the user
-trusted that exact table with `uvdock trust` (as direnv and mise do). The record
-(`$XDG_CONFIG_HOME/uvdock/trusted`) holds one JSON object per line: the repository's real
-path, the source and the sha256 of the table, not of the file: pyproject.toml changes with
-every `uv add`, and asking each time would teach users to trust blindly.
+A cloned repository's configuration is text from strangers: its keys that change where
+code runs or what the container can reach (GATED_KEYS) count only once the user trusted
+that exact table with `uvdock trust` (as direnv and mise do). The record
+(`$XDG_CONFIG_HOME/uvdock/trusted`, a JSON object a line) keeps the sha256 of the table,
+not of the file: pyproject.toml changes with every `uv add`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Three-way merge of keyed entries: dependency lists, uv's set-like lists, package tables.
 
-A requirement is known by its PEP 503 name plus its marker (`torch; sys_platform == 'never'`
-and `torch>=2` are two entries), uv's `[tool.uv]` sets by name, marker or set of items.
-Comparing by key, not by line, lets two `uv add`s to one list merge. Pure data: plain
-values in (what tomlkit items unwrap to), a plan out.
+A requirement is known by its PEP 503 name and marker (`torch; sys_platform == 'never'`
+and `torch>=2` are two entries), uv's `[tool.uv]` sets by name, marker or set of items:
+by key, not by line, two `uv add`s to one list merge. Plain values in, a plan out.
 """
 
 from __future__ import annotations
@@ -18,15 +17,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from uvdock.project.names import normalize_name
 
 DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
-    ("build-system", "requires"),
-    ("project", "dependencies"),
-    ("project", "optional-dependencies", "*"),
-    ("dependency-groups", "*"),
-    ("tool", "uv", "dev-dependencies"),
-    ("tool", "uv", "override-dependencies"),
-    ("tool", "uv", "constraint-dependencies"),
-    ("tool", "uv", "build-constraint-dependencies"),
-)
+    ("build-system", "requires"), ("project", "dependencies"),
+    ("project", "optional-dependencies", "*"), ("dependency-groups", "*"),
+    *(("tool", "uv", name) for name in ("dev-dependencies", "override-dependencies",
+                                        "constraint-dependencies", "build-constraint-dependencies")),
+)  # fmt: skip
 
 
 @lru_cache(maxsize=4096)

@@ -1,10 +1,10 @@
 """Three-way merge of pyproject.toml (base, ours, theirs), keeping ours' formatting.
 
-Starting from ours' document (tomlkit keeps every byte it is not asked to change), it brings
-in what theirs changed: lists entry by entry (entries), tables key by key (`tool.uv.sources`
-package by package), any other value from the side that changed it; changed differently on
-both sides is a conflict and nothing is merged. Theirs' items go where they belong: a key
-after the key before it on theirs' side, a `[section]` never above ours' plain keys.
+From ours' document (tomlkit keeps every byte it is not asked to change) it takes what
+theirs changed: lists entry by entry (entries), tables key by key, any other value from
+the side that changed it; a value changed on both sides is a conflict, and nothing is
+merged. Theirs' items go after the key before them on theirs' side, a `[section]` never
+above ours' plain keys (it would take them).
 """
 
 from __future__ import annotations
@@ -37,13 +37,11 @@ KEYED_ARRAYS: tuple[tuple[str, ...], ...] = (
 
 
 class MergeRefused(ValueError):
-    """A side is not TOML as tomllib reads it (a duplicate key, say), or the merged text
-    would not be: nothing is merged; the caller falls back to git's markers or refuses."""
+    """A side, or the merged text, is not TOML as tomllib (uv) reads it: nothing is merged."""
 
 
 class MergeUnwritable(MergeRefused):
-    """The merge decided, but neither its own text nor git's means the decision: the
-    caller must not write git's clean merge either (conflict markers, or a refusal)."""
+    """Neither the merge's own text nor git's means its decision: write neither."""
 
 
 class MergeResult(NamedTuple):

@@ -1,12 +1,11 @@
 """Prefer git's own bytes when they mean what the structured merge decided.
 
-tomlkit can lose comments and blank lines a side added, or its reflowing of a list; git's
-`git merge-file -p --diff3` output (passed in by the command) keeps them. A clean result
-that tomllib (uv) reads as the same data wins. Conflicted hunks (git refuses changes on
-adjacent lines) are resolved from both sides' own lines: their line changes applied to the
-base lines when they touch different lines, else ours then theirs or theirs then ours;
-never one side alone, which would drop the other's text. The first whose data is the
-structured result wins; else the structured text, with theirs' comment lines put back.
+tomlkit can lose comments, blank lines and reflowing a side wrote; git's `merge-file -p
+--diff3` output (passed in) keeps them. Its clean result wins when tomllib (uv) reads the
+same data from it. Its conflicted hunks are resolved from both sides' own lines (their
+changes applied to the base lines, or one side's after the other's; never one side alone,
+which would drop the other's text): the first that reads as the decision wins. Else the
+structured text wins, with the comment lines theirs wrote above what it added put back.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""What the lane's Dockerfile itself syncs into the image's venv: its `uv sync` selection.
-
-Megatron-LM runs `uv sync --extra ${IMAGE_TYPE} ... ${FLASH_MLA_GROUP}`, the group set in
-`if [ "$IMAGE_TYPE" != "lts" ]`; a `uvdock sync` from less would uninstall what the image
-installed. The selection is rebuilt from build args, ARG, ENV, shell variables and `if`
-tests on IMAGE_TYPE or the architecture; a test it cannot evaluate is noted, not taken.
+"""What the lane's Dockerfile itself syncs into the image's venv: its `uv sync` selection
+(`--extra ${IMAGE_TYPE} ... ${FLASH_MLA_GROUP}` on Megatron-LM), which a `uvdock sync` must
+not shrink. Rebuilt from build args, ARG, ENV, shell variables and `if` tests on IMAGE_TYPE
+or the architecture; a test it cannot evaluate is noted, not taken.
 """
 
 from __future__ import annotations
@@ -49,8 +47,7 @@ class _Reader:
         self.build_args = dict(build_args, IMAGE_TYPE=image_type)
         self.machine = _MACHINE.get(platform, platform)
         self.platform = platform
-        # The open `if` blocks: whether the current branch runs, and whether an earlier
-        # branch already ran (None: cannot tell).
+        # Per open `if`: does the current branch run, did an earlier one (None: unknown)?
         self.blocks: list[tuple[bool | None, bool | None]] = []
         self.extras: list[str] = []
         self.groups: list[str] = []

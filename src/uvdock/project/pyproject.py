@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -124,8 +125,6 @@ def _workspace_of(top: Path, member: Path) -> Path | None:
 
 def _listed(globs: Any, rel: str) -> bool:
     """`rel` matches one of uv's member globs (`*` stays within one path segment)."""
-    from fnmatch import fnmatchcase
-
     parts = rel.split("/")
     return isinstance(globs, list) and any(
         len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern))

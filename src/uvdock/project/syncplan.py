@@ -51,7 +51,6 @@ def build(
                 hint="sync this project's own group instead: `uvdock sync --group NAME`",
             )
         return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], notes)
-
     wanted: list[tuple[str, str]] = []
     if image is not None:  # the Dockerfile's own extras and groups the project declares
         notes.extend(image.notes)
