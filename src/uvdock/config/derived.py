@@ -1,8 +1,6 @@
 """The CI image settings of a repository not laid out like Megatron-LM, derived from it:
-where Megatron-LM's Dockerfile is absent, the one its CI builds (whose base is a lane:
-image/lanes.py), that target and `<folder>:local`, each with the reason `doctor` and
-`image show --explain` print. A setting anyone wrote is never replaced.
-"""
+the Dockerfile its CI builds (its base a lane: image/lanes.py), that target and
+`<folder>:local`, each with the reason `image show --explain` prints; never over a set value."""
 
 from __future__ import annotations
 
@@ -41,8 +39,7 @@ DERIVED = ("dockerfile", "build_target", "image", "lts_image", "enroot_output",
 
 
 def derive(repo: Path, layers: Layers) -> Layers:
-    """The DERIVED settings no one set, when Megatron-LM's Dockerfile is not there but one
-    of the repository's own is; no registry image (Megatron-LM's is not this one)."""
+    """The DERIVED settings no one set, when Megatron-LM's Dockerfile is not there."""
     origins = dict(layers.origins)
     config = layers.config
     default = repo / type(config)._field_defaults["dockerfile"]

@@ -28,8 +28,7 @@ def default_uv_cache(env: Mapping[str, str]) -> str:
 
 
 class Config(NamedTuple):
-    """Frozen settings. A NamedTuple rather than a dataclass: `dataclasses` imports
-    `inspect`, a cost every command would pay at start-up."""
+    """Frozen settings: a NamedTuple, as `dataclasses` imports `inspect` at every start-up."""
 
     # Where uv runs.
     engine: str = "auto"
@@ -41,7 +40,6 @@ class Config(NamedTuple):
     uv_cache: str = default_uv_cache(os.environ)  # load() re-reads it from its env
     container_uv_cache: str = "/root/.cache/uv"
     engine_args: tuple[str, ...] = ()
-    # Git.
     base_ref: str = "origin/main"
     # Image build and acquisition.
     dockerfile: str = "docker/Dockerfile.ci.dev"
@@ -74,12 +72,10 @@ class Config(NamedTuple):
     registry_connect_timeout: int = 5  # seconds
     registry_timeout: int = 30  # seconds, for all of one command's registry requests
     registry_page_size: int = 0  # tags per tags/list page (0: the registry's default)
-    # Dependencies.
     protected_packages: tuple[str, ...] = DEFAULT_PROTECTED_PACKAGES
     # `lock --upgrade --pr-body`: the pull request's title; {branch} and {date} are filled in.
     lock_bump_title: str = "chore: Bump `uv.lock` ({branch}) ({date})"
     lts_requirements: str = "docker/lts/requirements.txt"
-    # Test recipes.
     recipes_dir: str = "tests/test_utils/recipes"
     broken_suffix: str = "-broken"
     # Concurrent runs: how long a writing command waits for another run's repository lock.
@@ -265,8 +261,7 @@ def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
 
 
 def check_repo_paths(repo: Path, config: Config) -> None:
-    """Refuse (exit 2) a configured path that is absolute, climbs with `..`, or resolves
-    (symlinks followed) outside the repository: uvdock edits only the repository's files."""
+    """Refuse (exit 2) a configured path that is absolute or resolves outside the repository."""
     top = os.path.realpath(repo)
     for key in REPO_PATH_KEYS:
         value = getattr(config, FIELDS[key][0])

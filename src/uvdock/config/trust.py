@@ -79,8 +79,7 @@ def read_records(env: Mapping[str, str], *, strict: bool = False) -> list[TrustR
 
 
 def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
-    """Every record, for a command that rewrites the file: a file that cannot be read, or
-    holds a line that is not a record, is the user's data, never silently replaced (exit 3)."""
+    """Every record, for a command that rewrites the file: never replace what it cannot read."""
     return read_records(env, strict=True)
 
 

@@ -81,11 +81,9 @@ def _conflict_set_key(value: Any) -> str:
 
 # The lists of `[tool.uv]` that uv reads as sets, and how their entries are told apart.
 _UV_SETS: dict[str, Callable[[Any], str]] = {
-    **dict.fromkeys(
-        ("no-build-isolation-package", "no-build-package", "no-binary-package",
-         "reinstall-package", "upgrade-package"), _name_key),
-    "environments": _marker_key,
-    "required-environments": _marker_key,
+    **dict.fromkeys(("no-build-isolation-package", "no-build-package", "no-binary-package",
+                     "reinstall-package", "upgrade-package"), _name_key),
+    "environments": _marker_key, "required-environments": _marker_key,
     "conflicts": _conflict_set_key,
 }  # fmt: skip
 
@@ -238,9 +236,8 @@ def merge_list(
 
 
 class PinClash(NamedTuple):
-    """A package left pinned (`==`) differently in two dependency lists (`torch` in
-    project.dependencies and in an override) by a merge that took one side's change of one
-    list and the other's of another: uv fails to resolve it, or silently overrules one."""
+    """A package a merge left pinned (`==`) differently in two lists (one side's change of
+    each): uv fails to resolve it, or silently overrules one (through an override)."""
 
     package: str  # the name, with its marker when it has one
     pins: tuple[tuple[str, str], ...]  # (dotted list, the requirement as written)

@@ -30,10 +30,7 @@ MISSING = object()  # a key absent on one side (None is not a TOML value, but ke
 PACKAGE_TABLES: tuple[tuple[str, ...], ...] = (("tool", "uv", "sources"),)
 # Arrays of tables merged entry by entry, each entry known by its `name` (an unnamed index
 # by its `url`).
-KEYED_ARRAYS: tuple[tuple[str, ...], ...] = (
-    ("tool", "uv", "index"),
-    ("tool", "uv", "dependency-metadata"),
-)
+KEYED_ARRAYS = (("tool", "uv", "index"), ("tool", "uv", "dependency-metadata"))
 
 
 class MergeRefused(ValueError):
@@ -256,9 +253,8 @@ def merge_pyproject(
 
 
 def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
-    # Each side's data as tomllib (what uv) reads it: a side it rejects (a duplicate key
-    # that tomlkit would raise KeyAlreadyPresent for, say) is refused before anything is
-    # merged.
+    # Each side as tomllib (uv) reads it: one it rejects (a duplicate key, which tomlkit
+    # would raise KeyAlreadyPresent for) is refused before anything is merged.
     sides = []
     for side, text in (("base", base), ("ours", ours), ("theirs", theirs)):
         try:

@@ -27,15 +27,13 @@ def sides(operation: str | None) -> str:
 def sentence(taken: Taken) -> str:
     """`theirs removed flask[async] from project.optional-dependencies.dev`."""
     what = taken.written or taken.entry
-    if not what:
-        return f"{taken.side} {taken.change} {taken.path}"
-    return f"{taken.side} {taken.change} {what} {_PREPOSITION[taken.change]} {taken.path}"
+    where = f"{what} {_PREPOSITION[taken.change]} {taken.path}" if what else taken.path
+    return f"{taken.side} {taken.change} {where}"
 
 
 def decisions(result: MergeResult) -> list[Taken]:
     """Removals first (the ones to look at), then the rest, each group in file order."""
-    removed = [t for t in result.taken if t.change == "removed"]
-    return removed + [t for t in result.taken if t.change != "removed"]
+    return sorted(result.taken, key=lambda t: t.change != "removed")
 
 
 def report(result: MergeResult) -> dict[str, Any]:

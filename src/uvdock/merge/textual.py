@@ -16,8 +16,7 @@ from difflib import SequenceMatcher
 from typing import Any, NamedTuple
 
 MARKER_SIZE = 41  # the -p run's marker length: longer than anything a TOML file holds
-_OPEN, _BASE, _MIDDLE, _CLOSE = ("<" * MARKER_SIZE, "|" * MARKER_SIZE, "=" * MARKER_SIZE,
-                                  ">" * MARKER_SIZE)  # fmt: skip
+_OPEN, _BASE, _MIDDLE, _CLOSE = (char * MARKER_SIZE for char in "<|=>")
 # Marker -> {state it may come in: the state it opens}.
 _MOVES = {_OPEN: {"plain": "ours"}, _BASE: {"ours": "base"},
           _MIDDLE: {"ours": "theirs", "base": "theirs"}, _CLOSE: {"theirs": "plain"}}  # fmt: skip
@@ -82,8 +81,7 @@ def _touch(a: tuple[int, int, list[str]], b: tuple[int, int, list[str]]) -> bool
 
 
 def _interleave(hunk: Hunk, ours_first: bool) -> str | None:
-    """Both sides' line changes applied to the hunk's base lines, when no base line is
-    changed by both; at the same place the first side's change goes first."""
+    """Both sides' line changes applied to the hunk's base lines, when none touch the same."""
     ours, base, theirs = (part.splitlines(keepends=True) for part in hunk)
     mine, other = line_changes(base, ours), line_changes(base, theirs)
     if not base or any(_touch(a, b) for a in mine for b in other):
@@ -154,8 +152,8 @@ def whole_file_conflict(texts: list[str], marker_size: int) -> str:
 
 
 def carry_comments(merged: str, base: str, theirs: str) -> str:
-    """`merged` with the comment lines theirs wrote above a line it added put back, where
-    that line appears once; unchanged unless the result means the same (tomllib)."""
+    """`merged` with the comment lines theirs wrote above a line it added put back, if that
+    line appears once and the result means the same."""
     lines = merged.splitlines(keepends=True)
     base_lines, their_lines = base.splitlines(keepends=True), theirs.splitlines(keepends=True)
     for _, _, block in line_changes(base_lines, their_lines):

@@ -1,7 +1,5 @@
 """Which distributions the project declares, and where: for `doctor`, a module a log could
-not import needs a sync when declared, not `uvdock add`. Import names match PEP 503-normalised,
-plus the well-known ones that differ (`yaml` is PyYAML). An unreadable pyproject declares none.
-"""
+not import needs a sync when declared. Import names match PEP 503-normalised, or known ones."""
 
 from __future__ import annotations
 

@@ -67,17 +67,15 @@ class _Reader:
         test = _TEST.match(condition.strip())
         if test is None:
             return None
-        left, operator, right = test.group(2), test.group(3), test.group(5)
-        for word in _MACHINE_WORDS:
-            left, right = left.replace(word, self.machine), right.replace(word, self.machine)
-        if "$(" in left or "$(" in right:
-            return None
-        (left, unknown_left), (right, unknown_right) = (
-            expand(side, self.variables) for side in (left, right)
-        )
-        if unknown_left or unknown_right:
-            return None
-        return (left == right) != (operator == "!=")
+        sides: list[str] = []
+        for side in (test[2], test[5]):
+            for word in _MACHINE_WORDS:
+                side = side.replace(word, self.machine)
+            value, unknown = expand(side, self.variables)
+            if "$(" in side or unknown:
+                return None
+            sides.append(value)
+        return (sides[0] == sides[1]) != (test[3] == "!=")
 
     def _active(self) -> bool | None:
         states = [current for current, _ in self.blocks]

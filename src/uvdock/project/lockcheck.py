@@ -8,8 +8,7 @@ import re
 from enum import Enum
 from typing import NamedTuple
 
-# uv (0.13.9, crates/uv/src/commands/project/lock.rs): "The lockfile at `uv.lock` needs to be
-# updated, but `--check` was provided." Older uv wrote it without the backticks.
+# uv 0.13.9's words (crates/uv/src/commands/project/lock.rs); older uv had no backticks.
 _STALE = re.compile(r"The lockfile at `?[^`\s]*uv\.lock`? needs to be updated")
 _ENVIRONMENT = re.compile(
     r"No interpreter found for Python|No download found for request|"

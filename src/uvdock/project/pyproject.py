@@ -1,5 +1,4 @@
-"""What the repository's pyproject.toml and Dockerfile say about dependencies (read-only;
-names compared PEP 503-normalized, as uv does)."""
+"""What the repository's pyproject.toml and Dockerfile say about dependencies (read-only)."""
 
 from __future__ import annotations
 
@@ -98,9 +97,8 @@ def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str
 
 
 def enclosing_project(top: Path, start: Path) -> Path:
-    """The uv project a command started in `start` acts on, as uv picks its lock: the
-    nearest folder up to `top` with pyproject.toml and uv.lock, or the workspace above
-    that lists it as a member; `top` when there is none."""
+    """The uv project a command started in `start` acts on, as uv picks its lock: the nearest
+    folder with pyproject.toml and uv.lock, or the workspace listing it; else `top`."""
     if start != top and top not in start.parents:
         return top
     for folder in (start, *start.parents):

@@ -1,8 +1,6 @@
 """The `uv sync` arguments for a profile, checked against what the project really declares
-(on Megatron-LM `dev` is an extra, not a group). The base image's packages are never
-reinstalled; dev and lts start from what the lane's Dockerfile syncs (dockerfile_sync), and
-the sync is `--inexact` unless asked: an exact one would uninstall what `uv pip` added.
-"""
+(on Megatron-LM `dev` is an extra). The base image's packages are never reinstalled; dev and
+lts start from what the lane's Dockerfile syncs, `--inexact` (keeps what `uv pip` added)."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ def build(
     image: SyncSelection | None = None,
     exact: bool = False,
 ) -> SyncPlan:
-    """The profile's own names (Megatron-LM's `dev` extra, `test` group) that the project
-    lacks are left out with a note; a name asked for with --group/--extra must exist."""
+    """A profile's name the project lacks is left out with a note; one asked for must exist."""
     if profile not in PROFILES:
         raise InputRefused(f"unknown profile `{profile}`; profiles: {', '.join(PROFILES)}")
     notes: list[str] = []
