@@ -1,16 +1,11 @@
-"""The CI image settings of a repository that is not laid out like Megatron-LM, derived from it.
-
-uvdock's defaults name Megatron-LM's files (`docker/Dockerfile.ci.dev`, the image
-`megatron-lm:local`). Where that Dockerfile is absent but the repository has its own, the
-Dockerfile its CI builds (the one whose base is a lane: image/lanes.py) becomes `dockerfile`,
-the target CI builds from it `build-target`, and the image `<folder>:local`; each with the
-reason, which `doctor` and `image show --explain` print. A setting anyone wrote (the user,
-the repository, UVDOCK_*) is never replaced.
-"""
+"""The CI image settings of a repository not laid out like Megatron-LM, derived from it:
+the Dockerfile its CI builds (its base a lane: image/lanes.py), that target and
+`<folder>:local`, each with the reason `image show --explain` prints; never over a set value."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +18,9 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
     from uvdock.image.lanes import discover, repository_files
 
     found = discover(repo, set())
-    counts: dict[str, int] = {}
-    for pin in found.pins:
-        rule = next(r for r in found.lanes if r.lane == pin.lane)
-        counts[rule.dockerfile] = counts.get(rule.dockerfile, 0) + 1
+    # Each lane's first rule (a later one would overwrite it in order).
+    lanes: dict[str | None, str] = {r.lane: r.dockerfile for r in reversed(found.lanes)}
+    counts = Counter(lanes[pin.lane] for pin in found.pins)
     dockerfiles = repository_files(repo)[0]
     if counts:
         path = max(sorted(counts), key=lambda p: (counts[p], "ci" in p.lower()))
@@ -35,57 +29,42 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
         path, why = dockerfiles[0], "the repository's only Dockerfile"
     else:
         return None
-    targets = [b.target for b in found.builds if b.dockerfile == path and b.target]
-    return path, (targets[0] if targets else None), why
+    target = next((b.target for b in found.builds if b.dockerfile == path and b.target), None)
+    return path, target, why
 
 
 # What a repository not laid out like Megatron-LM gets instead of Megatron-LM's defaults.
-DERIVED = (
-    "dockerfile",
-    "build_target",
-    "image",
-    "lts_image",
-    "enroot_output",
-    "registry_image",
-    "lts_registry_image",
-)
+DERIVED = ("dockerfile", "build_target", "image", "lts_image", "enroot_output",
+           "registry_image", "lts_registry_image")  # fmt: skip
 
 
 def derive(repo: Path, layers: Layers) -> Layers:
-    """The DERIVED settings from the repository, each where no one set it, when Megatron-LM's
-    Dockerfile (uvdock's default) is not there but one of the repository's own is: the CI
-    image's Dockerfile, target and names; no registry image (Megatron-LM's is not this one)."""
+    """The DERIVED settings no one set, when Megatron-LM's Dockerfile is not there."""
     origins = dict(layers.origins)
     config = layers.config
-    if (repo / type(config)._field_defaults["dockerfile"]).is_file():
-        return layers
-    if not set(DERIVED) - origins.keys():
+    default = repo / type(config)._field_defaults["dockerfile"]
+    if default.is_file() or not set(DERIVED) - origins.keys():
         return layers
     chosen = _choice(repo)
-    values: dict[str, Any] = {}
-    if "dockerfile" in origins:
-        path = config.dockerfile
-    elif chosen is not None:
-        path = chosen[0]
-        values["dockerfile"], origins["dockerfile"] = path, f"derived: {chosen[2]}"
-    else:
+    if "dockerfile" not in origins and chosen is None:
         return layers
-    if "build_target" not in origins:
-        target = chosen[1] if chosen is not None and chosen[0] == path else None
-        values["build_target"] = target or ""
-        origins["build_target"] = (
-            f"derived: the target CI builds from {path}" if target else "derived: its last stage"
-        )
+    path, target, why = chosen or (config.dockerfile, None, "")
+    if "dockerfile" in origins:
+        path, target = config.dockerfile, target if path == config.dockerfile else None
     name = re.sub(r"[^a-z0-9._-]+", "-", repo.resolve().name.lower()).strip(".-_") or "ci"
-    for key, suffix in (("image", "local"), ("lts_image", "local-lts")):
+    built = f"derived: the repository folder's name, built from {path}"
+    not_ours = "derived: Megatron-LM's registry image is not this repository's"  # its GitLab CI's
+    stage = f"derived: the target CI builds from {path}" if target else "derived: its last stage"
+    values: dict[str, Any] = {}
+    for key, value, reason in (
+        ("dockerfile", path, f"derived: {why}"),
+        ("build_target", target or "", stage),
+        ("image", f"{name}:local", built),
+        ("lts_image", f"{name}:local-lts", built),
+        ("enroot_output", f"{name}.sqsh", "derived: the repository folder's name"),
+        ("registry_image", "", not_ours),
+        ("lts_registry_image", "", not_ours),
+    ):
         if key not in origins:
-            values[key] = f"{name}:{suffix}"
-            origins[key] = f"derived: the repository folder's name, built from {path}"
-    if "enroot_output" not in origins:
-        values["enroot_output"] = f"{name}.sqsh"
-        origins["enroot_output"] = "derived: the repository folder's name"
-    for key in ("registry_image", "lts_registry_image"):  # Megatron-LM's GitLab CI images
-        if key not in origins:
-            values[key] = ""
-            origins[key] = "derived: Megatron-LM's registry image is not this repository's"
+            values[key], origins[key] = value, reason
     return layers._replace(config=config.replace(**values), origins=origins)

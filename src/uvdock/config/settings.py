@@ -1,12 +1,8 @@
 """Configuration: defaults that fit Megatron-LM, the user's file, the repository's, UVDOCK_*.
 
-Sources, later wins: built-in defaults; the user's own `$XDG_CONFIG_HOME/uvdock/config.toml`
-(else `~/.config/uvdock/config.toml`); `[tool.uvdock]` in pyproject.toml, or `uvdock.toml`
-at the repository root instead when that file exists (as ruff.toml does for ruff);
-`UVDOCK_<KEY>` environment variables (KEY upper-cased, dashes as underscores); then
-command-line options, applied by the command layer with `Config.replace`. Keys that widen
-what runs on the host are taken from the repository only once trusted (config_trust.py);
-`load_layers` says where each value came from so the command layer can check that.
+Later wins: defaults; `$XDG_CONFIG_HOME/uvdock/config.toml`; `[tool.uvdock]` in
+pyproject.toml, or `uvdock.toml` when it exists; `UVDOCK_<KEY>`; options (`Config.replace`).
+Keys that widen what runs on the host come from the repository only once trusted (trust.py).
 """
 
 from __future__ import annotations
@@ -17,29 +13,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.cli.spec import ENGINE_CHOICES
-from uvdock.errors import InputRefused
-
-ENGINES = ENGINE_CHOICES
+from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.files import textlines
 
 # The list in Megatron-LM's Dockerfile.ci.dev: the base image provides these.
-DEFAULT_PROTECTED_PACKAGES = (
-    "torch",
-    "torchvision",
-    "triton",
-    "transformer-engine-cu12",
-    "nvidia-cublas-cu12",
-    "nvidia-cuda-cupti-cu12",
-    "nvidia-cuda-nvrtc-cu12",
-    "nvidia-cuda-runtime-cu12",
-    "nvidia-cudnn-cu12",
-    "nvidia-cufft-cu12",
-    "nvidia-cufile-cu12",
-    "nvidia-curand-cu12",
-    "nvidia-cusolver-cu12",
-    "nvidia-cusparse-cu12",
-    "nvidia-cusparselt-cu12",
-    "nvidia-nccl-cu12",
-)
+DEFAULT_PROTECTED_PACKAGES = ("torch", "torchvision", "triton", "transformer-engine-cu12", *(
+    f"nvidia-{name}-cu12" for name in ("cublas", "cuda-cupti", "cuda-nvrtc", "cuda-runtime",
+    "cudnn", "cufft", "cufile", "curand", "cusolver", "cusparse", "cusparselt", "nccl")))  # fmt: skip
 
 
 def default_uv_cache(env: Mapping[str, str]) -> str:
@@ -48,8 +28,7 @@ def default_uv_cache(env: Mapping[str, str]) -> str:
 
 
 class Config(NamedTuple):
-    """Frozen settings. A NamedTuple rather than a dataclass: `dataclasses` imports
-    `inspect`, a cost every command would pay at start-up."""
+    """Frozen settings: a NamedTuple, as `dataclasses` imports `inspect` at every start-up."""
 
     # Where uv runs.
     engine: str = "auto"
@@ -61,7 +40,6 @@ class Config(NamedTuple):
     uv_cache: str = default_uv_cache(os.environ)  # load() re-reads it from its env
     container_uv_cache: str = "/root/.cache/uv"
     engine_args: tuple[str, ...] = ()
-    # Git.
     base_ref: str = "origin/main"
     # Image build and acquisition.
     dockerfile: str = "docker/Dockerfile.ci.dev"
@@ -79,19 +57,14 @@ class Config(NamedTuple):
     gitlab_build_file: str = ".gitlab/stages/01.build.yml"
     # GitHub workflows whose `docker build -f <lane Dockerfile>` steps pin FROM_IMAGE_NAME.
     workflow_files: tuple[str, ...] = (".github/workflows/*.y*ml",)
-    # Alternative sets of KEY=VALUE entries (image/pins.py match_sets); `KEY=` means no KEY.
-    # Together they classify every layout Megatron-LM's matrix has had: dev rows without
-    # IMAGE_TYPE (2025), lts rows built from Dockerfile.ci.dev with IMAGE_TYPE lts (early
-    # 2026), and today's lts rows from Dockerfile.ci.lts next to dev rows with IMAGE_TYPE dev.
-    dev_matrix_match: tuple[str, ...] = (
-        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=dev",
-        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=",
-    )
-    lts_matrix_match: tuple[str, ...] = (
-        "FILE=Dockerfile.ci.lts, IMAGE_TYPE=",
-        "FILE=Dockerfile.ci.lts, IMAGE_TYPE=lts",
-        "FILE=Dockerfile.ci.dev, IMAGE_TYPE=lts",
-    )
+    # Alternative sets of KEY=VALUE entries (image/pins.py match_sets; `KEY=`: no KEY) for
+    # every layout Megatron-LM's matrix has had: dev rows without IMAGE_TYPE (2025), lts rows
+    # from Dockerfile.ci.dev (early 2026), lts rows from Dockerfile.ci.lts (today).
+    dev_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.dev, IMAGE_TYPE=dev",
+                                         "FILE=Dockerfile.ci.dev, IMAGE_TYPE=")  # fmt: skip
+    lts_matrix_match: tuple[str, ...] = ("FILE=Dockerfile.ci.lts, IMAGE_TYPE=",
+                                         "FILE=Dockerfile.ci.lts, IMAGE_TYPE=lts",
+                                         "FILE=Dockerfile.ci.dev, IMAGE_TYPE=lts")  # fmt: skip
     platforms: tuple[str, ...] = ("amd64", "arm64")
     # The registry that publishes the base image ("" = derived from its name: https://nvcr.io).
     registry: str = ""
@@ -99,12 +72,10 @@ class Config(NamedTuple):
     registry_connect_timeout: int = 5  # seconds
     registry_timeout: int = 30  # seconds, for all of one command's registry requests
     registry_page_size: int = 0  # tags per tags/list page (0: the registry's default)
-    # Dependencies.
     protected_packages: tuple[str, ...] = DEFAULT_PROTECTED_PACKAGES
     # `lock --upgrade --pr-body`: the pull request's title; {branch} and {date} are filled in.
     lock_bump_title: str = "chore: Bump `uv.lock` ({branch}) ({date})"
     lts_requirements: str = "docker/lts/requirements.txt"
-    # Test recipes.
     recipes_dir: str = "tests/test_utils/recipes"
     broken_suffix: str = "-broken"
     # Concurrent runs: how long a writing command waits for another run's repository lock.
@@ -114,28 +85,17 @@ class Config(NamedTuple):
         return self._replace(**changes)
 
 
-def _key(name: str) -> str:
-    return name.replace("_", "-")
-
-
 # kebab-case key -> (attribute name, annotation as written)
 FIELDS: dict[str, tuple[str, str]] = {
     # NamedTuple keeps postponed annotations as ForwardRefs; the text is what is compared.
-    _key(name): (name, str(getattr(kind, "__forward_arg__", kind)))
+    name.replace("_", "-"): (name, str(getattr(kind, "__forward_arg__", kind)))
     for name, kind in Config.__annotations__.items()
 }
 
 
 # Keys naming files or folders uvdock reads for editing or writes: inside the repository only.
-REPO_PATH_KEYS = (
-    "dev-pin-file",
-    "lts-pin-file",
-    "dockerfile",
-    "lts-dockerfile",
-    "gitlab-build-file",
-    "lts-requirements",
-    "recipes-dir",
-)
+REPO_PATH_KEYS = ("dev-pin-file", "lts-pin-file", "dockerfile", "lts-dockerfile",
+                  "gitlab-build-file", "lts-requirements", "recipes-dir")  # fmt: skip
 
 
 def valid_keys() -> list[str]:
@@ -143,30 +103,29 @@ def valid_keys() -> list[str]:
 
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
-    kind = FIELDS[key][1]
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise InputRefused(f"{origin}: `{key}` must be true or false, got {value!r}")
-        return value
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InputRefused(f"{origin}: `{key}` must be an integer, got {value!r}")
-        return value
-    if kind.startswith("tuple"):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InputRefused(f"{origin}: `{key}` must be a list of strings, got {value!r}")
-        return tuple(value)
-    if not isinstance(value, str):
-        raise InputRefused(f"{origin}: `{key}` must be a string, got {value!r}")
-    if key == "engine" and value not in ENGINES:
-        raise InputRefused(f"{origin}: engine must be one of {', '.join(ENGINES)}, got {value!r}")
-    return value
+    kind = FIELDS[key][1].split("[")[0]
+    what, fits = {
+        "bool": ("true or false", isinstance(value, bool)),
+        "int": ("an integer", isinstance(value, int) and not isinstance(value, bool)),
+        "tuple": (
+            "a list of strings",
+            isinstance(value, list) and all(isinstance(v, str) for v in value),
+        ),
+    }.get(kind, ("a string", isinstance(value, str)))
+    if not fits:
+        raise InputRefused(f"{origin}: `{key}` must be {what}, got {value!r}")
+    if key == "engine" and value not in ENGINE_CHOICES:
+        raise InputRefused(
+            f"{origin}: engine must be one of {', '.join(ENGINE_CHOICES)}, got {value!r}"
+        )
+    return tuple(value) if kind == "tuple" else value
 
 
-def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
+def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    """A configuration table's own values, checked, by field name (engine_args)."""
     values: dict[str, Any] = {}
     for raw_key, value in table.items():
-        key = _key(raw_key)
+        key = raw_key.replace("_", "-")
         if key not in FIELDS:
             raise InputRefused(
                 f"{origin}: unknown key `{raw_key}`; valid keys: {', '.join(valid_keys())}"
@@ -175,16 +134,8 @@ def _from_table(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     return values
 
 
-def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
-    """A configuration table's own values, checked, by field name (engine_args, not
-    engine-args), before any other layer applies."""
-    return _from_table(table, origin)
-
-
-_ENV_BOOLS = {
-    **dict.fromkeys(("1", "true", "yes", "on"), True),
-    **dict.fromkeys(("0", "false", "no", "off", ""), False),
-}
+_ENV_BOOLS = {**dict.fromkeys(("1", "true", "yes", "on"), True),
+              **dict.fromkeys(("0", "false", "no", "off", ""), False)}  # fmt: skip
 
 
 def _env_value(key: str, text: str) -> Any:
@@ -197,18 +148,13 @@ def _env_value(key: str, text: str) -> Any:
         except ValueError:
             return text  # _coerce reports it
     if kind.startswith("tuple"):
-        stripped = text.strip()
-        if stripped.startswith("["):
-            import json
-
-            try:
-                return json.loads(stripped)
-            except json.JSONDecodeError:
-                return text
+        import json
         import shlex
 
         try:
-            return shlex.split(text)
+            return json.loads(text) if text.strip().startswith("[") else shlex.split(text)
+        except json.JSONDecodeError:
+            return text
         except ValueError as exc:  # e.g. an unbalanced quote
             raise InputRefused(
                 f"environment UVDOCK_{FIELDS[key][0].upper()}: {exc} in {text!r}",
@@ -233,11 +179,9 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 # Variables of uvdock's own that are not configuration keys.
-_ENV_NOT_CONFIG = frozenset(
-    {"UVDOCK_REQUIRE_ENGINE", "UVDOCK_TEST_IMAGE", "UVDOCK_TEST_UV_VERSION"}
-    | {"UVDOCK_REQUIRE_SLURM", "UVDOCK_TEST_SQSH", "UVDOCK_TEST_ENROOT_DATA", "UVDOCK_SLURM_SHARED"}
-    | {"UVDOCK_REQUIRE_SLURM_NODES", "UVDOCK_TEST_MULTINODE"}
-)
+_ENV_NOT_CONFIG = frozenset(f"UVDOCK_{name}" for name in (
+    "REQUIRE_ENGINE", "TEST_IMAGE", "TEST_UV_VERSION", "REQUIRE_SLURM", "TEST_SQSH",
+    "SLURM_SHARED", "TEST_ENROOT_DATA", "REQUIRE_SLURM_NODES", "TEST_MULTINODE"))  # fmt: skip
 
 
 def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
@@ -245,44 +189,35 @@ def _read_toml(path: Path, shown: str = "") -> dict[str, Any]:
     by its full path, which the user may not know)."""
     import tomllib
 
-    from uvdock.files import textlines
-
     try:
         return tomllib.loads(textlines.read_text(path))
     except (ValueError, RecursionError) as exc:  # bad TOML or UTF-8, a 5000-digit integer
         raise InputRefused(f"{shown or path.name}: not valid TOML: {exc}") from None
     except OSError as exc:
-        from uvdock.errors import EnvironmentUnusable
-
         raise EnvironmentUnusable(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def file_table(repo: Path) -> tuple[dict[str, Any], str]:
     """The raw configuration table and where it came from ('' when there is none)."""
-    own = repo / "uvdock.toml"
+    own, pyproject = repo / "uvdock.toml", repo / "pyproject.toml"
     if own.exists():
         return _read_toml(own), "uvdock.toml"
-    pyproject = repo / "pyproject.toml"
     # Most runs have no [tool.uvdock]: a byte search spares parsing a large pyproject.
-    from uvdock.files import textlines
-
-    if pyproject.exists() and b"uvdock" in textlines.read_bytes(pyproject):
-        try:
-            tool = _read_toml(pyproject).get("tool", {})
-        except InputRefused:
-            return {}, ""  # a broken pyproject is the command's business, not config's
-        if not isinstance(tool, dict):
-            raise InputRefused(f"pyproject.toml: `tool` must be a table, got {tool!r}")
-        table = tool.get("uvdock", {})
-        if not isinstance(table, dict):
-            raise InputRefused("pyproject.toml: [tool.uvdock] must be a table")
-        return table, "pyproject.toml [tool.uvdock]"
-    return {}, ""
+    if not (pyproject.exists() and b"uvdock" in textlines.read_bytes(pyproject)):
+        return {}, ""
+    try:
+        tool = _read_toml(pyproject).get("tool", {})
+    except InputRefused:
+        return {}, ""  # a broken pyproject is the command's business, not config's
+    if not isinstance(tool, dict):
+        raise InputRefused(f"pyproject.toml: `tool` must be a table, got {tool!r}")
+    table = tool.get("uvdock", {})
+    if not isinstance(table, dict):
+        raise InputRefused("pyproject.toml: [tool.uvdock] must be a table")
+    return table, "pyproject.toml [tool.uvdock]"
 
 
 class Layers(NamedTuple):
-    """A loaded configuration and where its values came from."""
-
     config: Config
     origins: dict[str, str]  # attribute name -> the source that set it last (none: default)
     table: dict[str, Any]  # the repository's own configuration table
@@ -306,17 +241,12 @@ def load_layers(repo: Path | None, env: Mapping[str, str] | None = None) -> Laye
     values: dict[str, Any] = {"uv_cache": default_uv_cache(env)}
     origins: dict[str, str] = {}
     user_file = user_config_file(env)
-    if user_file.is_file():
-        user = _from_table(_read_toml(user_file, str(user_file)), str(user_file))
-        values.update(user)
-        origins.update(dict.fromkeys(user, f"your {user_file}"))
-    table: dict[str, Any] = {}
-    source = ""
-    if repo is not None:
-        table, source = file_table(repo)
-        from_repo = _from_table(table, source)
-        values.update(from_repo)
-        origins.update(dict.fromkeys(from_repo, source))
+    user = _read_toml(user_file, str(user_file)) if user_file.is_file() else {}
+    user = table_values(user, str(user_file))
+    table, source = file_table(repo) if repo is not None else ({}, "")
+    for layer, origin in ((user, f"your {user_file}"), (table_values(table, source), source)):
+        values.update(layer)
+        origins.update(dict.fromkeys(layer, origin))
     from_env = _from_env(env)
     values.update(from_env)
     origins.update({name: f"UVDOCK_{name.upper()}" for name in from_env})
@@ -331,20 +261,15 @@ def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
 
 
 def check_repo_paths(repo: Path, config: Config) -> None:
-    """Refuse (exit 2) a configured path that is absolute, climbs with `..`, or resolves
-    (symlinks followed) outside the repository: uvdock edits only the repository's files."""
+    """Refuse (exit 2) a configured path that is absolute or resolves outside the repository."""
     top = os.path.realpath(repo)
     for key in REPO_PATH_KEYS:
         value = getattr(config, FIELDS[key][0])
         if not value:  # an empty path says "this repository has none" (e.g. no LTS lane)
             continue
-        parts = Path(value).parts
         real = os.path.realpath(os.path.join(top, value))
-        if (
-            Path(value).is_absolute()
-            or ".." in parts
-            or (real != top and not real.startswith(top.rstrip(os.sep) + os.sep))
-        ):
+        inside = real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+        if Path(value).is_absolute() or ".." in Path(value).parts or not inside:
             raise InputRefused(
                 f"configuration `{key}` = {value!r}: must be a path inside the repository "
                 f"({top}); it resolves to {real}",

@@ -1,17 +1,10 @@
 """Which configuration a repository may set on its own, and the user's record of trust.
 
-A cloned repository's `uvdock.toml` or `[tool.uvdock]` is text from strangers. Most keys
-only say where its own files are; a few change where code runs or what the container
-can reach (GATED_KEYS). Those are taken from the repository only once the user has
-trusted that exact configuration with `uvdock trust` (as direnv and mise do); from the
-user's own environment, user configuration and flags they are always taken.
-
-The record lives in the user's configuration folder (`$XDG_CONFIG_HOME/uvdock/trusted`,
-else `~/.config/uvdock/trusted`): one JSON object per line, the repository's real path,
-the source (`uvdock.toml` or `pyproject.toml [tool.uvdock]`) and the sha256 of the
-configuration table. The table, not the file's bytes: a pyproject.toml changes with every
-`uv add`, and asking for trust again on each would teach users to trust blindly; any
-change to a value of the table does need trust again.
+A cloned repository's configuration is text from strangers: its keys that change where
+code runs or what the container can reach (GATED_KEYS) count only once the user trusted
+that exact table with `uvdock trust` (as direnv and mise do). The record
+(`$XDG_CONFIG_HOME/uvdock/trusted`, a JSON object a line) keeps the sha256 of the table,
+not of the file: pyproject.toml changes with every `uv add`.
 """
 
 from __future__ import annotations
@@ -21,24 +14,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.config.settings import config_home, user_config_file
+from uvdock.errors import EnvironmentUnusable
 
-# Keys that change where code runs (engine, container, venv: a present venv makes `auto`
-# run uv and the repository's build backend directly on this machine) or what the
-# container can reach (engine-args, the cache mount on both sides) or where a host file
-# is written (enroot-output). `image` / `lts-image` are not here: the image runs inside
-# the container, which already runs the repository's own code (its build backend); only
-# the keys above can widen the container.
-GATED_KEYS = (
-    "engine",
-    "engine-args",
-    "container",
-    "venv",
-    "uv-cache",
-    "container-uv-cache",
-    "enroot-output",
-)
-
-TRUST_FILE = "trusted"
+# Keys that change where code runs (a present venv makes `auto` run uv and the build
+# backend on this machine), what the container can reach (engine-args, the cache mount)
+# or where a host file is written (enroot-output). Not `image`: it runs in the container,
+# which already runs the repository's own code; only these keys widen the container.
+GATED_KEYS = ("engine", "engine-args", "container", "venv", "uv-cache", "container-uv-cache",
+              "enroot-output")  # fmt: skip
 
 
 class TrustRecord(NamedTuple):
@@ -48,17 +31,13 @@ class TrustRecord(NamedTuple):
 
 
 def trust_file(env: Mapping[str, str]) -> Path:
-    return config_home(env) / TRUST_FILE
+    return config_home(env) / "trusted"
 
 
 def gated(table: Mapping[str, Any]) -> dict[str, Any]:
     """The gated keys a configuration table sets (dash or underscore spelling), in order."""
-    found: dict[str, Any] = {}
-    for raw_key, value in table.items():
-        key = raw_key.replace("_", "-")
-        if key in GATED_KEYS:
-            found[key] = value
-    return found
+    keys = {raw: raw.replace("_", "-") for raw in table}
+    return {key: table[raw] for raw, key in keys.items() if key in GATED_KEYS}
 
 
 def digest(table: Mapping[str, Any]) -> str:
@@ -70,40 +49,16 @@ def digest(table: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def read_records(env: Mapping[str, str]) -> list[TrustRecord]:
-    """Every record in the user's trust file; lines that are not records are skipped."""
+def read_records(env: Mapping[str, str], *, strict: bool = False) -> list[TrustRecord]:
+    """Every record in the user's trust file; a line that is not one is skipped unless `strict`."""
     import json
-
-    try:
-        text = trust_file(env).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return []
-    records = []
-    for line in text.splitlines():
-        try:
-            records.append(_parse(json.loads(line)))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return records
-
-
-def _parse(data: Any) -> TrustRecord:
-    return TrustRecord(str(data["repo"]), str(data["source"]), str(data["sha256"]))
-
-
-def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
-    """Every record, for a command that rewrites the file: a file that cannot be read, or
-    holds a line that is not a record, is the user's data, never silently replaced (exit 3)."""
-    import json
-
-    from uvdock.errors import EnvironmentUnusable
 
     path = trust_file(env)
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
     except (OSError, UnicodeDecodeError) as exc:
+        if not strict or isinstance(exc, FileNotFoundError):
+            return []
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise EnvironmentUnusable(
             f"{path}: cannot read the trust record: {reason}; nothing was changed",
@@ -112,13 +67,20 @@ def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
     records = []
     for number, line in enumerate(text.splitlines(), 1):
         try:
-            records.append(_parse(json.loads(line)))
+            data = json.loads(line)
+            records.append(TrustRecord(*(str(data[field]) for field in TrustRecord._fields)))
         except (ValueError, KeyError, TypeError):
-            raise EnvironmentUnusable(
-                f"{path}: line {number} is not a trust record; nothing was changed",
-                hint="fix or remove that line (or the file, then trust again)",
-            ) from None
+            if strict:
+                raise EnvironmentUnusable(
+                    f"{path}: line {number} is not a trust record; nothing was changed",
+                    hint="fix or remove that line (or the file, then trust again)",
+                ) from None
     return records
+
+
+def read_records_to_rewrite(env: Mapping[str, str]) -> list[TrustRecord]:
+    """Every record, for a command that rewrites the file: never replace what it cannot read."""
+    return read_records(env, strict=True)
 
 
 def render_records(records: list[TrustRecord]) -> str:
@@ -128,19 +90,12 @@ def render_records(records: list[TrustRecord]) -> str:
 
 
 def find(records: list[TrustRecord], repo: Path, source: str) -> TrustRecord | None:
-    key = str(repo)
-    return next((r for r in records if r.repo == key and r.source == source), None)
+    return next((r for r in records if r.repo == str(repo) and r.source == source), None)
 
 
 def without(records: list[TrustRecord], repo: Path, source: str | None = None) -> list[TrustRecord]:
     """The records minus those of `repo` (and `source`, when given)."""
-    key = str(repo)
-    return [r for r in records if not (r.repo == key and source in (None, r.source))]
-
-
-def is_trusted(env: Mapping[str, str], repo: Path, source: str, sha256: str) -> bool:
-    record = find(read_records(env), repo, source)
-    return record is not None and record.sha256 == sha256
+    return [r for r in records if not (r.repo == str(repo) and source in (None, r.source))]
 
 
 def untrusted(
@@ -158,9 +113,8 @@ def untrusted(
         for key, value in gated(table).items()
         if origins.get(key.replace("-", "_")) == source
     }
-    if not keys or is_trusted(env, repo, source, digest(table)):
-        return {}
-    return keys
+    record = find(read_records(env), repo, source) if keys else None
+    return {} if not keys or (record and record.sha256 == digest(table)) else keys
 
 
 def refusal(

@@ -1,54 +1,104 @@
-"""Three-way merge of keyed entries: dependency lists and tables keyed by package.
+"""Three-way merge of keyed entries: dependency lists, uv's set-like lists, package tables.
 
-An entry is identified by a key: for a requirement string its PEP 503 normalized name
-plus its marker (so `torch; sys_platform == 'never'` and `torch>=2` are two entries), for
-a `{include-group = "x"}` entry the normalized group name. Comparing by key instead of by
-line is what lets two `uv add`s to the same list merge: each side's additions, removals
-and changes are taken; only an entry changed differently on both sides is a conflict.
-
-Pure data: values are plain Python (what `tomlkit` items unwrap to). The caller applies
-the returned plan to its document.
+A requirement is known by its PEP 503 name and marker (`torch; sys_platform == 'never'`
+and `torch>=2` are two entries), uv's `[tool.uv]` sets by name, marker or set of items:
+by key, not by line, two `uv add`s to one list merge. Plain values in, a plan out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
 
+from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 
 from uvdock.project.names import normalize_name
 
+DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
+    ("build-system", "requires"), ("project", "dependencies"),
+    ("project", "optional-dependencies", "*"), ("dependency-groups", "*"),
+    *(("tool", "uv", name) for name in ("dev-dependencies", "override-dependencies",
+                                        "constraint-dependencies", "build-constraint-dependencies")),
+)  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
+def _requirement(entry: str) -> Requirement | None:
+    """Parsed once: the three sides share most of their entries."""
+    try:
+        return Requirement(entry)
+    except InvalidRequirement:
+        return None
+
 
 def entry_key(value: Any) -> str:
-    """The identity of one dependency-list entry."""
     if isinstance(value, dict) and set(value) == {"include-group"}:
         return f"include-group:{normalize_name(str(value['include-group']))}"
-    if isinstance(value, str):
-        try:
-            req = Requirement(value)
-        except InvalidRequirement:
-            return f"text:{value.strip()}"
-        marker = f"; {req.marker}" if req.marker is not None else ""
-        return f"{normalize_name(req.name)}{marker}"
-    return f"value:{value!r}"
+    if not isinstance(value, str):
+        return f"value:{value!r}"
+    req = _requirement(value)
+    if req is None:
+        return f"text:{value.strip()}"
+    return normalize_name(req.name) + (f"; {req.marker}" if req.marker is not None else "")
 
 
 def entry_value(value: Any) -> Hashable:
     """What two entries with the same key are compared by: `beta>=2` equals `Beta >= 2`."""
     if isinstance(value, str):
-        try:
-            return str(Requirement(value))
-        except InvalidRequirement:
-            return value.strip()
+        req = _requirement(value)
+        return value.strip() if req is None else str(req)
     return repr(value)
 
 
-@dataclass(frozen=True)
-class Taken:
-    """One change the merged result holds, and the side it came from."""
+def _name_key(value: Any) -> str:
+    return normalize_name(value.strip()) if isinstance(value, str) else f"value:{value!r}"
 
+
+def _marker_key(value: Any) -> str:
+    if not isinstance(value, str):
+        return f"value:{value!r}"
+    try:
+        return str(Marker(value))
+    except InvalidMarker:
+        return value.strip()
+
+
+def _conflict_item(item: Any) -> str:
+    if not isinstance(item, dict):
+        return repr(item)
+    shown = {k: normalize_name(v) if isinstance(v, str) else repr(v) for k, v in item.items()}
+    return "{" + ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) + "}"
+
+
+def _conflict_set_key(value: Any) -> str:
+    """`[{extra = "a"}, {extra = "b"}]` and `[{extra = "b"}, {extra = "a"}]` are one set."""
+    if not isinstance(value, list):
+        return f"value:{value!r}"
+    return "[" + ", ".join(sorted(_conflict_item(item) for item in value)) + "]"
+
+
+# The lists of `[tool.uv]` that uv reads as sets, and how their entries are told apart.
+_UV_SETS: dict[str, Callable[[Any], str]] = {
+    **dict.fromkeys(("no-build-isolation-package", "no-build-package", "no-binary-package",
+                     "reinstall-package", "upgrade-package"), _name_key),
+    "environments": _marker_key, "required-environments": _marker_key,
+    "conflicts": _conflict_set_key,
+}  # fmt: skip
+
+
+def key_of(path: tuple[str, ...]) -> Callable[[Any], str] | None:
+    """How the entries of the list at `path` are told apart; None: it is not merged by entry."""
+    if any(
+        len(p) == len(path) and all(a in ("*", b) for a, b in zip(p, path, strict=True))
+        for p in DEPENDENCY_LISTS
+    ):
+        return entry_key
+    return _UV_SETS.get(path[2]) if len(path) == 3 and path[:2] == ("tool", "uv") else None
+
+
+class Taken(NamedTuple):
     path: str
     entry: str
     change: str  # "added" | "removed" | "changed"
@@ -56,35 +106,24 @@ class Taken:
     written: str = ""  # the entry as the side wrote it (as base had it, for a removal)
 
 
-@dataclass(frozen=True)
-class Conflict:
-    """The same entry (or value) changed differently on both sides."""
-
+class Conflict(NamedTuple):
     path: str
     ours: str
     theirs: str
 
     def line(self) -> str:
-        """One line for a warning: the values when short, else only the key."""
-        if len(self.ours) + len(self.theirs) > LINE_VALUES:
+        """One line for a warning: the values when short (120 characters), else the key."""
+        if len(self.ours) + len(self.theirs) > 120:
             return f"{self.path}: changed differently on both sides"
         return f"{self.path}: ours {self.ours}, theirs {self.theirs}"
 
 
-LINE_VALUES = 120  # characters of both values a conflict line shows; beyond, the key alone
-
-
-@dataclass(frozen=True)
-class ListPlan:
-    """How to turn ours' list into the merged one, by positions in ours and theirs.
-
-    `remove`: indexes in ours; `replace`: (index in ours, index in theirs);
-    `insert`: (index in theirs, its key, the key it goes after or None for the start),
-    applied in order after the removals.
-    """
+class ListPlan(NamedTuple):
+    """How to turn ours' list into the merged one, by positions in ours and theirs."""
 
     remove: tuple[int, ...]  # highest first, so deleting in order keeps the others valid
-    replace: tuple[tuple[int, int], ...]
+    replace: tuple[tuple[int, int], ...]  # (index in ours, index in theirs)
+    # (index in theirs, its key, the key it goes after or None: the start), after removals
     insert: tuple[tuple[int, str, str | None], ...]
     kept: tuple[str, ...]  # ours' keys still present after the removals, in ours' order
     ours_added: frozenset[str]
@@ -95,10 +134,8 @@ class ListPlan:
 def keyed(
     values: Sequence[Any], key_of: Callable[[Any], str], base: Sequence[Any] = ()
 ) -> dict[str, int]:
-    """Key -> index, in the order of `values`; a repeated key gets `#2`, `#3`... so no
-    entry is silently lost. Entries sharing a key take the suffix of base's entry of the
-    same value first (so removing one of two `protobuf` entries removes that one, and each
-    keeps its comment), then the free ones in order."""
+    """Key -> index; a repeated key gets `#2`, `#3`... so no entry is lost, base's suffix
+    for the same value first (removing one of two `protobuf` entries removes that one)."""
     groups: dict[str, list[int]] = {}
     for index, value in enumerate(values):
         groups.setdefault(key_of(value), []).append(index)
@@ -115,56 +152,27 @@ def keyed(
             if match is not None:
                 found[index], slots[match] = slots[match], ""
         free = iter(slot for slot in slots if slot)
-        for index in indexes:
-            if index not in found:
-                found[index] = next(free)
+        found.update({index: next(free) for index in indexes if index not in found})
     return {found[index]: index for index in sorted(found)}
 
 
 def show(value: Any) -> str:
-    if value is None:
-        return "(absent)"
-    if isinstance(value, str):
-        return f'"{value}"'
-    return repr(value)
+    return "(absent)" if value is None else f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-def _label(key: str) -> str:
-    return key.split(":", 1)[1] if key.startswith(("text:", "include-group:")) else key
+def change(base: Any, new: Any) -> str:
+    return "added" if base is None else "removed" if new is None else "changed"
 
 
 def decide(base: Any, ours: Any, theirs: Any, same: Callable[[Any, Any], bool]) -> str:
     """'ours', 'theirs' or 'conflict' for one three-way value (None = absent)."""
     if same(ours, theirs) or same(base, theirs):
         return "ours"
-    if same(base, ours):
-        return "theirs"
-    return "conflict"
-
-
-def entry_conflicts(path: str, ours: Any, theirs: Any) -> list[Conflict]:
-    """One entry changed differently on both sides; for two tables, each key they differ in."""
-    if isinstance(ours, dict) and isinstance(theirs, dict):
-        keys = [k for k in dict.fromkeys([*ours, *theirs]) if ours.get(k) != theirs.get(k)]
-        return [Conflict(f"{path}.{k}", show(ours.get(k)), show(theirs.get(k))) for k in keys]
-    return [Conflict(path, show(ours), show(theirs))]
-
-
-def _change(base: Any, new: Any) -> str:
-    if base is None:
-        return "added"
-    return "removed" if new is None else "changed"
-
-
-def _written(base: Any, new: Any) -> str:
-    value = base if new is None else new
-    return value if isinstance(value, str) else repr(value)
+    return "theirs" if same(base, ours) else "conflict"
 
 
 def _same_entry(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return a is b
-    return bool(entry_value(a) == entry_value(b))
+    return a is b if a is None or b is None else bool(entry_value(a) == entry_value(b))
 
 
 def merge_list(
@@ -172,9 +180,10 @@ def merge_list(
     base: Sequence[Any],
     ours: Sequence[Any],
     theirs: Sequence[Any],
-    key_of: Callable[[Any], str] = entry_key,
+    key_of: Callable[[Any], str] | None = None,
 ) -> ListPlan:
-    """Plan the three-way merge of one list whose entries are identified by `key_of`."""
+    """`key_of`: how entries are told apart (a dependency list's entry_key unless given)."""
+    key_of = key_of or entry_key
     b_keys = keyed(base, key_of)
     o_keys, t_keys = keyed(ours, key_of, base), keyed(theirs, key_of, base)
     remove: list[int] = []
@@ -182,26 +191,43 @@ def merge_list(
     taken: list[Taken] = []
     conflicts: list[Conflict] = []
     added: set[str] = set()
+    sides = ((base, b_keys), (ours, o_keys), (theirs, t_keys))
     for key in dict.fromkeys([*o_keys, *t_keys, *b_keys]):
-        b, o, t = _get(base, b_keys, key), _get(ours, o_keys, key), _get(theirs, t_keys, key)
+        b, o, t = (values[keys[key]] if key in keys else None for values, keys in sides)
         verdict = decide(b, o, t, _same_entry)
-        if verdict == "conflict":
-            conflicts += entry_conflicts(f"{path}[{_label(key)}]", o, t)
+        label = key.split(":", 1)[1] if key.startswith(("text:", "include-group:")) else key
+        side, new = ("theirs", t) if verdict == "theirs" else ("ours", o)
+        if verdict == "conflict" and isinstance(o, dict) and isinstance(t, dict):
+            # Two tables: each key they differ in.
+            differ = [k for k in dict.fromkeys([*o, *t]) if o.get(k) != t.get(k)]
+            conflicts += [
+                Conflict(f"{path}[{label}].{k}", show(o.get(k)), show(t.get(k))) for k in differ
+            ]
+        elif verdict == "conflict":
+            conflicts.append(Conflict(f"{path}[{label}]", show(o), show(t)))
+        elif not _same_entry(b, new):
+            value = b if new is None else new
+            written = value if isinstance(value, str) else repr(value)
+            taken.append(Taken(path, label, change(b, new), side, written))
+        if verdict == "theirs" and t is None:
+            remove.append(o_keys[key])
+        elif verdict == "theirs" and o is not None:
+            replace.append((o_keys[key], t_keys[key]))
         elif verdict == "theirs":
-            taken.append(Taken(path, _label(key), _change(b, t), "theirs", _written(b, t)))
-            if t is None:
-                remove.append(o_keys[key])
-            elif o is not None:
-                replace.append((o_keys[key], t_keys[key]))
-            else:
-                added.add(key)
-        elif not _same_entry(b, o):
-            taken.append(Taken(path, _label(key), _change(b, o), "ours", _written(b, o)))
+            added.add(key)
     kept = [k for k, i in o_keys.items() if i not in remove]
+    # Each added entry goes after the entry that precedes it on theirs' side.
+    insert: list[tuple[int, str, str | None]] = []
+    present, previous = set(kept), None
+    for key in t_keys:
+        if key in added:
+            insert.append((t_keys[key], key, previous))
+            present.add(key)
+        previous = key if key in present else previous
     return ListPlan(
         tuple(sorted(remove, reverse=True)),
         tuple(replace),
-        tuple(_insertions(list(t_keys), added, set(kept), t_keys)),
+        tuple(insert),
         tuple(kept),
         frozenset(k for k in o_keys if k not in b_keys),
         tuple(taken),
@@ -209,23 +235,49 @@ def merge_list(
     )
 
 
-def _get(values: Sequence[Any], keys: dict[str, int], key: str) -> Any:
-    index = keys.get(key)
-    return None if index is None else values[index]
+class PinClash(NamedTuple):
+    """A package a merge left pinned (`==`) differently in two lists (one side's change of
+    each): uv fails to resolve it, or silently overrules one (through an override)."""
+
+    package: str  # the name, with its marker when it has one
+    pins: tuple[tuple[str, str], ...]  # (dotted list, the requirement as written)
+
+    def line(self) -> str:
+        where = ", ".join(f"{path} ({req})" for path, req in self.pins)
+        return f"{self.package} pinned differently: {where}"
 
 
-def _insertions(
-    theirs_order: list[str], added: set[str], kept: set[str], t_keys: dict[str, int]
-) -> list[tuple[int, str, str | None]]:
-    """Each added entry goes after the entry that precedes it on theirs' side."""
-    result: list[tuple[int, str, str | None]] = []
-    previous: str | None = None
-    present = set(kept)
-    for key in theirs_order:
-        if key in added:
-            result.append((t_keys[key], key, previous))
-            present.add(key)
-            previous = key
-        elif key in present:
-            previous = key
-    return result
+def _lists(data: Any, pattern: tuple[str, ...], path: tuple[str, ...] = ()) -> Iterator[Any]:
+    if not pattern:
+        if isinstance(data, list):
+            yield ".".join(path), data
+    elif isinstance(data, dict):
+        for key in list(data) if pattern[0] == "*" else [pattern[0]]:
+            if key in data:
+                yield from _lists(data[key], pattern[1:], (*path, key))
+
+
+def _clashing(data: Any) -> dict[str, dict[str, str]]:
+    """package (+ marker) -> {list: requirement} for the packages pinned (`==`) differently."""
+    found: dict[str, dict[str, tuple[str, str]]] = {}  # specifiers as packaging writes them
+    for pattern in DEPENDENCY_LISTS:
+        for path, entries in _lists(data, pattern):
+            for entry in entries:
+                req = _requirement(entry) if isinstance(entry, str) else None
+                if req is not None and any(s.operator in ("==", "===") for s in req.specifier):
+                    found.setdefault(entry_key(entry), {})[path] = (entry, str(req.specifier))
+    return {
+        key: {path: entry for path, (entry, _) in by.items()}
+        for key, by in found.items()
+        if len({spec for _, spec in by.values()}) > 1
+    }
+
+
+def new_clashes(merged: Any, ours: Any, theirs: Any) -> tuple[PinClash, ...]:
+    """The pins that differ in `merged` and differed on neither side alone."""
+    before = set(_clashing(ours)) | set(_clashing(theirs))
+    return tuple(
+        PinClash(key, tuple(by.items()))
+        for key, by in _clashing(merged).items()
+        if key not in before
+    )

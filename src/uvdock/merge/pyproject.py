@@ -1,79 +1,52 @@
 """Three-way merge of pyproject.toml (base, ours, theirs), keeping ours' formatting.
 
-The merge starts from ours' document (tomlkit keeps every byte it is not asked to
-change) and brings in what theirs changed since base:
-
-- dependency lists are merged entry by entry (entry_merge: name + marker), and so are
-  uv's set-like lists in `[tool.uv]` (uv_lists: names, markers, sets of conflicts);
-- `tool.uv.index` entries by `name`; tables key by key (so `tool.uv.sources` merges
-  package by package, and two new dependency groups merge);
-- any other value is taken from the side that changed it; changed differently on both
-  sides is a conflict, reported with its TOML path and both values, and nothing is merged.
-
-Pure: three texts in, a text (or the conflicts) out. tomlkit is imported here (and in
-placement, which puts items into ours' document) only, so
-only the commands that merge pay for it.
+From ours' document (tomlkit keeps every byte it is not asked to change) it takes what
+theirs changed: lists entry by entry (entries), tables key by key, any other value from
+the side that changed it; a value changed on both sides is a conflict, and nothing is
+merged. Theirs' items go after the key before them on theirs' side, a `[section]` never
+above ours' plain keys (it would take them).
 """
 
 from __future__ import annotations
 
+import operator
 import tomllib
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import tomlkit
 from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import AoT, Array, Table
+from tomlkit.items import AoT, Array, Item, Table
 
-from uvdock.merge.comments import carry_comments
-from uvdock.merge.entries import Conflict, Taken, decide, merge_list, show
-from uvdock.merge.pins import PinClash, new_clashes
-from uvdock.merge.placement import MISSING, apply_list_plan, take
-from uvdock.merge.textual import Textual, prefer_git_bytes
-from uvdock.merge.uv_lists import key_function
+from uvdock.merge import entries
+from uvdock.merge.entries import Conflict, PinClash, Taken, key_of, merge_list
+from uvdock.merge.textual import Textual, carry_comments, prefer_git_bytes
 from uvdock.project.names import normalize_name
 
 BOM = "\ufeff"  # a UTF-8 byte order mark, decoded
-
-DEPENDENCY_LISTS: tuple[tuple[str, ...], ...] = (
-    ("build-system", "requires"),
-    ("project", "dependencies"),
-    ("project", "optional-dependencies", "*"),
-    ("dependency-groups", "*"),
-    ("tool", "uv", "dev-dependencies"),
-    ("tool", "uv", "override-dependencies"),
-    ("tool", "uv", "constraint-dependencies"),
-    ("tool", "uv", "build-constraint-dependencies"),
-)
+MISSING = object()  # a key absent on one side (None is not a TOML value, but keep it apart)
 # Tables keyed by package: each value is one entry, reported and merged whole.
 PACKAGE_TABLES: tuple[tuple[str, ...], ...] = (("tool", "uv", "sources"),)
 # Arrays of tables merged entry by entry, each entry known by its `name` (an unnamed index
 # by its `url`).
-KEYED_ARRAYS: tuple[tuple[str, ...], ...] = (
-    ("tool", "uv", "index"),
-    ("tool", "uv", "dependency-metadata"),
-)
+KEYED_ARRAYS = (("tool", "uv", "index"), ("tool", "uv", "dependency-metadata"))
 
 
 class MergeRefused(ValueError):
-    """A side is not TOML as tomllib reads it (a duplicate key, say), or the merged text
-    would not be: nothing is merged; the caller falls back to git's markers or refuses."""
+    """A side, or the merged text, is not TOML as tomllib (uv) reads it: nothing is merged."""
 
 
 class MergeUnwritable(MergeRefused):
-    """The merge decided, but neither its own text nor git's means the decision: the
-    caller must not write git's clean merge either (conflict markers, or a refusal)."""
+    """Neither the merge's own text nor git's means its decision: write neither."""
 
 
-@dataclass(frozen=True)
-class MergeResult:
+class MergeResult(NamedTuple):
     text: str | None  # None when there are conflicts
     taken: tuple[Taken, ...]
     conflicts: tuple[Conflict, ...]
-    # Whose bytes `text` is: "git" (git merge-file's clean result, same data), "git-hunks"
-    # (git's result with each conflicted hunk resolved from both sides' own lines) or
-    # "uvdock" (ours' document with theirs' changes applied by tomlkit).
+    # Whose bytes `text` is: "git" (its clean merge), "git-hunks" (its hunks resolved from
+    # both sides' own lines) or "uvdock" (ours' document with theirs' changes, by tomlkit).
     via: str = "uvdock"
     pins: tuple[PinClash, ...] = ()  # a package the merge left pinned differently in two lists
 
@@ -82,29 +55,12 @@ def dotted(path: tuple[str, ...]) -> str:
     return ".".join(k if k.replace("-", "").replace("_", "").isalnum() else f'"{k}"' for k in path)
 
 
-def is_dependency_list(path: tuple[str, ...]) -> bool:
-    return any(
-        len(p) == len(path) and all(a in ("*", b) for a, b in zip(p, path, strict=True))
-        for p in DEPENDENCY_LISTS
-    )
-
-
 def _plain(item: Any) -> Any:
-    if item is MISSING:
-        return None
-    return item.unwrap() if hasattr(item, "unwrap") else item
-
-
-def _same(a: Any, b: Any) -> bool:
-    return bool(a == b)
+    return None if item is MISSING else item.unwrap() if hasattr(item, "unwrap") else item
 
 
 def _is_table(item: Any) -> bool:
     return isinstance(item, Table | Container) or type(item).__name__ == "OutOfOrderTableProxy"
-
-
-def _uses_crlf(text: str) -> bool:
-    return "\r\n" in text and text.count("\n") == text.count("\r\n")
 
 
 class _Merge:
@@ -118,19 +74,22 @@ class _Merge:
         if path in PACKAGE_TABLES:
             _spell_packages_as(ours, base)
             _spell_packages_as(ours, theirs)
-        keys = dict.fromkeys([*ours.keys(), *theirs.keys(), *base.keys()])
-        for key in keys:
+        for key in dict.fromkeys([*ours.keys(), *theirs.keys(), *base.keys()]):
             self.value((*path, key), base.get(key, MISSING), ours, theirs)
 
     def value(self, path: tuple[str, ...], b_item: Any, ours: Any, theirs: Any) -> None:
         key = path[-1]
         o_item, t_item = ours.get(key, MISSING), theirs.get(key, MISSING)
         b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
-        verdict = decide(b, o, t, _same)
+        verdict = entries.decide(b, o, t, operator.eq)
         reflowed = _reflowed_only(path, b_item, o_item, t_item)
         if reflowed == "theirs":
+            # Theirs only reformatted the list (reflowed it, say) and ours changed its
+            # entries: ours' changes go into theirs' layout, which then replaces ours'.
             self.report(path, b, o, "ours")
-            self.onto_theirs_layout(path, b, o_item, t_item, ours)
+            plan = merge_list(dotted(path), b, t, o, key_of(path))
+            _apply_list_plan(plan, t_item, o_item)
+            ours[key] = t_item
         elif reflowed == "ours":
             self.array(path, b, o_item, t_item)
         elif verdict == "ours" and not _text_changed(b_item, t_item):
@@ -143,56 +102,38 @@ class _Merge:
             self.report(path, b, o, "ours")
         elif verdict == "theirs":
             self.report(path, b, t, "theirs")
-            take(ours, theirs, key, t_item)
-        elif isinstance(o_item, Array | AoT) and isinstance(t_item, Array | AoT):
+            if t_item is MISSING:
+                del ours[key]
+            elif key in ours:
+                ours[key] = t_item
+            else:
+                _insert_key(ours, theirs, key, t_item)
+        elif (
+            isinstance(o_item, Array | AoT) and isinstance(t_item, Array | AoT) and _identity(path)
+        ):
             self.array(path, b if isinstance(b, list) else [], o_item, t_item)
         else:
-            self.conflicts.append(Conflict(dotted(path), show(o), show(t)))
+            self.conflicts.append(Conflict(dotted(path), entries.show(o), entries.show(t)))
 
     def array(self, path: tuple[str, ...], base: list[Any], ours: Any, theirs: Any) -> None:
-        name = dotted(path)
-        key_of = key_function(path)
-        if is_dependency_list(path):
-            plan = merge_list(name, base, _plain(ours), _plain(theirs))
-        elif key_of is not None:
-            plan = merge_list(name, base, _plain(ours), _plain(theirs), key_of)
-        elif path in KEYED_ARRAYS:
-            plan = merge_list(name, base, _plain(ours), _plain(theirs), _table_name)
-        else:
-            self.conflicts.append(Conflict(name, show(_plain(ours)), show(_plain(theirs))))
-            return
+        plan = merge_list(dotted(path), base, _plain(ours), _plain(theirs), _identity(path))
         self.taken.extend(plan.taken)
         self.conflicts.extend(plan.conflicts)
         if not plan.conflicts:
-            apply_list_plan(plan, ours, theirs)
-
-    def onto_theirs_layout(
-        self, path: tuple[str, ...], base: Any, o_item: Any, t_item: Any, ours: Any
-    ) -> None:
-        """Theirs only reformatted the list (reflowed it, say) and ours changed its
-        entries: ours' changes go into theirs' layout, which then replaces ours'."""
-        key_of = key_function(path)
-        plan = merge_list(
-            dotted(path), base, _plain(t_item), _plain(o_item), *([key_of] if key_of else [])
-        )
-        apply_list_plan(plan, t_item, o_item)
-        ours[path[-1]] = t_item
+            _apply_list_plan(plan, ours, theirs)
 
     def report(self, path: tuple[str, ...], base: Any, new: Any, side: str) -> None:
         """Record what one side changed, entry by entry in lists, key by key in tables."""
-        if _same(base, new):
+        if base == new:
             return
         if isinstance(base, dict) and isinstance(new, dict) and path[:-1] not in PACKAGE_TABLES:
             for key in dict.fromkeys([*base, *new]):
                 self.report((*path, key), base.get(key), new.get(key), side)
-        elif _listed_by_entry(path) and isinstance(base, list) and isinstance(new, list):
-            key_of = key_function(path)
-            plan = merge_list(dotted(path), base, base, new, *([key_of] if key_of else []))
-            taken = plan.taken
-            self.taken.extend(replace(t, side=side) for t in taken)
+        elif (identity := key_of(path)) and isinstance(base, list) and isinstance(new, list):
+            plan = merge_list(dotted(path), base, base, new, identity)
+            self.taken.extend(t._replace(side=side) for t in plan.taken)
         else:
-            change = "added" if base is None else "removed" if new is None else "changed"
-            self.taken.append(Taken(dotted(path), "", change, side))
+            self.taken.append(Taken(dotted(path), "", entries.change(base, new), side))
 
 
 def _text_changed(b_item: Any, t_item: Any) -> bool:
@@ -207,24 +148,19 @@ def _text_changed(b_item: Any, t_item: Any) -> bool:
 def _reflowed_only(path: tuple[str, ...], b_item: Any, o_item: Any, t_item: Any) -> str | None:
     """The side that only reformatted a list of entries the other side changed, if any."""
     arrays = all(isinstance(item, Array) for item in (b_item, o_item, t_item))
-    if not arrays or not _listed_by_entry(path):
+    if not arrays or key_of(path) is None:
         return None
     b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
     text = b_item.as_string()
-    if _same(b, t) and not _same(b, o) and t_item.as_string() != text:
+    if b == t and b != o and t_item.as_string() != text:
         return "theirs"
-    if _same(b, o) and not _same(b, t) and o_item.as_string() != text:
+    if b == o and b != t and o_item.as_string() != text:
         return "ours"
     return None
 
 
-def _listed_by_entry(path: tuple[str, ...]) -> bool:
-    return is_dependency_list(path) or key_function(path) is not None
-
-
 def _spell_packages_as(ours: Any, other: Any) -> None:
-    """Spell `other`'s package keys as ours does, in place and in position, so that
-    `flash_mla` on one side and `flash-mla` on the other are one package (PEP 503)."""
+    """Spell `other`'s package keys as ours does, in place (PEP 503: `flash_mla` is `flash-mla`)."""
     spelled = {normalize_name(key): key for key in ours}
     container = other.value if isinstance(other, Table) else other
     for key in list(other.keys()):
@@ -236,38 +172,75 @@ def _spell_packages_as(ours: Any, other: Any) -> None:
                 other[wanted] = other.pop(key)
 
 
+def _identity(path: tuple[str, ...]) -> Callable[[Any], str] | None:
+    """How the entries of the array at `path` are told apart (None: the array is a value)."""
+    return key_of(path) or (_table_name if path in KEYED_ARRAYS else None)
+
+
 def _table_name(value: Any) -> str:
-    """An entry of an array of tables: its name (or an unnamed index's url)."""
-    if isinstance(value, dict):
-        for field in ("name", "url"):
-            if isinstance(value.get(field), str):
-                return str(value[field])
-    return f"value:{value!r}"
+    fields = [value.get("name"), value.get("url")] if isinstance(value, dict) else []
+    return next((str(f) for f in fields if isinstance(f, str)), f"value:{value!r}")
 
 
-def _check_toml(texts: tuple[str, str, str]) -> list[dict[str, Any]]:
-    """Each side's data as tomllib (what uv) reads it: a side it rejects (a duplicate key
-    that tomlkit would raise KeyAlreadyPresent for, say) is refused before anything is
-    merged."""
-    data = []
-    for side, text in zip(("base", "ours", "theirs"), texts, strict=True):
-        try:
-            data.append(tomllib.loads(text))
-        except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
-            raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
-        except RecursionError:
-            raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
-    return data
+def _is_section(item: Any) -> bool:
+    """A `[table]` or `[[array of tables]]` of its own: it ends the keys written above it."""
+    return isinstance(item, AoT) or (isinstance(item, Table) and not item.is_inline_table())
+
+
+def _insert_key(ours: Any, theirs: Any, key: str, item: Item) -> None:
+    """After the key before it in theirs, among keys of its kind: a section never above
+    plain keys (`[tool.uv.workspace]` put first in ours would take `[tool.uv]`'s keys)."""
+    container = ours.value if isinstance(ours, Table) else ours
+    section = _is_section(item)
+    keys = list(theirs)
+    kin = [o for o in keys[: keys.index(key)] if o in ours and _is_section(ours.get(o)) == section]
+    previous = kin[-1] if kin else None
+    body = [i for i, (_, it) in enumerate(getattr(container, "body", ())) if _is_section(it)]
+    if isinstance(container, Container) and previous is not None:
+        container._insert_after(previous, key, item)
+    elif isinstance(container, Container) and (body if section else len(container)):
+        container._insert_at(body[0] if section else 0, key, item)
+    else:
+        ours[key] = item  # appended: after ours' keys, or into an empty table
+
+
+def _apply_list_plan(plan: entries.ListPlan, ours: Any, theirs: Any) -> None:
+    for o_index, t_index in plan.replace:
+        ours[o_index] = theirs[t_index]
+    for o_index in plan.remove:
+        del ours[o_index]
+    keys = list(plan.kept)
+    for t_index, key, after in plan.insert:
+        # After its neighbour, and after what ours added there too (as git would).
+        position = 0 if after is None else keys.index(after) + 1
+        while position < len(keys) and keys[position] in plan.ours_added:
+            position += 1
+        ours.insert(position, theirs[t_index])
+        keys.insert(position, key)
+        if isinstance(ours, Array) and "\n" in ours.as_string():
+            # An entry added to a multi-line list keeps its trailing comment, and its comma:
+            # after a comment-only line tomlkit copies the comma of that line, which has none.
+            source, target = (
+                next((g for g in getattr(array, "_value", ()) if g.value is array[at]), None)
+                for array, at in ((theirs, t_index), (ours, position))
+            )
+            if source is not None and target is not None:
+                target.comment = source.comment if source.comment is not None else target.comment
+                target.comma = target.comma if target.comma is not None else source.comma
+        # A table added to an array of tables after a blank line keeps it: tomlkit counts
+        # that line as the end of the table before, which in ours may lack it.
+        if isinstance(ours, AoT) and position > 0 and t_index > 0:
+            before = ours[position - 1]
+            blank = theirs[t_index - 1].as_string().endswith("\n\n")
+            if blank and not before.as_string().endswith("\n\n"):
+                before.add(tomlkit.nl())
 
 
 def merge_pyproject(
     base: str, ours: str, theirs: str, textual: Textual | None = None
 ) -> MergeResult:
-    """Merge three pyproject.toml texts. Raises MergeRefused (a ValueError) when one of
-    them is not TOML, or when the merged text would not read back with tomllib.
-
-    `textual`: git's own merge of the same three texts; its bytes are preferred whenever
-    they mean the same (textual_merge)."""
+    """Raises MergeRefused (a ValueError) when a side, or the merged text, is not TOML.
+    `textual`: git's own merge of the same texts, its bytes preferred when they mean the same."""
     # uv reads a file that starts with a byte order mark, tomllib and tomlkit do not:
     # merge without it, then give the result the mark of the side that changed it.
     decides = ours if ours.startswith(BOM) != base.startswith(BOM) else theirs
@@ -276,11 +249,20 @@ def merge_pyproject(
     if textual:
         textual = Textual(textual.text.removeprefix(BOM), textual.clean)
     result = _merge_checked(base, ours, theirs, textual)
-    return replace(result, text=bom + result.text) if result.text is not None else result
+    return result._replace(text=bom + result.text) if result.text is not None else result
 
 
 def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
-    sides = _check_toml((base, ours, theirs))
+    # Each side as tomllib (uv) reads it: one it rejects (a duplicate key, which tomlkit
+    # would raise KeyAlreadyPresent for) is refused before anything is merged.
+    sides = []
+    for side, text in (("base", base), ("ours", ours), ("theirs", theirs)):
+        try:
+            sides.append(tomllib.loads(text))
+        except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
+            raise MergeRefused(f"{side} is not valid TOML ({exc})") from None
+        except RecursionError:
+            raise MergeRefused(f"{side} nests arrays or tables too deeply to merge") from None
     try:
         result, decided = _merge(base, ours, theirs)
     except TOMLKitError as exc:
@@ -294,47 +276,43 @@ def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -
     )
     if via == "uvdock" and result.text not in (ours, theirs):
         text = carry_comments(text, base, theirs)
-    _read_back(text, decided)
-    pins = new_clashes(decided, sides[1], sides[2], DEPENDENCY_LISTS)
-    return replace(result, text=text, via=via, pins=pins)
-
-
-def _read_back(text: str, decided: dict[str, Any]) -> None:
-    """The text is what gets written: it must mean exactly what the merge decided."""
+    # The text is what gets written: it must mean exactly what the merge decided.
     try:
         written = tomllib.loads(text)
     except ValueError as exc:  # a tomlkit bug (git's bytes were compared)
         raise MergeRefused(f"the merged text would not be valid TOML ({exc})") from None
     if written != decided:
-        keys = ", ".join(differing_keys(decided, written)[:5])
+        keys = ", ".join(_differing_keys(decided, written)[:5])
         raise MergeUnwritable(
             f"the merged text would not mean what the merge decided (at {keys}), "
             "and git's own merge does not either"
         )
+    return result._replace(
+        text=text, via=via, pins=entries.new_clashes(decided, sides[1], sides[2])
+    )
 
 
-def differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
-    """The dotted keys whose values differ between two TOML documents' data."""
+def _differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:
     if isinstance(a, dict) and isinstance(b, dict):
-        found: list[str] = []
-        for key in dict.fromkeys([*a, *b]):
-            found += differing_keys(a.get(key, MISSING), b.get(key, MISSING), (*path, key))
-        return found
+        return [
+            found
+            for key in dict.fromkeys([*a, *b])
+            for found in _differing_keys(a.get(key, MISSING), b.get(key, MISSING), (*path, key))
+        ]
     return [] if a == b else [dotted(path) or "(the whole file)"]
 
 
 def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, Any] | None]:
-    """The result, and the data it decided (tomlkit's model of the merged document; None
-    when the result is one side's own text)."""
-    if theirs == base or ours == theirs:
-        return _trivial(base, ours, ours, "ours"), None
-    if ours == base:
-        return _trivial(base, theirs, theirs, "theirs"), None
-    crlf = _uses_crlf(ours)
+    """The result, and the data it decided (None: the result is one side's own text)."""
+    merge = _Merge()
+    if base in (ours, theirs) or ours == theirs:
+        side, text = ("ours", ours) if theirs in (base, ours) else ("theirs", theirs)
+        merge.report((), tomlkit.parse(base).unwrap(), tomlkit.parse(text).unwrap(), side)
+        return MergeResult(text, tuple(merge.taken), ()), None
+    crlf = "\r\n" in ours and ours.count("\n") == ours.count("\r\n")
     if crlf:
         base, ours, theirs = (t.replace("\r\n", "\n") for t in (base, ours, theirs))
     docs = [tomlkit.parse(t) for t in (base, ours, theirs)]
-    merge = _Merge()
     merge.table((), docs[0], docs[1], docs[2])
     if merge.conflicts:
         return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts)), {}
@@ -342,10 +320,3 @@ def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, An
     if crlf:
         text = text.replace("\n", "\r\n")
     return MergeResult(text, tuple(merge.taken), ()), docs[1].unwrap()
-
-
-def _trivial(base: str, changed: str, text: str, side: str) -> MergeResult:
-    merge = _Merge()
-    old, new = tomlkit.parse(base).unwrap(), tomlkit.parse(changed).unwrap()
-    merge.report((), old, new, side)
-    return MergeResult(text, tuple(merge.taken), ())

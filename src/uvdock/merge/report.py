@@ -1,9 +1,5 @@
-"""What a pyproject.toml merge decided, said in words and as data.
-
-Every change the merged file takes from one side is named, removals first: a removal the
-other side never saw (it left the entry alone) is applied silently by any merge, and the
-person resolving should see it before committing.
-"""
+"""What a pyproject.toml merge decided, in words and as data: every change taken from one
+side, removals first (one the other side never saw is applied silently by any merge)."""
 
 from __future__ import annotations
 
@@ -31,30 +27,26 @@ def sides(operation: str | None) -> str:
 def sentence(taken: Taken) -> str:
     """`theirs removed flask[async] from project.optional-dependencies.dev`."""
     what = taken.written or taken.entry
-    if not what:
-        return f"{taken.side} {taken.change} {taken.path}"
-    return f"{taken.side} {taken.change} {what} {_PREPOSITION[taken.change]} {taken.path}"
+    where = f"{what} {_PREPOSITION[taken.change]} {taken.path}" if what else taken.path
+    return f"{taken.side} {taken.change} {where}"
 
 
 def decisions(result: MergeResult) -> list[Taken]:
     """Removals first (the ones to look at), then the rest, each group in file order."""
-    removed = [t for t in result.taken if t.change == "removed"]
-    return removed + [t for t in result.taken if t.change != "removed"]
+    return sorted(result.taken, key=lambda t: t.change != "removed")
 
 
 def report(result: MergeResult) -> dict[str, Any]:
     taken: dict[str, list[dict[str, str]]] = {"ours": [], "theirs": []}
     for t in result.taken:
-        taken[t.side].append(
-            {"path": t.path, "entry": t.entry, "change": t.change, "written": t.written}
-        )
-    conflicts = [{"path": c.path, "ours": c.ours, "theirs": c.theirs} for c in result.conflicts]
+        taken[t.side].append({k: v for k, v in t._asdict().items() if k != "side"})
+    merged = result.text is not None
     return {
-        "merged": result.text is not None,
-        "via": result.via if result.text is not None else None,
+        "merged": merged,
+        "via": result.via if merged else None,
         "taken": taken,
         "decisions": [sentence(t) for t in decisions(result)],
-        "conflicts": conflicts,
+        "conflicts": [c._asdict() for c in result.conflicts],
         "pins": [{"package": p.package, "pins": dict(p.pins)} for p in result.pins],
     }
 
@@ -62,8 +54,6 @@ def report(result: MergeResult) -> dict[str, Any]:
 def lines(result: MergeResult) -> list[str]:
     """The human report: where the bytes came from, then one line per decision."""
     out = [f"bytes from {VIA[result.via]}"] if result.text is not None else []
-    for t in decisions(result):
-        flag = "  (the other side kept it: check)" if t.change == "removed" else ""
-        out.append(f"{sentence(t)}{flag}")
-    out += [f"check: {clash.line()}" for clash in result.pins]
-    return out
+    flag = {"removed": "  (the other side kept it: check)"}
+    out += [sentence(t) + flag.get(t.change, "") for t in decisions(result)]
+    return out + [f"check: {clash.line()}" for clash in result.pins]

@@ -1,46 +1,31 @@
 """Prefer git's own bytes when they mean what the structured merge decided.
 
-The structured merge (pyproject_merge) gets the data right but rebuilds text through
-tomlkit: comments and blank lines a side added next to what it changed, and a side's own
-reflowing of a list, can be lost. git's textual merge keeps every line as a side wrote it.
-So, given git's `git merge-file -p --diff3` output for the same three versions (the
-command runs git and passes the text in; nothing here starts a process):
-
-- git's result is clean and tomllib reads the same data from it: git's bytes win;
-- git left conflicted hunks (git refuses changes on adjacent lines, e.g. a pin changed
-  on one side and an entry with its comment added just below on the other): each hunk is
-  resolved by keeping both sides' own lines: both sides' line changes applied to the
-  hunk's base lines when they touch different lines (an insertion next to a changed line
-  goes after it), else ours then theirs or theirs then ours (never when that would
-  repeat a comment line both sides kept). The first combination whose data
-  equals the structured result wins, so both sides' comments and formatting stay. One
-  side's lines alone are never taken: that would drop the other side's text, which the
-  structured merge keeps better (it carries reflowed lists);
-- nothing fits: the structured text, as before.
-
-Data is compared with tomllib, which is what uv reads, so a winner is valid TOML.
+tomlkit can lose comments, blank lines and reflowing a side wrote; git's `merge-file -p
+--diff3` output (passed in) keeps them. Its clean result wins when tomllib (uv) reads the
+same data from it. Its conflicted hunks are resolved from both sides' own lines (their
+changes applied to the base lines, or one side's after the other's; never one side alone,
+which would drop the other's text): the first that reads as the decision wins. Else the
+structured text wins, with the comment lines theirs wrote above what it added put back.
 """
 
 from __future__ import annotations
 
 import itertools
 import tomllib
-from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Any, NamedTuple
 
 MARKER_SIZE = 41  # the -p run's marker length: longer than anything a TOML file holds
-_OPEN, _BASE, _MIDDLE, _CLOSE = ("<" * MARKER_SIZE, "|" * MARKER_SIZE, "=" * MARKER_SIZE,
-                                  ">" * MARKER_SIZE)  # fmt: skip
+_OPEN, _BASE, _MIDDLE, _CLOSE = (char * MARKER_SIZE for char in "<|=>")
+# Marker -> {state it may come in: the state it opens}.
+_MOVES = {_OPEN: {"plain": "ours"}, _BASE: {"ours": "base"},
+          _MIDDLE: {"ours": "theirs", "base": "theirs"}, _CLOSE: {"theirs": "plain"}}  # fmt: skip
 _MAX_SEARCHED_HUNKS = 3  # 4**3 combinations at most; beyond that only uniform choices
 _ORDERS = ("lines:ours", "lines:theirs", "ours+theirs", "theirs+ours")
 
 
-@dataclass(frozen=True)
-class Textual:
-    """What `git merge-file -p --diff3 --marker-size=MARKER_SIZE` printed, and whether it
-    was clean."""
-
+class Textual(NamedTuple):
+    # What `git merge-file -p --diff3 --marker-size=MARKER_SIZE` printed; clean or not.
     text: str
     clean: bool
 
@@ -57,34 +42,27 @@ def _data(text: str) -> dict[str, Any] | None:
 
 
 def split_hunks(text: str) -> list[Piece] | None:
-    """git's output as plain text and conflicted hunks; None when the markers are not the
-    diff3 shape this module asked git for."""
+    """git's output as plain text and conflicted hunks; None unless it has diff3's shape."""
     pieces: list[Piece] = []
     parts: dict[str, list[str]] = {"plain": [], "ours": [], "base": [], "theirs": []}
     state = "plain"
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        if state == "plain" and bare.startswith(_OPEN):
-            pieces.append("".join(parts["plain"]))
-            parts = {"plain": [], "ours": [], "base": [], "theirs": []}
-            state = "ours"
-        elif state == "ours" and bare.startswith(_BASE):
-            state = "base"
-        elif state in ("ours", "base") and bare == _MIDDLE:
-            state = "theirs"
-        elif state == "theirs" and bare.startswith(_CLOSE):
-            pieces.append(
-                ("".join(parts["ours"]), "".join(parts["base"]), "".join(parts["theirs"]))
-            )
-            state = "plain"
-        elif bare.startswith((_OPEN, _BASE, _MIDDLE, _CLOSE)):
-            return None
-        else:
+        marker = next((m for m in _MOVES if bare.startswith(m)), None)
+        if marker is None:
             parts[state].append(line)
+            continue
+        following = _MOVES[marker].get(state)
+        if following is None or (marker == _MIDDLE and bare != _MIDDLE):
+            return None
+        if marker in (_OPEN, _CLOSE):
+            ours, base, theirs = ("".join(parts[p]) for p in ("ours", "base", "theirs"))
+            pieces.append("".join(parts["plain"]) if marker == _OPEN else (ours, base, theirs))
+            parts = {key: [] for key in parts}
+        state = following
     if state != "plain":
         return None
-    pieces.append("".join(parts["plain"]))
-    return pieces
+    return [*pieces, "".join(parts["plain"])]
 
 
 def line_changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:
@@ -103,8 +81,7 @@ def _touch(a: tuple[int, int, list[str]], b: tuple[int, int, list[str]]) -> bool
 
 
 def _interleave(hunk: Hunk, ours_first: bool) -> str | None:
-    """Both sides' line changes applied to the hunk's base lines, when no base line is
-    changed by both; at the same place the first side's change goes first."""
+    """Both sides' line changes applied to the hunk's base lines, when none touch the same."""
     ours, base, theirs = (part.splitlines(keepends=True) for part in hunk)
     mine, other = line_changes(base, ours), line_changes(base, theirs)
     if not base or any(_touch(a, b) for a in mine for b in other):
@@ -120,8 +97,7 @@ def _interleave(hunk: Hunk, ours_first: bool) -> str | None:
         out += base[position:start] + lines
         position = max(position, end)
     out += base[position:]
-    text = "".join(out)
-    return text if all(line.endswith("\n") for line in out[:-1]) else None
+    return "".join(out) if all(line.endswith("\n") for line in out[:-1]) else None
 
 
 def _resolve(hunk: Hunk, order: str) -> str | None:
@@ -138,49 +114,61 @@ def _resolve(hunk: Hunk, order: str) -> str | None:
 
 
 def _combinations(count: int) -> list[tuple[str, ...]]:
-    uniform = [(order,) * count for order in _ORDERS]
+    """Uniform choices first (in _ORDERS' order), then every mix when there are few hunks."""
     if count > _MAX_SEARCHED_HUNKS:
-        return uniform
-    rest = [c for c in itertools.product(_ORDERS, repeat=count) if c not in uniform]
-    return uniform + rest
+        return [(order,) * count for order in _ORDERS]
+    return sorted(itertools.product(_ORDERS, repeat=count), key=lambda c: len(set(c)) > 1)
 
 
 def resolve_hunks(pieces: list[Piece], wanted: dict[str, Any]) -> str | None:
     """The first resolution of every hunk from the sides' own lines that reads as `wanted`."""
-    hunks = [p for p in pieces if not isinstance(p, str)]
-    for orders in _combinations(len(hunks)):
+    for orders in _combinations(sum(not isinstance(p, str) for p in pieces)):
         chosen = iter(orders)
-        parts: list[str] = []
-        for piece in pieces:
-            resolved = piece if isinstance(piece, str) else _resolve(piece, next(chosen))
-            if resolved is None:
-                break
-            parts.append(resolved)
-        else:
-            text = "".join(parts)
-            if _data(text) == wanted:
-                return text
+        parts = [p if isinstance(p, str) else _resolve(p, next(chosen)) for p in pieces]
+        text = "".join(part or "" for part in parts)
+        if None not in parts and _data(text) == wanted:
+            return text
     return None
 
 
 def prefer_git_bytes(wanted: dict[str, Any], structured: str, textual: Textual) -> tuple[str, str]:
-    """(text, via): git's bytes when they mean `wanted`, what the structured merge decided
-    (its own text may not: the caller checks that)."""
+    """(text, via): git's bytes when they mean `wanted`, else the structured text."""
     if textual.clean:
-        return (textual.text, "git") if _data(textual.text) == wanted else (structured, "uvdock")
-    pieces = split_hunks(textual.text)
-    if pieces is None:
-        return structured, "uvdock"
-    resolved = resolve_hunks(pieces, wanted)
-    return (resolved, "git-hunks") if resolved is not None else (structured, "uvdock")
+        found, via = (textual.text if _data(textual.text) == wanted else None), "git"
+    else:
+        pieces = split_hunks(textual.text)
+        found, via = (resolve_hunks(pieces, wanted) if pieces else None), "git-hunks"
+    return (found, via) if found is not None else (structured, "uvdock")
 
 
 def whole_file_conflict(texts: list[str], marker_size: int) -> str:
-    """base, ours, theirs as one diff3 conflict: what the driver leaves when no merged text
-    (neither its own nor git's clean one) means what the merge decided."""
+    """base, ours, theirs as one diff3 conflict, for when no merged text means the decision."""
     base, ours, theirs = (t if not t or t.endswith("\n") else t + "\n" for t in texts)
     size = max(marker_size, 7)
     return (
         f"{'<' * size} ours\n{ours}{'|' * size} base\n{base}{'=' * size}\n"
         f"{theirs}{'>' * size} theirs\n"
     )
+
+
+def carry_comments(merged: str, base: str, theirs: str) -> str:
+    """`merged` with the comment lines theirs wrote above a line it added put back, if that
+    line appears once and the result means the same."""
+    lines = merged.splitlines(keepends=True)
+    base_lines, their_lines = base.splitlines(keepends=True), theirs.splitlines(keepends=True)
+    for _, _, block in line_changes(base_lines, their_lines):
+        comments: list[str] = []
+        for content in block:
+            if not content.strip() or content.strip().startswith("#"):
+                comments.append(content)
+                continue
+            at = lines.index(content) if lines.count(content) == 1 else -1
+            # One place to put them, and they are not in the text already.
+            fits = at >= 0 and lines[max(0, at - len(comments)) : at] != comments
+            if comments and fits and not any(c.strip() and c in lines for c in comments):
+                lines[at:at] = comments
+            comments = []
+    text = "".join(lines)
+    if text == merged or (meant := _data(merged)) is None:
+        return merged
+    return text if _data(text) == meant else merged

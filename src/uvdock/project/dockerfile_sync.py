@@ -1,14 +1,7 @@
-"""What the lane's Dockerfile itself syncs into the image's venv: the extras and groups of
-its `uv sync` line(s), read as text.
-
-Megatron-LM builds /opt/venv with
-`uv sync --extra ${IMAGE_TYPE} --extra mlm --extra ssm --extra te ${FLASH_MLA_GROUP} ...`,
-where FLASH_MLA_GROUP is set to `--group no_pypi_wheels` inside `if [ "$IMAGE_TYPE" != "lts" ]`.
-A `uvdock sync` that starts from less than this selection would uninstall what the image
-installed, so the selection is rebuilt here: build args and ENV from the Dockerfile, the
-lane's IMAGE_TYPE, shell variables assigned in the RUN script, and `if` tests on
-IMAGE_TYPE or the architecture evaluated for the platform. A test it cannot evaluate is not
-taken; it is named in a note. `uv sync --only-group X` lines (build tooling) are skipped.
+"""What the lane's Dockerfile itself syncs into the image's venv: its `uv sync` selection
+(`--extra ${IMAGE_TYPE} ... ${FLASH_MLA_GROUP}` on Megatron-LM), which a `uvdock sync` must
+not shrink. Rebuilt from build args, ARG, ENV, shell variables and `if` tests on IMAGE_TYPE
+or the architecture; a test it cannot evaluate is noted, not taken.
 """
 
 from __future__ import annotations
@@ -18,14 +11,11 @@ import shlex
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from uvdock.image.dockerfile import expand as _expand
-from uvdock.image.dockerfile import read
+from uvdock.image.dockerfile import declarations, expand, read
 
-_ARG = re.compile(r"^\s*(?:ARG|ENV)\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?\s*$", re.I)
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*$")
 _IF = re.compile(r"^\s*(el)?if\s+\[\s+(.+?)\s+\]\s*;?\s*(?:then)?\s*$")
 _TEST = re.compile(r'^("?)(.+?)\1\s+(!?=|==)\s+("?)(.*?)\4$')
-_RUN_PREFIX = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*", re.I)
 _UV_SYNC = re.compile(r"(?:^|\s)uv\s+sync(?:\s|$)")
 _MACHINE_WORDS = ("$(uname -m)", "$(arch)", "`uname -m`")
 _MACHINE = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -39,72 +29,16 @@ class SyncSelection(NamedTuple):
 
 
 def _shell_lines(body: tuple[str, ...]) -> list[str]:
-    """A heredoc's script as the shell reads its lines: `\\` continuations joined, comments
-    dropped."""
-    lines: list[str] = []
-    pending = ""
-    for raw in body:
-        stripped = raw.strip()
-        if stripped.startswith("#") and not pending:
+    """A heredoc's script as the shell reads it: continuations joined, comments dropped."""
+    lines = [""]
+    for line in map(str.strip, body):
+        if line.startswith("#") and not lines[-1]:
             continue
-        if stripped.endswith("\\"):
-            pending += stripped[:-1] + " "
-            continue
-        lines.append(pending + stripped)
-        pending = ""
-    if pending:
-        lines.append(pending)
-    return lines
-
-
-def _either(first: bool | None, second: bool | None) -> bool | None:
-    """Three-valued OR: True if either is, unknown if either is unknown, else False."""
-    if first is True or second is True:
-        return True
-    return None if first is None or second is None else False
-
-
-class _Branches:
-    """The open `if` blocks: per block, whether the current branch runs and whether an
-    earlier branch already ran (None: cannot tell)."""
-
-    def __init__(self) -> None:
-        self.blocks: list[tuple[bool | None, bool | None]] = []
-
-    def open(self, taken: bool | None) -> None:
-        self.blocks.append((taken, taken))
-
-    def alternative(self, taken: bool | None) -> bool:
-        """An `elif`; True when an earlier branch ran, so this one's test does not matter."""
-        if not self.blocks:
-            return False
-        _, done = self.blocks[-1]
-        current = False if done is True else (taken if done is False else _and_not_known(taken))
-        self.blocks[-1] = (current, _either(done, taken))
-        return done is True
-
-    def otherwise(self) -> None:
-        if self.blocks:
-            _, done = self.blocks[-1]
-            self.blocks[-1] = (None if done is None else not done, True)
-
-    def close(self) -> None:
-        if self.blocks:
-            self.blocks.pop()
-
-    def clear(self) -> None:
-        self.blocks.clear()
-
-    def active(self) -> bool | None:
-        states = [current for current, _ in self.blocks]
-        if False in states:
-            return False
-        return None if None in states else True
-
-
-def _and_not_known(taken: bool | None) -> bool | None:
-    # An earlier branch's test was unknown: this branch runs only if it did not.
-    return False if taken is False else None
+        continued = line.endswith("\\")
+        lines[-1] += line[:-1] + " " if continued else line
+        if not continued:
+            lines.append("")
+    return [line for line in lines if line]
 
 
 class _Reader:
@@ -113,80 +47,89 @@ class _Reader:
         self.build_args = dict(build_args, IMAGE_TYPE=image_type)
         self.machine = _MACHINE.get(platform, platform)
         self.platform = platform
-        self.branches = _Branches()
+        # Per open `if`: does the current branch run, did an earlier one (None: unknown)?
+        self.blocks: list[tuple[bool | None, bool | None]] = []
         self.extras: list[str] = []
         self.groups: list[str] = []
         self.notes: list[str] = []
         self.found = False
 
+    def declare(self, name: str, default: str | None) -> None:
+        """An ARG or ENV: a build argument wins, then the default as written."""
+        if name in self.build_args:
+            self.variables[name] = self.build_args[name]
+        elif default is not None:
+            self.variables[name] = expand(default, self.variables)[0]
+        if name == "TARGETARCH":
+            self.variables[name] = self.platform
+
     def _evaluate(self, condition: str) -> bool | None:
         test = _TEST.match(condition.strip())
         if test is None:
             return None
-        left, operator, right = test.group(2), test.group(3), test.group(5)
-        for word in _MACHINE_WORDS:
-            left, right = left.replace(word, self.machine), right.replace(word, self.machine)
-        if "$(" in left or "$(" in right:
-            return None
-        left, unknown_left = _expand(left, self.variables)
-        right, unknown_right = _expand(right, self.variables)
-        if unknown_left or unknown_right:
-            return None
-        return (left == right) != (operator == "!=")
+        sides: list[str] = []
+        for side in (test[2], test[5]):
+            for word in _MACHINE_WORDS:
+                side = side.replace(word, self.machine)
+            value, unknown = expand(side, self.variables)
+            if "$(" in side or unknown:
+                return None
+            sides.append(value)
+        return (sides[0] == sides[1]) != (test[3] == "!=")
+
+    def _active(self) -> bool | None:
+        states = [current for current, _ in self.blocks]
+        return False if False in states else None if None in states else True
 
     def line(self, line: str) -> None:
-        declared = _ARG.match(line)
-        if declared:
-            name, default = declared.group(1), declared.group(2)
-            if name in self.build_args:
-                self.variables[name] = self.build_args[name]
-            elif default is not None:
-                self.variables[name] = _expand(default.strip("\"'"), self.variables)[0]
-            if name == "TARGETARCH":
-                self.variables[name] = self.platform
-            return
-        line = _RUN_PREFIX.sub("", line)
         for statement in re.split(r"\s*(?:;|&&)\s*(?=\S)", line):
             self._statement(statement.strip())
 
     def _statement(self, statement: str) -> None:
         keyword, _, rest = statement.partition(" ")
-        if keyword in ("then", "else") and rest:
-            if keyword == "else":
-                self.branches.otherwise()
+        if keyword == "fi":
+            self.blocks = self.blocks[:-1]
+            return
+        if keyword == "else":
+            self._open(None, elif_=True)
+        if keyword in ("then", "else"):
+            if not rest:
+                return
             statement = rest.strip()
-        elif keyword == "else":
-            self.branches.otherwise()
-            return
-        elif keyword == "fi":
-            self.branches.close()
-            return
         opened = _IF.match(statement)
         if opened:
             self._open(opened.group(2), elif_=bool(opened.group(1)))
-            return
-        if _UV_SYNC.search(statement):
-            if self.branches.active() is not False:
+        elif _UV_SYNC.search(statement):
+            if self._active() is not False:
                 self._sync(statement)
-            return
-        assigned = _ASSIGN.match(statement)
-        if assigned and self.branches.active():
-            self.variables[assigned.group(1)] = _unquote(assigned.group(2), self.variables)
+        elif (assigned := _ASSIGN.match(statement)) and self._active():
+            try:
+                words = shlex.split(assigned[2])
+            except ValueError:
+                words = [assigned[2]]
+            self.variables[assigned[1]] = expand(" ".join(words), self.variables)[0]
 
-    def _open(self, condition: str, *, elif_: bool) -> None:
-        taken = self._evaluate(condition)
-        if elif_:
-            decided = self.branches.alternative(taken)
-        else:
-            self.branches.open(taken)
-            decided = False
+    def _open(self, condition: str | None, *, elif_: bool) -> None:
+        """An `if` or `elif` test (None: an `else`, an `elif` that always holds)."""
+        taken = True if condition is None else self._evaluate(condition)
+        decided = False
+        if not elif_:
+            self.blocks.append((taken, taken))
+        elif self.blocks:  # an `elif`: it does not matter when an earlier branch ran
+            done = self.blocks[-1][1]
+            decided = done is True
+            # An earlier test unknown: this branch runs only if that one did not.
+            current = (False if taken is False else None) if done is None else not done and taken
+            either = True if True in (done, taken) else None if None in (done, taken) else False
+            self.blocks[-1] = (current, either)
         if taken is None and not decided:
             self.notes.append(f"condition not evaluated, its selection not taken: {condition}")
 
     def _sync(self, statement: str) -> None:
-        expanded, unknown = _expand(statement, self.variables)
-        for name in unknown:
-            self.notes.append(f"`${name}` in the Dockerfile's uv sync line has no known value")
+        expanded, unknown = expand(statement, self.variables)
+        self.notes += [
+            f"`${name}` in the Dockerfile's uv sync line has no known value" for name in unknown
+        ]
         try:
             words = shlex.split(expanded[_UV_SYNC.search(expanded).start() :])  # type: ignore[union-attr]
         except ValueError:
@@ -195,29 +138,12 @@ class _Reader:
         if "--only-group" in words or any(w.startswith("--only-group=") for w in words):
             return
         self.found = True
-        for flag, value in _options(words):
+        for word, following in zip(words, [*words[1:], None], strict=True):
+            flag, equals, value = word.partition("=")
+            found = value if equals else following
             target = self.extras if flag == "--extra" else self.groups
-            if flag in ("--extra", "--group") and value not in target:
-                target.append(value)
-
-
-def _unquote(value: str, variables: Mapping[str, str]) -> str:
-    try:
-        words = shlex.split(value)
-    except ValueError:
-        words = [value]
-    return _expand(" ".join(words), variables)[0]
-
-
-def _options(words: list[str]) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    for index, word in enumerate(words):
-        if "=" in word and word.startswith("--"):
-            flag, _, value = word.partition("=")
-            pairs.append((flag, value))
-        elif word.startswith("--") and index + 1 < len(words):
-            pairs.append((word, words[index + 1]))
-    return pairs
+            if flag in ("--extra", "--group") and found is not None and found not in target:
+                target.append(found)
 
 
 def read_selection(
@@ -227,19 +153,23 @@ def read_selection(
     platform: str = "amd64",
     build_args: Mapping[str, str] | None = None,
 ) -> SyncSelection:
-    """The extras and groups the Dockerfile syncs for a lane (IMAGE_TYPE) and platform."""
     reader = _Reader(image_type, platform, build_args or {})
-    for instruction in read(text).instructions:
+    dockerfile = read(text)
+    for instruction in dockerfile.instructions:
         if instruction.keyword == "FROM":
-            reader.branches.clear()
-        # The script is the heredoc's body: the instruction's own text ends where it opens.
-        reader.line(
-            instruction.text.split("<<", 1)[0] if instruction.heredocs else instruction.text
-        )
-        for heredoc in instruction.heredocs:
-            for line in _shell_lines(heredoc.body):
-                reader.line(line)
-            reader.branches.clear()
+            reader.blocks.clear()
+        elif instruction.keyword in ("ARG", "ENV"):
+            for name, default, _ in declarations(instruction, dockerfile.escape):
+                reader.declare(name, default)
+        elif instruction.keyword == "RUN":
+            # The script is the heredoc's body: the instruction's own text ends where it opens.
+            script = instruction.arguments
+            script = script.split("<<", 1)[0] if instruction.heredocs else script
+            reader.line(re.sub(r"^(?:--\S+\s+)*", "", script))  # RUN's own --flags
+            for heredoc in instruction.heredocs:
+                for line in _shell_lines(heredoc.body):
+                    reader.line(line)
+                reader.blocks.clear()
     return SyncSelection(
         tuple(reader.extras), tuple(reader.groups), tuple(reader.notes), reader.found
     )

@@ -1,9 +1,6 @@
-"""What a failed `uv lock --check` means, read from uv's own words.
-
-Only uv's "needs to be updated" message means a stale lock. A container that cannot fetch
-a Python or reach an index is an environment problem (exit 3); anything else is uv failing
-(exit 1). Neither is ever reported as "out of date".
-"""
+"""What a failed `uv lock --check` means, from uv's own words: only "needs to be updated"
+is a stale lock; a Python or an index out of reach is the environment (exit 3); anything
+else is uv failing (exit 1)."""
 
 from __future__ import annotations
 
@@ -11,8 +8,7 @@ import re
 from enum import Enum
 from typing import NamedTuple
 
-# uv (0.13.9, crates/uv/src/commands/project/lock.rs): "The lockfile at `uv.lock` needs to be
-# updated, but `--check` was provided." Older uv wrote it without the backticks.
+# uv 0.13.9's words (crates/uv/src/commands/project/lock.rs); older uv had no backticks.
 _STALE = re.compile(r"The lockfile at `?[^`\s]*uv\.lock`? needs to be updated")
 _ENVIRONMENT = re.compile(
     r"No interpreter found for Python|No download found for request|"
@@ -39,15 +35,11 @@ class LockCheck(NamedTuple):
 def classify(returncode: int, output: str) -> LockCheck:
     if returncode == 0:
         return LockCheck(Verdict.CURRENT, "")
-    for line in output.splitlines():
-        if _STALE.search(line):
-            return LockCheck(Verdict.STALE, line.strip())
-    for line in output.splitlines():
-        if _ENVIRONMENT.search(line):
-            return LockCheck(Verdict.ENVIRONMENT, line.strip())
+    for pattern, verdict in ((_STALE, Verdict.STALE), (_ENVIRONMENT, Verdict.ENVIRONMENT)):
+        if found := next((line for line in output.splitlines() if pattern.search(line)), None):
+            return LockCheck(verdict, found.strip())
     return LockCheck(Verdict.FAILED, "")
 
 
 def last_lines(output: str, count: int = 12) -> str:
-    lines = [line for line in output.splitlines() if line.strip()]
-    return "\n".join(lines[-count:])
+    return "\n".join([line for line in output.splitlines() if line.strip()][-count:])

@@ -1,13 +1,11 @@
-"""What the target repository's pyproject.toml and Dockerfile say about dependencies.
-
-Read-only. Names are compared PEP 503-normalized, the way uv does.
-"""
+"""What the repository's pyproject.toml and Dockerfile say about dependencies (read-only)."""
 
 from __future__ import annotations
 
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,11 +30,9 @@ class ProjectDeps(NamedTuple):
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
-        wanted = normalize_name(name)
-        if wanted in {normalize_name(e) for e in self.extras}:
-            return "extra"
-        if wanted in {normalize_name(g) for g in self.groups}:
-            return "group"
+        for kind, names in (("extra", self.extras), ("group", self.groups)):
+            if normalize_name(name) in map(normalize_name, names):
+                return kind
         raise InputRefused(
             f"`{name}` is neither an extra nor a dependency group of this project",
             hint=f"extras: {', '.join(self.extras) or '(none)'}; groups: {', '.join(self.groups) or '(none)'}",
@@ -53,44 +49,42 @@ def _load(repo: Path) -> dict[str, Any]:
         raise InputRefused(f"pyproject.toml is not valid TOML: {exc}") from None
 
 
-def _table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+def table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
     for key in keys:
         value = data.get(key, {})
         data = value if isinstance(value, Mapping) else {}
     return data
 
 
+def data(repo: Path) -> dict[str, Any]:
+    """The pyproject's data; empty when unreadable (uv reports a broken one in its words)."""
+    try:
+        return _load(repo)
+    except (InputRefused, OSError):
+        return {}
+
+
+def _string(repo: Path, *keys: str) -> str | None:
+    value = table(data(repo), *keys[:-1]).get(keys[-1])
+    return value if isinstance(value, str) else None
+
+
 def read(repo: Path) -> ProjectDeps:
-    data = _load(repo)
-    project = data.get("project", {})
-    uv = data.get("tool", {}).get("uv", {})
-    default_groups = uv.get("default-groups", ["dev"])
+    found = _load(repo)
+    default_groups = table(found, "tool", "uv").get("default-groups", ["dev"])
     return ProjectDeps(
-        extras=tuple(project.get("optional-dependencies", {}) or ()),
-        groups=tuple(data.get("dependency-groups", {}) or ()),
+        extras=tuple(found.get("project", {}).get("optional-dependencies", {}) or ()),
+        groups=tuple(found.get("dependency-groups", {}) or ()),
         default_groups=tuple(default_groups) if isinstance(default_groups, list) else (),
     )
 
 
 def required_uv_version(repo: Path) -> str | None:
-    """`[tool.uv] required-version`, or None when unset or the pyproject is unreadable
-    (a broken pyproject is uv's to report, in its own words)."""
-    try:
-        data = _load(repo)
-    except (InputRefused, OSError):
-        return None
-    value = _table(data, "tool", "uv").get("required-version")
-    return value if isinstance(value, str) else None
+    return _string(repo, "tool", "uv", "required-version")
 
 
 def requires_python(repo: Path) -> str | None:
-    """`[project] requires-python`, or None when unset or the pyproject is unreadable."""
-    try:
-        data = _load(repo)
-    except (InputRefused, OSError):
-        return None
-    value = _table(data, "project").get("requires-python")
-    return value if isinstance(value, str) else None
+    return _string(repo, "project", "requires-python")
 
 
 def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str, ...]:
@@ -99,15 +93,12 @@ def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str
         text = textlines.read_text(dockerfile, newlines=True)
     except OSError:
         return fallback
-    found = list(dict.fromkeys(_NO_INSTALL.findall(text)))
-    return tuple(found) or fallback
+    return tuple(dict.fromkeys(_NO_INSTALL.findall(text))) or fallback
 
 
 def enclosing_project(top: Path, start: Path) -> Path:
-    """The uv project a command started in `start` acts on, as uv picks its lock: the
-    nearest folder from `start` up to `top` holding both pyproject.toml and uv.lock,
-    unless a workspace above lists it as a member (uv locks a member in the workspace's
-    uv.lock); `top` when there is none."""
+    """The uv project a command started in `start` acts on, as uv picks its lock: the nearest
+    folder with pyproject.toml and uv.lock, or the workspace listing it; else `top`."""
     if start != top and top not in start.parents:
         return top
     for folder in (start, *start.parents):
@@ -121,11 +112,7 @@ def enclosing_project(top: Path, start: Path) -> Path:
 def _workspace_of(top: Path, member: Path) -> Path | None:
     """The folder between `member` and `top` whose `[tool.uv.workspace]` lists `member`."""
     for root in member.parents:
-        try:
-            data = _load(root)
-        except (InputRefused, OSError):
-            data = {}
-        workspace = _table(data, "tool", "uv", "workspace")
+        workspace = table(data(root), "tool", "uv", "workspace")
         rel = member.relative_to(root).as_posix()
         if _listed(workspace.get("members"), rel) and not _listed(workspace.get("exclude"), rel):
             return root
@@ -136,13 +123,8 @@ def _workspace_of(top: Path, member: Path) -> Path | None:
 
 def _listed(globs: Any, rel: str) -> bool:
     """`rel` matches one of uv's member globs (`*` stays within one path segment)."""
-    from fnmatch import fnmatchcase
-
-    if not isinstance(globs, list):
-        return False
     parts = rel.split("/")
-    for glob in globs:
-        pattern = str(glob).strip("/").split("/")
-        if len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern)):
-            return True
-    return False
+    return isinstance(globs, list) and any(
+        len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern))
+        for pattern in (str(glob).strip("/").split("/") for glob in globs)
+    )

@@ -1,13 +1,6 @@
-"""The `uv sync` arguments for a profile, checked against what the project really declares.
-
-The reference docs say `--group dev`; on Megatron-LM `dev` is an extra, so the repository's
-own pyproject.toml decides whether a name becomes `--extra` or `--group`. Packages the base
-image provides are never reinstalled (`--no-install-package`).
-
-The dev and lts profiles start from what the lane's Dockerfile itself syncs into the image
-(dockerfile_sync), so nothing the image installed falls outside the selection, and the sync
-is `--inexact` unless asked: uv's exact sync would uninstall what `uv pip install` added.
-"""
+"""The `uv sync` arguments for a profile, checked against what the project really declares
+(on Megatron-LM `dev` is an extra). The base image's packages are never reinstalled; dev and
+lts start from what the lane's Dockerfile syncs, `--inexact` (keeps what `uv pip` added)."""
 
 from __future__ import annotations
 
@@ -20,11 +13,7 @@ from uvdock.project.dockerfile_sync import SyncSelection
 from uvdock.project.names import normalize_name
 from uvdock.project.pyproject import ProjectDeps
 
-PROFILES: dict[str, tuple[str, ...]] = {
-    "dev": ("dev", "test"),
-    "lint": (),
-    "lts": ("test",),
-}
+PROFILES: dict[str, tuple[str, ...]] = {"dev": ("dev", "test"), "lint": (), "lts": ("test",)}
 
 
 class SyncPlan(NamedTuple):
@@ -42,8 +31,7 @@ def build(
     image: SyncSelection | None = None,
     exact: bool = False,
 ) -> SyncPlan:
-    """The profile's own names (Megatron-LM's `dev` extra, `test` group) that the project
-    lacks are left out with a note; a name asked for with --group/--extra must exist."""
+    """A profile's name the project lacks is left out with a note; one asked for must exist."""
     if profile not in PROFILES:
         raise InputRefused(f"unknown profile `{profile}`; profiles: {', '.join(PROFILES)}")
     notes: list[str] = []
@@ -53,69 +41,44 @@ def build(
             raise InputRefused(
                 "--profile lint installs only the linting group; drop --group/--extra"
             )
-        if normalize_name("linting") not in {normalize_name(g) for g in deps.groups}:
+        if "linting" not in map(normalize_name, deps.groups):
             raise InputRefused(
                 "--profile lint installs the `linting` dependency group, which pyproject.toml "
                 "does not declare; nothing was synced",
                 hint="sync this project's own group instead: `uvdock sync --group NAME`",
             )
         return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], notes)
-
-    wanted: list[tuple[str, str]] = _image_selection(image, deps, notes)
-    wanted += _profile_names(profile, deps, notes)
+    wanted: list[tuple[str, str]] = []
+    if image is not None:  # the Dockerfile's own extras and groups the project declares
+        notes.extend(image.notes)
+        kinds = (("extra", image.extras, deps.extras), ("group", image.groups, deps.groups))
+        for kind, names, own in kinds:
+            for name in names:
+                if normalize_name(name) in map(normalize_name, own):
+                    wanted.append((name, kind))
+                else:
+                    notes.append(
+                        f"the Dockerfile syncs --{kind} {name}, which pyproject.toml does not declare: left out"
+                    )
+    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
+    for name in PROFILES[profile]:
+        if normalize_name(name) in declared:
+            wanted.append((name, ""))
+        else:
+            notes.append(f"this project declares no `{name}` extra or group: left out of the sync")
     wanted += [(name, "group") for name in groups] + [(name, "extra") for name in extras]
     if profile == "lts" and "lts" in {e.lower() for e in deps.extras}:
         wanted.insert(0, ("lts", "extra"))
-    args = ["sync", "--locked", mode]
-    seen: set[tuple[str, str]] = set()
+    chosen: dict[tuple[str, str], None] = {}
     for name, asked in wanted:
         kind = deps.classify(name)
         if asked and asked != kind:
             notes.append(
                 f"`{name}` is an {kind} in pyproject.toml: using --{kind} {name}, not --{asked}"
             )
-        flag = f"--{kind}"
-        if (flag, name) not in seen:
-            seen.add((flag, name))
-            args += [flag, name]
-    for package in protected:
-        args += ["--no-install-package", package]
-    return SyncPlan(args, notes)
-
-
-def _profile_names(profile: str, deps: ProjectDeps, notes: list[str]) -> list[tuple[str, str]]:
-    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
-    wanted: list[tuple[str, str]] = []
-    for name in PROFILES[profile]:
-        if normalize_name(name) not in declared:
-            notes.append(f"this project declares no `{name}` extra or group: left out of the sync")
-        else:
-            wanted.append((name, ""))
-    return wanted
-
-
-def _image_selection(
-    image: SyncSelection | None, deps: ProjectDeps, notes: list[str]
-) -> list[tuple[str, str]]:
-    """The Dockerfile's own extras and groups, those the project declares (others noted)."""
-    if image is None:
-        return []
-    notes.extend(image.notes)
-    declared = {
-        (kind, normalize_name(name))
-        for kind, names in (("extra", deps.extras), ("group", deps.groups))
-        for name in names
-    }
-    wanted: list[tuple[str, str]] = []
-    for kind, names in (("extra", image.extras), ("group", image.groups)):
-        for name in names:
-            if (kind, normalize_name(name)) in declared:
-                wanted.append((name, kind))
-            else:
-                notes.append(
-                    f"the Dockerfile syncs --{kind} {name}, which pyproject.toml does not declare: left out"
-                )
-    return wanted
+        chosen[(f"--{kind}", name)] = None
+    args = ["sync", "--locked", mode, *(word for pair in chosen for word in pair)]
+    return SyncPlan(args + [w for p in protected for w in ("--no-install-package", p)], notes)
 
 
 _REMOVAL = re.compile(r"^\s*- ([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?==\S+)", re.M)

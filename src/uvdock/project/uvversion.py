@@ -1,8 +1,5 @@
-"""Which uv runs, and whether it matches what the project and the host expect.
-
-A different uv can rewrite uv.lock (its `revision`) for nothing, so a mismatch is worth a
-warning before anything is locked. Pure: the callers run `uv --version` and pass its text.
-"""
+"""Which uv runs, and whether it matches the project and the host: a different uv can
+rewrite uv.lock for nothing. Pure: the callers run `uv --version` and pass its text."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ def parse(output: str) -> str | None:
 
 
 def required_specifier(required: str) -> SpecifierSet | None:
-    """`[tool.uv] required-version` as uv reads it: a specifier set, or a bare version
-    meaning `==`. None when it is neither."""
+    """`[tool.uv] required-version` as uv reads it (a bare version means `==`); None: invalid."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
@@ -44,10 +40,9 @@ def satisfies(version: str, required: str) -> bool:
 
     spec = required_specifier(required)
     try:
-        wanted = Version(version)
+        return spec is not None and spec.contains(Version(version), prereleases=True)
     except InvalidVersion:
         return False
-    return spec is not None and spec.contains(wanted, prereleases=True)
 
 
 def mismatches(container: str, required: str | None, host: str | None) -> list[str]:
