@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.lock import diff_view as lockdiff_view
+from uvdock.commands.lock import diff as lockdiff_view
 from uvdock.context import Context
 from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
 from uvdock.commands.lock import pyproject_resolve, resolve_base, resolve_keep, resolve_leftovers
-from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
+from uvdock.commands.lock.diff import add_lock_format_option, show_lock_diff
 from uvdock.context import Context
 from uvdock.errors import (
     CheckFailed,
