@@ -1,19 +1,8 @@
-"""What `uvdock lock resolve` saves before it changes anything: the model, without the files.
+"""What `uvdock lock resolve` decides and saves, without the files or git.
 
-Reading, writing and restoring the state is `uvdock.files.state_store`'s job (the file layer, beside
-edit.py); this module only says what a saved state is and how `state.json` maps onto it.
-
-The state lives in `<git dir>/uvdock/resolve-state/`: the working-tree bytes of the lock
-(`worktree`), the content of every index stage (`stage<N>.blob`) and `state.json` with
-modes, blob ids and stages. Files saved along with the lock (pyproject.toml, when
-`lock resolve` merges it) get the same record in a sub-folder `also<N>/`, listed under
-`also` in `state.json`. `state.json` is written last, so a directory without it is an
-unfinished save from a run that stopped before changing anything. Blob contents are kept
-as files because after `git add` the stage blobs are unreferenced and `git gc` may
-eventually prune them; restore writes them back into the object store when missing.
-
-Git itself is reached through a `GitIndex` the command passes in, so neither module starts
-a process.
+The saved state (`files/state_store.py` keeps it in `<git dir>/uvdock/resolve-state/`): the
+lock's working-tree bytes, every index stage's content (after `git add` git may prune those
+blobs) and `state.json`, written last; files saved along with the lock in `also<N>/`.
 """
 
 from __future__ import annotations
@@ -26,6 +15,29 @@ from typing import Any, NamedTuple, Protocol
 STATE_FILE = "state.json"
 WORKTREE_FILE = "worktree"
 
+# Per operation git stopped in: the command that finishes it, and the commit `lock resolve`
+# takes the lock of (the side being merged in; cherry-pick, revert and am land on HEAD).
+NEXT_STEP = {
+    "rebase": "git rebase --continue",
+    "merge": "git commit",
+    "am": "git am --continue",
+    "cherry-pick": "git cherry-pick --continue",
+    "revert": "git revert --continue",
+}
+BUILDS_ON = {
+    "merge": "the commit this merge brings in",
+    "rebase": "the commit this rebase replays onto",
+    "am": "the commit `git am` applies onto",
+    "cherry-pick": "the commit this cherry-pick applies onto",
+    "revert": "the commit this revert applies onto",
+}
+
+
+def branch_stage(operation: str | None) -> int:
+    """The index stage of the branch's own lock: ours in a merge, theirs when a rebase,
+    cherry-pick, revert or am replays the branch's commit."""
+    return 2 if operation in ("merge", None) else 3
+
 
 class IndexEntry(NamedTuple):
     mode: str
@@ -33,24 +45,17 @@ class IndexEntry(NamedTuple):
     stage: int
 
 
-class GitIndex(Protocol):
-    """The index and object store of one repository, as a save and a restore need them."""
-
+class GitIndex(Protocol):  # one repository's index and objects, as the command reaches them
     @property
     def worktree(self) -> Path: ...
     @property
     def git_dir(self) -> Path: ...
     def stage_entries(self, path: str) -> list[IndexEntry]: ...
     def blob_bytes(self, sha: str) -> bytes: ...
-    def unmerged_listing(self, path: str) -> str:
-        """`git ls-files -u -- path` exactly as git prints it."""
-        ...
-
+    def unmerged_listing(self, path: str) -> str: ...  # `git ls-files -u -- path` as printed
     def has_object(self, sha: str) -> bool: ...
     def store_blob(self, file: Path) -> None: ...
-    def set_entries(self, path: str, entries: Sequence[IndexEntry]) -> None:
-        """Replace every index entry of `path` (all stages) with `entries`, exactly."""
-        ...
+    def set_entries(self, path: str, entries: Sequence[IndexEntry]) -> None: ...  # all stages
 
 
 @dataclass(frozen=True)
@@ -65,8 +70,8 @@ class SavedState:
     created: float
     folder: Path
     also: tuple[SavedState, ...] = ()  # other files saved and restored with this one
-    # Where the relock runs (mode, engine, container, run_id), so `--abort` after a hard
-    # kill can stop the container or the processes the killed run started.
+    # What the relock started (mode, engine, container, run_id, a local process group), so
+    # `--abort` after a hard kill can stop it before restoring.
     started: tuple[tuple[str, str], ...] = ()
 
     def blob_file(self, stage: int) -> Path:
