@@ -51,10 +51,10 @@ def _rows(diff: lockfile.LockDiff) -> list[tuple[str, str, str, str]]:
 
 def _kind(change: lockfile.Changed) -> str:
     """ "downgrade" when the newest version went down (as the Markdown table says)."""
-    from uvdock.lock.change_kind import classify, newest
+    from uvdock.lock.markdown import moved
 
-    moved = change.before and change.after and classify(newest(change.before), newest(change.after))
-    return "downgrade" if moved and moved.downgrade else "changed"
+    down = change.before and change.after and moved(change.before, change.after).downgrade
+    return "downgrade" if down else "changed"
 
 
 def _read_path(path: Path) -> bytes | None:
