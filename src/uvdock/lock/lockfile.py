@@ -101,21 +101,6 @@ def read_packages(data: bytes | str) -> dict[str, frozenset[Entry]]:
     return {name: frozenset(entries) for name, entries in packages.items()}
 
 
-def read_packages_tomllib(data: bytes | str) -> dict[str, frozenset[Entry]]:
-    """The same as `read_packages`, through a full TOML parse (the reference for tests)."""
-    import tomllib
-
-    try:
-        document = tomllib.loads(_as_text(data))
-    except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
-        raise LockfileError(f"not valid TOML: {exc}") from exc
-    packages: dict[str, set[Entry]] = {}
-    for table in document.get("package", []):
-        entry = (str(table.get("version", "")), source_key(table.get("source")))
-        packages.setdefault(normalize_name(table["name"]), set()).add(entry)
-    return {name: frozenset(entries) for name, entries in packages.items()}
-
-
 _LOCAL_SOURCES = ("virtual", "editable", "directory")
 _LOCAL_SOURCE_RE = re.compile(r"^source = \{ (?:virtual|editable|directory) = ", re.MULTILINE)
 _MANIFEST_LISTS = ("requirements", "constraints", "overrides")

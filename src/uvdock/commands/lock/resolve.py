@@ -28,7 +28,7 @@ from uvdock.files.edit import atomic_write_bytes
 from uvdock.lock import lockfile, resolve_state
 from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost, unresolvable
 from uvdock.merge.report import lines, report, sides
-from uvdock.run import git, signals
+from uvdock.run import git, signals, stop
 
 if TYPE_CHECKING:
     from uvdock.merge.pyproject import MergeResult
@@ -254,7 +254,10 @@ class Resolution:
                         ctx.out.info(f"  {line}")
                 atomic_write_bytes(repo / lock, self.ref_lock)
                 ctx.out.info(f"took {ref}'s {lock}; relocking {shim.placement.describe()}")
-                shim.on_local_start = lambda pid: _note_group(index.git_dir, pid)
+                # A local uv leads its own process group: recorded for `--abort`.
+                shim.on_local_start = lambda pid: state_store.note_started(
+                    index.git_dir, stop.group_identity(pid)
+                )
                 if (code := shim.run_uv(["lock"], writes=(LOCK,))) != 0:
                     raise _relock_failed(shim, ref, saved, code, files)
                 kept = _keep(ctx, shim, repo / lock, self.pins)
@@ -553,18 +556,9 @@ def _started(shim: Shim) -> dict[str, str]:
     return {"mode": mode}
 
 
-def _note_group(git_dir: Path, pid: int) -> None:
-    """A local uv was started leading its own process group: record it for `--abort`."""
-    from uvdock.run import stop
-
-    state_store.note_started(git_dir, stop.group_identity(pid))
-
-
 def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
     """Stop what a killed run's relock left running, before anything is restored, so that a
     late uv can never write over the restored files."""
-    from uvdock.run import stop
-
     started = dict(state.started)
     mode, engine, container = (started.get(k, "") for k in ("mode", "engine", "container"))
     problem = None
