@@ -46,10 +46,18 @@ def _read(path: Path) -> bytes | None:
 
 
 class RepoIndex:
-    """resolve_state's view of one repository's index and object store, through run.git."""
+    """The repository as `lock resolve` sees it: the project's two files as git names them
+    (from the work tree's root; `infra/tool/uv.lock` in a nested project), and the index and
+    object store resolve_state saves and restores, through run.git."""
 
-    def __init__(self, repo: Path) -> None:
-        self.worktree = repo
+    def __init__(self, repo: Path, lock: str = LOCK, pyproject: str = PYPROJECT) -> None:
+        self.worktree, self.lock, self.pyproject = repo, lock, pyproject
+
+    @classmethod
+    def of(cls, ctx: Context) -> RepoIndex:
+        top = git.toplevel(ctx.repo)
+        folder = PurePosixPath(ctx.project.relative_to(top).as_posix())
+        return cls(top, str(folder / LOCK), str(folder / PYPROJECT))
 
     @cached_property
     def git_dir(self) -> Path:
@@ -72,20 +80,6 @@ class RepoIndex:
 
     def set_entries(self, path: str, entries: Sequence[resolve_state.IndexEntry]) -> None:
         git.set_index_entries(self.worktree, path, [git.IndexEntry(*e, path) for e in entries])
-
-
-class Files(NamedTuple):
-    """The project's two files as git names them: from the work tree's root `top`."""
-
-    top: Path
-    lock: str  # `uv.lock`, or `infra/tool/uv.lock` in a nested project
-    pyproject: str
-
-    @classmethod
-    def of(cls, ctx: Context) -> Files:
-        top = git.toplevel(ctx.repo)
-        folder = PurePosixPath(ctx.project.relative_to(top).as_posix())
-        return cls(top, str(folder / LOCK), str(folder / PYPROJECT))
 
 
 class Base(NamedTuple):
@@ -122,14 +116,14 @@ class Command(BaseCommand):
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        files = Files.of(ctx)
-        index = RepoIndex(files.top)
+        index = RepoIndex.of(ctx)
+        repo = index.worktree
         if args.abort:
             return _abort(ctx, index)
         # Refused before anything else sees them.
         configured = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
         onto = git.checked_ref(args.onto, "--onto") if args.onto is not None else None
-        _refuse_links_outside(files)
+        _refuse_links_outside(index)
         if (leftover := state_store.load(index.git_dir)) is not None:
             _stop_started(ctx, leftover)  # a killed run's uv may still write uv.lock
             raise InputRefused(
@@ -137,32 +131,32 @@ class Command(BaseCommand):
                 f"{resolve_state.state_dir(index.git_dir)})",
                 hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
             )
-        current = _read(files.top / files.lock)
-        pyproject_unmerged = bool(git.unmerged_entries(files.top, files.pyproject))
+        current = _read(repo / index.lock)
+        pyproject_unmerged = bool(git.unmerged_entries(repo, index.pyproject))
         if not (
             pyproject_unmerged
-            or git.unmerged_entries(files.top, files.lock)
+            or git.unmerged_entries(repo, index.lock)
             or (current and lockfile.has_conflict_markers(current))
         ):
             if ctx.out.json_mode:
-                ctx.out.json({"conflict": False, "lock": files.lock})
+                ctx.out.json({"conflict": False, "lock": index.lock})
             else:
-                ctx.out.info(f"{files.lock} has no conflict; nothing to do")
+                ctx.out.info(f"{index.lock} has no conflict; nothing to do")
             return 0
-        operation = git.in_progress_operation(files.top)
+        operation = git.in_progress_operation(repo)
         merge = None
         if pyproject_unmerged:
-            merge = _merge_pyproject(ctx, files.top, files.pyproject, sides(operation))
+            merge = _merge_pyproject(ctx, repo, index.pyproject, sides(operation))
         else:
-            _check_pyproject(files)
+            _check_pyproject(index)
         base = _choose_base(ctx, onto, configured)
         if base.source in ("--onto", "base-ref") and not args.no_fetch:
             _fetch(ctx, base.rev)
-        ref_lock = _ref_lock(files, base)
+        ref_lock = _ref_lock(index, base)
         shim = shim_for(ctx)
         shim.check_usable()
-        pins = _branch_pins(ctx, index, operation, ref_lock, files.lock)
-        resolution = Resolution(ctx, files, index, base, ref_lock, operation, merge, shim, pins)
+        pins = _branch_pins(ctx, index, operation, ref_lock, index.lock)
+        resolution = Resolution(ctx, index, base, ref_lock, operation, merge, shim, pins)
         if ctx.dry_run:
             return resolution.dry_run()
         result, kept = resolution.relock()
@@ -170,7 +164,7 @@ class Command(BaseCommand):
             resolution.report(result, kept, args.format)
         except KeyboardInterrupt:  # the work is done: say so, not a bare "interrupted"
             raise Interrupted(
-                f"interrupted while reporting; {files.lock} is resolved on top of "
+                f"interrupted while reporting; {index.lock} is resolved on top of "
                 f"{base.label} and staged"
             ) from None
         return 0
@@ -181,7 +175,6 @@ class Resolution:
     """One `lock resolve`, decided: what it builds on, merges and keeps."""
 
     ctx: Context
-    files: Files
     index: RepoIndex
     base: Base
     ref_lock: bytes
@@ -192,19 +185,20 @@ class Resolution:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return self.files[1:] if self.merge is not None else (self.files.lock,)
+        index = self.index
+        return (index.lock, index.pyproject) if self.merge is not None else (index.lock,)
 
     def said(self) -> dict[str, Any]:
         return {
             "conflict": True,
-            "lock": self.files.lock,
+            "lock": self.index.lock,
             "ref": self.base.label,
             "ref_source": self.base.source,
             "pyproject": report(self.merge.result) if self.merge is not None else None,
         }
 
     def dry_run(self) -> int:
-        ctx, files, merge = self.ctx, self.files, self.merge
+        ctx, index, merge = self.ctx, self.index, self.merge
         if merge is not None:
             from uvdock.commands.merge_driver.pyproject import show_sides_diff
 
@@ -216,9 +210,9 @@ class Resolution:
             ctx.out.command(["git", "add", "--", merge.path])
         folder = resolve_state.state_dir(self.index.git_dir)
         ctx.out.info(f"would save {' and '.join(self.paths)} and their index entries to {folder}")
-        sha = git.rev_parse(files.top, self.base.rev)[:12]
+        sha = git.rev_parse(index.worktree, self.base.rev)[:12]
         ctx.out.info(
-            f"would write {self.base.label}:{files.lock} ({sha}) to {files.lock}, then run:"
+            f"would write {self.base.label}:{index.lock} ({sha}) to {index.lock}, then run:"
         )
         self.shim.run_uv(["lock"], writes=(LOCK,))
         if self.pins:
@@ -226,14 +220,14 @@ class Resolution:
             ctx.out.info(
                 f"then keep what only this branch changed, if the relock moves it: {specs}"
             )
-        ctx.out.command(["git", "add", "--", files.lock])
+        ctx.out.command(["git", "add", "--", index.lock])
         if ctx.out.json_mode:
             ctx.out.json(self.said())
         return 0
 
     def relock(self) -> tuple[bytes, Kept]:
-        ctx, files, index, shim, merge = self.ctx, self.files, self.index, self.shim, self.merge
-        repo, lock, ref = files.top, files.lock, self.base.label
+        ctx, index, shim, merge = self.ctx, self.index, self.shim, self.merge
+        repo, lock, ref = index.worktree, index.lock, self.base.label
         saved = ", ".join(self.paths)
         state = state_store.save(
             index,
@@ -247,8 +241,8 @@ class Resolution:
         with signals.interruptible():
             try:
                 if merge is not None:
-                    atomic_write_bytes(repo / files.pyproject, merge.merged)
-                    git.add(repo, files.pyproject)
+                    atomic_write_bytes(repo / index.pyproject, merge.merged)
+                    git.add(repo, index.pyproject)
                     ctx.out.info(f"merged {merge.path} ({sides(self.operation)}) and staged it:")
                     for line in lines(merge.result):
                         ctx.out.info(f"  {line}")
@@ -259,7 +253,7 @@ class Resolution:
                     index.git_dir, stop.group_identity(pid)
                 )
                 if (code := shim.run_uv(["lock"], writes=(LOCK,))) != 0:
-                    raise _relock_failed(shim, ref, saved, code, files)
+                    raise _relock_failed(shim, ref, saved, code, index)
                 kept = _keep(ctx, shim, repo / lock, self.pins)
                 result = _read(repo / lock)
                 if result is None or lockfile.has_conflict_markers(result):
@@ -277,12 +271,14 @@ class Resolution:
         return result, kept
 
     def report(self, result: bytes, kept: Kept, fmt: str) -> None:
-        ctx, files, ref = self.ctx, self.files, self.base.label
+        ctx, index, ref = self.ctx, self.index, self.base.label
         diff = lockfile.diff_locks(self.ref_lock, result)
-        others = [p for p in git.unmerged_paths(files.top) if p not in files[1:]]
+        others = [
+            p for p in git.unmerged_paths(index.worktree) if p not in (index.lock, index.pyproject)
+        ]
         step = resolve_state.NEXT_STEP.get(self.operation or "", "git commit")
         if ctx.out.json_mode:
-            commit = git.rev_parse(files.top, self.base.rev)
+            commit = git.rev_parse(index.worktree, self.base.rev)
             ctx.out.json(
                 {
                     **self.said(),
@@ -296,7 +292,7 @@ class Resolution:
                 }
             )
             return
-        ctx.out.info(f"resolved {files.lock} on top of {ref} and staged it")
+        ctx.out.info(f"resolved {index.lock} on top of {ref} and staged it")
         show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}", fmt=fmt)
         for line in kept.lines():
             (ctx.out.warn if line.startswith("could not") else ctx.out.info)(line)
@@ -326,22 +322,22 @@ def _abort(ctx: Context, index: RepoIndex) -> int:
     return 0
 
 
-def _refuse_links_outside(files: Files) -> None:
+def _refuse_links_outside(index: RepoIndex) -> None:
     """Before any state is saved: a lock linked outside could be neither relocked nor restored."""
     from uvdock.files.edit import inside
 
-    path = files.top / files.lock
-    if path.is_symlink() and not inside(path, files.top):
+    path = index.worktree / index.lock
+    if path.is_symlink() and not inside(path, index.worktree):
         raise InputRefused(
-            f"{files.lock} is a symlink to {os.path.realpath(path)}, outside the repository; "
+            f"{index.lock} is a symlink to {os.path.realpath(path)}, outside the repository; "
             "nothing was changed",
             hint="replace the link with the file itself, then run `uvdock lock resolve`",
         )
 
 
-def _check_pyproject(files: Files) -> None:
-    name = files.pyproject
-    data = _read(files.top / name)
+def _check_pyproject(index: RepoIndex) -> None:
+    name = index.pyproject
+    data = _read(index.worktree / name)
     if data is not None and lockfile.has_conflict_markers(data):
         where = ", ".join(str(n) for n in lockfile.conflict_marker_lines(data)[:5])
         raise InputRefused(
@@ -404,16 +400,16 @@ def _fetch(ctx: Context, ref: str) -> None:
         ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
 
 
-def _ref_lock(files: Files, base: Base) -> bytes:
-    if not git.rev_exists(files.top, base.rev):
+def _ref_lock(index: RepoIndex, base: Base) -> bytes:
+    if not git.rev_exists(index.worktree, base.rev):
         raise InputRefused(
             f"{base.label} does not exist", hint="fetch it, or name another with --onto REF"
         )
-    data = git.show_file(files.top, base.rev, files.lock)
+    data = git.show_file(index.worktree, base.rev, index.lock)
     if data is None:
-        raise InputRefused(f"{base.label} has no {files.lock}", hint="name another with --onto REF")
+        raise InputRefused(f"{base.label} has no {index.lock}", hint="name another with --onto REF")
     if lockfile.has_conflict_markers(data):
-        raise InputRefused(f"{base.label}:{files.lock} itself holds conflict markers")
+        raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
     return data
 
 
@@ -516,7 +512,7 @@ def _restore_after(index: RepoIndex, state: resolve_state.SavedState) -> None:
     state_store.discard(index.git_dir)
 
 
-def _relock_failed(shim: Shim, ref: str, saved: str, code: int, files: Files) -> UvdockError:
+def _relock_failed(shim: Shim, ref: str, saved: str, code: int, index: RepoIndex) -> UvdockError:
     """uv's words went to the terminal. Asked once more, offline and without writing, uv
     tells the network (a failure an offline resolve gets past, or one naming being offline)
     from the project (one it repeats), as `lock --check` does."""
@@ -529,7 +525,7 @@ def _relock_failed(shim: Shim, ref: str, saved: str, code: int, files: Files) ->
         verdict = lockcheck.Verdict.FAILED
     else:
         verdict = lockcheck.classify(probe.returncode, f"{probe.stdout}\n{probe.stderr}").verdict
-    failed = f"`uv lock` failed (exit {code}) on top of {ref}'s {files.lock}"
+    failed = f"`uv lock` failed (exit {code}) on top of {ref}'s {index.lock}"
     back = f"{saved} and their index entries are back as they were"
     again = "then run `uvdock lock resolve` again"
     if verdict is not lockcheck.Verdict.FAILED:
@@ -539,7 +535,7 @@ def _relock_failed(shim: Shim, ref: str, saved: str, code: int, files: Files) ->
         )
     return CheckFailed(
         f"{failed}; {back}",
-        hint=f"fix what uv reports above (usually in {files.pyproject}), {again}",
+        hint=f"fix what uv reports above (usually in {index.pyproject}), {again}",
     )
 
 
