@@ -527,15 +527,15 @@ def _relock_failed(shim: Shim, ref: str, saved: str, code: int, index: RepoIndex
         verdict = lockcheck.classify(probe.returncode, f"{probe.stdout}\n{probe.stderr}").verdict
     failed = f"`uv lock` failed (exit {code}) on top of {ref}'s {index.lock}"
     back = f"{saved} and their index entries are back as they were"
-    again = "then run `uvdock lock resolve` again"
-    if verdict is not lockcheck.Verdict.FAILED:
-        return EnvironmentUnusable(
-            f"{failed} because uv could not reach the package index (uv's output is above); {back}",
-            hint=f"{NOT_JUDGED}; {again}",
+    if verdict is lockcheck.Verdict.FAILED:
+        return CheckFailed(
+            f"{failed}; {back}",
+            hint=f"fix what uv reports above (usually in {index.pyproject}), then run "
+            "`uvdock lock resolve` again",
         )
-    return CheckFailed(
-        f"{failed}; {back}",
-        hint=f"fix what uv reports above (usually in {index.pyproject}), {again}",
+    return EnvironmentUnusable(
+        f"{failed} because uv could not reach the package index (uv's output is above); {back}",
+        hint=f"{NOT_JUDGED}; then run `uvdock lock resolve` again",
     )
 
 
