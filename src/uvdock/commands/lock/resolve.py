@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -25,7 +24,7 @@ from uvdock.context import Context
 from uvdock.errors import CheckFailed, EnvironmentUnusable, InputRefused, Interrupted, UvdockError
 from uvdock.files import state_store, textlines
 from uvdock.files.edit import atomic_write_bytes
-from uvdock.lock import lockfile, resolve_state
+from uvdock.lock import lockfile
 from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost, unresolvable
 from uvdock.merge.report import lines, report, sides
 from uvdock.run import git, signals, stop
@@ -36,6 +35,22 @@ if TYPE_CHECKING:
 
 LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
+# Per operation git stopped in: the command that finishes it, and the commit `lock resolve`
+# takes the lock of (the side being merged in; cherry-pick, revert and am land on HEAD).
+NEXT_STEP = {
+    "rebase": "git rebase --continue",
+    "merge": "git commit",
+    "am": "git am --continue",
+    "cherry-pick": "git cherry-pick --continue",
+    "revert": "git revert --continue",
+}
+BUILDS_ON = {
+    "merge": "the commit this merge brings in",
+    "rebase": "the commit this rebase replays onto",
+    "am": "the commit `git am` applies onto",
+    "cherry-pick": "the commit this cherry-pick applies onto",
+    "revert": "the commit this revert applies onto",
+}
 
 
 def _read(path: Path) -> bytes | None:
@@ -46,9 +61,8 @@ def _read(path: Path) -> bytes | None:
 
 
 class RepoIndex:
-    """The repository as `lock resolve` sees it: the project's two files as git names them
-    (from the work tree's root; `infra/tool/uv.lock` in a nested project), and the index and
-    object store resolve_state saves and restores, through run.git."""
+    """The repository as `lock resolve` sees it: the work tree and git dir, and the project's
+    two files as git names them (from the work tree's root; `infra/tool/uv.lock` when nested)."""
 
     def __init__(self, repo: Path, lock: str = LOCK, pyproject: str = PYPROJECT) -> None:
         self.worktree, self.lock, self.pyproject = repo, lock, pyproject
@@ -62,24 +76,6 @@ class RepoIndex:
     @cached_property
     def git_dir(self) -> Path:
         return git.git_dir(self.worktree)
-
-    def stage_entries(self, path: str) -> list[resolve_state.IndexEntry]:
-        return [resolve_state.IndexEntry(*e[:3]) for e in git.stage_entries(self.worktree, path)]
-
-    def blob_bytes(self, sha: str) -> bytes:
-        return git.blob_bytes(self.worktree, sha)
-
-    def unmerged_listing(self, path: str) -> str:
-        return git.ls_files_unmerged_text(self.worktree, path)
-
-    def has_object(self, sha: str) -> bool:
-        return git.object_exists(self.worktree, sha)
-
-    def store_blob(self, file: Path) -> None:
-        git.hash_object_file(self.worktree, file)
-
-    def set_entries(self, path: str, entries: Sequence[resolve_state.IndexEntry]) -> None:
-        git.set_index_entries(self.worktree, path, [git.IndexEntry(*e, path) for e in entries])
 
 
 class Base(NamedTuple):
@@ -128,7 +124,7 @@ class Command(BaseCommand):
             _stop_started(ctx, leftover)  # a killed run's uv may still write uv.lock
             raise InputRefused(
                 "an earlier `uvdock lock resolve` did not finish (its saved state is in "
-                f"{resolve_state.state_dir(index.git_dir)})",
+                f"{state_store.state_dir(index.git_dir)})",
                 hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
             )
         current = _read(repo / index.lock)
@@ -208,7 +204,7 @@ class Resolution:
                 ctx.out.info(f"  {line}")
             ctx.out.info("then run:")
             ctx.out.command(["git", "add", "--", merge.path])
-        folder = resolve_state.state_dir(self.index.git_dir)
+        folder = state_store.state_dir(self.index.git_dir)
         ctx.out.info(f"would save {' and '.join(self.paths)} and their index entries to {folder}")
         sha = git.rev_parse(index.worktree, self.base.rev)[:12]
         ctx.out.info(
@@ -276,7 +272,7 @@ class Resolution:
         others = [
             p for p in git.unmerged_paths(index.worktree) if p not in (index.lock, index.pyproject)
         ]
-        step = resolve_state.NEXT_STEP.get(self.operation or "", "git commit")
+        step = NEXT_STEP.get(self.operation or "", "git commit")
         if ctx.out.json_mode:
             commit = git.rev_parse(index.worktree, self.base.rev)
             ctx.out.json(
@@ -363,7 +359,7 @@ def _choose_base(ctx: Context, onto: str | None, configured: str) -> Base:
         return Base(configured, configured, "base-ref")
     label = (git.names_of(ctx.repo, progress.onto) or [progress.onto[:12]])[0]
     base = Base(progress.onto, label, progress.source)
-    what = resolve_state.BUILDS_ON.get(progress.operation, "the commit being merged in")
+    what = BUILDS_ON.get(progress.operation, "the commit being merged in")
     holds = "being merged in"
     if base.source == "HEAD":  # cherry-pick, revert, am: the change lands on HEAD
         holds = "already on the branch the change lands on"
@@ -462,14 +458,16 @@ def _merge_pyproject(ctx: Context, repo: Path, path: str, sides: str) -> Pyproje
 def _branch_pins(
     ctx: Context, index: RepoIndex, operation: str | None, ref_lock: bytes, lock: str
 ) -> list[Pin]:
-    """What only the branch changed, from the index stages of `lock`."""
-    stages = {e.stage: e.sha for e in index.stage_entries(lock)}
-    branch = resolve_state.branch_stage(operation)
+    """What only the branch changed, from the index stages of `lock`: the branch's own is
+    ours in a merge, theirs when a rebase, cherry-pick, revert or am replays its commit."""
+    stages = {e.stage: e.sha for e in git.stage_entries(index.worktree, lock)}
+    branch = 2 if operation in ("merge", None) else 3
     if 1 not in stages or branch not in stages:
         ctx.out.detail(f"no base and branch versions of {lock} in the index to compare")
         return []
     try:
-        pins = branch_only(index.blob_bytes(stages[1]), index.blob_bytes(stages[branch]), ref_lock)
+        base, mine = (git.blob_bytes(index.worktree, stages[n]) for n in (1, branch))
+        pins = branch_only(base, mine, ref_lock)
     except lockfile.LockfileError as exc:
         ctx.out.warn(f"could not compare the three versions of {lock} ({exc})")
         return []
@@ -499,7 +497,7 @@ def _relock_with(ctx: Context, shim: Shim, pins: list[Pin]) -> bool:
     return shim.run_uv(args, writes=(LOCK,)) == 0
 
 
-def _restore_after(index: RepoIndex, state: resolve_state.SavedState) -> None:
+def _restore_after(index: RepoIndex, state: state_store.SavedState) -> None:
     try:
         with signals.held(reraise=False):  # a second Ctrl-C must not cut the restore
             state_store.restore(index, state)
@@ -552,7 +550,7 @@ def _started(shim: Shim) -> dict[str, str]:
     return {"mode": mode}
 
 
-def _stop_started(ctx: Context, state: resolve_state.SavedState) -> None:
+def _stop_started(ctx: Context, state: state_store.SavedState) -> None:
     """Stop what a killed run's relock left running, before anything is restored, so that a
     late uv can never write over the restored files."""
     started = dict(state.started)
