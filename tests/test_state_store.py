@@ -10,7 +10,6 @@ from conftest import commit_all, git
 
 from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.files import state_store
-from uvdock.lock import resolve_state
 
 
 def conflicted(make_repo: Callable[..., Path], *, delete_theirs: bool = False) -> Path:
@@ -96,12 +95,12 @@ def test_modify_delete_conflict_without_worktree_file(make_repo: Callable[..., P
 
 def test_unfinished_save_counts_as_none(make_repo: Callable[..., Path]) -> None:
     repo = conflicted(make_repo)
-    partial = resolve_state.state_dir(repo / ".git").with_name("resolve-state.partial")
+    partial = state_store.state_dir(repo / ".git").with_name("resolve-state.partial")
     partial.mkdir(parents=True)
     (partial / "worktree").write_bytes(b"x")
     assert state_store.load(repo / ".git") is None
     state = state_store.save(RepoIndex(repo), "uv.lock", ref="main", operation=None)
-    assert not partial.exists() and state.folder == resolve_state.state_dir(repo / ".git")
+    assert not partial.exists() and state.folder == state_store.state_dir(repo / ".git")
 
 
 def test_files_saved_along_are_restored_exactly(make_repo: Callable[..., Path]) -> None:

@@ -6,12 +6,14 @@ A real fork: `origin` is the contributor's own copy, cloned before upstream move
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, commit_all, git
+from conftest import RunCli, commit_all, git, init_repo
 
 
 def block(name: str, version: str) -> str:
@@ -68,3 +70,44 @@ def test_doctor_names_the_fork_base_once(fork: Path, run_cli: RunCli) -> None:
     assert said.count("upstream/main") == 1
     line = next(line for line in result.out.splitlines() if "upstream/main" in line)
     assert line.startswith("[ok  ] base ref: base-ref upstream/main, the default in a fork")
+
+
+def test_lock_diff_in_a_fork_compares_with_the_merge_base(
+    tmp_path: Path, wheelhouse: Path, run_cli: RunCli
+) -> None:
+    """Upstream moved on after the branch started: its new package is not the branch's
+    removal. Real locks (`uv lock` on the wheelhouse), a real fork clone and fetch."""
+    from samples.lock_conflicts import lock_once, pyproject
+
+    def commit_locked(repo: Path, text: str, message: str) -> None:
+        (repo / "pyproject.toml").write_text(text)
+        lock_once(repo)
+        commit_all(repo, message)
+
+    project = init_repo(tmp_path / "project")
+    shutil.copytree(wheelhouse, project / "wheels")
+    commit_locked(project, pyproject(), "initial")
+    upstream = tmp_path / "upstream.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(upstream)], check=True)
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(upstream), str(work)], check=True)
+    git(work, "remote", "add", "upstream", str(upstream))
+    git(work, "fetch", "-q", "upstream")
+    git(work, "checkout", "-q", "-b", "feature", "upstream/main")
+    started = git(work, "rev-parse", "HEAD").strip()
+    commit_locked(work, pyproject(group_deps=("gamma",)), "feature: add gamma")
+    commit_locked(project, pyproject(main_deps=("alpha",)), "upstream: add alpha")
+    git(project, "push", "-q", str(upstream), "main")
+    git(work, "fetch", "-q", "upstream")
+    assert "alpha" in git(work, "show", "upstream/main:uv.lock")
+
+    result = run_cli("--repo", work, "--json", "lock", "diff")
+    assert result.code == 0, result.err
+    diff = json.loads(result.out)
+    assert [a["name"] for a in diff["added"]] == ["gamma"]
+    assert diff["removed"] == [] and diff["changed"] == []
+    said = run_cli("--repo", work, "lock", "diff")
+    assert said.code == 0, said.err
+    first = said.out.splitlines()[0]
+    assert "merge-base" in first and started[:12] in first and "upstream/main" in first
+    assert "1 added, 0 removed, 0 changed" in said.out

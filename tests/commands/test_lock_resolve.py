@@ -17,7 +17,7 @@ from samples.lock_conflicts import (
 
 from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.files import state_store
-from uvdock.lock import lockfile, resolve_state
+from uvdock.lock import lockfile
 
 LOCAL = ("--engine", "local")
 ONTO_MAIN = (*LOCAL, "lock", "resolve", "--onto", "main", "--no-fetch")
@@ -33,7 +33,7 @@ def assert_resolved(conflict: Conflict) -> None:
     check = uv_lock(repo, "--check")
     assert check.returncode == 0, check.stderr
     assert git(repo, "diff", "--name-only", "--", "uv.lock") == ""  # what is staged is the file
-    assert not resolve_state.state_dir(repo / ".git").exists()
+    assert not state_store.state_dir(repo / ".git").exists()
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_unsatisfiable_merge_restores_exact_prior_state(
     assert "back as they were" in result.err
     assert "usually in pyproject.toml" in result.err and "network" not in result.err
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+    assert not state_store.state_dir(conflict.repo / ".git").exists()
 
 
 def test_a_relock_failing_on_the_network_says_network(
@@ -182,7 +182,7 @@ def test_dry_run_shows_plan_and_changes_nothing(
     out = result.out
     assert "uv lock" in out and "git add -- uv.lock" in out and "main:uv.lock" in out
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+    assert not state_store.state_dir(conflict.repo / ".git").exists()
 
 
 def test_missing_ref_or_ref_without_lock_is_refused(
@@ -215,7 +215,7 @@ def test_abort_restores_after_a_crash_and_blocks_a_new_run(
     aborted = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert aborted.code == 0, aborted.err
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+    assert not state_store.state_dir(conflict.repo / ".git").exists()
     nothing = run_cli("--repo", conflict.repo, "lock", "resolve", "--abort")
     assert nothing.code == 2 and "nothing to abort" in nothing.err
 

@@ -20,7 +20,7 @@ from samples.pyproject_conflicts import BASE, add_to
 
 from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.files import state_store
-from uvdock.lock import lockfile, resolve_state
+from uvdock.lock import lockfile
 
 TOOL = "infra/tool"
 LOCAL = ("--engine", "local")
@@ -92,7 +92,7 @@ def test_resolves_stages_and_names_the_nested_lock(
     # The relock started from main's lock of the tool: what the branch adds is beta alone.
     diff = lockfile.diff_locks(main_lock.encode(), lock)
     assert [p.name for p in diff.added] == ["beta"]
-    assert not resolve_state.state_dir(repo / ".git").exists()
+    assert not state_store.state_dir(repo / ".git").exists()
     git(repo, "commit", "-q", "--no-edit")
     assert git(repo, "status", "--porcelain") == ""
 
@@ -168,4 +168,4 @@ def test_a_relock_that_cannot_resolve_blames_the_nested_project(
         (repo / project).read_bytes(),
     )
     assert after == before
-    assert not resolve_state.state_dir(repo / ".git").exists()
+    assert not state_store.state_dir(repo / ".git").exists()

@@ -8,7 +8,8 @@ import pytest
 from conftest import RunCli, git
 from samples.lock_conflicts import make_conflict, snapshot, status_without_lock, uv_lock
 
-from uvdock.lock import lockfile, resolve_state
+from uvdock.files import state_store
+from uvdock.lock import lockfile
 
 pytestmark = pytest.mark.engine
 
@@ -44,7 +45,7 @@ def test_resolves_in_container(
     assert {"alpha", "beta", "delta"} <= packages.keys()
     assert uv_lock(conflict.repo, "--check").returncode == 0
     assert status_without_lock(conflict.repo) == others
-    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+    assert not state_store.state_dir(conflict.repo / ".git").exists()
 
 
 def test_unsatisfiable_in_container_restores(

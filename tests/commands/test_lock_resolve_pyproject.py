@@ -15,7 +15,8 @@ from conftest import RunCli, git
 from samples.lock_conflicts import Conflict, uv_lock
 from samples.pyproject_conflicts import BASE, add_to, edit, full_snapshot, make_pyproject_conflict
 
-from uvdock.lock import lockfile, resolve_state
+from uvdock.files import state_store
+from uvdock.lock import lockfile
 
 LOCAL = ("--engine", "local")
 ONTO_MAIN = (*LOCAL, "lock", "resolve", "--onto", "main", "--no-fetch")
@@ -36,7 +37,7 @@ def assert_clean_resolution(conflict: Conflict) -> dict[str, object]:
     assert conflict.main_pkg in packages and conflict.feature_pkg in packages
     check = uv_lock(repo, "--check")
     assert check.returncode == 0, check.stderr
-    assert not resolve_state.state_dir(repo).exists()
+    assert not state_store.state_dir(repo).exists()
     return tomllib.loads((repo / "pyproject.toml").read_text())
 
 
@@ -156,7 +157,7 @@ def test_real_conflict_is_refused_and_nothing_changes(  # in a merge, ours is th
     err = result.err
     assert f"  {line}\n" in err and "nothing was changed" in err
     assert full_snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not state_store.state_dir(conflict.repo).exists()
     as_json = run_cli("--repo", conflict.repo, "--json", *ONTO_MAIN)
     assert as_json.code == 2
     conflicts = json.loads(as_json.out)["pyproject"]["conflicts"]
@@ -214,4 +215,4 @@ def test_failed_relock_restores_both_files_and_stages(
     assert result.code == 1
     assert "uv.lock, pyproject.toml and their index entries are back" in result.err
     assert full_snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not state_store.state_dir(conflict.repo).exists()

@@ -10,7 +10,8 @@ from samples.interrupts import read_terminal
 from samples.lock_conflicts import uv_lock
 from samples.pyproject_conflicts import BASE, add_to, make_pyproject_conflict
 
-from uvdock.lock import lockfile, resolve_state
+from uvdock.files import state_store
+from uvdock.lock import lockfile
 
 pytestmark = pytest.mark.engine
 
@@ -45,7 +46,7 @@ def test_merges_pyproject_and_relocks_in_container(
     assert uv_lock(conflict.repo, "--check").returncode == 0
     text = (conflict.repo / "pyproject.toml").read_text()
     assert '    "alpha",\n' in text and '    "beta",\n' in text
-    assert not resolve_state.state_dir(conflict.repo).exists()
+    assert not state_store.state_dir(conflict.repo).exists()
     git(conflict.repo, "-c", "core.editor=true", "rebase", "--continue")
 
 

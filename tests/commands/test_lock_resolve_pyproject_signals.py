@@ -15,7 +15,7 @@ from pathlib import Path
 from samples.pyproject_conflicts import BASE, add_to, full_snapshot, make_pyproject_conflict
 from samples.slow_uv import start_resolve
 
-from uvdock.lock import resolve_state
+from uvdock.files import state_store
 
 
 def conflicted(tmp_path: Path, wheelhouse: Path, operation: str) -> Path:
@@ -43,7 +43,7 @@ def test_ctrl_c_after_the_merge_restores_both_files(wheelhouse: Path, tmp_path: 
     assert child.returncode == 130, err.decode()
     assert "uv.lock, pyproject.toml and their index entries are back" in err.decode()
     assert full_snapshot(repo) == before
-    assert not resolve_state.state_dir(repo).exists()
+    assert not state_store.state_dir(repo).exists()
 
 
 def test_kill_then_abort_restores_both_files(wheelhouse: Path, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from samples.interrupts import CONTAINER_FAKE_UV, start_resolve_in_container
 from samples.lock_conflicts import make_conflict, snapshot
 from samples.slow_uv import start_resolve
 
-from uvdock.lock import resolve_state
+from uvdock.files import state_store
 
 
 def test_ctrl_c_during_relock_restores_exact_state(wheelhouse: Path, tmp_path: Path) -> None:
@@ -34,7 +34,7 @@ def test_ctrl_c_during_relock_restores_exact_state(wheelhouse: Path, tmp_path: P
     assert child.returncode == 130, err.decode()
     assert "back as they were" in err.decode()
     assert snapshot(conflict.repo) == before
-    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+    assert not state_store.state_dir(conflict.repo / ".git").exists()
 
 
 def test_kill_then_abort_restores_exact_state(wheelhouse: Path, tmp_path: Path) -> None:
@@ -44,14 +44,14 @@ def test_kill_then_abort_restores_exact_state(wheelhouse: Path, tmp_path: Path) 
     os.killpg(child.pid, signal.SIGKILL)  # no handler can run: only the saved state remains
     child.wait(timeout=60)  # the local uv leads its own group: it still runs, holding the pipes
     assert conflict.lock.read_bytes() != before.lock
-    assert resolve_state.state_dir(conflict.repo / ".git").is_dir()
+    assert state_store.state_dir(conflict.repo / ".git").is_dir()
     abort = [sys.executable, "-m", "uvdock", "--repo", str(conflict.repo), "lock", "resolve"]
     aborted = subprocess.run([*abort, "--abort"], capture_output=True, text=True, check=False)
     assert aborted.returncode == 0, aborted.stderr
     child.communicate(timeout=30)  # --abort stopped that uv: the pipes are closed
     assert snapshot(conflict.repo) == before
     assert git(conflict.repo, "ls-files", "-u", "uv.lock") == before.unmerged
-    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+    assert not state_store.state_dir(conflict.repo / ".git").exists()
 
 
 def _abort(repo: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -83,7 +83,7 @@ def test_sigkill_in_run_placement_then_abort_stops_the_container(
     before = snapshot(conflict.repo)
     options = ["--engine", "podman", "--image", engine_image]
     child, _ = start_resolve_in_container(conflict.repo, tmp_path, options)
-    state = json.loads((resolve_state.state_dir(conflict.repo / ".git") / "state.json").read_text())
+    state = json.loads((state_store.state_dir(conflict.repo / ".git") / "state.json").read_text())
     name = state["started"]["container"]
     assert state["started"]["mode"] == "run" and name in _containers()
     os.killpg(child.pid, signal.SIGKILL)
@@ -164,4 +164,4 @@ def test_an_interrupt_after_the_lock_is_staged_says_it_is_staged(
     assert done.returncode == 130, done.stderr
     assert "resolved" in done.stderr and "staged" in done.stderr, done.stderr
     assert git(conflict.repo, "ls-files", "-u", "uv.lock") == ""
-    assert not resolve_state.state_dir(conflict.repo / ".git").exists()
+    assert not state_store.state_dir(conflict.repo / ".git").exists()

@@ -21,7 +21,6 @@ from conftest import commit_all, git, init_repo
 from samples.lock_conflicts import Snapshot, snapshot
 
 from uvdock.files import state_store
-from uvdock.lock import resolve_state
 
 BACKEND = '''"""An in-tree PEP 517 backend whose metadata hook is slow when SLOW_BACKEND is set."""
 import os, pathlib, time, tomllib
@@ -192,7 +191,7 @@ def test_kill_during_a_local_relock_then_abort_stays_restored(
         _assert_restored(repo, before)
         _wait_until_gone(str(started))  # a surviving uv would have written by now
         _assert_restored(repo, before)
-        assert not resolve_state.state_dir(repo / ".git").exists()
+        assert not state_store.state_dir(repo / ".git").exists()
 
 
 def test_the_next_run_stops_the_orphaned_relock_before_refusing(
@@ -299,7 +298,7 @@ def _kill_at(repo: Path, env: dict[str, str], delay: float, log: Path) -> None:
 
 
 def _resolved(repo: Path) -> bool:
-    return not git(repo, "ls-files", "-u") and not resolve_state.state_dir(repo / ".git").exists()
+    return not git(repo, "ls-files", "-u") and not state_store.state_dir(repo / ".git").exists()
 
 
 def test_a_kill_at_any_moment_then_abort_is_before_or_resolved(
@@ -319,7 +318,7 @@ def test_a_kill_at_any_moment_then_abort_is_before_or_resolved(
         log = (root / "uvdock.log").read_text()
         why = f"kill at {delay:.2f} s; uvdock: {log!r}; --abort: {aborted.stderr!r}"
         assert first == before or _resolved(repo), why
-        assert not resolve_state.state_dir(repo / ".git").exists(), aborted.stderr
+        assert not state_store.state_dir(repo / ".git").exists(), aborted.stderr
         _wait_until_gone(str(root / "uvdock.log"))
         assert snapshot(repo) == first, f"changed after --abort (kill at {delay:.2f} s)"
         outcomes.append("restored" if first == before else "resolved")
@@ -334,7 +333,6 @@ import os, shutil, signal, subprocess, sys
 from pathlib import Path
 from uvdock.commands.lock.resolve import RepoIndex
 from uvdock.files import state_store
-from uvdock.lock import resolve_state
 repo = Path(sys.argv[1])
 index = RepoIndex(repo)
 state_store.save(index, "uv.lock", ref="main", operation="merge")
@@ -343,7 +341,7 @@ subprocess.run(["git", "add", "uv.lock"], cwd=repo, check=True)
 unlink = os.unlink
 def unlink_then_die(path, *args, **kwargs):
     unlink(path, *args, **kwargs)
-    if os.fspath(path) != resolve_state.STATE_FILE:
+    if os.fspath(path) != state_store.STATE_FILE:
         os.kill(os.getpid(), signal.SIGKILL)
 os.unlink = unlink_then_die
 state_store.discard(index.git_dir)

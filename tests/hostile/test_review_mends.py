@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import RunCli
 
-from uvdock.lock import resolve_state
+from uvdock.files import state_store
 from uvdock.registry import oci
 from uvdock.registry.auth import _decode
 from uvdock.run.ownership import rw_bind_sources
@@ -52,10 +52,10 @@ def test_doctor_in_a_project_whose_pyproject_is_not_utf8(
 def test_a_damaged_saved_state_is_one_line_not_a_crash(
     megatron_repo: Path, run_cli: RunCli
 ) -> None:
-    folder = resolve_state.state_dir(megatron_repo / ".git")
+    folder = state_store.state_dir(megatron_repo / ".git")
     folder.mkdir(parents=True)
     for damage in ("[]", '{"path": "uv.lock"}', "not json"):
-        (folder / resolve_state.STATE_FILE).write_text(damage)
+        (folder / state_store.STATE_FILE).write_text(damage)
         result = run_cli("--repo", megatron_repo, "lock", "resolve", "--abort")
         assert result.code == 3, result.err
         assert "saved state of `lock resolve` is unreadable" in result.err

@@ -14,7 +14,7 @@ import pytest
 from conftest import RunCli, git
 from samples.lock_conflicts import make_conflict
 
-from uvdock.lock import resolve_state
+from uvdock.files import state_store
 
 # -- a symlinked uv.lock pointing outside the repository -------------------------------------
 
@@ -35,7 +35,7 @@ def test_a_lock_linked_outside_is_refused_before_any_state_is_saved(
         result = run_cli(*argv)
         assert result.code == 2, result.out + result.err
         assert "symlink" in result.err and "outside the repository" in result.err
-        assert not resolve_state.state_dir(repo / ".git").exists()
+        assert not state_store.state_dir(repo / ".git").exists()
     assert outside.read_bytes() == before
     assert (repo / name).is_symlink()
     assert run_cli("--repo", repo, "lock", "resolve", "--abort").code == 2  # nothing to abort

@@ -8,7 +8,7 @@ import pytest
 from samples import gfm
 
 from uvdock.lock import lockfile, markdown
-from uvdock.lock.change_kind import Described, classify
+from uvdock.lock.markdown import Described, classify
 
 MEGATRON_LOCK = Path(__file__).resolve().parents[2] / "examples" / "megatron-lm" / "uv.lock"
 OLD_REV = "714dd1a4a980f7937a74343d19a8eba4fe321480"

@@ -6,6 +6,7 @@ import re
 
 import pytest
 from conftest import MEGATRON_LM
+from samples.lock_reference import read_packages_tomllib
 
 from uvdock.lock import lockfile
 
@@ -67,14 +68,14 @@ def test_scanner_reads_name_version_source() -> None:
         "demo": frozenset({("", "editable+.")}),
         "numpy": frozenset({("1.26.4", "registry+" + PYPI), ("2.1.0", "registry+" + PYPI)}),
     }
-    assert packages == lockfile.read_packages_tomllib(SMALL)
+    assert packages == read_packages_tomllib(SMALL)
 
 
 def test_scanner_falls_back_to_tomllib_for_unusual_values() -> None:
     odd = SMALL.replace('name = "beta"', 'name = "b\\u0065ta"').replace(
         'source = { editable = "." }', "source = { path = 'local\\dir', subdirectory = \"x\" }"
     )
-    assert lockfile.read_packages(odd) == lockfile.read_packages_tomllib(odd)
+    assert lockfile.read_packages(odd) == read_packages_tomllib(odd)
     assert "beta" in lockfile.read_packages(odd)
 
 
@@ -196,10 +197,10 @@ def derive(real: bytes) -> bytes:
 
 def test_real_lock_scanner_equals_tomllib(real_lock: bytes) -> None:
     scanned = lockfile.read_packages(real_lock)
-    assert scanned == lockfile.read_packages_tomllib(real_lock)
+    assert scanned == read_packages_tomllib(real_lock)
     assert len(scanned) == 296
     derived = derive(real_lock)
-    assert lockfile.read_packages(derived) == lockfile.read_packages_tomllib(derived)
+    assert lockfile.read_packages(derived) == read_packages_tomllib(derived)
 
 
 def test_real_lock_diff_against_derived(real_lock: bytes) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command, shim_for
-from uvdock.commands.lock.diff_view import add_lock_format_option
+from uvdock.commands.lock.diff import add_lock_format_option
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused
 from uvdock.project.names import normalize_name

@@ -65,7 +65,7 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
         return
     if ctx.options.json:
         ctx.out.json({"lock_changed": True})
-    from uvdock.commands.lock import diff_view as lockdiff_view
+    from uvdock.commands.lock import diff as lockdiff_view
     from uvdock.lock import lockfile
 
     try:

@@ -1,10 +1,10 @@
-"""Where `uvdock lock resolve` keeps its saved state: reading, writing, restoring, discarding.
+"""What `uvdock lock resolve` saves before it changes anything, and how it is put back.
 
-The file layer beside edit.py: the model (what a saved state is, how `state.json` maps onto
-it) is `uvdock.lock.resolve_state`; this module owns the folder `<git dir>/uvdock/resolve-state/`.
-`state.json` is written last and fsynced, and the folder is moved into place in one rename, so
-a directory without it is an unfinished save from a run that stopped before changing anything.
-Git is reached through the `GitIndex` the command passes in: this module starts no process.
+The folder `<git dir>/uvdock/resolve-state/` holds the lock's working-tree bytes, every index
+stage's content (after `git add` git may prune those blobs) and `state.json`, written last and
+fsynced; files saved along with the lock go in `also<N>/`. The folder is moved into place in
+one rename, so a directory without `state.json` is an unfinished save from a run that stopped
+before changing anything.
 """
 
 from __future__ import annotations
@@ -15,21 +15,44 @@ import os
 import shutil
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from uvdock.files import textlines
 from uvdock.files.edit import atomic_write_bytes
-from uvdock.lock.resolve_state import (
-    STATE_FILE,
-    WORKTREE_FILE,
-    GitIndex,
-    SavedState,
-    file_record,
-    from_data,
-    state_dir,
-)
-from uvdock.run import signals
+from uvdock.run import git, signals
+
+STATE_FILE = "state.json"
+WORKTREE_FILE = "worktree"
+
+
+class Repo(Protocol):  # the work tree and its git dir, as `lock resolve` names them
+    @property
+    def worktree(self) -> Path: ...
+    @property
+    def git_dir(self) -> Path: ...
+
+
+@dataclass(frozen=True)
+class SavedState:
+    path: str  # from the work tree's root, e.g. "uv.lock"
+    worktree_present: bool
+    worktree_mode: int
+    entries: tuple[git.IndexEntry, ...]
+    unmerged_listing: str  # `git ls-files -u -- path` at save time
+    ref: str
+    operation: str | None
+    created: float
+    folder: Path
+    also: tuple[SavedState, ...] = ()  # other files saved and restored with this one
+    # What the relock started (mode, engine, container, run_id, a local process group), so
+    # `--abort` after a hard kill can stop it before restoring.
+    started: tuple[tuple[str, str], ...] = ()
+
+
+def state_dir(git_dir: Path) -> Path:
+    return git_dir / "uvdock" / "resolve-state"
 
 
 def load(git_dir: Path) -> SavedState | None:
@@ -37,7 +60,7 @@ def load(git_dir: Path) -> SavedState | None:
     folder = state_dir(git_dir)
     try:
         data = json.loads(textlines.read_text(folder / STATE_FILE, newlines=True))
-        return from_data(data, folder)
+        return _from_data(data, folder)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
@@ -50,8 +73,31 @@ def load(git_dir: Path) -> SavedState | None:
         ) from None
 
 
+def _from_data(data: dict[str, Any], folder: Path) -> SavedState:
+    path = str(data["path"])
+    return SavedState(
+        path=path,
+        worktree_present=bool(data["worktree_present"]),
+        worktree_mode=int(data["worktree_mode"]),
+        entries=tuple(
+            git.IndexEntry(str(e["mode"]), str(e["sha"]), int(e["stage"]), path)
+            for e in data["entries"]
+        ),
+        unmerged_listing=str(data["unmerged_listing"]),
+        ref=str(data["ref"]),
+        operation=data.get("operation"),
+        created=float(data["created"]),
+        folder=folder,
+        also=tuple(
+            _from_data({**data, **extra, "also": []}, folder / str(extra["dir"]))
+            for extra in data.get("also", [])
+        ),
+        started=tuple(sorted((str(k), str(v)) for k, v in (data.get("started") or {}).items())),
+    )
+
+
 def save(
-    index: GitIndex,
+    repo: Repo,
     path: str,
     *,
     ref: str,
@@ -60,72 +106,63 @@ def save(
     started: Mapping[str, str] | None = None,
 ) -> SavedState:
     """Record the lock's (and `also`'s) working-tree bytes and every index entry of them."""
-    folder = state_dir(index.git_dir)
+    folder = state_dir(repo.git_dir)
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(folder.with_name(folder.name + ".discarded"), ignore_errors=True)
     staging.mkdir(parents=True)
-    data = _record(index, path, staging)
+    data = _record(repo.worktree, path, staging)
     data["also"] = []
     for number, other in enumerate(also):
-        sub = f"also{number}"
-        (staging / sub).mkdir()
-        data["also"].append({**_record(index, other, staging / sub), "dir": sub})
+        (staging / f"also{number}").mkdir()
+        record = _record(repo.worktree, other, staging / f"also{number}")
+        data["also"].append({**record, "dir": f"also{number}"})
     data.update(ref=ref, operation=operation, created=time.time(), pid=os.getpid())
     data["started"] = dict(started or {})
-    _write_synced(staging / STATE_FILE, json.dumps(data, indent=1).encode())
+    with (staging / STATE_FILE).open("wb") as fh:
+        fh.write(json.dumps(data, indent=1).encode())
+        fh.flush()
+        os.fsync(fh.fileno())
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(staging, folder)
-    state = load(index.git_dir)
+    state = load(repo.git_dir)
     assert state is not None  # just written
     return state
 
 
-def _record(index: GitIndex, path: str, folder: Path) -> dict[str, Any]:
-    target = index.worktree / path
+def _record(worktree: Path, path: str, folder: Path) -> dict[str, Any]:
+    """One file's part of `state.json`, its bytes and index stages' blobs copied to `folder`."""
+    target = worktree / path
     present = target.is_file()
-    mode = 0o644
     if present:
-        mode = target.stat().st_mode & 0o7777
         shutil.copyfile(target, folder / WORKTREE_FILE)
-    entries = index.stage_entries(path)
+    entries = git.stage_entries(worktree, path)
     for entry in entries:
-        (folder / f"stage{entry.stage}.blob").write_bytes(index.blob_bytes(entry.sha))
-    return file_record(
-        path,
-        present=present,
-        mode=mode,
-        entries=entries,
-        unmerged_listing=index.unmerged_listing(path),
-    )
+        (folder / f"stage{entry.stage}.blob").write_bytes(git.blob_bytes(worktree, entry.sha))
+    return {
+        "path": path,
+        "worktree_present": present,
+        "worktree_mode": target.stat().st_mode & 0o7777 if present else 0o644,
+        "entries": [{"mode": e.mode, "sha": e.sha, "stage": e.stage} for e in entries],
+        "unmerged_listing": git.ls_files_unmerged_text(worktree, path),
+    }
 
 
-def _write_synced(path: Path, data: bytes) -> None:
-    with path.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def restore(index: GitIndex, state: SavedState) -> None:
+def restore(repo: Repo, state: SavedState) -> None:
     """Put the lock's (and the files saved with it) bytes and index entries back exactly."""
     with signals.held():
         for saved in (*state.also, state):
-            _restore_one(index, saved)
-
-
-def _restore_one(index: GitIndex, state: SavedState) -> None:
-    for entry in state.entries:
-        if not index.has_object(entry.sha):
-            index.store_blob(state.blob_file(entry.stage))
-    target = index.worktree / state.path
-    if state.worktree_present:
-        saved = (state.folder / WORKTREE_FILE).read_bytes()
-        atomic_write_bytes(target, saved, mode=state.worktree_mode)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-    index.set_entries(state.path, state.entries)
+            for entry in saved.entries:
+                if not git.object_exists(repo.worktree, entry.sha):
+                    git.hash_object_file(repo.worktree, saved.folder / f"stage{entry.stage}.blob")
+            target = repo.worktree / saved.path
+            if saved.worktree_present:
+                data = (saved.folder / WORKTREE_FILE).read_bytes()
+                atomic_write_bytes(target, data, mode=saved.worktree_mode)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+            git.set_index_entries(repo.worktree, saved.path, list(saved.entries))
 
 
 def discard(git_dir: Path) -> None:

@@ -1,17 +1,9 @@
 """What only the branch changed in uv.lock, so `lock resolve` does not drop it silently.
 
-Relocking on the merged-in side's lock keeps every version that side locked; a version
-only the branch moved (`uv lock --upgrade-package gamma==1.0.0`, never written in
-pyproject.toml) is then lost, because uv prefers the lock it is given. Comparing the
-three locks git recorded (stage 1 the base, the branch's stage, the ref's lock) per
-package finds those versions; the command re-applies them with
-`--upgrade-package NAME==VERSION` and says which it kept and which it could not.
-
-A change the branch's own requirements explain (a requirement naming the package changed
-between the base's and the branch's lock metadata) is the relock's to decide: the merged
-pyproject.toml says what it wants. Only single-version packages from an index or a
-find-links folder can be pinned by `==`; git, path and local-project sources are left to
-the relock. Pure: the command reads the locks and runs uv.
+Relocking on the merged-in side's lock loses a version only the branch moved (`uv lock
+--upgrade-package gamma==1.0.0`): uv prefers the lock it is given. The three locks compared
+per package find those versions, to be asked for again with `--upgrade-package NAME==VERSION`;
+a change the branch's declared requirements explain is the merged pyproject.toml's to decide.
 """
 
 from __future__ import annotations
@@ -35,22 +27,43 @@ class Pin(NamedTuple):
         return f"{self.name} {self.version}, which only this branch locked"
 
 
+class Kept(NamedTuple):  # the pins asked for again: kept, or not with the reason
+    kept: list[Pin]
+    not_kept: list[tuple[Pin, str]]
+
+    def lines(self) -> list[str]:
+        return [f"kept: {p.said()}" for p in self.kept] + [
+            f"could not keep: {p.said()}, because {why}" for p, why in self.not_kept
+        ]
+
+    def to_json(self) -> dict[str, list[dict[str, str]]]:
+        return {
+            "kept": [{"name": p.name, "version": p.version} for p in self.kept],
+            "not_kept": [
+                {"name": p.name, "version": p.version, "reason": why} for p, why in self.not_kept
+            ],
+        }
+
+
+def unresolvable(pin: Pin) -> str:
+    return (
+        f"`uv lock --upgrade-package {pin.spec()}` does not resolve with the merged "
+        "requirements (uv's words are above)"
+    )
+
+
 def _single_index_version(entries: frozenset[lockfile.Entry] | None) -> str | None:
     if entries is None or len(entries) != 1:
         return None
     ((version, source),) = entries
-    kind = source.partition("+")[0]
-    return version if version and kind == "registry" else None
+    return version if version and source.partition("+")[0] == "registry" else None
 
 
 def branch_only(base: bytes, branch: bytes, ref: bytes) -> list[Pin]:
-    """Versions the branch changed in its lock that the ref left as the base had them and
-    the branch's declared requirements do not explain. Raises LockfileError on bad input."""
-    base_pkgs = lockfile.read_packages(base)
-    branch_pkgs = lockfile.read_packages(branch)
-    ref_pkgs = lockfile.read_packages(ref)
-    base_reqs = lockfile.declared_requirements(base)
-    branch_reqs = lockfile.declared_requirements(branch)
+    """Versions the branch changed that the ref left as the base had them and the branch's
+    declared requirements do not explain. Raises LockfileError on bad input."""
+    base_pkgs, branch_pkgs, ref_pkgs = map(lockfile.read_packages, (base, branch, ref))
+    base_reqs, branch_reqs = map(lockfile.declared_requirements, (base, branch))
     pins: list[Pin] = []
     for name in sorted(branch_pkgs):
         mine, before = branch_pkgs[name], base_pkgs.get(name)
@@ -58,11 +71,8 @@ def branch_only(base: bytes, branch: bytes, ref: bytes) -> list[Pin]:
             continue  # unchanged by the branch, or the ref changed it too
         if base_reqs.get(name) != branch_reqs.get(name):
             continue  # the branch's requirements changed: the merged pyproject.toml decides
-        version = _single_index_version(mine)
-        if version is None:
-            continue
-        was = sorted(v for v, _ in before) if before else []
-        pins.append(Pin(name, version, ", ".join(was)))
+        if (version := _single_index_version(mine)) is not None:
+            pins.append(Pin(name, version, ", ".join(sorted(v for v, _ in before or ()))))
     return pins
 
 

@@ -1,12 +1,9 @@
 """uv.lock reading, conflict markers, and the package diff of two locks. Pure: no I/O.
 
-Only the `[[package]]` tables' name, version and source are needed, so a purpose-built
-scanner reads them instead of a full TOML parser: uv writes these three keys as
-single-line `key = value` pairs at the start of each package table, which a few regular
-expressions find several times faster than `tomllib` parses the whole 1-1.6 MB file.
-Any value the fast patterns do not recognise (escapes, unusual quoting) is handed to
-`tomllib` for that one line, so the result always equals what `tomllib` would read
-(tests/test_lockfile.py checks this on the real Megatron-LM lock).
+Only the `[[package]]` tables' name, version and source are needed, which uv writes as
+single-line `key = value` pairs at the start of each table: a few regular expressions find
+them several times faster than `tomllib` parses a 1-1.6 MB lock. A value they do not
+recognise goes to `tomllib` for that one line, so the result always equals `tomllib`'s.
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ Entry = tuple[str, Source]
 _MARKER_RE = re.compile(r"^(?:<{7}(?: |$)|>{7}(?: |$)|={7}$|\|{7}(?: |$))", re.MULTILINE)
 _MARKER_RUNS = ("<" * 7, "=" * 7, ">" * 7, "|" * 7)
 _PACKAGE_HEADER = "\n[[package]]\n"
+_KEYS = ("name", "version", "source")
 _KEY_RE = re.compile(r"^(name|version|source) = (.*)$", re.MULTILINE)
 _SIMPLE_STRING_RE = re.compile(r'"([^"\\]*)"')
 _SIMPLE_INLINE_RE = re.compile(r'\{ ([a-z-]+) = "([^"\\]*)" \}')
@@ -42,16 +40,13 @@ def _as_text(data: bytes | str) -> str:
 
 
 def has_conflict_markers(text: bytes | str) -> bool:
-    """True when a line starts with a git conflict marker (<<<<<<<, =======, >>>>>>>, |||||||)."""
+    """A line starts with a git conflict marker (<<<<<<<, =======, >>>>>>>, |||||||)."""
     body = _as_text(text)
     # A plain substring search first: the line-anchored regex is ~10x slower on 1 MB locks.
-    if not any(marker in body for marker in _MARKER_RUNS):
-        return False
-    return _MARKER_RE.search(body) is not None
+    return any(run in body for run in _MARKER_RUNS) and _MARKER_RE.search(body) is not None
 
 
 def conflict_marker_lines(text: bytes | str) -> list[int]:
-    """1-based line numbers of the conflict markers."""
     body = _as_text(text)
     return [body.count("\n", 0, m.start()) + 1 for m in _MARKER_RE.finditer(body)]
 
@@ -72,71 +67,37 @@ def _toml_value(line: str) -> Any:
         raise LockfileError(f"cannot read line {line!r}: {exc}") from exc
 
 
-def _string_value(line: str, raw: str) -> str:
-    match = _SIMPLE_STRING_RE.fullmatch(raw)
-    if match:
-        return match.group(1)
-    value = _toml_value(line)
-    if not isinstance(value, str):
+def _value(match: re.Match[str]) -> str:
+    line, key, raw = match.group(0), match.group(1), match.group(2)
+    if key == "source":
+        inline = _SIMPLE_INLINE_RE.fullmatch(raw)
+        return f"{inline.group(1)}+{inline.group(2)}" if inline else source_key(_toml_value(line))
+    if simple := _SIMPLE_STRING_RE.fullmatch(raw):
+        return simple.group(1)
+    if not isinstance(value := _toml_value(line), str):
         raise LockfileError(f"expected a string in line {line!r}")
     return value
 
 
-def _source_value(line: str, raw: str) -> Source:
-    match = _SIMPLE_INLINE_RE.fullmatch(raw)
-    if match:
-        return f"{match.group(1)}+{match.group(2)}"
-    return source_key(_toml_value(line))
-
-
-def _check_is_lock(text: str) -> None:
+def read_packages(data: bytes | str) -> dict[str, frozenset[Entry]]:
+    """Normalised name -> the set of (version, source) it resolves to in this lock; a
+    package without a version (a dynamic-version local project) has version ""."""
+    text = _as_text(data)
     head = text.lstrip()[:200]
     if head and not head.startswith("version = "):  # empty text: a lock with no packages
         raise LockfileError("not a uv.lock (it does not start with `version = N`)")
-
-
-def read_packages(data: bytes | str) -> dict[str, frozenset[Entry]]:
-    """Normalised name -> the set of (version, source) it resolves to in this lock.
-
-    A package without a version (a dynamic-version local project) has version "".
-    """
-    text = _as_text(data)
-    _check_is_lock(text)
     if has_conflict_markers(text):
         raise LockfileError("it holds git conflict markers")
     packages: dict[str, set[Entry]] = {}
-    chunks = text.split(_PACKAGE_HEADER)
-    for chunk in chunks[1:]:
+    for chunk in text.split(_PACKAGE_HEADER)[1:]:
         # The package's own keys come before its first sub-table ([package.metadata], ...).
-        end = chunk.find("\n[")
-        own = chunk if end < 0 else chunk[:end]
-        name = version = source = None
-        for match in _KEY_RE.finditer(own):
-            key, raw = match.group(1), match.group(2)
-            if key == "name" and name is None:
-                name = _string_value(match.group(0), raw)
-            elif key == "version" and version is None:
-                version = _string_value(match.group(0), raw)
-            elif key == "source" and source is None:
-                source = _source_value(match.group(0), raw)
-        if name is None:
+        found: dict[str, re.Match[str]] = {}
+        for match in _KEY_RE.finditer(chunk.split("\n[", 1)[0]):
+            found.setdefault(match.group(1), match)
+        if "name" not in found:
             raise LockfileError("a [[package]] table has no name")
-        packages.setdefault(normalize_name(name), set()).add((version or "", source or ""))
-    return {name: frozenset(entries) for name, entries in packages.items()}
-
-
-def read_packages_tomllib(data: bytes | str) -> dict[str, frozenset[Entry]]:
-    """The same as `read_packages`, through a full TOML parse (the reference for tests)."""
-    import tomllib
-
-    try:
-        document = tomllib.loads(_as_text(data))
-    except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
-        raise LockfileError(f"not valid TOML: {exc}") from exc
-    packages: dict[str, set[Entry]] = {}
-    for table in document.get("package", []):
-        entry = (str(table.get("version", "")), source_key(table.get("source")))
-        packages.setdefault(normalize_name(table["name"]), set()).add(entry)
+        name, version, source = (_value(found[k]) if k in found else "" for k in _KEYS)
+        packages.setdefault(normalize_name(name), set()).add((version, source))
     return {name: frozenset(entries) for name, entries in packages.items()}
 
 
@@ -194,8 +155,8 @@ def describe_entry(entry: Entry, *, with_registry: bool = False) -> str:
     return f"{shown} ({kind} {where})"
 
 
-def describe_entries(entries: Iterable[Entry], *, with_registry: bool = False) -> list[str]:
-    return sorted(describe_entry(e, with_registry=with_registry) for e in entries)
+def describe_entries(entries: Iterable[Entry], *, with_registry: bool = False) -> tuple[str, ...]:
+    return tuple(sorted(describe_entry(e, with_registry=with_registry) for e in entries))
 
 
 @dataclass(frozen=True)
@@ -214,12 +175,13 @@ class Changed:
     after_entries: tuple[Entry, ...] = ()
 
 
-def _versions_json(entries: tuple[Entry, ...]) -> list[str]:
-    return sorted({version for version, _ in entries if version})
-
-
-def _entries_json(entries: tuple[Entry, ...]) -> list[dict[str, str | None]]:
-    return [{"version": version or None, "source": source or None} for version, source in entries]
+def _json(entries: tuple[Entry, ...], versions: str, listed: str) -> dict[str, Any]:
+    return {
+        versions: sorted({version for version, _ in entries if version}),
+        listed: [
+            {"version": version or None, "source": source or None} for version, source in entries
+        ],
+    }
 
 
 @dataclass(frozen=True)
@@ -235,49 +197,35 @@ class LockDiff:
         return not (self.added or self.removed or self.changed)
 
     def to_json(self) -> dict[str, list[dict[str, Any]]]:
-        def one(a: Added) -> dict[str, Any]:
-            return {
-                "name": a.name,
-                "versions": _versions_json(a.entries),
-                "entries": _entries_json(a.entries),
+        def side(found: list[Added]) -> list[dict[str, Any]]:
+            return [{"name": a.name, **_json(a.entries, "versions", "entries")} for a in found]
+
+        changed = [
+            {
+                "name": c.name,
+                **_json(c.before_entries, "from", "from_entries"),
+                **_json(c.after_entries, "to", "to_entries"),
             }
-
-        return {
-            "added": [one(a) for a in self.added],
-            "removed": [one(r) for r in self.removed],
-            "changed": [
-                {
-                    "name": c.name,
-                    "from": _versions_json(c.before_entries),
-                    "to": _versions_json(c.after_entries),
-                    "from_entries": _entries_json(c.before_entries),
-                    "to_entries": _entries_json(c.after_entries),
-                }
-                for c in self.changed
-            ],
-        }
-
-
-def _added(name: str, entries: frozenset[Entry]) -> Added:
-    return Added(name, tuple(describe_entries(entries)), tuple(sorted(entries)))
+            for c in self.changed
+        ]
+        return {"added": side(self.added), "removed": side(self.removed), "changed": changed}
 
 
 def diff_packages(base: dict[str, frozenset[Entry]], head: dict[str, frozenset[Entry]]) -> LockDiff:
-    added = [_added(n, head[n]) for n in sorted(head.keys() - base.keys())]
-    removed = [_added(n, base[n]) for n in sorted(base.keys() - head.keys())]
+    def only(side: dict[str, frozenset[Entry]], names: set[str]) -> list[Added]:
+        return [Added(n, describe_entries(side[n]), tuple(sorted(side[n]))) for n in sorted(names)]
+
     changed: list[Changed] = []
     for name in sorted(base.keys() & head.keys()):
-        old, new = base[name], head[name]
-        if old == new:
+        if (old := base[name]) == (new := head[name]):
             continue
-        before, after = describe_entries(old), describe_entries(new)
-        if before == after:  # only the registry differs: show it
-            before = describe_entries(old, with_registry=True)
-            after = describe_entries(new, with_registry=True)
-        changed.append(
-            Changed(name, tuple(before), tuple(after), tuple(sorted(old)), tuple(sorted(new)))
-        )
-    return LockDiff(added, removed, changed)
+        # Only the registry differs: show it.
+        registry = describe_entries(old) == describe_entries(new)
+        before, after = (describe_entries(e, with_registry=registry) for e in (old, new))
+        changed.append(Changed(name, before, after, tuple(sorted(old)), tuple(sorted(new))))
+    return LockDiff(
+        only(head, head.keys() - base.keys()), only(base, base.keys() - head.keys()), changed
+    )
 
 
 def diff_locks(base: bytes | str, head: bytes | str) -> LockDiff:

@@ -1,12 +1,8 @@
 """The pull request of a uv.lock bump (`lock --upgrade --pr-body`): title, label, table, checklist.
 
-Megatron-LM's weekly bump was a hand-written workflow whose pull request said only
-"PR to bump `uv.lock`" and a to-do to verify the presubmit CI. This body carries the lock
-diff a reviewer needs: every package that moved, by kind (major / minor / patch, added,
-removed, downgrades, git revisions), with the packages the base image provides
-(`protected-packages`) marked: their lock entries move, the image's copies do not (`sync`
-never reinstalls them). The title follows the repository's convention, configurable as
-`lock-bump-title` with `{branch}` and `{date}`. Pure: no I/O.
+It carries the lock diff a reviewer needs (every package that moved, by kind), with the
+packages the base image provides (`protected-packages`) marked: their lock entries move, the
+image's copies do not. The title is `lock-bump-title` with `{branch}` and `{date}`. Pure.
 """
 
 from __future__ import annotations
@@ -18,8 +14,8 @@ from typing import Any
 
 from uvdock.errors import InputRefused
 from uvdock.lock import markdown
-from uvdock.lock.change_kind import Described, classify, newest
 from uvdock.lock.lockfile import LockDiff
+from uvdock.lock.markdown import Described, moved, newest
 from uvdock.project.names import normalize_name
 from uvdock.ui.markdown_text import code_span
 
@@ -50,7 +46,7 @@ def kinds(diff: LockDiff) -> dict[str, int]:
     """How many packages moved by each kind, in the order a reviewer reads them."""
     counts: Counter[str] = Counter()
     for c in diff.changed:
-        change = classify(newest(c.before), newest(c.after))
+        change = moved(c.before, c.after)
         if change.downgrade:  # counted once, as what needs a look, not as a release kind
             counts["downgrade"] += 1
             continue
@@ -64,58 +60,39 @@ def kinds(diff: LockDiff) -> dict[str, int]:
 
 def summary(diff: LockDiff) -> str:
     counted = kinds(diff)
-    parts = [f"{n} {kind}" + ("s" if kind in ("git revision", "downgrade") and n > 1 else "")
-             for kind, n in counted.items()]  # fmt: skip
+    plural = ("git revision", "downgrade")
+    parts = [
+        f"{n} {kind}" + ("s" if kind in plural and n > 1 else "") for kind, n in counted.items()
+    ]
     return ", ".join(parts) if parts else "no package changes"
 
 
-def _protected_moved(diff: LockDiff, protected: Collection[str]) -> list[str]:
-    marked = {normalize_name(name) for name in protected}
-    names = [c.name for c in diff.changed] + [a.name for a in (*diff.added, *diff.removed)]
-    return sorted(name for name in names if normalize_name(name) in marked)
-
-
 def render(
-    diff: LockDiff,
-    *,
-    title_text: str,
-    branch: str,
-    upgrade: str,
-    protected: Collection[str] = (),
+    diff: LockDiff, *, title_text: str, branch: str, upgrade: str, protected: Collection[str] = ()
 ) -> str:
     """Title line, a blank line, then the Markdown body (like a commit message)."""
-    moved = _protected_moved(diff, protected)
-    lines = [
-        title_text,
-        "",
-        f"Relocks `uv.lock` of {code_span(branch)} with {code_span(upgrade)} in the CI container "
-        f"(the image's uv, so the lock format does not churn): {summary(diff)}.",
-        "",
-        f"Label: `{FUNCTIONAL_TESTS_LABEL}`",
-        "",
-        "### Lock changes",
-        "",
-        markdown.render(diff, title="uv.lock", protected=protected).rstrip("\n"),
-        "",
-    ]
-    if moved:
-        names = ", ".join(code_span(name) for name in moved)
-        lines += [
-            f"Marked{markdown.PROTECTED_MARK}: the base image provides {names} "
+    table = markdown.render(diff, title="uv.lock", protected=protected)
+    text = (
+        f"{title_text}\n\nRelocks `uv.lock` of {code_span(branch)} with {code_span(upgrade)} in "
+        "the CI container (the image's uv, so the lock format does not churn): "
+        f"{summary(diff)}.\n\nLabel: `{FUNCTIONAL_TESTS_LABEL}`\n\n### Lock changes\n\n{table}\n"
+    )
+    marked = {normalize_name(name) for name in protected}
+    names = [c.name for c in diff.changed] + [a.name for a in (*diff.added, *diff.removed)]
+    if shown := ", ".join(code_span(n) for n in sorted(names) if normalize_name(n) in marked):
+        text += (
+            f"Marked{markdown.PROTECTED_MARK}: the base image provides {shown} "
             "(`protected-packages`). Their lock entries move; the image's copies do not, "
-            "`uvdock sync` never reinstalls them.",
-            "",
-        ]
-    lines += [
-        "### Checklist",
-        "",
-        "- [ ] Verify the presubmit CI; merge only when it completed successfully",
-        f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)",
-        f"- [ ] From a fork: one `{RERUN}` comment for each new commit",
-    ]
+            "`uvdock sync` never reinstalls them.\n\n"
+        )
+    text += (
+        "### Checklist\n\n- [ ] Verify the presubmit CI; merge only when it completed successfully\n"
+        f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)\n"
+        f"- [ ] From a fork: one `{RERUN}` comment for each new commit\n"
+    )
     if "downgrade" in kinds(diff):
-        lines.append("- [ ] The downgrades flagged above are intended")
-    return "\n".join(lines) + "\n"
+        text += "- [ ] The downgrades flagged above are intended\n"
+    return text
 
 
 def to_json(diff: LockDiff, title_text: str, body: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""`uvdock lock diff [BASE [HEAD]]`: packages added / removed / changed between two locks."""
+"""`uvdock lock diff [BASE [HEAD]]`: packages added / removed / changed between two locks,
+and how every command shows a lock diff (a table, Markdown for a pull request, or JSON)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,53 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
+from uvdock.commands.base import add_format_option
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.files import textlines
 from uvdock.lock import lockfile
+from uvdock.run import git
+from uvdock.ui.output import Output
 
 LOCK = "uv.lock"
+MARKDOWN_HELP = "markdown: a table for the pull request (package, change kind, from, to, source)"
+
+
+def add_lock_format_option(parser: argparse.ArgumentParser) -> None:
+    add_format_option(parser, "markdown", help=MARKDOWN_HELP)
+
+
+def show_lock_diff(out: Output, diff: lockfile.LockDiff, *, title: str, fmt: str = "text") -> None:
+    """In --json mode only the JSON object, on stdout."""
+    counts = f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"
+    if out.json_mode:
+        out.json(diff.to_json())
+    elif fmt == "markdown":
+        from uvdock.lock import markdown
+
+        out.document_text(markdown.render(diff, title=title).rstrip("\n"))
+    elif diff.is_empty:
+        out.info(f"{title}: {counts} (the locks resolve the same packages)")
+    else:
+        out.info(f"{title}: {counts}")
+        out.table(("", "package", "old", "new"), _rows(diff))
+
+
+def _rows(diff: lockfile.LockDiff) -> list[tuple[str, str, str, str]]:
+    rows = [("added", a.name, "-", ", ".join(a.versions) or "-") for a in diff.added]
+    rows += [("removed", r.name, ", ".join(r.versions) or "-", "-") for r in diff.removed]
+    return rows + [
+        (_kind(c), c.name, ", ".join(c.before) or "-", ", ".join(c.after) or "-")
+        for c in diff.changed
+    ]
+
+
+def _kind(change: lockfile.Changed) -> str:
+    """ "downgrade" when the newest version went down (as the Markdown table says)."""
+    from uvdock.lock.markdown import moved
+
+    down = change.before and change.after and moved(change.before, change.after).downgrade
+    return "downgrade" if down else "changed"
 
 
 def _read_path(path: Path) -> bytes | None:
@@ -30,34 +71,44 @@ class Side(NamedTuple):
     path: str  # the lock's path in the repository, or the file as given
 
 
-def read_side(ctx: Context, spec: str | None, *, default_rev: str | None) -> Side:
-    """A lock given as a path, a git revision (the project's lock at it) or REV:PATH;
-    None: the working tree's, or `default_rev`'s."""
-    from uvdock.run import git
-
-    if spec is None and default_rev is None:
-        return Side("working tree", _read_path(ctx.project / LOCK), ctx.project_file(LOCK))
-    if spec is not None:
-        if spec.startswith("-"):
-            raise InputRefused(f"{spec}: neither a file nor a git revision (starts with '-')")
-        path = ctx.user_path(spec)
-        if path.exists():
-            data = _read_path(path)
-            if data is None:
-                raise InputRefused(f"{spec}: no {LOCK} in that folder")
-            return Side(spec, data, spec)
-    rev, _, named = (spec if spec is not None else str(default_rev)).partition(":")
+def read_side(ctx: Context, spec: str) -> Side:
+    """A lock given as a path, a git revision (the project's lock at it) or REV:PATH."""
+    if spec.startswith("-"):
+        raise InputRefused(f"{spec}: neither a file nor a git revision (starts with '-')")
+    path = ctx.user_path(spec)
+    if path.exists():
+        if (data := _read_path(path)) is None:
+            raise InputRefused(f"{spec}: no {LOCK} in that folder")
+        return Side(spec, data, spec)
+    rev, _, named = spec.partition(":")
     where = _rev_path(ctx, named) if named else ctx.project_file(LOCK)
-    rev = git.checked_ref(rev, "lock diff" if spec is not None else "base-ref (configuration)")
-    if not git.rev_exists(ctx.repo, rev):
-        what = "neither a file nor a git revision"
-        if spec is None:
-            what = f"does not exist ({ctx.base_ref_said()})"
+    if not git.rev_exists(ctx.repo, git.checked_ref(rev, "lock diff")):
+        raise InputRefused(f"{rev}: neither a file nor a git revision")
+    return Side(spec, git.show_file(ctx.repo, rev, where), where)
+
+
+def default_base(ctx: Context) -> Side:
+    """What the branch changed: the lock where HEAD left the base-ref (their merge-base, as
+    `git diff BASE...HEAD` reads it), so what the base-ref gained since is not a removal."""
+    from uvdock.run import proc
+
+    ref = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
+    if not git.rev_exists(ctx.repo, ref):
         raise InputRefused(
-            f"{rev}: {what}",
-            hint=None if spec is not None else "fetch it, or name BASE: `uvdock lock diff BASE`",
+            f"{ref}: does not exist ({ctx.base_ref_said()})",
+            hint="fetch it, or name BASE: `uvdock lock diff BASE`",
         )
-    return Side(spec or rev, git.show_file(ctx.repo, rev, where), where)
+    done = proc.run(["git", "-C", str(ctx.repo), "merge-base", "HEAD", ref], check=False)
+    fork = done.stdout.strip() if done.ok else ""
+    where = ctx.project_file(LOCK)
+    if not fork:
+        ctx.out.info(f"comparing with {ref}: HEAD and it share no commit ({ctx.base_ref_said()})")
+        return Side(ref, git.show_file(ctx.repo, ref, where), where)
+    ctx.out.info(
+        f"comparing with {fork[:12]}, the merge-base of HEAD and {ref}: what this branch "
+        f"changed ({ctx.base_ref_said()})"
+    )
+    return Side(f"merge-base of HEAD and {ref}", git.show_file(ctx.repo, fork, where), where)
 
 
 def _rev_path(ctx: Context, named: str) -> str:
@@ -71,25 +122,20 @@ def _rev_path(ctx: Context, named: str) -> str:
     return path
 
 
-def _absent(ctx: Context, side: Side, counted: str) -> None:
+def parse(ctx: Context, side: Side, counted: str) -> dict[str, frozenset[lockfile.Entry]]:
+    """The packages of one side; none, said, for a side without a lock."""
     if side.data is None:
         ctx.out.info(f"{side.label} has no {side.path}: every package counts as {counted}")
-
-
-def parse(side: Side) -> dict[str, frozenset[lockfile.Entry]]:
-    """The packages of one side; none for a side without a lock."""
-    label, data = side.label, side.data
-    if data is None:
         return {}
-    if lockfile.has_conflict_markers(data):
+    if lockfile.has_conflict_markers(side.data):
         raise InputRefused(
-            f"{label}: {LOCK} holds git conflict markers",
+            f"{side.label}: {LOCK} holds git conflict markers",
             hint="resolve it with `uvdock lock resolve`",
         )
     try:
-        return lockfile.read_packages(data)
+        return lockfile.read_packages(side.data)
     except lockfile.LockfileError as exc:
-        raise InputRefused(f"{label}: {exc}") from exc
+        raise InputRefused(f"{side.label}: {exc}") from exc
 
 
 class Command(BaseCommand):
@@ -98,8 +144,9 @@ class Command(BaseCommand):
             "base",
             nargs="?",
             metavar="BASE",
-            help="git revision, REV:PATH, or uv.lock path (default: the configured base-ref; "
-            "unset, upstream/main when the clone has an `upstream` remote, else origin/main)",
+            help="git revision, REV:PATH, or uv.lock path (default: where HEAD left the "
+            "configured base-ref, their merge-base; unset, upstream/main when the clone has "
+            "an `upstream` remote, else origin/main)",
         )
         parser.add_argument(
             "head",
@@ -110,18 +157,14 @@ class Command(BaseCommand):
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        base_default = None
-        if args.base is None:
-            base_default = ctx.base_ref
-            if ctx.is_fork:
-                ctx.out.info(f"comparing with {ctx.base_ref_said()}")
-        base = read_side(ctx, args.base, default_rev=base_default)
-        head = read_side(ctx, args.head, default_rev=None)
+        base = default_base(ctx) if args.base is None else read_side(ctx, args.base)
+        if args.head is not None:
+            head = read_side(ctx, args.head)
+        else:
+            head = Side("working tree", _read_path(ctx.project / LOCK), ctx.project_file(LOCK))
         if base.data is None and head.data is None:
             raise InputRefused(f"neither {base.label} nor {head.label} has {base.path}")
-        _absent(ctx, base, "added")
-        _absent(ctx, head, "removed")
-        diff = lockfile.diff_packages(parse(base), parse(head))
+        diff = lockfile.diff_packages(parse(ctx, base, "added"), parse(ctx, head, "removed"))
         lock = base.path if base.path == head.path else None
         title = f"{base.label} -> {head.label}"
         if lock is not None and lock != LOCK:  # a nested project's lock: say which

@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from uvdock.commands import uvwork
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.lock import diff_view as lockdiff_view
+from uvdock.commands.base import shim_for
+from uvdock.commands.lock.diff import add_lock_format_option
 from uvdock.context import Context
-from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable
+from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable, InputRefused
 
 if TYPE_CHECKING:
     from uvdock.run.shim import Shim
+
+NOT_JUDGED = (
+    "the lock was not judged; fix the network or the container's Python, or use --offline "
+    "when the cache holds everything"
+)
 
 
 class Command(BaseCommand):
@@ -20,7 +27,7 @@ class Command(BaseCommand):
             "--check", action="store_true", help="fail (exit 1) when uv.lock is out of date"
         )
         parser.add_argument("--upgrade", action="store_true", help="allow every package to move")
-        lockdiff_view.add_lock_format_option(parser)
+        add_lock_format_option(parser)
         parser.add_argument(
             "--upgrade-package", action="append", default=[], metavar="P", help="allow P to move"
         )
@@ -37,17 +44,11 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands import uvwork
-        from uvdock.commands.base import shim_for
-
-        branch = _branch(ctx, args) if args.pr_body else ""
-        title = _pr_title(ctx, args, branch) if args.pr_body else None
+        branch = title = None
+        if args.pr_body:  # checked before uv runs: a refused title must not cost a relock
+            branch, title = _pr_title(ctx, args)
         shim = shim_for(ctx)
-        uv_args = ["lock"]
-        if args.check:
-            uv_args.append("--check")
-        if args.upgrade:
-            uv_args.append("--upgrade")
+        uv_args = ["lock", *["--check"] * args.check, *["--upgrade"] * args.upgrade]
         for package in args.upgrade_package:
             uv_args += ["--upgrade-package", package]
         uvwork.report_uv(ctx, shim)
@@ -61,42 +62,37 @@ class Command(BaseCommand):
             return 0
         if code != 0:
             raise uvwork.uv_failed(uv_args, code)
-        if title is not None:
+        if title is not None and branch is not None:
             return _pr_body(ctx, before, title, branch, uv_args)
         uvwork.show_lock_change(ctx, before, args.format)
         return 0
 
 
-def _branch(ctx: Context, args: argparse.Namespace) -> str:
-    """--branch, else the checked-out branch, else the base ref's branch (CI's detached HEAD)."""
+def _pr_title(ctx: Context, args: argparse.Namespace) -> tuple[str, str]:
+    """The branch (--branch, the checked-out one, else the base ref's: CI's detached HEAD)
+    and the title naming it."""
+    from datetime import UTC, datetime
+
+    from uvdock.lock import pr_body
     from uvdock.run import git
 
     if args.branch is not None:
-        return str(git.checked_ref(args.branch, "--branch"))
-    return git.current_branch(ctx.repo) or ctx.base_ref.rpartition("/")[2]
-
-
-def _pr_title(ctx: Context, args: argparse.Namespace, branch: str) -> str:
-    """Checked before uv runs: a refused title must not cost a relock."""
-    from datetime import UTC, datetime
-
-    from uvdock.errors import InputRefused
-    from uvdock.lock import pr_body
-
+        branch = git.checked_ref(args.branch, "--branch")
+    else:
+        branch = git.current_branch(ctx.repo) or ctx.base_ref.rpartition("/")[2]
     if args.check or not (args.upgrade or args.upgrade_package):
         raise InputRefused(
             "--pr-body describes an upgrade: pass --upgrade or --upgrade-package P",
             hint="uvdock lock --upgrade --pr-body > pr.md",
         )
     date = datetime.now(UTC).date().isoformat()
-    return pr_body.title(ctx.config.lock_bump_title, branch, date)
+    return branch, pr_body.title(ctx.config.lock_bump_title, branch, date)
 
 
 def _pr_body(
     ctx: Context, before: bytes | None, title: str, branch: str, uv_args: list[str]
 ) -> int:
     """The pull request on stdout; nothing when uv.lock did not move (no PR to open)."""
-    from uvdock.commands import uvwork
     from uvdock.lock import lockfile, pr_body
 
     after = uvwork.lock_bytes(ctx)
@@ -106,12 +102,10 @@ def _pr_body(
         ctx.out.info("uv.lock unchanged: no pull request to open")
         return 0
     diff = lockfile.diff_locks(before or b"", after)
+    upgrade = "uv " + " ".join(uv_args)
+    protected = ctx.config.protected_packages
     body = pr_body.render(
-        diff,
-        title_text=title,
-        branch=branch,
-        upgrade="uv " + " ".join(uv_args),
-        protected=ctx.config.protected_packages,
+        diff, title_text=title, branch=branch, upgrade=upgrade, protected=protected
     )
     if ctx.options.json:
         ctx.out.json({"lock_changed": True, **diff.to_json(), **pr_body.to_json(diff, title, body)})
@@ -143,8 +137,7 @@ def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:
     if result.verdict is lockcheck.Verdict.ENVIRONMENT:
         raise EnvironmentUnusable(
             f"uv lock --check could not run (exit {done.returncode}): {result.cause}",
-            hint="uv's last lines:\n" + tail + "\nthe lock was not judged; fix the network or "
-            "the container's Python, or use --offline when the cache holds everything",
+            hint=f"uv's last lines:\n{tail}\n{NOT_JUDGED}",
         )
     raise CommandFailed(
         ["uv", *uv_args],

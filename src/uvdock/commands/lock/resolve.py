@@ -1,48 +1,56 @@
-"""`uvdock lock resolve [--onto REF] [--no-fetch] [--abort]`: fix a uv.lock conflict safely.
+"""`uvdock lock resolve [--onto REF] [--no-fetch] [--abort]`: the resolve transaction.
 
-The recipe: take REF's uv.lock (by name, so a rebase's swapped ours/theirs does not
-matter), relock in the CI container, stage it. Started inside a nested uv project (its own pyproject.toml and uv.lock), the
-same on that project's files (`infra/tool/uv.lock`), uv relocking there. Before anything
-changes the lock's bytes
-and all its index stages are saved under .git/uvdock/resolve-state/; any failure, Ctrl-C
-or SIGTERM puts them back exactly, and `--abort` does the same after a hard kill.
-An unmerged pyproject.toml is merged first (commands.pyproject_resolve), written and
-staged inside the same guard, and saved and restored with the lock.
+Take the lock of the ref being merged in (by name, so a rebase's swapped ours/theirs does not
+matter), merge an unmerged pyproject.toml, relock in the CI container, ask again for what
+only the branch changed, stage. Before anything changes, the files' bytes and index stages
+are saved under .git/uvdock/resolve-state/ with what the relock starts; any failure, Ctrl-C
+or SIGTERM puts them back exactly, and `--abort` does the same after a hard kill (stopping a
+relock the killed run left). In a nested uv project, the same on that project's files.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
-from uvdock.commands.lock import pyproject_resolve, resolve_base, resolve_keep, resolve_leftovers
-from uvdock.commands.lock.diff_view import add_lock_format_option, show_lock_diff
+from uvdock.commands.lock.diff import add_lock_format_option, show_lock_diff
 from uvdock.context import Context
-from uvdock.errors import (
-    CheckFailed,
-    EnvironmentUnusable,
-    InputRefused,
-    Interrupted,
-    UvdockError,
-)
+from uvdock.errors import CheckFailed, EnvironmentUnusable, InputRefused, Interrupted, UvdockError
 from uvdock.files import state_store, textlines
 from uvdock.files.edit import atomic_write_bytes
-from uvdock.lock import branch_pins, lockfile, resolve_state
-from uvdock.run import git, signals
+from uvdock.lock import lockfile
+from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost, unresolvable
+from uvdock.merge.report import lines, report, sides
+from uvdock.run import git, signals, stop
 
 if TYPE_CHECKING:
+    from uvdock.merge.pyproject import MergeResult
     from uvdock.run.shim import Shim
 
 LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
-
-NEXT_STEP = resolve_base.NEXT_STEP
+# Per operation git stopped in: the command that finishes it, and the commit `lock resolve`
+# takes the lock of (the side being merged in; cherry-pick, revert and am land on HEAD).
+NEXT_STEP = {
+    "rebase": "git rebase --continue",
+    "merge": "git commit",
+    "am": "git am --continue",
+    "cherry-pick": "git cherry-pick --continue",
+    "revert": "git revert --continue",
+}
+BUILDS_ON = {
+    "merge": "the commit this merge brings in",
+    "rebase": "the commit this rebase replays onto",
+    "am": "the commit `git am` applies onto",
+    "cherry-pick": "the commit this cherry-pick applies onto",
+    "revert": "the commit this revert applies onto",
+}
 
 
 def _read(path: Path) -> bytes | None:
@@ -53,101 +61,35 @@ def _read(path: Path) -> bytes | None:
 
 
 class RepoIndex:
-    """resolve_state's view of one repository's index and object store, through run.git."""
+    """The repository as `lock resolve` sees it: the work tree and git dir, and the project's
+    two files as git names them (from the work tree's root; `infra/tool/uv.lock` when nested)."""
 
-    def __init__(self, repo: Path) -> None:
-        self.worktree = repo
+    def __init__(self, repo: Path, lock: str = LOCK, pyproject: str = PYPROJECT) -> None:
+        self.worktree, self.lock, self.pyproject = repo, lock, pyproject
+
+    @classmethod
+    def of(cls, ctx: Context) -> RepoIndex:
+        top = git.toplevel(ctx.repo)
+        folder = PurePosixPath(ctx.project.relative_to(top).as_posix())
+        return cls(top, str(folder / LOCK), str(folder / PYPROJECT))
 
     @cached_property
     def git_dir(self) -> Path:
         return git.git_dir(self.worktree)
 
-    def stage_entries(self, path: str) -> list[resolve_state.IndexEntry]:
-        return [
-            resolve_state.IndexEntry(e.mode, e.sha, e.stage)
-            for e in git.stage_entries(self.worktree, path)
-        ]
 
-    def blob_bytes(self, sha: str) -> bytes:
-        return git.blob_bytes(self.worktree, sha)
-
-    def unmerged_listing(self, path: str) -> str:
-        return git.ls_files_unmerged_text(self.worktree, path)
-
-    def has_object(self, sha: str) -> bool:
-        return git.object_exists(self.worktree, sha)
-
-    def store_blob(self, file: Path) -> None:
-        git.hash_object_file(self.worktree, file)
-
-    def set_entries(self, path: str, entries: Sequence[resolve_state.IndexEntry]) -> None:
-        git.set_index_entries(
-            self.worktree, path, [git.IndexEntry(e.mode, e.sha, e.stage, path) for e in entries]
-        )
+class Base(NamedTuple):
+    rev: str  # what git reads: a ref the user named, or a commit id
+    label: str  # what the user reads: a branch name when one points at it
+    source: str  # --onto, base-ref (names worth fetching), MERGE_HEAD, rebase-merge/onto, HEAD
 
 
-class Files(NamedTuple):
-    """The project's two files as git names them: from the work tree's root `top`."""
-
-    top: Path
-    lock: str  # `uv.lock`, or `infra/tool/uv.lock` in a nested project
-    pyproject: str
-
-    @classmethod
-    def of(cls, ctx: Context) -> Files:
-        top = git.toplevel(ctx.repo)
-        prefix = ctx.project.relative_to(top).as_posix()
-        if prefix == ".":
-            return cls(top, LOCK, PYPROJECT)
-        return cls(top, f"{prefix}/{LOCK}", f"{prefix}/{PYPROJECT}")
-
-
-def check_pyproject(files: Files) -> None:
-    name = files.pyproject
-    if git.unmerged_entries(files.top, name):
-        raise InputRefused(
-            f"{name} has a merge conflict too; resolve it first",
-            hint=f"edit {name}, `git add {name}`, then run `uvdock lock resolve` again",
-        )
-    data = _read(files.top / name)
-    if data is not None and lockfile.has_conflict_markers(data):
-        lines = ", ".join(str(n) for n in lockfile.conflict_marker_lines(data)[:5])
-        raise InputRefused(
-            f"{name} holds conflict markers (line {lines}); resolve it first",
-            hint="then run `uvdock lock resolve` again",
-        )
-
-
-def refuse_links_outside(files: Files) -> None:
-    """A uv.lock that is a symlink out of the repository is refused before any state is
-    saved: the relock could not write it, and a saved state that cannot be restored would
-    block every later run."""
-    from uvdock.files.edit import inside
-
-    path = files.top / files.lock
-    if path.is_symlink() and not inside(path, files.top):
-        raise InputRefused(
-            f"{files.lock} is a symlink to {os.path.realpath(path)}, outside the repository; "
-            "nothing was changed",
-            hint="replace the link with the file itself, then run `uvdock lock resolve`",
-        )
-
-
-def fetch_ref(ctx: Context, ref: str) -> None:
-    remote = git.remote_of(ref, ctx.repo)
-    if remote is None:
-        ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
-        return
-    branch = ref[len(remote) + 1 :]
-    if not git.ref_name_ok(ctx.repo, f"refs/remotes/{ref}") or branch.startswith("+"):
-        raise InputRefused(f"{ref}: not a valid branch of remote {remote}; nothing was fetched")
-    if ctx.dry_run:
-        ctx.out.command(["git", "fetch", "--quiet", remote, branch])
-        return
-    result = git.fetch(ctx.repo, remote, branch)
-    if not result.ok:
-        last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
-        ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
+@dataclass(frozen=True)
+class PyprojectMerge:
+    merged: bytes
+    result: MergeResult
+    texts: list[str]  # base, ours, theirs (index stages 1, 2, 3)
+    path: str  # from the work tree's root: `infra/tool/pyproject.toml` when nested
 
 
 class Command(BaseCommand):
@@ -170,208 +112,183 @@ class Command(BaseCommand):
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        files = Files.of(ctx)
+        index = RepoIndex.of(ctx)
+        repo = index.worktree
         if args.abort:
-            return self._abort(ctx, files)
+            return _abort(ctx, index)
         # Refused before anything else sees them.
-        onto, configured = resolve_base.checked_refs(ctx, args.onto)
-        repo = files.top
-        refuse_links_outside(files)
-        index = RepoIndex(repo)
+        configured = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
+        onto = git.checked_ref(args.onto, "--onto") if args.onto is not None else None
+        _refuse_links_outside(index)
         if (leftover := state_store.load(index.git_dir)) is not None:
-            # A killed run's uv may still be relocking: stop it before it writes uv.lock.
-            resolve_leftovers.stop_started(ctx, leftover)
+            _stop_started(ctx, leftover)  # a killed run's uv may still write uv.lock
             raise InputRefused(
                 "an earlier `uvdock lock resolve` did not finish (its saved state is in "
-                f"{resolve_state.state_dir(index.git_dir)})",
+                f"{state_store.state_dir(index.git_dir)})",
                 hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
             )
-        current = _read(repo / files.lock)
-        unmerged = git.unmerged_entries(repo, files.lock)
-        pyproject_unmerged = pyproject_resolve.is_unmerged(repo, files.pyproject)
-        lock_conflict = unmerged or (current and lockfile.has_conflict_markers(current))
-        if not lock_conflict and not pyproject_unmerged:
+        current = _read(repo / index.lock)
+        pyproject_unmerged = bool(git.unmerged_entries(repo, index.pyproject))
+        if not (
+            pyproject_unmerged
+            or git.unmerged_entries(repo, index.lock)
+            or (current and lockfile.has_conflict_markers(current))
+        ):
             if ctx.out.json_mode:
-                ctx.out.json({"conflict": False, "lock": files.lock})
+                ctx.out.json({"conflict": False, "lock": index.lock})
             else:
-                ctx.out.info(f"{files.lock} has no conflict; nothing to do")
+                ctx.out.info(f"{index.lock} has no conflict; nothing to do")
             return 0
+        operation = git.in_progress_operation(repo)
         merge = None
         if pyproject_unmerged:
-            merge = pyproject_resolve.merge_unmerged(ctx, repo, files.pyproject)
+            merge = _merge_pyproject(ctx, repo, index.pyproject, sides(operation))
         else:
-            check_pyproject(files)
-        base = resolve_base.choose(ctx, onto, configured)
-        if base.fetch and not args.no_fetch:
-            fetch_ref(ctx, base.rev)
-        ref = base.label
-        ref_lock = self._ref_lock(files, base.rev, ref)
-
+            _check_pyproject(index)
+        base = _choose_base(ctx, onto, configured)
+        if base.source in ("--onto", "base-ref") and not args.no_fetch:
+            _fetch(ctx, base.rev)
+        ref_lock = _ref_lock(index, base)
         shim = shim_for(ctx)
         shim.check_usable()
-        operation = git.in_progress_operation(repo)
-        pins = resolve_keep.candidates(ctx, index, operation, ref_lock, files.lock)
+        pins = _branch_pins(ctx, index, operation, ref_lock, index.lock)
+        resolution = Resolution(ctx, index, base, ref_lock, operation, merge, shim, pins)
         if ctx.dry_run:
-            return self._dry_run(ctx, files, index, shim, base, merge, pins)
-        result, kept = self._relock(ctx, files, index, shim, ref, ref_lock, operation, merge, pins)
+            return resolution.dry_run()
+        result, kept = resolution.relock()
         try:
-            self._report(ctx, files, base, ref_lock, result, operation, merge, kept, args.format)
+            resolution.report(result, kept, args.format)
         except KeyboardInterrupt:  # the work is done: say so, not a bare "interrupted"
             raise Interrupted(
-                f"interrupted while reporting; {files.lock} is resolved on top of {ref} and staged"
+                f"interrupted while reporting; {index.lock} is resolved on top of "
+                f"{base.label} and staged"
             ) from None
         return 0
 
-    def _dry_run(
-        self,
-        ctx: Context,
-        files: Files,
-        index: RepoIndex,
-        shim: Shim,
-        base: resolve_base.Base,
-        merge: pyproject_resolve.PyprojectMerge | None,
-        pins: list[branch_pins.Pin],
-    ) -> int:
-        sha = git.rev_parse(files.top, base.rev)[:12]
-        folder = resolve_state.state_dir(index.git_dir)
+
+@dataclass
+class Resolution:
+    """One `lock resolve`, decided: what it builds on, merges and keeps."""
+
+    ctx: Context
+    index: RepoIndex
+    base: Base
+    ref_lock: bytes
+    operation: str | None
+    merge: PyprojectMerge | None
+    shim: Shim
+    pins: list[Pin]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        index = self.index
+        return (index.lock, index.pyproject) if self.merge is not None else (index.lock,)
+
+    def said(self) -> dict[str, Any]:
+        return {
+            "conflict": True,
+            "lock": self.index.lock,
+            "ref": self.base.label,
+            "ref_source": self.base.source,
+            "pyproject": report(self.merge.result) if self.merge is not None else None,
+        }
+
+    def dry_run(self) -> int:
+        ctx, index, merge = self.ctx, self.index, self.merge
         if merge is not None:
-            pyproject_resolve.show_plan(ctx, merge)
-        saved = f"{files.lock} and {files.pyproject}" if merge is not None else files.lock
-        ctx.out.info(f"would save {saved} and their index entries to {folder}")
-        ctx.out.info(f"would write {base.label}:{files.lock} ({sha}) to {files.lock}, then run:")
-        shim.run_uv(["lock"], writes=(LOCK,))
-        if pins:
-            specs = ", ".join(p.spec() for p in pins)
+            from uvdock.commands.merge_driver.pyproject import show_sides_diff
+
+            ctx.out.info(f"would write the merged {merge.path}:")
+            show_sides_diff(ctx, merge.texts, merge.merged.decode("utf-8"), merge.path)
+            for line in lines(merge.result):
+                ctx.out.info(f"  {line}")
+            ctx.out.info("then run:")
+            ctx.out.command(["git", "add", "--", merge.path])
+        folder = state_store.state_dir(self.index.git_dir)
+        ctx.out.info(f"would save {' and '.join(self.paths)} and their index entries to {folder}")
+        sha = git.rev_parse(index.worktree, self.base.rev)[:12]
+        ctx.out.info(
+            f"would write {self.base.label}:{index.lock} ({sha}) to {index.lock}, then run:"
+        )
+        self.shim.run_uv(["lock"], writes=(LOCK,))
+        if self.pins:
+            specs = ", ".join(p.spec() for p in self.pins)
             ctx.out.info(
                 f"then keep what only this branch changed, if the relock moves it: {specs}"
             )
-        ctx.out.command(["git", "add", "--", files.lock])
+        ctx.out.command(["git", "add", "--", index.lock])
         if ctx.out.json_mode:
-            pyproject = merge.report() if merge is not None else None
-            ctx.out.json(
-                {
-                    "conflict": True,
-                    "lock": files.lock,
-                    "ref": base.label,
-                    "ref_source": base.source,
-                    "pyproject": pyproject,
-                }
-            )
+            ctx.out.json(self.said())
         return 0
 
-    def _ref_lock(self, files: Files, rev: str, ref: str) -> bytes:
-        if not git.rev_exists(files.top, rev):
-            raise InputRefused(
-                f"{ref} does not exist", hint="fetch it, or name another with --onto REF"
-            )
-        data = git.show_file(files.top, rev, files.lock)
-        if data is None:
-            raise InputRefused(f"{ref} has no {files.lock}", hint="name another with --onto REF")
-        if lockfile.has_conflict_markers(data):
-            raise InputRefused(f"{ref}:{files.lock} itself holds conflict markers")
-        return data
-
-    def _relock(
-        self,
-        ctx: Context,
-        files: Files,
-        index: RepoIndex,
-        shim: Shim,
-        ref: str,
-        ref_lock: bytes,
-        operation: str | None,
-        merge: pyproject_resolve.PyprojectMerge | None,
-        pins: list[branch_pins.Pin],
-    ) -> tuple[bytes, resolve_keep.Kept]:
-        repo, lock = files.top, files.lock
+    def relock(self) -> tuple[bytes, Kept]:
+        ctx, index, shim, merge = self.ctx, self.index, self.shim, self.merge
+        repo, lock, ref = index.worktree, index.lock, self.base.label
+        saved = ", ".join(self.paths)
         state = state_store.save(
             index,
             lock,
             ref=ref,
-            operation=operation,
-            also=(files.pyproject,) if merge is not None else (),
-            started=resolve_leftovers.started(shim),
+            operation=self.operation,
+            also=self.paths[1:],
+            started=_started(shim),
         )
         ctx.out.detail(f"saved {lock} and its index entries in {state.folder}")
-        said = f"{lock}, {files.pyproject}" if merge is not None else lock
         with signals.interruptible():
             try:
                 if merge is not None:
-                    atomic_write_bytes(repo / files.pyproject, merge.merged)
-                    git.add(repo, files.pyproject)
-                    pyproject_resolve.show_taken(ctx, merge, operation)
-                atomic_write_bytes(repo / lock, ref_lock)
+                    atomic_write_bytes(repo / index.pyproject, merge.merged)
+                    git.add(repo, index.pyproject)
+                    ctx.out.info(f"merged {merge.path} ({sides(self.operation)}) and staged it:")
+                    for line in lines(merge.result):
+                        ctx.out.info(f"  {line}")
+                atomic_write_bytes(repo / lock, self.ref_lock)
                 ctx.out.info(f"took {ref}'s {lock}; relocking {shim.placement.describe()}")
-                shim.on_local_start = lambda pid: resolve_leftovers.note_group(index.git_dir, pid)
-                code = shim.run_uv(["lock"], writes=(LOCK,))
-                if code != 0:
-                    from uvdock.commands.lock.relock_failure import relock_failed
-
-                    raise relock_failed(shim, ref, said, code, lock, files.pyproject)
-                kept = resolve_keep.keep(ctx, shim, repo / lock, pins)
+                # A local uv leads its own process group: recorded for `--abort`.
+                shim.on_local_start = lambda pid: state_store.note_started(
+                    index.git_dir, stop.group_identity(pid)
+                )
+                if (code := shim.run_uv(["lock"], writes=(LOCK,))) != 0:
+                    raise _relock_failed(shim, ref, saved, code, index)
+                kept = _keep(ctx, shim, repo / lock, self.pins)
                 result = _read(repo / lock)
                 if result is None or lockfile.has_conflict_markers(result):
                     raise CheckFailed(f"`uv lock` left no usable {lock}; restored the previous one")
                 git.add(repo, lock)
             except BaseException as exc:
-                self._restore_after(index, state)
+                _restore_after(index, state)
                 if isinstance(exc, KeyboardInterrupt | Interrupted):
                     raise Interrupted(
-                        f"interrupted; {said} and their index entries are back as they were"
+                        f"interrupted; {saved} and their index entries are back as they were"
                     ) from None
                 raise
         with signals.held(reraise=False):  # staged: the saved state must go whole
             state_store.discard(index.git_dir)
         return result, kept
 
-    def _restore_after(self, index: RepoIndex, state: resolve_state.SavedState) -> None:
-        try:
-            with signals.held(reraise=False):  # a second Ctrl-C must not cut the restore
-                state_store.restore(index, state)
-        except (OSError, UvdockError) as exc:
-            cause = exc.message if isinstance(exc, UvdockError) else str(exc)
-            raise EnvironmentUnusable(
-                f"could not restore {state.path} ({cause}); the saved state is kept in "
-                f"{state.folder}",
-                hint="fix the cause (space, permissions), then run `uvdock lock resolve --abort`",
-            ) from None
-        state_store.discard(index.git_dir)
-
-    def _report(
-        self,
-        ctx: Context,
-        files: Files,
-        base: resolve_base.Base,
-        ref_lock: bytes,
-        result: bytes,
-        operation: str | None,
-        merge: pyproject_resolve.PyprojectMerge | None,
-        kept: resolve_keep.Kept,
-        fmt: str,
-    ) -> None:
-        diff = lockfile.diff_locks(ref_lock, result)
-        others = [p for p in git.unmerged_paths(files.top) if p not in files[1:]]
-        step = NEXT_STEP.get(operation or "", "git commit")
-        ref = base.label
+    def report(self, result: bytes, kept: Kept, fmt: str) -> None:
+        ctx, index, ref = self.ctx, self.index, self.base.label
+        diff = lockfile.diff_locks(self.ref_lock, result)
+        others = [
+            p for p in git.unmerged_paths(index.worktree) if p not in (index.lock, index.pyproject)
+        ]
+        step = NEXT_STEP.get(self.operation or "", "git commit")
         if ctx.out.json_mode:
+            commit = git.rev_parse(index.worktree, self.base.rev)
             ctx.out.json(
                 {
-                    "conflict": True,
+                    **self.said(),
                     "resolved": True,
-                    "lock": files.lock,
-                    "ref": ref,
-                    "ref_source": base.source,
-                    "commit": git.rev_parse(files.top, base.rev),
-                    "operation": operation,
+                    "commit": commit,
+                    "operation": self.operation,
                     "other_conflicts": others,
                     "next_step": step,
                     "diff": diff.to_json(),
-                    "pyproject": merge.report() if merge is not None else None,
                     "branch_only": kept.to_json(),
                 }
             )
             return
-        ctx.out.info(f"resolved {files.lock} on top of {ref} and staged it")
+        ctx.out.info(f"resolved {index.lock} on top of {ref} and staged it")
         show_lock_diff(ctx.out, diff, title=f"what this branch adds to {ref}", fmt=fmt)
         for line in kept.lines():
             (ctx.out.warn if line.startswith("could not") else ctx.out.info)(line)
@@ -379,24 +296,282 @@ class Command(BaseCommand):
             ctx.out.info(f"still unmerged: {', '.join(others)}; resolve and `git add` them, then:")
         ctx.out.info(f"next: {step}")
 
-    def _abort(self, ctx: Context, files: Files) -> int:
-        index = RepoIndex(files.top)
-        state = state_store.load(index.git_dir)
-        if state is None:
-            raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
-        if ctx.dry_run:
-            ctx.out.info(
-                f"would restore {state.path} and {len(state.entries)} index entries "
-                f"from {state.folder}"
-            )
-            return 0
-        resolve_leftovers.stop_started(ctx, state)
-        with signals.held():
-            state_store.restore(index, state)
-            state_store.discard(index.git_dir)
-        if ctx.out.json_mode:
-            ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
-        else:
-            paths = " and ".join([state.path, *(s.path for s in state.also)])
-            ctx.out.info(f"restored {paths} and their index entries as they were")
+
+def _abort(ctx: Context, index: RepoIndex) -> int:
+    state = state_store.load(index.git_dir)
+    if state is None:
+        raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
+    if ctx.dry_run:
+        ctx.out.info(
+            f"would restore {state.path} and {len(state.entries)} index entries from {state.folder}"
+        )
         return 0
+    _stop_started(ctx, state)
+    with signals.held():
+        state_store.restore(index, state)
+        state_store.discard(index.git_dir)
+    if ctx.out.json_mode:
+        ctx.out.json({"restored": state.path, "stages": [e.stage for e in state.entries]})
+    else:
+        paths = " and ".join([state.path, *(s.path for s in state.also)])
+        ctx.out.info(f"restored {paths} and their index entries as they were")
+    return 0
+
+
+def _refuse_links_outside(index: RepoIndex) -> None:
+    """Before any state is saved: a lock linked outside could be neither relocked nor restored."""
+    from uvdock.files.edit import inside
+
+    path = index.worktree / index.lock
+    if path.is_symlink() and not inside(path, index.worktree):
+        raise InputRefused(
+            f"{index.lock} is a symlink to {os.path.realpath(path)}, outside the repository; "
+            "nothing was changed",
+            hint="replace the link with the file itself, then run `uvdock lock resolve`",
+        )
+
+
+def _check_pyproject(index: RepoIndex) -> None:
+    name = index.pyproject
+    data = _read(index.worktree / name)
+    if data is not None and lockfile.has_conflict_markers(data):
+        where = ", ".join(str(n) for n in lockfile.conflict_marker_lines(data)[:5])
+        raise InputRefused(
+            f"{name} holds conflict markers (line {where}); resolve it first",
+            hint="then run `uvdock lock resolve` again",
+        )
+
+
+def _choose_base(ctx: Context, onto: str | None, configured: str) -> Base:
+    """--onto REF, else the ref being merged in, else the configured base-ref (said why).
+
+    Relocking on any lock but the merged side's would move versions that side locked: a
+    branch merging a local `main` ahead of `origin/main`, or a fork merging `upstream/main`.
+    """
+    if onto is not None:
+        return Base(onto, onto, "--onto")
+    progress = git.in_progress(ctx.repo)
+    if progress is None or progress.onto is None:
+        why = "no merge, rebase, cherry-pick, revert or am in progress"
+        if progress is not None:
+            why = f"git left no record of what this {progress.operation} builds on"
+        ctx.out.info(f"relocking on {configured} ({why}; {ctx.base_ref_said()})")
+        return Base(configured, configured, "base-ref")
+    label = (git.names_of(ctx.repo, progress.onto) or [progress.onto[:12]])[0]
+    base = Base(progress.onto, label, progress.source)
+    what = BUILDS_ON.get(progress.operation, "the commit being merged in")
+    holds = "being merged in"
+    if base.source == "HEAD":  # cherry-pick, revert, am: the change lands on HEAD
+        holds = "already on the branch the change lands on"
+    explained = f"{label} ({base.source}, {base.rev[:12]})"
+    said = f"relocking on {explained}, {what}: its {LOCK} holds the versions {holds}"
+    if "base_ref" not in ctx.layers.origins:  # nothing configured: nothing set aside
+        ctx.out.info(said)
+    elif (configured_commit := git.verify_commit(ctx.repo, configured)) == base.rev:
+        ctx.out.detail(f"relocking on {explained}, {what} (also base-ref {configured})")
+    elif configured_commit:
+        ctx.out.info(
+            f"{said}; the configured base-ref {configured} is another commit, so it is not "
+            f"used (--onto {configured} takes it instead)"
+        )
+    else:
+        ctx.out.info(f"{said}; the configured base-ref {configured} does not exist here")
+    return base
+
+
+def _fetch(ctx: Context, ref: str) -> None:
+    remote = git.remote_of(ref, ctx.repo)
+    if remote is None:
+        ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
+        return
+    branch = ref[len(remote) + 1 :]
+    if not git.ref_name_ok(ctx.repo, f"refs/remotes/{ref}") or branch.startswith("+"):
+        raise InputRefused(f"{ref}: not a valid branch of remote {remote}; nothing was fetched")
+    if ctx.dry_run:
+        ctx.out.command(["git", "fetch", "--quiet", remote, branch])
+        return
+    result = git.fetch(ctx.repo, remote, branch)
+    if not result.ok:
+        last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+        ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
+
+
+def _ref_lock(index: RepoIndex, base: Base) -> bytes:
+    if not git.rev_exists(index.worktree, base.rev):
+        raise InputRefused(
+            f"{base.label} does not exist", hint="fetch it, or name another with --onto REF"
+        )
+    data = git.show_file(index.worktree, base.rev, index.lock)
+    if data is None:
+        raise InputRefused(f"{base.label} has no {index.lock}", hint="name another with --onto REF")
+    if lockfile.has_conflict_markers(data):
+        raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
+    return data
+
+
+def _merge_pyproject(ctx: Context, repo: Path, path: str, sides: str) -> PyprojectMerge:
+    """The three index stages of an unmerged pyproject.toml merged (git's own textual merge
+    wherever it means the same); a real conflict, or a side that is not TOML, is refused
+    with one line per conflict before anything is touched."""
+    from uvdock.commands.merge_driver.pyproject import textual_merge
+    from uvdock.merge.pyproject import merge_pyproject
+
+    stages = {e.stage: e for e in git.unmerged_entries(repo, path)}
+    if missing := ", ".join(str(n) for n in sorted({1, 2, 3} - set(stages))):
+        raise InputRefused(
+            f"{path} is unmerged without index stage {missing} (added or deleted on one "
+            "side); uvdock merges only a file both sides changed",
+            hint=f"resolve {path} by hand, `git add` it, then run `uvdock lock resolve` again",
+        )
+    texts: list[str] = []
+    for stage in (1, 2, 3):
+        try:
+            texts.append(git.blob_bytes(repo, stages[stage].sha).decode("utf-8"))
+        except UnicodeDecodeError:
+            raise InputRefused(f"{path} (index stage {stage}) is not UTF-8 text") from None
+    try:
+        with git.staged_texts(repo, texts) as copies:  # inside the git dir, not the work tree
+            textual = textual_merge(copies[1], copies[0], copies[2])
+    except OSError:
+        textual = None  # no room in the git directory: the structured merge alone
+    said = f"({sides}); nothing was changed"
+    try:
+        result = merge_pyproject(texts[0], texts[1], texts[2], textual)
+    except ValueError as exc:
+        raise InputRefused(
+            f"{path}: {exc} {said}",
+            hint=f"fix {path} by hand, `git add {path}`, then run `uvdock lock resolve`",
+        ) from None
+    if result.text is None:
+        if ctx.out.json_mode:
+            ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
+        conflicts = "".join(f"\n  {c.line()}" for c in result.conflicts)
+        count = len(result.conflicts)
+        raise InputRefused(
+            f"{path}: {count} conflict{'s' if count > 1 else ''} uvdock will not decide "
+            f"{said}:{conflicts}",
+            hint=f"edit {path}, `git add {path}`, then run `uvdock lock resolve` again",
+        )
+    return PyprojectMerge(result.text.encode("utf-8"), result, texts, path)
+
+
+def _branch_pins(
+    ctx: Context, index: RepoIndex, operation: str | None, ref_lock: bytes, lock: str
+) -> list[Pin]:
+    """What only the branch changed, from the index stages of `lock`: the branch's own is
+    ours in a merge, theirs when a rebase, cherry-pick, revert or am replays its commit."""
+    stages = {e.stage: e.sha for e in git.stage_entries(index.worktree, lock)}
+    branch = 2 if operation in ("merge", None) else 3
+    if 1 not in stages or branch not in stages:
+        ctx.out.detail(f"no base and branch versions of {lock} in the index to compare")
+        return []
+    try:
+        base, mine = (git.blob_bytes(index.worktree, stages[n]) for n in (1, branch))
+        pins = branch_only(base, mine, ref_lock)
+    except lockfile.LockfileError as exc:
+        ctx.out.warn(f"could not compare the three versions of {lock} ({exc})")
+        return []
+    for pin in pins:
+        ctx.out.detail(f"only this branch changed {pin.name} in {lock} (to {pin.version})")
+    return pins
+
+
+def _keep(ctx: Context, shim: Shim, lock: Path, pins: list[Pin]) -> Kept:
+    """Ask again for the pins the relock moved away from: all at once, then one by one in
+    name order when together they do not resolve."""
+    moved = lost(pins, textlines.read_bytes(lock, textlines.LOCK_LIMIT))
+    if not moved or _relock_with(ctx, shim, moved):
+        return Kept(moved, [])
+    if len(moved) == 1:
+        return Kept([], [(moved[0], unresolvable(moved[0]))])
+    kept = [pin for pin in moved if _relock_with(ctx, shim, [pin])]
+    return Kept(kept, [(p, unresolvable(p)) for p in moved if p not in kept])
+
+
+def _relock_with(ctx: Context, shim: Shim, pins: list[Pin]) -> bool:
+    specs = [p.spec() for p in pins]
+    ctx.out.info(f"keeping what only this branch changed in {LOCK}: {', '.join(specs)}")
+    args = ["lock"]
+    for spec in specs:
+        args += ["--upgrade-package", spec]
+    return shim.run_uv(args, writes=(LOCK,)) == 0
+
+
+def _restore_after(index: RepoIndex, state: state_store.SavedState) -> None:
+    try:
+        with signals.held(reraise=False):  # a second Ctrl-C must not cut the restore
+            state_store.restore(index, state)
+    except (OSError, UvdockError) as exc:
+        cause = exc.message if isinstance(exc, UvdockError) else str(exc)
+        raise EnvironmentUnusable(
+            f"could not restore {state.path} ({cause}); the saved state is kept in {state.folder}",
+            hint="fix the cause (space, permissions), then run `uvdock lock resolve --abort`",
+        ) from None
+    state_store.discard(index.git_dir)
+
+
+def _relock_failed(shim: Shim, ref: str, saved: str, code: int, index: RepoIndex) -> UvdockError:
+    """uv's words went to the terminal. Asked once more, offline and without writing, uv
+    tells the network (a failure an offline resolve gets past, or one naming being offline)
+    from the project (one it repeats), as `lock --check` does."""
+    from uvdock.commands.lock.lock import NOT_JUDGED
+    from uvdock.project import lockcheck
+
+    try:
+        probe = shim.capture(shim.uv_argv(["lock", "--check", "--offline"]))
+    except UvdockError:  # the question failed to run: say what was said before
+        verdict = lockcheck.Verdict.FAILED
+    else:
+        verdict = lockcheck.classify(probe.returncode, f"{probe.stdout}\n{probe.stderr}").verdict
+    failed = f"`uv lock` failed (exit {code}) on top of {ref}'s {index.lock}"
+    back = f"{saved} and their index entries are back as they were"
+    if verdict is lockcheck.Verdict.FAILED:
+        return CheckFailed(
+            f"{failed}; {back}",
+            hint=f"fix what uv reports above (usually in {index.pyproject}), then run "
+            "`uvdock lock resolve` again",
+        )
+    return EnvironmentUnusable(
+        f"{failed} because uv could not reach the package index (uv's output is above); {back}",
+        hint=f"{NOT_JUDGED}; then run `uvdock lock resolve` again",
+    )
+
+
+def _started(shim: Shim) -> dict[str, str]:
+    """What an interrupted or killed relock may leave running, for `--abort`."""
+    mode, engine = shim.placement.mode, shim.placement.engine
+    if mode == "srun":  # the step runs on under Slurm when uvdock is killed
+        return {"mode": mode, "job": shim.container_name}
+    if mode == "exec":
+        container, run_id = shim.placement.container, shim.run_id
+        return {"mode": mode, "engine": engine, "container": container, "run_id": run_id}
+    if mode == "run":
+        return {"mode": mode, "engine": engine, "container": shim.container_name}
+    return {"mode": mode}
+
+
+def _stop_started(ctx: Context, state: state_store.SavedState) -> None:
+    """Stop what a killed run's relock left running, before anything is restored, so that a
+    late uv can never write over the restored files."""
+    started = dict(state.started)
+    mode, engine, container = (started.get(k, "") for k in ("mode", "engine", "container"))
+    problem = None
+    if mode == "local" and started.get("pgid"):
+        problem = stop.stop_group(started)
+        said = f"no process of the relock's group {started['pgid']} runs any more"
+    elif mode == "srun" and started.get("job"):
+        from uvdock.run import slurm_containers
+
+        slurm_containers.cancel_job(ctx.env, started["job"], wait=30.0)
+        said = f"no Slurm job {started['job']} of the relock runs any more"
+    elif engine and container and mode == "run":
+        problem = stop.stop_container(engine, container, ctx.env)
+        said = f"stopped what the interrupted run started in {container}"
+    elif engine and container:
+        problem = stop.stop_tagged(engine, container, started.get("run_id", ""), ctx.env)
+        said = f"stopped what the interrupted run started in {container}"
+    else:
+        return
+    if problem:
+        raise EnvironmentUnusable(problem, hint="stop it, then run `uvdock lock resolve --abort`")
+    ctx.out.detail(said)

@@ -1,21 +1,13 @@
 """`uvdock merge-driver install`: make git stop on uv.lock without writing conflict markers.
 
-Design. A textual merge of uv.lock is never trustworthy: even a "clean" one can combine
-two resolutions into a lock no resolver produced, and a conflicted one holds markers that
-make uv fail with a TOML parse error. So the driver `uvdock-lock` never merges. It leaves
-the file as git hands it over (%A: the current side, a clean, parseable lock) and exits 1,
-so git records the usual three index stages and stops. `uvdock lock resolve` then takes
-the base ref's lock by name (correct in merges *and* rebases, where ours/theirs swap) and
-relocks. Taking %B instead would be wrong in rebases, and succeeding would hide the need
-to relock. The driver is a plain shell line, so it works even where uvdock is not on PATH.
-
-With `--pyproject`, a second driver `uvdock-pyproject` merges pyproject.toml's dependency
-declarations (commands.merge_driver_pyproject) and falls back to git's conflict markers on
-a real conflict. It runs this uvdock (the interpreter's absolute path), so it works in
-git's environment without uvdock on PATH.
-
-Only this clone is touched: `merge.uvdock-lock.*` in .git/config and one line in
-.git/info/attributes (not the tracked .gitattributes, which other people share).
+A textual merge of uv.lock is never trustworthy: a clean one can combine two resolutions no
+resolver produced, a conflicted one holds markers uv cannot parse. So the driver
+`uvdock-lock` never merges: it leaves %A (the current side, a clean lock) and exits 1, git
+records the three index stages and stops, and `uvdock lock resolve` relocks on the right
+lock. A plain shell line, so it works where uvdock is not on PATH. `--pyproject` adds
+`uvdock-pyproject`, which runs this uvdock (the interpreter's absolute path) on
+pyproject.toml. Only this clone changes: .git/config and .git/info/attributes, not the
+shared .gitattributes.
 """
 
 from __future__ import annotations
@@ -32,34 +24,19 @@ from uvdock.files.edit import FileEdit, apply, ensure_folder, plan_diff, read_te
 from uvdock.run import git
 
 DRIVER = "uvdock-lock"
-DRIVER_NAME = "uv.lock: keep one side unmerged, finish with `uvdock lock resolve`"
-DRIVER_COMMAND = (
-    'echo "uvdock: kept one side of %P unmerged (no conflict markers); '
-    'finish with: uvdock lock resolve" >&2; exit 1'
-)
 ATTRIBUTE_LINE = f"uv.lock merge={DRIVER}"
 PYPROJECT_DRIVER = "uvdock-pyproject"
-PYPROJECT_ATTRIBUTE_LINE = f"pyproject.toml merge={PYPROJECT_DRIVER}"
 
 
-def pyproject_driver_config() -> dict[str, str]:
-    command = shlex.join([sys.executable, "-m", "uvdock", "merge-driver", "pyproject"])
-    return {
-        f"merge.{PYPROJECT_DRIVER}.name": "pyproject.toml: merge dependency declarations (uvdock)",
-        f"merge.{PYPROJECT_DRIVER}.driver": f"{command} --marker-size %L --labels %S %X %Y %O %A %B %P",
-    }
-
-
-def attributes_edit(
-    path: Path, display: str, wanted: tuple[str, ...] = (ATTRIBUTE_LINE,)
-) -> FileEdit:
+def attributes_edit(path: Path, display: str, wanted: tuple[str, ...]) -> FileEdit:
     old = read_text(path) if path.is_file() else ""
     present = {line.strip() for line in old.splitlines()}
-    missing = [line for line in wanted if line not in present]
+    missing = "".join(f"{line}\n" for line in wanted if line not in present)
     if not missing:
         return FileEdit(path, old, old, display)
-    prefix = old if not old or old.endswith("\n") else old + "\n"
-    return FileEdit(path, old, prefix + "".join(f"{line}\n" for line in missing), display)
+    return FileEdit(
+        path, old, old + ("\n" if old and not old.endswith("\n") else "") + missing, display
+    )
 
 
 class Command(BaseCommand):
@@ -82,25 +59,35 @@ class Command(BaseCommand):
 
     def _install(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = ctx.repo
-        wanted = {f"merge.{DRIVER}.name": DRIVER_NAME, f"merge.{DRIVER}.driver": DRIVER_COMMAND}
+        wanted = {
+            f"merge.{DRIVER}.name": "uv.lock: keep one side unmerged, finish with `uvdock lock resolve`",
+            f"merge.{DRIVER}.driver": 'echo "uvdock: kept one side of %P unmerged (no conflict '
+            'markers); finish with: uvdock lock resolve" >&2; exit 1',
+        }
         lines: tuple[str, ...] = (ATTRIBUTE_LINE,)
         if args.pyproject:
-            wanted.update(pyproject_driver_config())
-            lines += (PYPROJECT_ATTRIBUTE_LINE,)
+            command = shlex.join([sys.executable, "-m", "uvdock", "merge-driver", "pyproject"])
+            wanted[f"merge.{PYPROJECT_DRIVER}.name"] = (
+                "pyproject.toml: merge dependency declarations (uvdock)"
+            )
+            wanted[f"merge.{PYPROJECT_DRIVER}.driver"] = (
+                f"{command} --marker-size %L --labels %S %X %Y %O %A %B %P"
+            )
+            lines += (f"pyproject.toml merge={PYPROJECT_DRIVER}",)
         config_changes = {k: v for k, v in wanted.items() if git.config_get(repo, k) != v}
         attributes = git.git_path(repo, "info/attributes")
         edit = attributes_edit(attributes, ".git/info/attributes", lines)
         changed = bool(config_changes) or edit.changed
-        if ctx.dry_run:
-            for key, value in config_changes.items():
+        for key, value in config_changes.items():
+            if ctx.dry_run:
                 ctx.out.command(["git", "config", "--local", key, value])
-            ctx.out.diff(plan_diff([edit]))
-        else:
-            for key, value in config_changes.items():
+            else:
                 git.config_set(repo, key, value)
-            if edit.changed:
-                ensure_folder(attributes.parent)
-                apply([edit])
+        if ctx.dry_run:
+            ctx.out.diff(plan_diff([edit]))
+        elif edit.changed:
+            ensure_folder(attributes.parent)
+            apply([edit])
         if ctx.out.json_mode:
             ctx.out.json(
                 {

@@ -1,14 +1,11 @@
 """`uvdock merge-driver pyproject BASE OURS THEIRS [PATH]`: the git merge driver for pyproject.toml.
 
-git runs it (registered by `uvdock merge-driver install --pyproject`) with the three
-versions in temporary files; the result must be left in OURS (%A). Never worse than git:
-git's own textual merge is computed first (`git merge-file -p`, nothing written) and its
-bytes are kept whenever they mean what the structured merge (lock.pyproject_merge)
-decided. A merge that meets no real conflict is written there and the driver exits 0,
-naming every change it took from one side. On a real conflict, or a side that is not TOML
-as tomllib reads it (a duplicate key, say), it falls back to git's ordinary textual merge
-(`git merge-file`, conflict markers included) and exits 1, so the user sees exactly what
-git would have shown without the driver.
+git runs it (`merge-driver install --pyproject`) with the three versions in temporary files;
+the result goes into OURS (%A). Never worse than git: git's own textual merge (`git
+merge-file -p`, nothing written) is kept wherever it means what the structured merge
+(uvdock.merge) decided; a merge without a real conflict is written and the driver exits 0,
+naming every change it took. On a real conflict, or a side tomllib refuses, it falls back to
+git's `git merge-file` (conflict markers included) and exits 1, as git would without it.
 """
 
 from __future__ import annotations
@@ -20,37 +17,19 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.context import Context
+from uvdock.errors import CommandFailed, UvdockError
 from uvdock.files import textlines
-from uvdock.files.edit import atomic_write_bytes
+from uvdock.files.edit import FileEdit, atomic_write_bytes
+from uvdock.merge.report import lines, report, sides
+from uvdock.run import git
 
 if TYPE_CHECKING:
     from uvdock.merge.pyproject import MergeResult
     from uvdock.merge.textual import Textual
 
 
-def _texts(paths: list[Path]) -> list[str] | None:
-    try:
-        return [textlines.read_text(p) for p in paths]
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def fall_back(args: argparse.Namespace, labels: tuple[str, str]) -> int:
-    """git's own textual merge into OURS, its markers naming the sides; 1 when it left
-    conflict markers."""
-    from uvdock.run import proc
-
-    argv = ["git", "merge-file", f"--marker-size={args.marker_size}"]
-    argv += ["-L", labels[0], "-L", "base", "-L", labels[1]]
-    done = proc.run([*argv, str(args.ours), str(args.base), str(args.theirs)], check=False)
-    return 0 if done.returncode == 0 else 1
-
-
 def _in_rebase() -> bool:
     """git runs the driver at the top of the work tree; a rebase swaps ours and theirs."""
-    from uvdock.errors import UvdockError
-    from uvdock.run import git
-
     try:
         return git.in_progress_operation(Path.cwd()) == "rebase"
     except (UvdockError, OSError):
@@ -63,9 +42,6 @@ def side_labels(given: list[str] | None, env: Mapping[str, str]) -> tuple[str, s
     name it was given) and HEAD's; a rebase's onto branch and the commit being replayed."""
     if given and not any(label.startswith("%") for label in given[1:]):
         return given[1], given[2]
-    from uvdock.errors import UvdockError
-    from uvdock.run import git
-
     repo = Path.cwd()
     theirs = next((v for k, v in sorted(env.items()) if k.startswith("GITHEAD_")), "theirs")
     try:
@@ -88,8 +64,7 @@ def _replayed(git_dir: Path) -> str | None:
     words = (done.strip().splitlines() or [""])[-1].split(maxsplit=2)
     if len(words) < 2:
         return None
-    subject = f" ({words[2]})" if len(words) > 2 else ""
-    return f"your commit {words[1][:12]}{subject}"
+    return f"your commit {words[1][:12]}" + (f" ({words[2]})" if len(words) > 2 else "")
 
 
 def _broken_toml(path: Path) -> bool:
@@ -102,79 +77,74 @@ def _broken_toml(path: Path) -> bool:
     except ValueError:  # not TOML, not UTF-8, or an integer of thousands of digits
         return True
     except RecursionError:
-        return False
+        pass
     return False
 
 
-def fall_back_and_say(
-    ctx: Context,
-    args: argparse.Namespace,
-    reason: str,
-    labels: tuple[str, str],
-    texts: list[str] | None = None,
+def fall_back(
+    ctx: Context, args: argparse.Namespace, labels: tuple[str, str], texts: list[str] | None
 ) -> int:
-    """git's own merge; a clean one that is not TOML still stops the merge (exit 1),
-    so git does not commit a pyproject.toml uv refuses. With `texts` (base, ours, theirs:
-    the merge decided, and git's clean merge was found to mean something else) a clean
-    git merge is not kept: the whole file is left as one conflict."""
-    ctx.out.warn(reason)
-    code = fall_back(args, labels)
-    if code == 0 and texts is not None:
+    """git's own merge into OURS, its markers naming the sides; a clean one that is not TOML
+    still stops the merge (exit 1), so git does not commit a pyproject.toml uv refuses. With
+    `texts` (git's clean merge was found to mean something else than the merge decided) the
+    whole file is left as one conflict instead."""
+    from uvdock.run import proc
+
+    argv = ["git", "merge-file", f"--marker-size={args.marker_size}"]
+    argv += ["-L", labels[0], "-L", "base", "-L", labels[1]]
+    done = proc.run([*argv, str(args.ours), str(args.base), str(args.theirs)], check=False)
+    if done.returncode == 0 and texts is not None:
         from uvdock.merge.textual import whole_file_conflict
 
-        marked = whole_file_conflict(texts, args.marker_size)
-        atomic_write_bytes(args.ours, marked.encode("utf-8"))
+        atomic_write_bytes(args.ours, whole_file_conflict(texts, args.marker_size).encode("utf-8"))
         ctx.out.warn("left the whole file as one conflict (ours | base | theirs)")
-        return 1
-    if code == 1:
+    elif done.returncode != 0:
         ctx.out.warn("fell back to git's conflict markers")
     elif _broken_toml(args.ours):
         ctx.out.warn(
             f"git's merge is clean but is not valid TOML; {args.path} is left unmerged "
             "with git's text: fix it, then `git add` it"
         )
-        return 1
     else:
         ctx.out.warn("fell back to git's own merge (clean)")
-    return code
+        return 0
+    return 1
 
 
 def textual_merge(ours: Path, base: Path, theirs: Path) -> Textual | None:
     """git's merge of the three files, printed (nothing written); None if git cannot."""
-    from uvdock.errors import CommandFailed
     from uvdock.merge.textual import MARKER_SIZE, Textual
-    from uvdock.run import git
 
     try:
-        text, clean = git.merge_file_print(ours, base, theirs, MARKER_SIZE)
+        return Textual(*git.merge_file_print(ours, base, theirs, MARKER_SIZE))
     except CommandFailed:
         return None
-    return Textual(text, clean)
 
 
 def show_sides_diff(ctx: Context, texts: list[str], merged: str, path: str) -> None:
-    """--dry-run: the merged file as a diff against each side."""
-    from uvdock.files.edit import FileEdit
-
+    """--dry-run: the merged file as a diff against each side (texts: base, ours, theirs)."""
     for side, text in (("ours", texts[1]), ("theirs", texts[2])):
         diff = FileEdit(Path(path), text, merged, f"{path} ({side})").diff()
         ctx.out.info(f"merged {path} against {side}:" + ("" if diff else " identical"))
         ctx.out.diff(diff)
 
 
-def _merge(args: argparse.Namespace, texts: list[str]) -> tuple[MergeResult | None, str, bool]:
-    """(result, why not merged, whether git's clean merge is known to mean otherwise)."""
+def _merge(args: argparse.Namespace) -> tuple[list[str] | None, MergeResult | None, str, bool]:
+    """(the three texts, result, why not merged, whether git's clean merge is known to mean
+    otherwise)."""
     from uvdock.merge.pyproject import MergeUnwritable, merge_pyproject
 
+    try:
+        texts = [textlines.read_text(p) for p in (args.base, args.ours, args.theirs)]
+    except (OSError, UnicodeDecodeError):
+        return None, None, f"{args.path} is not UTF-8 text", False
     textual = textual_merge(args.ours, args.base, args.theirs)
     try:
         result = merge_pyproject(texts[0], texts[1], texts[2], textual)
     except ValueError as exc:
-        return None, f"{args.path}: {exc}", isinstance(exc, MergeUnwritable)
-    if result.text is not None:
-        return result, "", False
-    lines = "".join(f"\n  {c.line()}" for c in result.conflicts)
-    return result, f"{args.path} has conflicts uvdock will not decide:{lines}", False
+        return texts, None, f"{args.path}: {exc}", isinstance(exc, MergeUnwritable)
+    conflicts = "".join(f"\n  {c.line()}" for c in result.conflicts)
+    return texts, result, f"{args.path} has conflicts uvdock will not decide:{conflicts}", False
 
 
 def _counted(result: MergeResult, labels: tuple[str, str]) -> str:
@@ -210,13 +180,8 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.merge.report import lines, report, sides
-
         labels = side_labels(args.labels, ctx.env)
-        texts = _texts([args.base, args.ours, args.theirs])
-        result, reason, unwritable = (None, f"{args.path} is not UTF-8 text", False)
-        if texts is not None:
-            result, reason, unwritable = _merge(args, texts)
+        texts, result, reason, unwritable = _merge(args)
         if ctx.out.json_mode:
             ctx.out.json({"pyproject": report(result) if result else None})
         if result is not None and result.text is not None and texts is not None:
@@ -233,4 +198,5 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.warn(f"{reason}\nwould fall back to git's own merge")
             return 1
-        return fall_back_and_say(ctx, args, reason, labels, texts if unwritable else None)
+        ctx.out.warn(reason)
+        return fall_back(ctx, args, labels, texts if unwritable else None)
