@@ -1,10 +1,20 @@
-"""The bash, zsh and fish completion scripts, written from the command shapes that
-commands/completion.py reads from the parsers. Pure text: nothing here runs or prints."""
+"""Shell completion as text: the bash, zsh and fish scripts, written from the command shapes
+that commands/completion.py reads from the CLI's own parsers, and the case names the scripts
+ask for at TAB time.
+
+Repository text (a recipe's `test_case`) reaches a shell only as a literal word. bash and zsh
+insert a reply as typed text, so each name is quoted (as `printf %q` would: control and bidi
+characters as `$'\\xHH'` / `$'\\uHHHH'` escapes), one reply a line. fish quotes what it inserts
+itself: it gets raw names, NUL-terminated. zsh and fish show candidates raw (a bidi override
+would reorder the menu), so a name holding a control or format character is offered to bash only.
+"""
 
 from __future__ import annotations
 
+import re
 import shlex
-from collections.abc import Callable, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 
@@ -199,54 +209,96 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     lines = [
         "# uvdock completion for fish: uvdock completion fish | source",
         "complete -c uvdock -f",
-        _FISH_CASES,
     ]
-    lines += [_fish_option(option, "") for option in globals_]
-    for shape in shapes:
-        if not shape.name:
-            lines.append(
-                f"complete -c uvdock -n __fish_use_subcommand -a {shape.group} "
-                f"-d {shlex.quote(shape.help)}"
-            )
-    lines.append("complete -c uvdock -n __fish_use_subcommand -a help -d 'the help of a command'")
-    for group, names in groups.items():
-        named = " ".join(n for n in names if n)
-        if not named:
-            continue
-        if "" not in names:
-            first = next(s for s in shapes if s.group == group)
-            lines.append(
-                f"complete -c uvdock -n __fish_use_subcommand -a {group} "
-                f"-d {shlex.quote(first.group + ' commands')}"
-            )
-        for shape in (s for s in shapes if s.group == group and s.name):
-            condition = (
-                f"__fish_seen_subcommand_from {group}; and not __fish_seen_subcommand_from {named}"
-            )
-            lines.append(
-                f"complete -c uvdock -n {shlex.quote(condition)} -a {shape.name} "
-                f"-d {shlex.quote(shape.help)}"
-            )
+    lines += [_FISH_CASES, *(_fish_option(option, "") for option in globals_)]
+    top = [(s.group, s.help) for s in shapes if not s.name]
+    top += [(g, f"{g} commands") for g, names in groups.items() if "" not in names]
+    top.append(("help", "the help of a command"))
+    lines += [
+        f"complete -c uvdock -n __fish_use_subcommand -a {g} -d {shlex.quote(h)}" for g, h in top
+    ]
     for shape in shapes:
         siblings = " ".join(n for n in groups[shape.group] if n)
+        seen = f"__fish_seen_subcommand_from {shape.group}"
         if shape.name:
-            condition = f"__fish_seen_subcommand_from {shape.group}; and __fish_seen_subcommand_from {shape.name}"
-        elif siblings:
-            condition = f"__fish_seen_subcommand_from {shape.group}; and not __fish_seen_subcommand_from {siblings}"
+            sub = f"{seen}; and not __fish_seen_subcommand_from {siblings}"
+            lines.append(_fish_words(sub, shape.name, shape.help))
+            condition = f"{seen}; and __fish_seen_subcommand_from {shape.name}"
         else:
-            condition = f"__fish_seen_subcommand_from {shape.group}"
+            condition = (
+                f"{seen}; and not __fish_seen_subcommand_from {siblings}" if siblings else seen
+            )
         lines += [_fish_option(option, condition) for option in shape.options]
         if shape.words:
-            lines.append(
-                f"complete -c uvdock -n {shlex.quote(condition)} -a {shlex.quote(' '.join(shape.words))}"
-            )
+            lines.append(_fish_words(condition, " ".join(shape.words)))
         if shape.completes_cases:
-            lines.append(
-                f"complete -c uvdock -n {shlex.quote(condition)} "
-                # Raw names, NUL-terminated; fish quotes what it inserts and never evaluates it.
-                "-a '(__uvdock_cases)'"
-            )
+            lines.append(_fish_words(condition, "(__uvdock_cases)"))
     return "\n".join(lines) + "\n"
 
 
+def _fish_words(condition: str, words: str, help: str = "") -> str:
+    described = f" -d {shlex.quote(help)}" if help else ""
+    return f"complete -c uvdock -n {shlex.quote(condition)} -a {shlex.quote(words)}{described}"
+
+
 SCRIPTS: dict[str, Writer] = {"bash": bash, "zsh": zsh, "fish": fish}
+
+
+# shlex's own safe set: words made only of these need no quoting in any POSIX shell.
+_BARE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
+
+
+def _needs_escape(char: str) -> bool:
+    # Cc: C0, DEL, C1; Cf: bidi overrides/isolates, zero-width joiners; Zl/Zp: line breaks.
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def _ansi_c(char: str) -> str:
+    code = ord(char)
+    if char in "\\'":
+        return "\\" + char
+    if not _needs_escape(char):
+        return char
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
+
+
+def shell_word(name: str) -> str:
+    """`name` as one literal word for bash or zsh."""
+    if _BARE.fullmatch(name):
+        return name
+    if _displayable(name):
+        return shlex.quote(name)
+    return "$'" + "".join(map(_ansi_c, name)) + "'"
+
+
+def typed_prefix(word: str) -> str:
+    """What the user means by the word typed so far (`'a b` means `a b`), quotes removed."""
+    for closing in ("", "'", '"'):
+        try:
+            words = shlex.split(word + closing)
+        except ValueError:
+            continue
+        if len(words) == 1:
+            return words[0]
+    return word
+
+
+def _displayable(name: str) -> bool:
+    return not any(map(_needs_escape, name))
+
+
+def replies(shell: str | None, names: Iterable[str], typed: str) -> str:
+    """The case names that start with the typed word, as `shell` reads them (None: plain
+    lines, quoted like bash's, for people and older scripts)."""
+    if shell == "fish":
+        return "".join(n + "\0" for n in names if _displayable(n))
+    if shell == "zsh":
+        names = filter(_displayable, names)
+    prefix = typed_prefix(typed) if shell else ""
+    return "".join(shell_word(n) + "\n" for n in names if n.startswith(prefix))
