@@ -59,7 +59,8 @@ class Command(BaseCommand):
                 names = parse.all_cases(parse.load(ctx.repo, ctx.config.recipes_dir))
             except UvdockError:  # outside a repository there is nothing to offer, nor to say
                 return 0
-            text, document = completion.replies(args.shell, names, args.prefix), {"cases": names}
+            text = completion.replies(args.shell, names, args.prefix)
+            document: dict[str, object] = {"cases": names}
         elif args.shell is None:
             raise InputRefused(
                 "name a shell: bash, zsh or fish",

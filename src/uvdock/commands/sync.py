@@ -49,7 +49,7 @@ class Command(BaseCommand):
         from uvdock.commands.base import shim_for
 
         if args.profile == "lts":
-            from uvdock.commands import optin
+            from uvdock.cli import optin
 
             optin.require_lts(
                 args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts")
@@ -147,7 +147,7 @@ def refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str] = ("sync",))
     workdir = ctx.config.workdir
     start = [placement.engine, "run", "-d", "--name", name, *placement.extra_args]
     start += ["-v", f"{ctx.repo}:{workdir}", "-w", workdir, placement.image, "sleep", "infinity"]
-    from uvdock.commands import optin
+    from uvdock.cli import optin
 
     again = optin.command_line(ctx, *words)
     again[1:1] = ["--container", name]

@@ -7,17 +7,15 @@ import time
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.stream import stream
-from uvdock.files import textlines
+from uvdock.run.stream import stream
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.image.heredoc import Verdict
 
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands import optin
+        from uvdock.cli import optin
 
         parser.description = (
             "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
@@ -42,6 +40,7 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.base import engine_for
         from uvdock.image import build as imagebuild
+        from uvdock.run.build_check import check_heredocs
         from uvdock.run.engines import operand
 
         config = ctx.config.replace(build_target=args.target or _configured_target(ctx))
@@ -49,7 +48,7 @@ class Command(BaseCommand):
         operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
         engine = engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
-        _check_heredocs(ctx, engine, spec.dockerfile)  # --dry-run shows no build it refuses
+        check_heredocs(ctx, engine, spec.dockerfile)  # --dry-run shows no build it refuses
         if ctx.dry_run:
             ctx.out.command(argv)
             return 0
@@ -61,38 +60,6 @@ class Command(BaseCommand):
         elapsed = _duration(time.monotonic() - started)
         ctx.out.info(f"built {spec.tag} in {elapsed}")
         return 0
-
-
-def build_refusal(ctx: Context, engine: str, dockerfile: str) -> Verdict | None:
-    """Whether this engine can parse the Dockerfile's heredocs (image/heredoc.py): None
-    when it can, or when the file has none or cannot be read (the engine says why)."""
-    from uvdock.image import heredoc
-
-    try:
-        text = textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True)
-    except OSError:
-        return None
-    line = heredoc.first_heredoc(text)
-    if line is None:
-        return None
-    from uvdock.run import builder_probe
-
-    return heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
-
-
-def _check_heredocs(ctx: Context, engine: str, dockerfile: str) -> None:
-    """Refuse (exit 3) before the build when the engine cannot parse the Dockerfile's
-    heredocs, rather than fail minutes in on `Unknown instruction: "APT-GET"`."""
-    from uvdock.errors import EnvironmentUnusable
-    from uvdock.image import heredoc
-
-    found = build_refusal(ctx, engine, dockerfile)
-    if found is None:
-        return
-    if not found.refuse:
-        ctx.out.warn(f"{found.message}; what works everywhere: {heredoc.WHAT_WORKS}")
-        return
-    raise EnvironmentUnusable(found.message, hint=f"what works: {heredoc.WHAT_WORKS}")
 
 
 def _duration(seconds: float) -> str:

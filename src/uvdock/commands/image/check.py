@@ -25,9 +25,9 @@ class Command(BaseCommand):
         add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image import pins
         from uvdock.image.scan import scan_managed
+        from uvdock.run.worktree import absent_tracked
 
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         findings = pins.check(scan)

@@ -28,7 +28,7 @@ class Command(BaseCommand):
             metavar="FILE",
             help="the .sqsh to write (default: enroot-output; with --lts, its -lts twin)",
         )
-        from uvdock.commands import optin
+        from uvdock.cli import optin
 
         optin.add_lts_flag(parser, "import the LTS image (lts-image) to enroot-output's -lts twin")
 

@@ -6,8 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.stream import stream
 from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.run.stream import stream
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -31,7 +31,7 @@ def _pull_hint(host: str) -> str:
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands import optin
+        from uvdock.cli import optin
 
         parser.description = (
             "Pull <host>/<registry-image> where host comes from the git remote named by "

@@ -32,7 +32,7 @@ def _positive(text: str) -> int:
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands import optin
+        from uvdock.cli import optin
 
         optin.add_lts_flag(parser, "mark the LTS lane's pin too")
         parser.add_argument(
@@ -45,20 +45,16 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.image import registry_check
         from uvdock.image.bump import current_tag
         from uvdock.image.scan import scan_managed
-        from uvdock.registry import oci
+        from uvdock.registry import lane_check, oci
         from uvdock.registry.tags import REPOSITORY
 
-        offline = registry_check.offline_reason(ctx, False)
-        if offline:
-            from uvdock.errors import InputRefused
-
-            raise InputRefused(
-                f"image tags asks the registry, but offline mode is on ({offline})",
-                hint="for this run: UVDOCK_OFFLINE=0 uvdock image tags",
-            )
+        lane_check.require_online(
+            ctx.config,
+            "image tags asks the registry",
+            "for this run: UVDOCK_OFFLINE=0 uvdock image tags",
+        )
         scan = scan_managed(ctx.repo, ctx.config)
         if args.lane is not None:
             lanes: tuple[str, ...] = (args.lane,)
@@ -67,7 +63,9 @@ class Command(BaseCommand):
             lanes = ("dev", "lts") if args.lts else ("dev",)
             pinned = {lane: current_tag(scan, lane) for lane in lanes}
             repository, order = REPOSITORY, oci.release_tags
-        client = registry_check.client_for(ctx, hint=None, image=repository)
+        client = lane_check.client_for(
+            ctx.config, ctx.env, ctx.out.detail, hint=None, image=repository
+        )
         found = order(client.tags())
         for lane, tag in pinned.items():
             if tag is not None and tag not in found:
