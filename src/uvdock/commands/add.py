@@ -1,12 +1,37 @@
-"""`uvdock add PKG... [--group G | --optional X]`: uv add in the container."""
+"""`uvdock add PKG... [--group G | --optional X]`: uv add in the container (run/uv_project.py)."""
 
-from uvdock.commands.depchange import DependencyChange
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import shim_for
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
 
 
-class Command(DependencyChange):
-    action = "add"
-    helps = (
-        "requirement, e.g. 'einops~=0.8'",
-        "add to dependency group G",
-        "add to extra X ([project.optional-dependencies])",
-    )
+class Command(BaseCommand):
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        from uvdock.commands.lock.diff_view import add_lock_format_option
+
+        parser.add_argument(
+            "packages", nargs="+", metavar="PKG", help="requirement, e.g. 'einops~=0.8'"
+        )
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--group", metavar="G", help="add to dependency group G")
+        where.add_argument(
+            "--optional", metavar="X", help="add to extra X ([project.optional-dependencies])"
+        )
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="do not bring a running container's environment up to date afterwards",
+        )
+        add_lock_format_option(parser)
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.run.uv_project import change_dependencies
+
+        return change_dependencies(ctx, "add", args, shim_for)

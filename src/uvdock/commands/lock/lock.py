@@ -37,8 +37,8 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands import uvwork
         from uvdock.commands.base import shim_for
+        from uvdock.run import uv_project as uvwork
 
         branch = _branch(ctx, args) if args.pr_body else ""
         title = _pr_title(ctx, args, branch) if args.pr_body else None
@@ -96,8 +96,8 @@ def _pr_body(
     ctx: Context, before: bytes | None, title: str, branch: str, uv_args: list[str]
 ) -> int:
     """The pull request on stdout; nothing when uv.lock did not move (no PR to open)."""
-    from uvdock.commands import uvwork
     from uvdock.lock import lockfile, pr_body
+    from uvdock.run import uv_project as uvwork
 
     after = uvwork.lock_bytes(ctx)
     if after is None or after == before:
