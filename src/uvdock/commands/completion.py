@@ -9,8 +9,13 @@ import argparse
 import importlib
 from typing import TYPE_CHECKING
 
-from uvdock.cli.completion import SCRIPTS, CommandShape, Option
+from uvdock.cli.completion import SCRIPTS, CommandShape, Option, replies
+from uvdock.cli.parse import command_parser
+from uvdock.cli.spec import COMMANDS, GLOBAL_OPTIONS
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import arg
+from uvdock.errors import InputRefused, UvdockError
+from uvdock.recipes import parse
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -25,9 +30,6 @@ def _option(action: argparse.Action) -> Option:
 
 def shapes() -> list[CommandShape]:
     """Every command with its own options, read from the parsers the commands build."""
-    from uvdock.cli.parse import command_parser
-    from uvdock.cli.spec import COMMANDS
-
     found = []
     for (group, name), spec in COMMANDS.items():
         parser = command_parser((group, name), spec)
@@ -42,24 +44,20 @@ def shapes() -> list[CommandShape]:
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("shell", nargs="?", choices=SCRIPTS, help="the shell to complete for")
-        parser.add_argument("--list-cases", action="store_true", help=argparse.SUPPRESS)
+    arguments = (
+        arg("shell", nargs="?", choices=SCRIPTS, help="the shell to complete for"),
+        arg("--list-cases", action="store_true", help=argparse.SUPPRESS),
         # The word typed so far (bash): passed as `--prefix=$cur`, so a leading `-` is a value.
-        parser.add_argument("--prefix", default="", help=argparse.SUPPRESS)
+        arg("--prefix", default="", help=argparse.SUPPRESS),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.cli import completion
-        from uvdock.errors import InputRefused, UvdockError
-
         if args.list_cases:
-            from uvdock.recipes import parse
-
             try:
                 names = parse.all_cases(parse.load(ctx.repo, ctx.config.recipes_dir))
             except UvdockError:  # outside a repository there is nothing to offer, nor to say
                 return 0
-            text = completion.replies(args.shell, names, args.prefix)
+            text = replies(args.shell, names, args.prefix)
             document: dict[str, object] = {"cases": names}
         elif args.shell is None:
             raise InputRefused(
@@ -67,8 +65,6 @@ class Command(BaseCommand):
                 hint="source <(uvdock completion bash)   # in ~/.bashrc",
             )
         else:
-            from uvdock.cli.spec import GLOBAL_OPTIONS
-
             globals_ = [
                 Option(o.flags, o.help, o.metavar is not None, o.choices or ())
                 for o in GLOBAL_OPTIONS

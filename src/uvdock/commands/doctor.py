@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import InputRefused
+from uvdock.commands.base import arg
+from uvdock.doctor.checks import run_checks
+from uvdock.doctor.logscan import diagnose_stream
+from uvdock.doctor.signatures import SIGNATURES
+from uvdock.errors import EnvironmentUnusable, InputRefused, UvdockError
+from uvdock.project import declared
+from uvdock.run import git, slurm_containers, slurm_steps
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -23,22 +29,21 @@ _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.description = (
-            "Without LOG: check the setup (git, engine, image, mounts, uv and its "
-            "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
-            "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
-            "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
-            "(showing the lines that look like errors) when none was recognised."
-        )
-        parser.add_argument(
-            "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
-        )
-        parser.add_argument(
+    description = (
+        "Without LOG: check the setup (git, engine, image, mounts, uv and its "
+        "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
+        "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
+        "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
+        "(showing the lines that look like errors) when none was recognised."
+    )
+    arguments = (
+        arg("log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"),
+        arg(
             "--prune",
             action="store_true",
             help="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)",
-        )
+        ),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.prune:
@@ -70,9 +75,6 @@ def _open_log(source: str) -> Iterator[BinaryIO]:
 
 def _declared(ctx: Context) -> Mapping[str, Declared]:
     """The project's declarations, when doctor runs in one (a log can be read anywhere)."""
-    from uvdock.errors import UvdockError
-    from uvdock.project import declared
-
     try:
         repo = ctx.repo
     except UvdockError:
@@ -81,9 +83,6 @@ def _declared(ctx: Context) -> Mapping[str, Declared]:
 
 
 def _diagnose_log(ctx: Context, source: str) -> int:
-    from uvdock.doctor.logscan import diagnose_stream
-    from uvdock.doctor.signatures import SIGNATURES
-
     with _open_log(source) as stream:
         try:
             diagnosis = diagnose_stream(stream, SIGNATURES, _declared(ctx))
@@ -119,8 +118,6 @@ def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
 
 
 def _check_setup(ctx: Context) -> int:
-    from uvdock.doctor.checks import run_checks
-
     if ctx.options.json:
         results = run_checks(ctx)
         ctx.out.json({"checks": [r.to_json() for r in results]})
@@ -145,9 +142,6 @@ def _prune(ctx: Context) -> int:
     if ctx.config.engine != "srun":
         ctx.out.info("nothing to prune: only --engine srun keeps unpacked containers")
         return 0
-    from uvdock.errors import EnvironmentUnusable
-    from uvdock.run import git, slurm_containers, slurm_steps
-
     extra = ctx.config.engine_args
     listed = slurm_containers.list_containers(
         ctx.env, extra, slurm_steps.doctor_nodes(ctx.env, extra)

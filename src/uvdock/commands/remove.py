@@ -6,28 +6,25 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import shim_for
+from uvdock.commands.base import arg, shim_for
+from uvdock.commands.lock.diff_view import add_lock_format_option
+from uvdock.run.uv_project import NO_SYNC_HELP, change_dependencies
 
 if TYPE_CHECKING:
     from uvdock.context import Context
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands.lock.diff_view import add_lock_format_option
+    arguments = (
+        arg("packages", nargs="+", metavar="PKG", help="package name"),
+        arg("--group", metavar="G", help="remove from dependency group G", exclusive=True),
+        arg("--optional", metavar="X", help="remove from extra X", exclusive=True),
+        arg("--no-sync", action="store_true", help=NO_SYNC_HELP),
+    )
 
-        parser.add_argument("packages", nargs="+", metavar="PKG", help="package name")
-        where = parser.add_mutually_exclusive_group()
-        where.add_argument("--group", metavar="G", help="remove from dependency group G")
-        where.add_argument("--optional", metavar="X", help="remove from extra X")
-        parser.add_argument(
-            "--no-sync",
-            action="store_true",
-            help="do not bring a running container's environment up to date afterwards",
-        )
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        super().configure(parser)
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.run.uv_project import change_dependencies
-
         return change_dependencies(ctx, "remove", args, shim_for)

@@ -6,28 +6,30 @@ import argparse
 import sys
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import shim_for
+from uvdock.commands.base import arg, engine_for, shim_for
 from uvdock.context import Context
+from uvdock.errors import InputRefused
+from uvdock.run import engines, slurm, slurm_steps
+from uvdock.run.host import engine_init
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
-        parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
-        parser.add_argument(
+    arguments = (
+        arg("--slurm", action="store_true", help="run through srun with pyxis"),
+        arg("--gpus", action="store_true", help="give the container all GPUs"),
+        arg(
             "--nodes",
             type=int,
             default=None,
             help="nodes to allocate; the shell runs on the first (default: config)",
-        )
-        parser.add_argument(
+        ),
+        arg(
             "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
-        )
-        parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
+        ),
+        arg("--shell", default="bash", help="the shell to start (default: bash)"),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.base import engine_for
-
         cfg = ctx.config
         if args.slurm or cfg.engine == "srun":
             return _srun_shell(ctx, args)
@@ -36,9 +38,6 @@ class Command(BaseCommand):
             if cfg.container and not ctx.dry_run:
                 ctx.out.info(f"opening {args.shell} in container {cfg.container}")
             return shim.run([args.shell], tty=sys.stdin.isatty())
-        from uvdock.run import engines
-        from uvdock.run.host import engine_init
-
         engine = engine_for(ctx)
         init = engine_init(engine, ctx.env)
         placement = engines.Placement(
@@ -68,8 +67,6 @@ class Command(BaseCommand):
 def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
-    from uvdock.run import engines, slurm_steps
-
     cfg = ctx.config
     shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
     gpus = args.gpus_per_node if args.gpus_per_node is not None else cfg.slurm_gpus_per_node
@@ -105,9 +102,6 @@ def _gpus_where_there_are(
 ) -> int:
     """GPUs are asked for only where the partition has them (sinfo's gres): the configured
     count is dropped on a partition without, a count passed on the command line refused."""
-    from uvdock.errors import InputRefused
-    from uvdock.run import slurm
-
     partition, gres = slurm.partition_gres(ctx.env, extra_args)
     if gres is None or "gpu" in gres:
         return gpus

@@ -15,29 +15,35 @@ from pathlib import Path
 from typing import Any
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import arg
 from uvdock.config import settings as config_module
 from uvdock.config import trust as config_trust
 from uvdock.context import Context
+from uvdock.files.edit import atomic_write, ensure_private_folder
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.description = (
-            "A repository's uvdock.toml / [tool.uvdock] may set engine, engine-args, "
-            "container, venv, uv-cache, container-uv-cache and enroot-output only once you "
-            "trust it: read what it sets (--show), then run `uvdock trust`, which records "
-            "the configuration's sha256 for this repository in "
-            "$XDG_CONFIG_HOME/uvdock/trusted. Any change to it needs trust again."
-        )
-        which = parser.add_mutually_exclusive_group()
-        which.add_argument(
+    description = (
+        "A repository's uvdock.toml / [tool.uvdock] may set engine, engine-args, "
+        "container, venv, uv-cache, container-uv-cache and enroot-output only once you "
+        "trust it: read what it sets (--show), then run `uvdock trust`, which records "
+        "the configuration's sha256 for this repository in "
+        "$XDG_CONFIG_HOME/uvdock/trusted. Any change to it needs trust again."
+    )
+    arguments = (
+        arg(
             "--show",
             action="store_true",
             help="show what the repository's configuration sets and whether you trust it",
-        )
-        which.add_argument(
-            "--revoke", action="store_true", help="forget the trust given to this repository"
-        )
+            exclusive=True,
+        ),
+        arg(
+            "--revoke",
+            action="store_true",
+            help="forget the trust given to this repository",
+            exclusive=True,
+        ),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = Path(os.path.realpath(ctx.repo))
@@ -68,8 +74,6 @@ class Command(BaseCommand):
         if ctx.dry_run:
             ctx.out.info(f"would write {path}")
             return
-        from uvdock.files.edit import atomic_write, ensure_private_folder
-
         ensure_private_folder(path.parent)
         atomic_write(path, config_trust.render_records(records))
         ctx.out.detail(f"{verb} this repository in {path}")

@@ -7,6 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from uvdock.errors import InputRefused
 from uvdock.project.names import normalize_name
 from uvdock.ui.redact import url_credentials
@@ -24,8 +26,6 @@ def requirement_names(action: str, packages: Sequence[str]) -> list[str]:
     """Accept what packaging's Requirement accepts (and uv's unnamed URL/path requirements).
     Nothing reaches a shell, so `<`, `;`, quotes and spaces are legal; refused are words
     starting with `-` (uv would read them as options) and URLs with secrets."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     names = []
     for spec in packages:
         if spec.lstrip().startswith("-"):

@@ -12,11 +12,12 @@ from urllib.parse import urlsplit
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.registry import oci
+from uvdock.registry.auth import find_credentials
+from uvdock.registry.client import RegistryClient
 from uvdock.registry.tags import REPOSITORY
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
-    from uvdock.registry.client import RegistryClient
 
 OFFLINE_HINT = "pass --offline (or set offline = true) to bump without asking the registry"
 NAMED_TAG_OFFLINE_HINT = "name the TAG and pass --offline to bump without asking the registry"
@@ -68,9 +69,6 @@ def client_for(
     hint: str | None,
     image: str = REPOSITORY,
 ) -> RegistryClient:
-    from uvdock.registry.auth import find_credentials
-    from uvdock.registry.client import RegistryClient
-
     for key, value in (
         ("registry-connect-timeout", config.registry_connect_timeout),
         ("registry-timeout", config.registry_timeout),

@@ -6,7 +6,13 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import arg, engine_for
+from uvdock.errors import InputRefused
+from uvdock.image import build as imagebuild
+from uvdock.run.build_check import check_heredocs
+from uvdock.run.engines import operand
 from uvdock.run.stream import stream
 
 if TYPE_CHECKING:
@@ -14,35 +20,26 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.cli import optin
-
-        parser.description = (
-            "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
-            "pin file. The build always stops at the `main` stage (build-target): the `jet` "
-            "stage needs an internal secret. Without --lts it never builds the LTS image."
-        )
-        optin.add_lts_flag(
-            parser,
+    description = (
+        "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
+        "pin file. The build always stops at the `main` stage (build-target): the `jet` "
+        "stage needs an internal secret. Without --lts it never builds the LTS image."
+    )
+    arguments = (
+        optin.lts_flag(
             "build the LTS image (Dockerfile.ci.lts, the LTS pin, tag lts-image); "
-            "explicit opt-in: " + optin.LTS_POLICY,
-        )
-        parser.add_argument(
-            "--tag", metavar="T", help="image tag (default: image / lts-image from the config)"
-        )
-        parser.add_argument(
+            "explicit opt-in: " + optin.LTS_POLICY
+        ),
+        arg("--tag", metavar="T", help="image tag (default: image / lts-image from the config)"),
+        arg(
             "--target",
             metavar="STAGE",
             help="the Dockerfile stage to stop at (default: build-target, main); the `jet` "
             "stage, which needs an internal secret, only when named here",
-        )
+        ),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.base import engine_for
-        from uvdock.image import build as imagebuild
-        from uvdock.run.build_check import check_heredocs
-        from uvdock.run.engines import operand
-
         config = ctx.config.replace(build_target=args.target or _configured_target(ctx))
         spec = imagebuild.build_spec(ctx.repo, config, lts=args.lts, tag=args.tag)
         operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
@@ -76,8 +73,6 @@ def _configured_target(ctx: Context) -> str:
     stage: a file or variable must not start a build that needs an internal secret."""
     target = ctx.config.build_target
     if target.lower() in _INTERNAL_STAGES:  # Docker stage names ignore case
-        from uvdock.errors import InputRefused
-
         raise InputRefused(
             f"{ctx.said('build_target')}: the `{target}` stage needs an internal secret; "
             "nothing was built",

@@ -13,15 +13,24 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import InputRefused
-from uvdock.registry import lane_check
-from uvdock.registry.tags import REPOSITORY
+from uvdock.commands.base import arg
+from uvdock.errors import EnvironmentUnusable, InputRefused
+from uvdock.files import edit
+from uvdock.image import pr_body
+from uvdock.image.bump import current_tag, found_target, plan_bump, plan_found_bump
+from uvdock.image.contents import ImageReport, problems
+from uvdock.image.pins import configured_gitlab_file, reference_tag
+from uvdock.image.scan import scan_managed
+from uvdock.registry import lane_check, oci
+from uvdock.registry.image_config import read_tag
+from uvdock.registry.tags import REPOSITORY, newest, parse_image, parse_tag_argument, tag_key
+from uvdock.run.worktree import absent_tracked
 
 if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
-    from uvdock.image.contents import ImageReport
     from uvdock.image.pins import LaneRules, Scan
     from uvdock.registry.client import RegistryClient
     from uvdock.registry.lane_check import TagReport
@@ -30,44 +39,32 @@ if TYPE_CHECKING:
 class Command(BaseCommand):
     _client: RegistryClient | None = None  # the tag check's, reused for --pr-body
 
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.cli import optin
-
-        parser.add_argument(
-            "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
-        )
-        parser.add_argument(
+    arguments = (
+        arg("tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"),
+        arg(
             "--latest",
             action="store_true",
             help="the registry's newest YY.MM-py3 tag published for every platform of the lane",
-        )
-        parser.add_argument(
-            "--offline", action="store_true", help="do not ask the registry whether TAG exists"
-        )
-        optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
-        parser.add_argument(
+        ),
+        arg("--offline", action="store_true", help="do not ask the registry whether TAG exists"),
+        optin.lts_flag("bump the LTS lane instead of dev (the explicit opt-in)"),
+        arg(
             "--lane",
             metavar="NAME",
             help="the lane to bump when it is not dev (`image show` names each, e.g."
             " docker/Dockerfile.ci:BASE_IMAGE)",
-        )
-        parser.add_argument(
+        ),
+        arg(
             "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
-        )
-        parser.add_argument(
+        ),
+        arg(
             "--pr-body",
             action="store_true",
             help="print the pull request's title and Markdown body (pins changed, checklist)",
-        )
+        ),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.image.bump import current_tag, plan_bump
-        from uvdock.image.pins import configured_gitlab_file
-        from uvdock.image.scan import scan_managed
-        from uvdock.registry import oci
-        from uvdock.registry.tags import tag_key
-        from uvdock.run.worktree import absent_tracked
-
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         lane = _lane(scan, args)
         if args.latest and args.tag is not None:
@@ -94,14 +91,12 @@ class Command(BaseCommand):
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
             if ctx.options.json:
-                ctx.out.json(_payload(plan, report=report, pr_body=args.pr_body))
+                ctx.out.json(_payload(plan, report=report, with_body=args.pr_body))
             else:
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
         report = report or self._check_registry(ctx, args, tag)
         contents = self._contents(ctx, args, plan) if args.pr_body else None
-        from uvdock.files import edit
-
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
         else:
@@ -122,11 +117,6 @@ class Command(BaseCommand):
 
     def _found(self, ctx: Context, args: argparse.Namespace, scan: Scan, lane: str) -> int:
         """A lane found by meaning: its references move to the image TAG names."""
-        from uvdock.files import edit
-        from uvdock.image.bump import plan_found_bump
-        from uvdock.image.pins import reference_tag
-        from uvdock.registry.tags import newest, parse_image
-
         if args.tag is None and not args.latest:
             raise InputRefused(
                 "name a TAG, or pass --latest", hint=f"uvdock image bump TAG --lane {lane}"
@@ -207,10 +197,6 @@ class Command(BaseCommand):
         """Both images' contents for --pr-body, read before anything is written, with the tag
         check's client. Never blocks the bump: offline mode, an unreachable registry or an
         unreadable config blob each become a sentence in the body, not an error."""
-        from uvdock.errors import EnvironmentUnusable
-        from uvdock.image.contents import ImageReport, problems
-        from uvdock.registry.image_config import read_tag
-
         old, new = plan.current, plan.tag
         offline = lane_check.offline_reason(ctx.config, args.offline)
         if offline:
@@ -253,11 +239,7 @@ def _current(ctx: Context, lane: str, current: str, latest: str, report: TagRepo
 
 
 def _tag_argument(args: argparse.Namespace, scan: Scan) -> str:
-    from uvdock.registry.tags import parse_tag_argument
-
     if args.tag is None:
-        from uvdock.image.bump import current_tag
-
         lane = "lts" if args.lts else "dev"
         current = current_tag(scan, lane)
         at = f" (the {lane} pins are at {current})" if current else ""
@@ -270,8 +252,6 @@ def _tag_argument(args: argparse.Namespace, scan: Scan) -> str:
 
 
 def _handoff(ctx: Context, plan: BumpPlan, contents: ImageReport | None) -> None:
-    from uvdock.image import pr_body
-
     if plan.current == plan.tag:
         # Drifting pins fixed, no new base image: no pull request title or checklist fits.
         ctx.out.info(
@@ -291,24 +271,24 @@ def _payload(
     plan: BumpPlan,
     *,
     report: TagReport | None = None,
-    pr_body: bool = False,
+    with_body: bool = False,
     contents: ImageReport | None = None,
 ) -> dict[str, Any]:
-    from uvdock.image import pr_body as body
-
     payload = {
         "lane": plan.lane,
         "from": plan.current,
         "to": plan.tag,
         "changed": [pin.to_json() for pin in plan.changed],
         "warnings": [warning.to_json() for warning in plan.warnings],
-        "handoff": body.handoff(plan.tag, plan.lane),
+        "handoff": pr_body.handoff(plan.tag, plan.lane),
         "registry": report.to_json() if report is not None else None,
     }
     if contents is not None:
         payload["image_contents"] = contents.to_json()
-    if contents is not None or pr_body:  # nothing to change: no contents read
-        payload["pr_body"] = body.render(plan.lane, plan.tag, plan.current, plan.changed, contents)
+    if contents is not None or with_body:  # nothing to change: no contents read
+        payload["pr_body"] = pr_body.render(
+            plan.lane, plan.tag, plan.current, plan.changed, contents
+        )
     return payload
 
 
@@ -336,8 +316,6 @@ def _lane(scan: Scan, args: argparse.Namespace) -> str:
 
 
 def _fits(scan: Scan, rule: LaneRules, text: str | None) -> bool:
-    from uvdock.image.bump import found_target
-
     if text is None:
         return False
     try:

@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import format_arg
 
 FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
 
@@ -19,10 +20,7 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands.base import add_format_option
-
-        add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
+    arguments = (format_arg("github", "gitlab", help=FORMAT_HELP),)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins

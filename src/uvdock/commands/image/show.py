@@ -9,7 +9,19 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import arg
+from uvdock.errors import CheckFailed
+from uvdock.image import pins
+from uvdock.image.contents import compare, tag_json
+from uvdock.image.explain import render
+from uvdock.image.scan import scan_managed
+from uvdock.registry import lane_check
+from uvdock.registry.image_config import read_tag
+from uvdock.registry.tags import PREFIX
+from uvdock.run import git
+from uvdock.run.worktree import absent_tracked
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -20,40 +32,31 @@ SHOWN_VERSIONS = ("PyTorch", "CUDA", "cuDNN", "NCCL")  # the table's columns; JS
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
+    arguments = (
+        arg(
             "--digests",
             action="store_true",
             help="ask the registry for each managed tag's manifest digest per platform",
-        )
-        parser.add_argument(
+        ),
+        arg(
             "--versions",
             action="store_true",
             help="with the digests, the component versions each image's configuration states",
-        )
-        parser.add_argument(
+        ),
+        arg(
             "--explain",
             action="store_true",
             help="print what uvdock found and uses as a ready [tool.uvdock] table",
-        )
-        from uvdock.cli import optin
-
-        optin.add_lts_flag(parser, "with --digests / --versions: the LTS lane's tags too")
+        ),
+        optin.lts_flag("with --digests / --versions: the LTS lane's tags too"),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.image import pins
-        from uvdock.image.scan import scan_managed
-        from uvdock.registry.tags import PREFIX
-        from uvdock.run import git
-        from uvdock.run.worktree import absent_tracked
-
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         for finding in scan.findings:
             if finding.kind == "not-checked-out":
                 ctx.out.warn(f"{finding.path}: {finding.message}")
         if args.explain:
-            from uvdock.image.explain import render
-
             unmanaged = [pin for pin in scan.unclassified if pin.note]
             text = render(scan, ctx.config, ctx.layers.origins, pins.check(scan), unmanaged)
             ctx.out.stdout.write(ctx.out.shown(text))
@@ -84,10 +87,6 @@ class Command(BaseCommand):
 
 def _registry(ctx: Context, scan: Scan, args: argparse.Namespace) -> int:
     """What the registry holds for each managed, well-formed tag (each once, in scan order)."""
-    from uvdock.errors import CheckFailed
-    from uvdock.registry import lane_check
-    from uvdock.registry.image_config import read_tag
-
     lane_check.require_online(
         ctx.config,
         "image show --digests asks the registry",
@@ -113,8 +112,6 @@ def _registry(ctx: Context, scan: Scan, args: argparse.Namespace) -> int:
 
 
 def _json(lane: str, tag: str, image: TagImage | None) -> dict[str, object]:
-    from uvdock.image.contents import compare, tag_json
-
     if image is None:
         return {"lane": lane, "tag": tag, "found": False}
     versions = [c.to_json() for c in compare(None, image)]
@@ -122,8 +119,6 @@ def _json(lane: str, tag: str, image: TagImage | None) -> dict[str, object]:
 
 
 def _table(ctx: Context, found: list[tuple[str, str, TagImage | None]], versions: bool) -> None:
-    from uvdock.image.contents import compare
-
     extra = SHOWN_VERSIONS if versions else ()
     rows: list[tuple[str, ...]] = []
     for lane, tag, image in found:

@@ -11,7 +11,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import arg
+from uvdock.errors import InputRefused
+from uvdock.image.bump import current_tag
+from uvdock.image.pins import reference_tag
+from uvdock.image.scan import scan_managed
+from uvdock.registry import lane_check, oci
+from uvdock.registry.tags import REPOSITORY, newest, parse_image
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,25 +39,17 @@ def _positive(text: str) -> int:
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.cli import optin
-
-        optin.add_lts_flag(parser, "mark the LTS lane's pin too")
-        parser.add_argument(
+    arguments = (
+        optin.lts_flag("mark the LTS lane's pin too"),
+        arg(
             "--lane",
             metavar="NAME",
             help="a lane found by meaning (`image show` names them): the tags of its image family",
-        )
-        parser.add_argument(
-            "--limit", type=_positive, metavar="N", help="show only the newest N tags"
-        )
+        ),
+        arg("--limit", type=_positive, metavar="N", help="show only the newest N tags"),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.image.bump import current_tag
-        from uvdock.image.scan import scan_managed
-        from uvdock.registry import lane_check, oci
-        from uvdock.registry.tags import REPOSITORY
-
         lane_check.require_online(
             ctx.config,
             "image tags asks the registry",
@@ -104,10 +104,6 @@ def _found_lane(
     scan: Scan, lane: str
 ) -> tuple[dict[str, str | None], str, Callable[[list[str]], list[str]]]:
     """A found lane's pinned tag, its image repository, and its family's order."""
-    from uvdock.errors import InputRefused
-    from uvdock.image.pins import reference_tag
-    from uvdock.registry.tags import newest, parse_image
-
     if not any(rule.lane == lane and rule.arg for rule in scan.lanes):
         found = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
         raise InputRefused(f"no found lane {lane!r}", hint=f"found lanes: {found}")
