@@ -46,26 +46,18 @@ def _value_cases(options: Sequence[Option], command: str | None = None) -> list[
     text|markdown in lock diff but text|github|gitlab in image check), then the global ones
     (`command` None), which hold after any command."""
     lines = []
-    for option in options:
-        if option.takes_value:
-            words = " ".join(option.choices)
-            action = (
-                f'COMPREPLY=($(compgen -W "{words}" -- "$cur"))'
-                if option.choices
-                else "_uvdock_files"
-            )
-            arms = "|".join(
-                f'*" {flag}"' if command is None else f'"{command} {flag}"' for flag in option.flags
-            )
-            lines.append(f"        {arms}) {action}; return;;")
+    for option in (o for o in options if o.takes_value):
+        words = " ".join(option.choices)
+        action = f'COMPREPLY=($(compgen -W "{words}" -- "$cur"))' if words else "_uvdock_files"
+        arms = "|".join(f'*" {f}"' if command is None else f'"{command} {f}"' for f in option.flags)
+        lines.append(f"        {arms}) {action}; return;;")
     return lines
 
 
 def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for shape in shapes:
-        groups.setdefault(shape.group, []).append(shape.name)
-    return groups
+    return {
+        g: [s.name for s in shapes if s.group == g] for g in dict.fromkeys(s.group for s in shapes)
+    }
 
 
 _BASH = """# uvdock completion for bash: source <(uvdock completion bash)

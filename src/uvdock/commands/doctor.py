@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import io
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.doctor.checks import CheckResult
     from uvdock.doctor.logscan import Diagnosis
-    from uvdock.project.declared import Declared
 
 _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
 
@@ -50,7 +49,14 @@ class Command(BaseCommand):
             return _prune(ctx)
         if args.log is not None:
             return _diagnose_log(ctx, args.log)
-        return _check_setup(ctx)
+        if ctx.options.json:
+            results = run_checks(ctx)
+            ctx.out.json({"checks": [r.to_json() for r in results]})
+        else:  # one line per check as it finishes: a container check can take a minute
+            results = run_checks(ctx, on_result=lambda result: _show_check(ctx, result))
+            failed = sum(r.status == "fail" for r in results)
+            ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")
+        return 1 if any(r.status == "fail" for r in results) else 0
 
 
 @contextlib.contextmanager
@@ -73,19 +79,14 @@ def _open_log(source: str) -> Iterator[BinaryIO]:
         yield stream
 
 
-def _declared(ctx: Context) -> Mapping[str, Declared]:
-    """The project's declarations, when doctor runs in one (a log can be read anywhere)."""
-    try:
-        repo = ctx.repo
-    except UvdockError:
-        return {}
-    return declared.read(repo)
-
-
 def _diagnose_log(ctx: Context, source: str) -> int:
+    try:  # the project's declarations, when doctor runs in one (a log can be read anywhere)
+        repo: Path | None = ctx.repo
+    except UvdockError:
+        repo = None
     with _open_log(source) as stream:
         try:
-            diagnosis = diagnose_stream(stream, SIGNATURES, _declared(ctx))
+            diagnosis = diagnose_stream(stream, SIGNATURES, declared.read(repo) if repo else {})
         except OSError as exc:
             raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
     if ctx.options.json:
@@ -115,17 +116,6 @@ def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
             ctx.out.info(f"  {number}: {line}")
     else:
         ctx.out.info("no line looks like an error either")
-
-
-def _check_setup(ctx: Context) -> int:
-    if ctx.options.json:
-        results = run_checks(ctx)
-        ctx.out.json({"checks": [r.to_json() for r in results]})
-    else:  # one line per check as it finishes: a container check can take a minute
-        results = run_checks(ctx, on_result=lambda result: _show_check(ctx, result))
-        failed = sum(r.status == "fail" for r in results)
-        ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")
-    return 1 if any(r.status == "fail" for r in results) else 0
 
 
 def _show_check(ctx: Context, result: CheckResult) -> None:

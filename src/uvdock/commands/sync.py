@@ -64,7 +64,7 @@ class Command(BaseCommand):
         )
         shim = shim_for(ctx)
         shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
-        refuse_throwaway(ctx, shim, _words(args))
+        _refuse_throwaway(ctx, shim, _words(args))
         for note in plan.notes:
             ctx.out.warn(note)
         uv_project.report_uv(ctx, shim)
@@ -79,11 +79,8 @@ class Command(BaseCommand):
         if code != 0:
             raise uv_project.uv_failed(plan.uv_args, code)
         synced = f"environment synced ({args.profile} profile) {shim.placement.describe()}"
-        nodes = shim.srun.nodes() if shim.placement.mode == "srun" else []
-        for node in nodes:
-            ctx.out.info(f"{node}: {synced}")
-        if not nodes:
-            ctx.out.info(synced)
+        for node in (shim.srun.nodes() if shim.placement.mode == "srun" else []) or [""]:
+            ctx.out.info(f"{node}: {synced}" if node else synced)
         return 0
 
 
@@ -95,7 +92,7 @@ def _words(args: argparse.Namespace) -> list[str]:
     return words + ["--exact"] * args.exact + ["--lts"] * args.lts
 
 
-def refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str] = ("sync",)) -> None:
+def _refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str]) -> None:
     """A sync into a container removed when uv exits (run placement, --rm; an srun step's
     unnamed pyxis container) is lost at once."""
     placement = shim.placement

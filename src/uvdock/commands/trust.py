@@ -52,57 +52,30 @@ class Command(BaseCommand):
         keys = ctx.widening(config_trust.gated(table)) if source else {}
         sha = config_trust.digest(table)
         known = config_trust.find(records, repo, source) if source else None
-        state = _state(source, keys, known, sha)
-        if args.revoke:
-            kept = config_trust.without(records, repo)
-            changed = len(kept) != len(records)
-            self._save(ctx, kept, changed, "forgot the trust given to" if changed else "")
-            return self._report(ctx, repo, source, keys, "revoked" if changed else state, changed)
-        if args.show or state in ("trusted", "nothing to trust"):
-            return self._report(ctx, repo, source, keys, state, False)
-        self._show_keys(ctx, source, keys)
-        record = config_trust.TrustRecord(str(repo), source, sha)
-        self._save(ctx, [*config_trust.without(records, repo), record], True, "trusted")
-        return self._report(ctx, repo, source, keys, "trusted", True)
-
-    def _save(
-        self, ctx: Context, records: list[config_trust.TrustRecord], changed: bool, verb: str
-    ) -> None:
-        path = config_trust.trust_file(ctx.env)
-        if not changed:
-            return
-        if ctx.dry_run:
-            ctx.out.info(f"would write {path}")
-            return
-        ensure_private_folder(path.parent)
-        atomic_write(path, config_trust.render_records(records))
-        ctx.out.detail(f"{verb} this repository in {path}")
-
-    def _show_keys(self, ctx: Context, source: str, keys: dict[str, Any]) -> None:
+        state = "nothing to trust" if not source or not keys else "not trusted"
+        if known is not None and state != "nothing to trust":
+            state = "trusted" if known.sha256 == sha else "changed since trusted"
+        kept = config_trust.without(records, repo)
+        changed = False
+        if args.revoke and len(kept) != len(records):
+            changed, state, verb = True, "revoked", "forgot the trust given to"
+        elif not (args.revoke or args.show or state in ("trusted", "nothing to trust")):
+            _show_keys(ctx, source, keys)
+            kept.append(config_trust.TrustRecord(str(repo), source, sha))
+            changed, state, verb = True, "trusted", "trusted"
+        if changed:
+            path = config_trust.trust_file(ctx.env)
+            if ctx.dry_run:
+                ctx.out.info(f"would write {path}")
+            else:
+                ensure_private_folder(path.parent)
+                atomic_write(path, config_trust.render_records(kept))
+                ctx.out.detail(f"{verb} this repository in {path}")
         if ctx.out.json_mode:
-            return
-        ctx.out.info(f"{source} sets what changes where code runs or what the container can reach:")
-        for key, value in keys.items():
-            ctx.out.info(f"  {key} = {value!r}")
-
-    def _report(
-        self,
-        ctx: Context,
-        repo: Path,
-        source: str,
-        keys: dict[str, Any],
-        state: str,
-        changed: bool,
-    ) -> int:
-        if ctx.out.json_mode:
+            changed = changed and not ctx.dry_run
             ctx.out.json(
-                {
-                    "repo": str(repo),
-                    "source": source or None,
-                    "keys": keys,
-                    "state": state,
-                    "changed": changed and not ctx.dry_run,
-                }
+                {"repo": str(repo), "source": source or None, "keys": keys, "state": state}
+                | {"changed": changed}
             )
             return 0
         where = f"{source} in {repo}" if source else f"{repo} (no uvdock.toml or [tool.uvdock])"
@@ -110,18 +83,16 @@ class Command(BaseCommand):
             ctx.out.info(f"would mark {where}: {state}")
             return 0
         if not changed and keys and state != "revoked":
-            self._show_keys(ctx, source, keys)
+            _show_keys(ctx, source, keys)
         ctx.out.info(f"{where}: {state}")
         if state in ("not trusted", "changed since trusted"):
             ctx.out.info("review it, then run `uvdock trust`")
         return 0
 
 
-def _state(
-    source: str, keys: dict[str, Any], known: config_trust.TrustRecord | None, sha: str
-) -> str:
-    if not source or not keys:
-        return "nothing to trust"
-    if known is None:
-        return "not trusted"
-    return "trusted" if known.sha256 == sha else "changed since trusted"
+def _show_keys(ctx: Context, source: str, keys: dict[str, Any]) -> None:
+    if ctx.out.json_mode:
+        return
+    ctx.out.info(f"{source} sets what changes where code runs or what the container can reach:")
+    for key, value in keys.items():
+        ctx.out.info(f"  {key} = {value!r}")

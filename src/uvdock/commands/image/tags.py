@@ -9,7 +9,7 @@ warned about: CI would fail to pull it.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
@@ -73,7 +73,9 @@ class Command(BaseCommand):
         shown = found[: args.limit] if args.limit else found
         rows = [(tag, [lane for lane in lanes if pinned[lane] == tag]) for tag in shown]
         if ctx.options.json:
-            ctx.out.json(self._payload(client.base_url, found, rows, pinned))
+            tags = [{"tag": tag, "pinned_by": lanes} for tag, lanes in rows]
+            total = {"registry": client.base_url, "total": len(found), "pins": pinned}
+            ctx.out.json(total | {"tags": tags})
             return 0
         ctx.out.info(
             f"{repository} at {client.base_url}: {len(found)}"
@@ -84,20 +86,6 @@ class Command(BaseCommand):
             table = [(tag, ", ".join(f"{lane} pin" for lane in lanes_)) for tag, lanes_ in rows]
             ctx.out.table(("tag", "pinned by"), table)
         return 0
-
-    @staticmethod
-    def _payload(
-        url: str,
-        found: list[str],
-        rows: list[tuple[str, list[str]]],
-        pinned: dict[str, str | None],
-    ) -> dict[str, Any]:
-        return {
-            "registry": url,
-            "total": len(found),
-            "pins": pinned,
-            "tags": [{"tag": tag, "pinned_by": lanes} for tag, lanes in rows],
-        }
 
 
 def _found_lane(
