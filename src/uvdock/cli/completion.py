@@ -1,13 +1,11 @@
 """Shell completion as text: the bash, zsh and fish scripts, written from the command shapes
-that commands/completion.py reads from the CLI's own parsers, and the case names the scripts
-ask for at TAB time.
+commands/completion.py reads from the CLI's own parsers, and the case names asked at TAB time.
 
 Repository text (a recipe's `test_case`) reaches a shell only as a literal word. bash and zsh
-insert a reply as typed text, so each name is quoted (as `printf %q` would: control and bidi
-characters as `$'\\xHH'` / `$'\\uHHHH'` escapes), one reply a line. fish quotes what it inserts
-itself: it gets raw names, NUL-terminated. zsh and fish show candidates raw (a bidi override
-would reorder the menu), so a name holding a control or format character is offered to bash only.
-"""
+insert a reply as typed text, so each name is quoted as `printf %q` would (control and bidi
+characters as `$'\\xHH'` escapes), one a line; fish quotes what it inserts, so it gets raw
+names, NUL-terminated. zsh and fish list candidates raw, so a name holding a control or format
+character is offered to bash only."""
 
 from __future__ import annotations
 

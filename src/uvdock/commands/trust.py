@@ -1,11 +1,6 @@
-"""`uvdock trust [--show | --revoke]`: let this repository's configuration choose where code runs.
-
-A repository's `uvdock.toml` / `[tool.uvdock]` may set keys that change where code runs
-or what the container can reach (config_trust.GATED_KEYS); uvdock refuses them until the
-user has read them and run `uvdock trust`, which records the configuration's sha256 in the
-user's own configuration folder. Any later change to the configuration needs trust again.
-Writes go to that folder only (never into the repository), so this is not a WRITER.
-"""
+"""`uvdock trust [--show | --revoke]`: let this repository's configuration choose where code runs
+(config/trust.py's gated keys). The record goes to the user's own configuration folder, never
+into the repository, so this is no writer."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """uv on the project, in the CI container: which uv answers, the lock before and after, what
-`uv add` / `uv remove` change and the inexact sync after them, what `sync --exact` removes.
+`uv add` / `uv remove` change and the sync after them, what `sync --exact` removes.
 
-uv add / uv remove run with `--no-sync`: uv's own sync is exact and knows nothing of the
-image, so in a running CI container it would uninstall what other groups installed and
-reinstall what the base image provides. A persistent container (exec, or local) is then
-brought up to date by uvdock's own inexact, Dockerfile-selected, protected sync; a throwaway
-container (run, srun without a named pyxis container) is not synced: it is gone a moment later.
-"""
+add and remove run uv with `--no-sync`: uv's own sync is exact and knows nothing of the image
+(it would uninstall other groups and reinstall what the base image provides). A persistent
+container is then synced the way `uvdock sync` does, inexact; a throwaway one not at all."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""`uvdock image enroot [--output FILE]`: import the CI image as a squashfs for enroot / pyxis.
-
-Works where only podman is installed: enroot's `podman://` import removes its temporary
-container with a hard-coded `docker rm` (enroot 4.1.2), so enroot runs with a `docker` that
-is podman first on its PATH; and an image without CMD/ENTRYPOINT, which enroot's
-`create` refuses, is imported through a derived image that has one (removed after). The
-.sqsh is written beside the target and renamed over it, so a re-import is a new file:
-the srun engine's reusable container, keyed by it, is never served stale.
-"""
+"""`uvdock image enroot [--output FILE]`: import the CI image as a squashfs for enroot / pyxis,
+also where only podman is installed (run/enroot_import.py)."""
 
 from __future__ import annotations
 

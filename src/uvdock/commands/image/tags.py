@@ -1,10 +1,6 @@
-"""`uvdock image tags [--lts | --lane NAME] [--limit N]`: the registry's tags, newest first:
-NGC PyTorch's YY.MM-py3, or with --lane those of the found lane's image family.
-
-Each row says which lane pins that tag: the dev lane always, the LTS lane with --lts (it is
-only looked at on request, like every LTS action). A pin the registry does not list is
-warned about: CI would fail to pull it.
-"""
+"""`uvdock image tags [--lts | --lane NAME] [--limit N]`: the registry's tags, newest first
+(NGC PyTorch's YY.MM-py3, or the found lane's image family), each with the lanes that pin it;
+a pin the registry does not list is warned about: CI would fail to pull it."""
 
 from __future__ import annotations
 
