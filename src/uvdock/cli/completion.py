@@ -132,25 +132,21 @@ complete -F _uvdock uvdock
 def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str = "bash") -> str:
     groups = _groups(shapes)
     all_options = [*globals_, *(o for s in shapes for o in s.options)]
-    valued = sorted({f for o in all_options if o.takes_value for f in o.flags})
-    subs = "\n".join(
-        f'        {group}) subs="{" ".join(n for n in names if n)}";;'
-        for group, names in groups.items()
-    )
-    per_command = "\n".join(
-        f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; words="{" ".join(s.words)}"; '
-        f"cases={int(s.completes_cases)};;"
-        for s in shapes
-    )
     own = [line for s in shapes for line in _value_cases(s.options, f"{s.group}/{s.name}")]
-    values = "\n".join(dict.fromkeys([*own, *_value_cases(globals_)]))
     return _BASH.format(
         globals=_flags(globals_),
-        valued=" ".join(valued),
-        subs=subs,
-        values=values,
+        valued=" ".join(sorted({f for o in all_options if o.takes_value for f in o.flags})),
+        subs="\n".join(
+            f'        {group}) subs="{" ".join(n for n in names if n)}";;'
+            for group, names in groups.items()
+        ),
+        values="\n".join(dict.fromkeys([*own, *_value_cases(globals_)])),
         groups=" ".join(groups),
-        per_command=per_command,
+        per_command="\n".join(
+            f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; words="{" ".join(s.words)}"; '
+            f"cases={int(s.completes_cases)};;"
+            for s in shapes
+        ),
         shell=shell,
     )
 

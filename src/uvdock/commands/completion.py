@@ -23,11 +23,6 @@ if TYPE_CHECKING:
 CASE_METAVAR = "CASE"
 
 
-def _option(action: argparse.Action) -> Option:
-    choices = tuple(map(str, action.choices or ()))
-    return Option(tuple(action.option_strings), action.help or "", action.nargs != 0, choices)
-
-
 def shapes() -> list[CommandShape]:
     """Every command with its own options, read from the parsers the commands build."""
     found = []
@@ -35,7 +30,16 @@ def shapes() -> list[CommandShape]:
         parser = command_parser((group, name), spec)
         importlib.import_module(f"uvdock.commands.{spec.module}").Command().configure(parser)
         own = [a for a in parser._actions if a not in parser.global_actions]
-        options = tuple(_option(a) for a in own if a.option_strings and a.help != argparse.SUPPRESS)
+        options = tuple(
+            Option(
+                tuple(a.option_strings),
+                a.help or "",
+                a.nargs != 0,
+                tuple(map(str, a.choices or ())),
+            )
+            for a in own
+            if a.option_strings and a.help != argparse.SUPPRESS
+        )
         positional = [a for a in own if not a.option_strings]
         cases = any(a.metavar == CASE_METAVAR for a in positional)
         words = tuple(str(c) for a in positional for c in a.choices or ())

@@ -104,9 +104,12 @@ def _diagnose_log(ctx: Context, source: str) -> int:
 def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
     for finding in diagnosis.findings:
         ctx.out.info(f"line {finding.line_number}: {finding.line}")
-        ctx.out.info(f"  cause:   {finding.cause}")
-        ctx.out.info(f"  fix:     {finding.fix}")
-        ctx.out.info(f"  run:     {finding.command}")
+        for label, text in (
+            ("cause", finding.cause),
+            ("fix", finding.fix),
+            ("run", finding.command),
+        ):
+            ctx.out.info(f"  {label + ':':<8} {text}")
     if diagnosis.findings:
         return
     ctx.out.warn("no known failure signature in this log")

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 
 from uvdock.errors import InputRefused
+from uvdock.project import pyproject
 from uvdock.project.names import normalize_name
 from uvdock.ui.redact import url_credentials
 
 if TYPE_CHECKING:
-    from uvdock.project.pyproject import ProjectDeps
+    from pathlib import Path
 
 # uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
@@ -63,13 +64,14 @@ def _refuse_credentials(spec: str, url: str) -> None:
 
 
 def target_args(
-    deps: ProjectDeps, action: str, group: str | None, optional: str | None
+    project: Path, action: str, group: str | None, optional: str | None
 ) -> tuple[list[str], str]:
-    """uv's `--group G` / `--optional X`, and a note when `add` creates it (the user may have
-    mistyped an existing one)."""
+    """uv's `--group G` / `--optional X` as the project declares it, and a note when `add`
+    creates it (the user may have mistyped an existing one)."""
     name = group if group is not None else optional
     if name is None:
         return [], ""
+    deps = pyproject.read(project)
     declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
     if action == "add" and normalize_name(name) not in declared:
         what = "dependency group" if group is not None else "extra"

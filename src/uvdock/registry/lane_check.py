@@ -134,11 +134,10 @@ def require_tag(
 def newest_complete_tag(
     client: RegistryClient,
     platforms: tuple[str, ...],
-    log: Callable[[str], None] | None = None,
-    order: Callable[[list[str]], list[str]] = oci.release_tags,
+    log: Callable[[str], None],
+    order: Callable[[list[str]], list[str]],
 ) -> tuple[str, TagReport]:
-    """The newest tag of the lane's family (`order`: newest first; NGC PyTorch's YY.MM-py3
-    unless told) published for every platform (exit 3 when none is)."""
+    """The newest tag of the lane's family (`order`: newest first) published for every platform (exit 3 when none is)."""
     candidates = order(client.tags())
     for tag in candidates[:MAX_PROBES]:
         have = tag_platforms(client, tag)
@@ -147,8 +146,7 @@ def newest_complete_tag(
         missing = oci.missing_platforms(platforms, have)
         if not missing:
             return tag, TagReport(True, client.base_url, tuple(map(str, have)))
-        if log is not None:
-            log(f"{tag}: skipped, not published for {', '.join(missing)}")
+        log(f"{tag}: skipped, not published for {', '.join(missing)}")
     if not candidates:
         raise EnvironmentUnusable(
             f"the registry ({client.base_url}) lists no YY.MM-py3 tags",

@@ -8,6 +8,7 @@ container is then synced the way `uvdock sync` does, inexact; a throwaway one no
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 
@@ -102,7 +103,7 @@ def change_dependencies(
 ) -> int:
     """`uvdock add` / `uvdock remove`: uv's verb on the project, the lock diff, the sync after
     it, and the commit to make. The shim is made once the arguments are checked."""
-    from uvdock.project import dependency_args, pyproject
+    from uvdock.project import dependency_args
     from uvdock.project.names import normalize_name
 
     group, optional = args.group, args.optional
@@ -115,12 +116,9 @@ def change_dependencies(
             hint="use `uvdock lts pin NAME==VERSION --lts`",
         )
     names = dependency_args.requirement_names(action, args.packages)
-    target: list[str] = []
-    if target_name is not None:
-        deps = pyproject.read(ctx.project)
-        target, note = dependency_args.target_args(deps, action, group, optional)
-        if note:
-            ctx.out.info(note)
+    target, note = dependency_args.target_args(ctx.project, action, group, optional)
+    if note:
+        ctx.out.info(note)
     uv_args = [action, "--no-sync", *target, *args.packages]
     shim = shim_for(ctx)
     report_uv(ctx, shim)
@@ -135,7 +133,8 @@ def change_dependencies(
         return 0
     message = f"build: {action} {', '.join(names)} dependency"
     ctx.out.info("next: commit the change")
-    ctx.out.info(f"  git add {_project_files(ctx)}")
+    files = [os.path.relpath(ctx.project / f, ctx.cwd) for f in ("pyproject.toml", "uv.lock")]
+    ctx.out.info(f"  git add {shlex.join(files) if ctx.project_path else 'pyproject.toml uv.lock'}")
     ctx.out.info("  " + shlex.join(["git", "commit", "-s", "-m", message]))
     return 0
 
@@ -182,17 +181,6 @@ def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, syn
             "what is no longer needed stays installed (the sync is inexact); "
             "`uvdock sync --exact` removes it"
         )
-
-
-def _project_files(ctx: Context) -> str:
-    """pyproject.toml and uv.lock as `git add` reads them from where the user is."""
-    if not ctx.project_path:
-        return "pyproject.toml uv.lock"
-    import os
-
-    return shlex.join(
-        os.path.relpath(ctx.project / f, ctx.cwd) for f in ("pyproject.toml", "uv.lock")
-    )
 
 
 def show_removals(ctx: Context, shim: Shim, uv_args: list[str]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from uvdock.cli import optin
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    _client: RegistryClient | None = None  # the tag check's, reused for --pr-body
+    _client: RegistryClient | None = None
 
     arguments = (
         arg("tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"),
@@ -126,13 +127,11 @@ class Command(BaseCommand):
             current = parse_image(reference_tag(scan, lane)[0] or "")[0]
             if current is None:
                 raise InputRefused(f"{lane} has no image uvdock can order: name the tag")
-            order = lambda tags: newest(tags, current)  # noqa: E731
-            tag = self._latest(ctx, args, current.repository, order)[0]
+            tag = self._latest(ctx, args, current.repository, partial(newest, like=current))[0]
             ctx.out.info(f"newest {current.repository} tag of its family: {tag}")
             found = parse_image(f"{current.repository}:{tag}")[0]
-            tag = (
-                tag if found is not None and found.key > current.key else current.tag
-            )  # never back
+            if found is None or found.key <= current.key:
+                tag = current.tag  # never back
         plan = plan_found_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
         if not plan.noop and not args.latest:
             image = parse_image(plan.changed[0].value)[0] if plan.changed else None
@@ -169,12 +168,15 @@ class Command(BaseCommand):
             "name the tag instead: uvdock image bump TAG",
             args.offline,
         )
-        hint = lane_check.NAMED_TAG_OFFLINE_HINT
+        client = self._connect(ctx, lane_check.NAMED_TAG_OFFLINE_HINT, image)
+        return lane_check.newest_complete_tag(client, ctx.config.platforms, ctx.out.detail, order)
+
+    def _connect(self, ctx: Context, hint: str | None, image: str = REPOSITORY) -> RegistryClient:
+        """The registry client, kept for --pr-body: its token and its time budget go on."""
         self._client = lane_check.client_for(
             ctx.config, ctx.env, ctx.out.detail, hint=hint, image=image
         )
-        platforms = ctx.config.platforms
-        return lane_check.newest_complete_tag(self._client, platforms, ctx.out.detail, order)
+        return self._client
 
     def _check_registry(
         self, ctx: Context, args: argparse.Namespace, tag: str, image: str = REPOSITORY
@@ -185,11 +187,8 @@ class Command(BaseCommand):
             ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
             base = lane_check.registry_base(ctx.config)[0] if image == REPOSITORY else ""
             return lane_check.TagReport(False, base, skipped=offline)
-        hint = lane_check.OFFLINE_HINT
-        self._client = lane_check.client_for(
-            ctx.config, ctx.env, ctx.out.detail, hint=hint, image=image
-        )
-        report = lane_check.require_tag(self._client, tag, ctx.config.platforms, image)
+        client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
+        report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
         ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
         return report
 
@@ -202,9 +201,7 @@ class Command(BaseCommand):
         if offline:
             return ImageReport(old, new, skipped=f"offline: {offline}")
         try:
-            client = self._client or lane_check.client_for(
-                ctx.config, ctx.env, ctx.out.detail, hint=None
-            )
+            client = self._client or self._connect(ctx, None)
             after = read_tag(client, new, keep_going=True)
         except EnvironmentUnusable as exc:
             ctx.out.warn(f"image contents not read: {exc.message}")
@@ -226,15 +223,15 @@ class Command(BaseCommand):
 
 def _current(ctx: Context, lane: str, current: str, latest: str, report: TagReport) -> int:
     """--latest on a lane already past the registry's newest: nothing changes."""
-    if not ctx.options.json:
+    if ctx.options.json:
+        ctx.out.json(
+            {"lane": lane, "from": current, "to": current, "latest": latest, "changed": []}
+            | {"warnings": [], "registry": report.to_json()}
+        )
+    else:
         ctx.out.info(
             f"{lane} pins are current: {current} is newer than {latest}; nothing to change"
         )
-        return 0
-    ctx.out.json(
-        {"lane": lane, "from": current, "to": current, "latest": latest, "changed": []}
-        | {"warnings": [], "registry": report.to_json()}
-    )
     return 0
 
 

@@ -18,14 +18,12 @@ from uvdock.run.stream import stream
 if TYPE_CHECKING:
     from uvdock.context import Context
 
-_LOGIN_HINT = "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
-
 
 def _pull_hint(host: str) -> str:
     """The login hint fits only a registry that answered: a host that does not resolve is a
     network problem, whatever the engine printed."""
     if gitlab_host.resolves(host):
-        return _LOGIN_HINT
+        return "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
     return (
         f"`{host}` does not resolve from here: name resolution failed (DNS, VPN or proxy), "
         "not a login problem; check the network, or the remote that gitlab-remote names; "
@@ -44,7 +42,7 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config
         key = "lts_registry_image" if args.lts else "registry_image"
-        wanted = cfg.lts_registry_image if args.lts else cfg.registry_image
+        wanted = getattr(cfg, key)
         if not wanted:
             raise EnvironmentUnusable(
                 f"no registry image to pull for this repository ({ctx.said(key)})",
