@@ -135,7 +135,7 @@ class Command(BaseCommand):
         plan = plan_found_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
         if not plan.noop and not args.latest:
             image = parse_image(plan.changed[0].value)[0] if plan.changed else None
-            self._check_registry(ctx, args, plan.tag, image.repository if image else "")
+            self._check_registry(ctx, args, plan.tag, image.repository if image else "", url=False)
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if ctx.options.json:
@@ -179,13 +179,20 @@ class Command(BaseCommand):
         return self._client
 
     def _check_registry(
-        self, ctx: Context, args: argparse.Namespace, tag: str, image: str = REPOSITORY
+        self,
+        ctx: Context,
+        args: argparse.Namespace,
+        tag: str,
+        image: str = REPOSITORY,
+        *,
+        url: bool = True,
     ) -> TagReport:
-        """The registry has `tag` for every platform, unless offline (then said)."""
+        """The registry has `tag` for every platform, unless offline (then said; `url`: the
+        skipped report names the registry)."""
         offline = lane_check.offline_reason(ctx.config, args.offline)
         if offline or not image:
             ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
-            base = lane_check.registry_base(ctx.config)[0] if image == REPOSITORY else ""
+            base = lane_check.registry_base(ctx.config)[0] if url else ""
             return lane_check.TagReport(False, base, skipped=offline)
         client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
         report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
