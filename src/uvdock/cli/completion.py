@@ -161,17 +161,13 @@ def zsh(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
 
 
 def _fish_option(option: Option, condition: str) -> str:
-    parts = ["complete -c uvdock"]
-    if condition:
-        parts.append(f"-n {shlex.quote(condition)}")
-    for flag in option.flags:
-        parts.append(f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}")
+    where = [f"-n {shlex.quote(condition)}"] if condition else []
+    flags = [f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in option.flags]
+    values = ["-r"] if option.takes_value else []
     if option.choices:
-        parts.append(f"-x -a {shlex.quote(' '.join(option.choices))}")
-    elif option.takes_value:
-        parts.append("-r")
-    parts.append(f"-d {shlex.quote(option.help)}")
-    return " ".join(parts)
+        values = [f"-x -a {shlex.quote(' '.join(option.choices))}"]
+    help = f"-d {shlex.quote(option.help)}"
+    return " ".join(["complete -c uvdock", *where, *flags, *values, help])
 
 
 # Case names are the repository's that --repo names (raw, NUL-terminated: fish quotes what

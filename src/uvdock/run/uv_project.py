@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused, Interrupted
@@ -35,26 +35,21 @@ def report_uv(ctx: Context, shim: Shim) -> None:
 
 
 def _uv_said(ctx: Context, shim: Shim, answer: str) -> None:
+    """Which uv answered in the container, and how it differs from the project's and the host's."""
     from uvdock.project import pyproject, uvversion
+    from uvdock.run import proc
 
     container = uvversion.parse(answer)
     if container is None:
         return
     ctx.out.info(f"uv {container}, {shim.placement.describe()}")
     required = pyproject.required_uv_version(ctx.project)
-    for problem in uvversion.mismatches(container, required, host_uv_version(ctx.env)):
+    host = None
+    if proc.which("uv", ctx.env) is not None:
+        out = proc.run(["uv", "--version"], env=ctx.env, check=False)
+        host = uvversion.parse(out.stdout) if out.ok else None
+    for problem in uvversion.mismatches(container, required, host):
         ctx.out.warn(problem)
-
-
-def host_uv_version(env: Mapping[str, str]) -> str | None:
-    """The version of the uv on the host's PATH, or None when there is none."""
-    from uvdock.project import uvversion
-    from uvdock.run import proc
-
-    if proc.which("uv", env) is None:
-        return None
-    out = proc.run(["uv", "--version"], env=env, check=False)
-    return uvversion.parse(out.stdout) if out.ok else None
 
 
 def lock_bytes(ctx: Context) -> bytes | None:
