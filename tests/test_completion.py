@@ -300,7 +300,7 @@ def test_fish_offers_hostile_case_names_as_literal_words(
     "name", [*HOSTILE_NAMES, *CONTROL_NAMES, "new\nline", "back\\slash", "tag\U000e0001x", "é"]
 )
 def test_a_quoted_word_reads_back_as_the_name_in_the_real_shell(shell: str, name: str) -> None:
-    from uvdock.commands.completion_words import shell_word
+    from uvdock.cli.completion import shell_word
 
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed")

@@ -1,4 +1,4 @@
-"""The one LTS opt-in rule (uvdock.commands.optin)."""
+"""The one LTS opt-in rule (uvdock.cli.optin)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
+from uvdock.cli import optin
 from uvdock.cli.spec import GlobalOptions
-from uvdock.commands import optin
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.ui.output import Output

@@ -1,12 +1,35 @@
-"""`uvdock add PKG... [--group G | --optional X]`: uv add in the container."""
+"""`uvdock add PKG... [--group G | --optional X]`: uv add in the container (run/uv_project.py)."""
 
-from uvdock.commands.depchange import DependencyChange
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import arg, shim_for
+from uvdock.commands.lock.diff import add_lock_format_option
+from uvdock.run.uv_project import NO_SYNC_HELP, change_dependencies
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
 
 
-class Command(DependencyChange):
-    action = "add"
-    helps = (
-        "requirement, e.g. 'einops~=0.8'",
-        "add to dependency group G",
-        "add to extra X ([project.optional-dependencies])",
+class Command(BaseCommand):
+    arguments = (
+        arg("packages", nargs="+", metavar="PKG", help="requirement, e.g. 'einops~=0.8'"),
+        arg("--group", metavar="G", help="add to dependency group G", exclusive=True),
+        arg(
+            "--optional",
+            metavar="X",
+            help="add to extra X ([project.optional-dependencies])",
+            exclusive=True,
+        ),
+        arg("--no-sync", action="store_true", help=NO_SYNC_HELP),
     )
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        super().configure(parser)
+        add_lock_format_option(parser)
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        return change_dependencies(ctx, "add", args, shim_for)

@@ -6,46 +6,57 @@ import argparse
 import contextlib
 import io
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import InputRefused
+from uvdock.commands.base import arg
+from uvdock.doctor.checks import run_checks
+from uvdock.doctor.logscan import diagnose_stream
+from uvdock.doctor.signatures import SIGNATURES
+from uvdock.errors import EnvironmentUnusable, InputRefused, UvdockError
+from uvdock.project import declared
+from uvdock.run import git, slurm_containers, slurm_steps
 
 if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.doctor.checks import CheckResult
     from uvdock.doctor.logscan import Diagnosis
-    from uvdock.project.declared import Declared
 
 _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.description = (
-            "Without LOG: check the setup (git, engine, image, mounts, uv and its "
-            "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
-            "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
-            "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
-            "(showing the lines that look like errors) when none was recognised."
-        )
-        parser.add_argument(
-            "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
-        )
-        parser.add_argument(
+    description = (
+        "Without LOG: check the setup (git, engine, image, mounts, uv and its "
+        "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
+        "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
+        "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
+        "(showing the lines that look like errors) when none was recognised."
+    )
+    arguments = (
+        arg("log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"),
+        arg(
             "--prune",
             action="store_true",
             help="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)",
-        )
+        ),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.prune:
             return _prune(ctx)
         if args.log is not None:
             return _diagnose_log(ctx, args.log)
-        return _check_setup(ctx)
+        if ctx.options.json:
+            results = run_checks(ctx)
+            ctx.out.json({"checks": [r.to_json() for r in results]})
+        else:  # one line per check as it finishes: a container check can take a minute
+            results = run_checks(ctx, on_result=lambda result: _show_check(ctx, result))
+            failed = sum(r.status == "fail" for r in results)
+            ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")
+        return 1 if any(r.status == "fail" for r in results) else 0
 
 
 @contextlib.contextmanager
@@ -68,25 +79,14 @@ def _open_log(source: str) -> Iterator[BinaryIO]:
         yield stream
 
 
-def _declared(ctx: Context) -> Mapping[str, Declared]:
-    """The project's declarations, when doctor runs in one (a log can be read anywhere)."""
-    from uvdock.errors import UvdockError
-    from uvdock.project import declared
-
-    try:
-        repo = ctx.repo
-    except UvdockError:
-        return {}
-    return declared.read(repo)
-
-
 def _diagnose_log(ctx: Context, source: str) -> int:
-    from uvdock.doctor.logscan import diagnose_stream
-    from uvdock.doctor.signatures import SIGNATURES
-
+    try:  # the project's declarations, when doctor runs in one (a log can be read anywhere)
+        repo: Path | None = ctx.repo
+    except UvdockError:
+        repo = None
     with _open_log(source) as stream:
         try:
-            diagnosis = diagnose_stream(stream, SIGNATURES, _declared(ctx))
+            diagnosis = diagnose_stream(stream, SIGNATURES, declared.read(repo) if repo else {})
         except OSError as exc:
             raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
     if ctx.options.json:
@@ -104,9 +104,12 @@ def _diagnose_log(ctx: Context, source: str) -> int:
 def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
     for finding in diagnosis.findings:
         ctx.out.info(f"line {finding.line_number}: {finding.line}")
-        ctx.out.info(f"  cause:   {finding.cause}")
-        ctx.out.info(f"  fix:     {finding.fix}")
-        ctx.out.info(f"  run:     {finding.command}")
+        for label, text in (
+            ("cause", finding.cause),
+            ("fix", finding.fix),
+            ("run", finding.command),
+        ):
+            ctx.out.info(f"  {label + ':':<8} {text}")
     if diagnosis.findings:
         return
     ctx.out.warn("no known failure signature in this log")
@@ -116,19 +119,6 @@ def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
             ctx.out.info(f"  {number}: {line}")
     else:
         ctx.out.info("no line looks like an error either")
-
-
-def _check_setup(ctx: Context) -> int:
-    from uvdock.doctor.checks import run_checks
-
-    if ctx.options.json:
-        results = run_checks(ctx)
-        ctx.out.json({"checks": [r.to_json() for r in results]})
-    else:  # one line per check as it finishes: a container check can take a minute
-        results = run_checks(ctx, on_result=lambda result: _show_check(ctx, result))
-        failed = sum(r.status == "fail" for r in results)
-        ctx.out.info(f"{failed} check(s) failed" if failed else "all checks passed")
-    return 1 if any(r.status == "fail" for r in results) else 0
 
 
 def _show_check(ctx: Context, result: CheckResult) -> None:
@@ -145,9 +135,6 @@ def _prune(ctx: Context) -> int:
     if ctx.config.engine != "srun":
         ctx.out.info("nothing to prune: only --engine srun keeps unpacked containers")
         return 0
-    from uvdock.errors import EnvironmentUnusable
-    from uvdock.run import git, slurm_containers, slurm_steps
-
     extra = ctx.config.engine_args
     listed = slurm_containers.list_containers(
         ctx.env, extra, slurm_steps.doctor_nodes(ctx.env, extra)

@@ -6,70 +6,80 @@ import argparse
 import sys
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import shim_for
+from uvdock.commands.base import arg, engine_for, shim_for
 from uvdock.context import Context
+from uvdock.errors import InputRefused
+from uvdock.run import engines, slurm, slurm_steps
+from uvdock.run.engines import Placement
+from uvdock.run.host import engine_init
+from uvdock.run.shim import Shim
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
-        parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
-        parser.add_argument(
+    arguments = (
+        arg("--slurm", action="store_true", help="run through srun with pyxis"),
+        arg("--gpus", action="store_true", help="give the container all GPUs"),
+        arg(
             "--nodes",
             type=int,
             default=None,
             help="nodes to allocate; the shell runs on the first (default: config)",
-        )
-        parser.add_argument(
+        ),
+        arg(
             "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
-        )
-        parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
+        ),
+        arg("--shell", default="bash", help="the shell to start (default: bash)"),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.base import engine_for
-
         cfg = ctx.config
-        if args.slurm or cfg.engine == "srun":
-            return _srun_shell(ctx, args)
-        shim = shim_for(ctx)
-        if cfg.container or cfg.engine == "local":
+        srun = args.slurm or cfg.engine == "srun"
+        if not srun and (cfg.container or cfg.engine == "local"):
             if cfg.container and not ctx.dry_run:
                 ctx.out.info(f"opening {args.shell} in container {cfg.container}")
-            return shim.run([args.shell], tty=sys.stdin.isatty())
-        from uvdock.run import engines
-        from uvdock.run.host import engine_init
-
-        engine = engine_for(ctx)
-        init = engine_init(engine, ctx.env)
-        placement = engines.Placement(
-            "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
-        )
-        argv = engines.run_argv(
-            placement,
-            [args.shell],
-            mounts=shim.mounts,
-            tty=True,
-            gpus=args.gpus,
-            name=shim.container_name,  # so an interrupt can stop it
-        )
+            return shim_for(ctx).run([args.shell], tty=sys.stdin.isatty())
+        shim, placement, argv = (_srun_shell if srun else _run_shell)(ctx, args)
         if ctx.dry_run:
             ctx.out.command(argv, placement=placement)
             return 0
         # Checking the image and starting a container can take many seconds (vfs storage):
         # say what the wait is before it, not a blank screen.
-        ctx.out.info(
-            f"starting {args.shell} in a new {engine} container of {cfg.image} (this repository "
-            f"at {cfg.workdir}; the container is removed when the shell exits)..."
-        )
+        if srun:
+            ctx.out.info(f"asking Slurm for a shell (srun --pty) in {placement.describe()}...")
+        else:
+            ctx.out.info(
+                f"starting {args.shell} in a new {placement.engine} container of {cfg.image} (this "
+                f"repository at {cfg.workdir}; the container is removed when the shell exits)..."
+            )
         shim.check_usable()
+        if srun:
+            shim.srun.unpack()
         return shim.foreground(argv, interactive=True)
 
 
-def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
+def _run_shell(ctx: Context, args: argparse.Namespace) -> tuple[Shim, Placement, list[str]]:
+    """A shell in a new container of the image, removed when the shell exits."""
+    shim, engine = shim_for(ctx), engine_for(ctx)
+    init = engine_init(engine, ctx.env)
+    cfg = ctx.config
+    placement = engines.Placement(
+        "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
+    )
+    # Named, so that an interrupt can stop it.
+    argv = engines.run_argv(
+        placement,
+        [args.shell],
+        mounts=shim.mounts,
+        tty=True,
+        gpus=args.gpus,
+        name=shim.container_name,
+    )
+    return shim, placement, argv
+
+
+def _srun_shell(ctx: Context, args: argparse.Namespace) -> tuple[Shim, Placement, list[str]]:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
-    from uvdock.run import engines, slurm_steps
-
     cfg = ctx.config
     shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
     gpus = args.gpus_per_node if args.gpus_per_node is not None else cfg.slurm_gpus_per_node
@@ -91,13 +101,7 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> int:
     if nodes > 1:
         extra = shim.placement.extra_args
         argv = [*slurm_steps.allocation_argv(nodes, first, extra, gpus, shim.container_name), *argv]
-    if ctx.dry_run:
-        ctx.out.command(argv, placement=shim.placement)
-        return 0
-    ctx.out.info(f"asking Slurm for a shell (srun --pty) in {shim.placement.describe()}...")
-    shim.check_usable()
-    shim.srun.unpack()
-    return shim.foreground(argv, interactive=True)
+    return shim, shim.placement, argv
 
 
 def _gpus_where_there_are(
@@ -105,9 +109,6 @@ def _gpus_where_there_are(
 ) -> int:
     """GPUs are asked for only where the partition has them (sinfo's gres): the configured
     count is dropped on a partition without, a count passed on the command line refused."""
-    from uvdock.errors import InputRefused
-    from uvdock.run import slurm
-
     partition, gres = slurm.partition_gres(ctx.env, extra_args)
     if gres is None or "gpu" in gres:
         return gpus

@@ -6,50 +6,46 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.stream import stream
-from uvdock.files import textlines
+from uvdock.commands.base import arg, engine_for
+from uvdock.errors import InputRefused
+from uvdock.image import build as imagebuild
+from uvdock.run.build_check import check_heredocs
+from uvdock.run.engines import operand
+from uvdock.run.stream import stream
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.image.heredoc import Verdict
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands import optin
-
-        parser.description = (
-            "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
-            "pin file. The build always stops at the `main` stage (build-target): the `jet` "
-            "stage needs an internal secret. Without --lts it never builds the LTS image."
-        )
-        optin.add_lts_flag(
-            parser,
+    description = (
+        "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
+        "pin file. The build always stops at the `main` stage (build-target): the `jet` "
+        "stage needs an internal secret. Without --lts it never builds the LTS image."
+    )
+    arguments = (
+        optin.lts_flag(
             "build the LTS image (Dockerfile.ci.lts, the LTS pin, tag lts-image); "
-            "explicit opt-in: " + optin.LTS_POLICY,
-        )
-        parser.add_argument(
-            "--tag", metavar="T", help="image tag (default: image / lts-image from the config)"
-        )
-        parser.add_argument(
+            "explicit opt-in: " + optin.LTS_POLICY
+        ),
+        arg("--tag", metavar="T", help="image tag (default: image / lts-image from the config)"),
+        arg(
             "--target",
             metavar="STAGE",
             help="the Dockerfile stage to stop at (default: build-target, main); the `jet` "
             "stage, which needs an internal secret, only when named here",
-        )
+        ),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.base import engine_for
-        from uvdock.image import build as imagebuild
-        from uvdock.run.engines import operand
-
         config = ctx.config.replace(build_target=args.target or _configured_target(ctx))
         spec = imagebuild.build_spec(ctx.repo, config, lts=args.lts, tag=args.tag)
         operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
         engine = engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
-        _check_heredocs(ctx, engine, spec.dockerfile)  # --dry-run shows no build it refuses
+        check_heredocs(ctx, engine, spec.dockerfile)  # --dry-run shows no build it refuses
         if ctx.dry_run:
             ctx.out.command(argv)
             return 0
@@ -61,38 +57,6 @@ class Command(BaseCommand):
         elapsed = _duration(time.monotonic() - started)
         ctx.out.info(f"built {spec.tag} in {elapsed}")
         return 0
-
-
-def build_refusal(ctx: Context, engine: str, dockerfile: str) -> Verdict | None:
-    """Whether this engine can parse the Dockerfile's heredocs (image/heredoc.py): None
-    when it can, or when the file has none or cannot be read (the engine says why)."""
-    from uvdock.image import heredoc
-
-    try:
-        text = textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True)
-    except OSError:
-        return None
-    line = heredoc.first_heredoc(text)
-    if line is None:
-        return None
-    from uvdock.run import builder_probe
-
-    return heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
-
-
-def _check_heredocs(ctx: Context, engine: str, dockerfile: str) -> None:
-    """Refuse (exit 3) before the build when the engine cannot parse the Dockerfile's
-    heredocs, rather than fail minutes in on `Unknown instruction: "APT-GET"`."""
-    from uvdock.errors import EnvironmentUnusable
-    from uvdock.image import heredoc
-
-    found = build_refusal(ctx, engine, dockerfile)
-    if found is None:
-        return
-    if not found.refuse:
-        ctx.out.warn(f"{found.message}; what works everywhere: {heredoc.WHAT_WORKS}")
-        return
-    raise EnvironmentUnusable(found.message, hint=f"what works: {heredoc.WHAT_WORKS}")
 
 
 def _duration(seconds: float) -> str:
@@ -109,8 +73,6 @@ def _configured_target(ctx: Context) -> str:
     stage: a file or variable must not start a build that needs an internal secret."""
     target = ctx.config.build_target
     if target.lower() in _INTERNAL_STAGES:  # Docker stage names ignore case
-        from uvdock.errors import InputRefused
-
         raise InputRefused(
             f"{ctx.said('build_target')}: the `{target}` stage needs an internal secret; "
             "nothing was built",

@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import format_arg
 
 FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
 
@@ -19,15 +20,12 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands.base import add_format_option
-
-        add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
+    arguments = (format_arg("github", "gitlab", help=FORMAT_HELP),)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.image.worktree import absent_tracked
         from uvdock.image import pins
         from uvdock.image.scan import scan_managed
+        from uvdock.run.worktree import absent_tracked
 
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
         findings = pins.check(scan)
@@ -51,18 +49,17 @@ class Command(BaseCommand):
             from uvdock.image import ci_report
 
             ctx.out.stdout.write(ctx.out.shown(ci_report.render(args.format, findings)))
-            if findings:
-                raise self._failed(findings, lanes)  # the summary and hint on stderr, exit 1
-            return 0
-        if not findings:
+        elif not findings:
             summary = ", ".join(
-                f"{lane} {tag} ({_pins(len(scan.lane_pins(lane)))})" for lane, tag in lanes.items()
+                f"{lane} {tag} ({_plural(len(scan.lane_pins(lane)), 'pin')})"
+                for lane, tag in lanes.items()
             )
             ctx.out.info(f"base-image pins agree: {summary}")
-            return 0
-        for finding in findings:
+        for finding in findings if args.format == "text" else ():
             ctx.out.info(f"{finding.location}: {finding.message}")
-        raise self._failed(findings, lanes)
+        if findings:  # the summary and hint on stderr, exit 1
+            raise self._failed(findings, lanes)
+        return 0
 
     @staticmethod
     def _nothing_managed(ctx: Context, scan: Scan) -> CheckFailed:
@@ -96,9 +93,8 @@ class Command(BaseCommand):
             flag = {"dev": "", "lts": " --lts"}.get(lane, f" --lane {lane}")
             hint = f"`uvdock image bump {lanes.get(lane) or 'TAG'}{flag}`"
             hint += " rewrites every managed pin of that lane"
-        count = len(findings)
-        return CheckFailed(f"{count} base-image pin finding{'s' if count != 1 else ''}", hint=hint)
+        return CheckFailed(f"{_plural(len(findings), 'base-image pin finding')}", hint=hint)
 
 
-def _pins(count: int) -> str:
-    return f"{count} pin" if count == 1 else f"{count} pins"
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("s" if count != 1 else "")

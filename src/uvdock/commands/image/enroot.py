@@ -1,42 +1,35 @@
-"""`uvdock image enroot [--output FILE]`: import the CI image as a squashfs for enroot / pyxis.
-
-Works where only podman is installed: enroot's `podman://` import removes its temporary
-container with a hard-coded `docker rm` (enroot 4.1.2), so enroot runs with a `docker` that
-is podman first on its PATH; and an image without CMD/ENTRYPOINT, which enroot's
-`create` refuses, is imported through a derived image that has one (removed after). The
-.sqsh is written beside the target and renamed over it, so a re-import is a new file:
-the srun engine's reusable container, keyed by it, is never served stale.
-"""
+"""`uvdock image enroot [--output FILE]`: import the CI image as a squashfs for enroot / pyxis,
+also where only podman is installed (run/enroot_import.py)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import engine_for
+from uvdock.commands.base import arg, engine_for
 from uvdock.errors import EnvironmentUnusable
+from uvdock.image import build as imagebuild
+from uvdock.run import proc, slurm
+from uvdock.run.engines import operand
+from uvdock.run.enroot_import import import_sqsh
 
 if TYPE_CHECKING:
     from uvdock.context import Context
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
+    arguments = (
+        arg(
             "--output",
             metavar="FILE",
             help="the .sqsh to write (default: enroot-output; with --lts, its -lts twin)",
-        )
-        from uvdock.commands import optin
-
-        optin.add_lts_flag(parser, "import the LTS image (lts-image) to enroot-output's -lts twin")
+        ),
+        optin.lts_flag("import the LTS image (lts-image) to enroot-output's -lts twin"),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.image import build as imagebuild
-        from uvdock.run import proc, slurm
-        from uvdock.run.engines import operand
-
         cfg = ctx.config
         default = slurm.lts_output(cfg.enroot_output) if args.lts else cfg.enroot_output
         output = operand(args.output or default, "enroot output")
@@ -52,8 +45,6 @@ class Command(BaseCommand):
             ctx.out.command(imagebuild.enroot_argv(output, image, engine))
             return 0
         target = ctx.user_path(args.output) if args.output else ctx.repo / output
-        from uvdock.run.enroot_import import import_sqsh
-
         import_sqsh(image, engine, target, env=ctx.env, cwd=ctx.repo, show=ctx.out.detail)
         ctx.out.info(f"wrote {ctx.rel(target)} from {engine}'s {image}; `--engine srun` uses it")
         return 0

@@ -5,23 +5,25 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.stream import stream
+from uvdock.commands.base import engine_for
 from uvdock.errors import CommandFailed, EnvironmentUnusable
+from uvdock.image import build as imagebuild
+from uvdock.registry import gitlab_host
+from uvdock.run import git
+from uvdock.run.engines import operand
+from uvdock.run.stream import stream
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-
-_LOGIN_HINT = "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
 
 
 def _pull_hint(host: str) -> str:
     """The login hint fits only a registry that answered: a host that does not resolve is a
     network problem, whatever the engine printed."""
-    from uvdock.registry.gitlab_host import resolves
-
-    if resolves(host):
-        return _LOGIN_HINT
+    if gitlab_host.resolves(host):
+        return "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
     return (
         f"`{host}` does not resolve from here: name resolution failed (DNS, VPN or proxy), "
         "not a login problem; check the network, or the remote that gitlab-remote names; "
@@ -30,25 +32,17 @@ def _pull_hint(host: str) -> str:
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands import optin
-
-        parser.description = (
-            "Pull <host>/<registry-image> where host comes from the git remote named by "
-            "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
-            "then tag it as the local image name the other commands use."
-        )
-        optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
+    description = (
+        "Pull <host>/<registry-image> where host comes from the git remote named by "
+        "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
+        "then tag it as the local image name the other commands use."
+    )
+    arguments = (optin.lts_flag("pull the LTS image (lts-registry-image, tagged lts-image)"),)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.base import engine_for
-        from uvdock.image import build as imagebuild
-        from uvdock.registry.gitlab_host import registry_host, registry_image
-        from uvdock.run import git
-
         cfg = ctx.config
         key = "lts_registry_image" if args.lts else "registry_image"
-        wanted = cfg.lts_registry_image if args.lts else cfg.registry_image
+        wanted = getattr(cfg, key)
         if not wanted:
             raise EnvironmentUnusable(
                 f"no registry image to pull for this repository ({ctx.said(key)})",
@@ -63,13 +57,11 @@ class Command(BaseCommand):
                 hint=f"add it with `git remote add {name} <gitlab url>`, "
                 "or set gitlab-remote in [tool.uvdock]",
             )
-        host = registry_host(url)
+        host = gitlab_host.registry_host(url)
         if host is None:
             raise EnvironmentUnusable(f"git remote `{name}` ({url}) names no host")
-        image = registry_image(host, wanted)
+        image = gitlab_host.registry_image(host, wanted)
         local = cfg.lts_image if args.lts else cfg.image
-        from uvdock.run.engines import operand
-
         operand(image, "registry image")
         operand(local, "image")
         engine = engine_for(ctx)

@@ -1,17 +1,21 @@
-"""`uvdock image tags [--lts | --lane NAME] [--limit N]`: the registry's tags, newest first:
-NGC PyTorch's YY.MM-py3, or with --lane those of the found lane's image family.
-
-Each row says which lane pins that tag: the dev lane always, the LTS lane with --lts (it is
-only looked at on request, like every LTS action). A pin the registry does not list is
-warned about: CI would fail to pull it.
-"""
+"""`uvdock image tags [--lts | --lane NAME] [--limit N]`: the registry's tags, newest first
+(NGC PyTorch's YY.MM-py3, or the found lane's image family), each with the lanes that pin it;
+a pin the registry does not list is warned about: CI would fail to pull it."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import arg
+from uvdock.errors import InputRefused
+from uvdock.image.bump import current_tag
+from uvdock.image.pins import reference_tag
+from uvdock.image.scan import scan_managed
+from uvdock.registry import lane_check, oci
+from uvdock.registry.tags import REPOSITORY, newest, parse_image
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,34 +35,22 @@ def _positive(text: str) -> int:
 
 
 class Command(BaseCommand):
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        from uvdock.commands import optin
-
-        optin.add_lts_flag(parser, "mark the LTS lane's pin too")
-        parser.add_argument(
+    arguments = (
+        optin.lts_flag("mark the LTS lane's pin too"),
+        arg(
             "--lane",
             metavar="NAME",
             help="a lane found by meaning (`image show` names them): the tags of its image family",
-        )
-        parser.add_argument(
-            "--limit", type=_positive, metavar="N", help="show only the newest N tags"
-        )
+        ),
+        arg("--limit", type=_positive, metavar="N", help="show only the newest N tags"),
+    )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.image import registry_check
-        from uvdock.image.bump import current_tag
-        from uvdock.image.scan import scan_managed
-        from uvdock.registry import oci
-        from uvdock.registry.tags import REPOSITORY
-
-        offline = registry_check.offline_reason(ctx, False)
-        if offline:
-            from uvdock.errors import InputRefused
-
-            raise InputRefused(
-                f"image tags asks the registry, but offline mode is on ({offline})",
-                hint="for this run: UVDOCK_OFFLINE=0 uvdock image tags",
-            )
+        lane_check.require_online(
+            ctx.config,
+            "image tags asks the registry",
+            "for this run: UVDOCK_OFFLINE=0 uvdock image tags",
+        )
         scan = scan_managed(ctx.repo, ctx.config)
         if args.lane is not None:
             lanes: tuple[str, ...] = (args.lane,)
@@ -67,7 +59,9 @@ class Command(BaseCommand):
             lanes = ("dev", "lts") if args.lts else ("dev",)
             pinned = {lane: current_tag(scan, lane) for lane in lanes}
             repository, order = REPOSITORY, oci.release_tags
-        client = registry_check.client_for(ctx, hint=None, image=repository)
+        client = lane_check.client_for(
+            ctx.config, ctx.env, ctx.out.detail, hint=None, image=repository
+        )
         found = order(client.tags())
         for lane, tag in pinned.items():
             if tag is not None and tag not in found:
@@ -75,7 +69,9 @@ class Command(BaseCommand):
         shown = found[: args.limit] if args.limit else found
         rows = [(tag, [lane for lane in lanes if pinned[lane] == tag]) for tag in shown]
         if ctx.options.json:
-            ctx.out.json(self._payload(client.base_url, found, rows, pinned))
+            tags = [{"tag": tag, "pinned_by": lanes} for tag, lanes in rows]
+            total = {"registry": client.base_url, "total": len(found), "pins": pinned}
+            ctx.out.json(total | {"tags": tags})
             return 0
         ctx.out.info(
             f"{repository} at {client.base_url}: {len(found)}"
@@ -87,29 +83,11 @@ class Command(BaseCommand):
             ctx.out.table(("tag", "pinned by"), table)
         return 0
 
-    @staticmethod
-    def _payload(
-        url: str,
-        found: list[str],
-        rows: list[tuple[str, list[str]]],
-        pinned: dict[str, str | None],
-    ) -> dict[str, Any]:
-        return {
-            "registry": url,
-            "total": len(found),
-            "pins": pinned,
-            "tags": [{"tag": tag, "pinned_by": lanes} for tag, lanes in rows],
-        }
-
 
 def _found_lane(
     scan: Scan, lane: str
 ) -> tuple[dict[str, str | None], str, Callable[[list[str]], list[str]]]:
     """A found lane's pinned tag, its image repository, and its family's order."""
-    from uvdock.errors import InputRefused
-    from uvdock.image.pins import reference_tag
-    from uvdock.registry.tags import newest, parse_image
-
     if not any(rule.lane == lane and rule.arg for rule in scan.lanes):
         found = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
         raise InputRefused(f"no found lane {lane!r}", hint=f"found lanes: {found}")

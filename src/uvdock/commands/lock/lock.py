@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from uvdock.commands import uvwork
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import shim_for
 from uvdock.commands.lock.diff import add_lock_format_option
 from uvdock.context import Context
 from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable, InputRefused
+from uvdock.run import uv_project as uvwork
 
 if TYPE_CHECKING:
     from uvdock.run.shim import Shim

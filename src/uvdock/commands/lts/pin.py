@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from uvdock.commands import optin
+from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import InputRefused
 from uvdock.files import edit
@@ -19,8 +19,8 @@ def next_steps(ctx: Context) -> list[str]:
     """What follows a pin change, as it can be done on this machine: the image build only
     where this engine can build the LTS Dockerfile."""
     from uvdock.commands.base import engine_for
-    from uvdock.commands.image.build import build_refusal
     from uvdock.errors import UvdockError
+    from uvdock.run.build_check import build_refusal
 
     rebuild = "rebuild the LTS image: uvdock image build --lts"
     try:

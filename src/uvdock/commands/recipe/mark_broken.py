@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from uvdock.commands import base, optin
+from uvdock.cli import optin
+from uvdock.commands import base
 
 if TYPE_CHECKING:
     from uvdock.context import Context

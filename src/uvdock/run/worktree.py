@@ -1,8 +1,6 @@
 """Which managed pin files git tracks but the work tree lacks: left out by a sparse checkout, or
-deleted without the deletion being committed (the two need different ways back).
-
-Asked only when a managed file is missing, so `image check` on a full checkout starts no git.
-"""
+deleted without the deletion committed (the two need different ways back). Asked only when a
+managed file is missing, so `image check` on a full checkout starts no git."""
 
 from __future__ import annotations
 

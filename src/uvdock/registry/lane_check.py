@@ -1,24 +1,23 @@
-"""What `image bump` and `image tags` ask the base image's registry, and how they say it.
-
-Builds the client from the configuration (`registry`, timeouts, the user's auth file) and
-turns the registry's answers into the refusals the issue asks for: a tag that does not exist
-(exit 2, with the nearest tags), a tag missing one of the lane's platforms (exit 2, naming
-what it has). Transport failures are exit 3 from the client itself.
-"""
+"""What uvdock asks the registry of a lane's base image, and how the answers become refusals:
+the client built from the configuration (`registry`, timeouts, the user's auth file), a tag
+that does not exist (exit 2, with the nearest tags), a tag missing a lane platform (exit 2,
+naming what it has), the newest tag published for every platform. Transport failures are
+exit 3 from the client itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.registry import oci
+from uvdock.registry.auth import find_credentials
+from uvdock.registry.client import RegistryClient
 from uvdock.registry.tags import REPOSITORY
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
-    from uvdock.registry.client import RegistryClient
+    from uvdock.config.settings import Config
 
 OFFLINE_HINT = "pass --offline (or set offline = true) to bump without asking the registry"
 NAMED_TAG_OFFLINE_HINT = "name the TAG and pass --offline to bump without asking the registry"
@@ -39,47 +38,54 @@ class TagReport(NamedTuple):
         return {"checked": True, "url": self.url, "platforms": list(self.platforms)}
 
 
-def offline_reason(ctx: Context, flag: bool) -> str:
+def offline_reason(config: Config, flag: bool = False) -> str:
     """'' when the registry may be asked; else which setting turned it off."""
     if flag:
         return "--offline"
-    if ctx.config.offline:
-        return "offline = true in the configuration or UVDOCK_OFFLINE"
-    return ""
+    return "offline = true in the configuration or UVDOCK_OFFLINE" if config.offline else ""
 
 
-def registry_base(ctx: Context, image: str = REPOSITORY) -> tuple[str, str, str]:
+def require_online(config: Config, asks: str, hint: str, flag: bool = False) -> None:
+    offline = offline_reason(config, flag)
+    if offline:
+        raise InputRefused(f"{asks}, but offline mode is on ({offline})", hint=hint)
+
+
+def registry_base(config: Config, image: str = REPOSITORY) -> tuple[str, str, str]:
     """(base URL, host the auth file is keyed by, repository) of a lane image's registry
     (config `registry` is a mirror of every lane's)."""
     host, repository = oci.split_image(image)
-    if ctx.config.registry:
-        base = oci.registry_url(ctx.config.registry, "config `registry` (UVDOCK_REGISTRY)")
+    if config.registry:
+        base = oci.registry_url(config.registry, "config `registry` (UVDOCK_REGISTRY)")
         return base, urlsplit(base).netloc, repository
     return oci.default_registry_url(host), host, repository
 
 
-def client_for(ctx: Context, *, hint: str | None, image: str = REPOSITORY) -> RegistryClient:
-    from uvdock.registry.auth import find_credentials
-    from uvdock.registry.client import RegistryClient
-
-    config = ctx.config
+def client_for(
+    config: Config,
+    env: Mapping[str, str],
+    log: Callable[[str], None],
+    *,
+    hint: str | None,
+    image: str = REPOSITORY,
+) -> RegistryClient:
     for key, value in (
         ("registry-connect-timeout", config.registry_connect_timeout),
         ("registry-timeout", config.registry_timeout),
     ):
         if value <= 0:
             raise InputRefused(f"config `{key}` must be a positive number of seconds, got {value}")
-    base, auth_host, repository = registry_base(ctx, image)
+    base, auth_host, repository = registry_base(config, image)
     return RegistryClient(
         base,
         repository,
-        credentials=find_credentials(auth_host, repository, ctx.env),
+        credentials=find_credentials(auth_host, repository, env),
         connect_timeout=config.registry_connect_timeout,
         total_timeout=config.registry_timeout,
         page_size=max(0, config.registry_page_size),
-        log=ctx.out.detail,
+        log=log,
         hint=hint,
-        env=ctx.env,
+        env=env,
     )
 
 
@@ -91,9 +97,7 @@ def tag_platforms(client: RegistryClient, tag: str) -> list[oci.Platform] | None
     if oci.is_list(manifest.media_type):
         return oci.list_platforms(manifest.body)
     digest = oci.config_digest(manifest.body)
-    if digest is None:
-        return []
-    found = oci.config_platform(client.blob_json(digest))
+    found = oci.config_platform(client.blob_json(digest)) if digest is not None else None
     return [found] if found is not None else []
 
 
@@ -130,11 +134,10 @@ def require_tag(
 def newest_complete_tag(
     client: RegistryClient,
     platforms: tuple[str, ...],
-    log: Callable[[str], None] | None = None,
-    order: Callable[[list[str]], list[str]] = oci.release_tags,
+    log: Callable[[str], None],
+    order: Callable[[list[str]], list[str]],
 ) -> tuple[str, TagReport]:
-    """The newest tag of the lane's family (`order`: newest first; NGC PyTorch's YY.MM-py3
-    unless told) published for every platform (exit 3 when none is)."""
+    """The newest tag of the lane's family (`order`: newest first) published for every platform (exit 3 when none is)."""
     candidates = order(client.tags())
     for tag in candidates[:MAX_PROBES]:
         have = tag_platforms(client, tag)
@@ -143,8 +146,7 @@ def newest_complete_tag(
         missing = oci.missing_platforms(platforms, have)
         if not missing:
             return tag, TagReport(True, client.base_url, tuple(map(str, have)))
-        if log is not None:
-            log(f"{tag}: skipped, not published for {', '.join(missing)}")
+        log(f"{tag}: skipped, not published for {', '.join(missing)}")
     if not candidates:
         raise EnvironmentUnusable(
             f"the registry ({client.base_url}) lists no YY.MM-py3 tags",

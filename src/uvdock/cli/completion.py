@@ -1,10 +1,18 @@
-"""The bash, zsh and fish completion scripts, written from the command shapes that
-commands/completion.py reads from the parsers. Pure text: nothing here runs or prints."""
+"""Shell completion as text: the bash, zsh and fish scripts, written from the command shapes
+commands/completion.py reads from the CLI's own parsers, and the case names asked at TAB time.
+
+Repository text (a recipe's `test_case`) reaches a shell only as a literal word. bash and zsh
+insert a reply as typed text, so each name is quoted as `printf %q` would (control and bidi
+characters as `$'\\xHH'` escapes), one a line; fish quotes what it inserts, so it gets raw
+names, NUL-terminated. zsh and fish list candidates raw, so a name holding a control or format
+character is offered to bash only."""
 
 from __future__ import annotations
 
+import re
 import shlex
-from collections.abc import Callable, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 
@@ -36,26 +44,18 @@ def _value_cases(options: Sequence[Option], command: str | None = None) -> list[
     text|markdown in lock diff but text|github|gitlab in image check), then the global ones
     (`command` None), which hold after any command."""
     lines = []
-    for option in options:
-        if option.takes_value:
-            words = " ".join(option.choices)
-            action = (
-                f'COMPREPLY=($(compgen -W "{words}" -- "$cur"))'
-                if option.choices
-                else "_uvdock_files"
-            )
-            arms = "|".join(
-                f'*" {flag}"' if command is None else f'"{command} {flag}"' for flag in option.flags
-            )
-            lines.append(f"        {arms}) {action}; return;;")
+    for option in (o for o in options if o.takes_value):
+        words = " ".join(option.choices)
+        action = f'COMPREPLY=($(compgen -W "{words}" -- "$cur"))' if words else "_uvdock_files"
+        arms = "|".join(f'*" {f}"' if command is None else f'"{command} {f}"' for f in option.flags)
+        lines.append(f"        {arms}) {action}; return;;")
     return lines
 
 
 def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for shape in shapes:
-        groups.setdefault(shape.group, []).append(shape.name)
-    return groups
+    return {
+        g: [s.name for s in shapes if s.group == g] for g in dict.fromkeys(s.group for s in shapes)
+    }
 
 
 _BASH = """# uvdock completion for bash: source <(uvdock completion bash)
@@ -132,25 +132,21 @@ complete -F _uvdock uvdock
 def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str = "bash") -> str:
     groups = _groups(shapes)
     all_options = [*globals_, *(o for s in shapes for o in s.options)]
-    valued = sorted({f for o in all_options if o.takes_value for f in o.flags})
-    subs = "\n".join(
-        f'        {group}) subs="{" ".join(n for n in names if n)}";;'
-        for group, names in groups.items()
-    )
-    per_command = "\n".join(
-        f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; words="{" ".join(s.words)}"; '
-        f"cases={int(s.completes_cases)};;"
-        for s in shapes
-    )
     own = [line for s in shapes for line in _value_cases(s.options, f"{s.group}/{s.name}")]
-    values = "\n".join(dict.fromkeys([*own, *_value_cases(globals_)]))
     return _BASH.format(
         globals=_flags(globals_),
-        valued=" ".join(valued),
-        subs=subs,
-        values=values,
+        valued=" ".join(sorted({f for o in all_options if o.takes_value for f in o.flags})),
+        subs="\n".join(
+            f'        {group}) subs="{" ".join(n for n in names if n)}";;'
+            for group, names in groups.items()
+        ),
+        values="\n".join(dict.fromkeys([*own, *_value_cases(globals_)])),
         groups=" ".join(groups),
-        per_command=per_command,
+        per_command="\n".join(
+            f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; words="{" ".join(s.words)}"; '
+            f"cases={int(s.completes_cases)};;"
+            for s in shapes
+        ),
         shell=shell,
     )
 
@@ -165,17 +161,13 @@ def zsh(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
 
 
 def _fish_option(option: Option, condition: str) -> str:
-    parts = ["complete -c uvdock"]
-    if condition:
-        parts.append(f"-n {shlex.quote(condition)}")
-    for flag in option.flags:
-        parts.append(f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}")
+    where = [f"-n {shlex.quote(condition)}"] if condition else []
+    flags = [f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in option.flags]
+    values = ["-r"] if option.takes_value else []
     if option.choices:
-        parts.append(f"-x -a {shlex.quote(' '.join(option.choices))}")
-    elif option.takes_value:
-        parts.append("-r")
-    parts.append(f"-d {shlex.quote(option.help)}")
-    return " ".join(parts)
+        values = [f"-x -a {shlex.quote(' '.join(option.choices))}"]
+    help = f"-d {shlex.quote(option.help)}"
+    return " ".join(["complete -c uvdock", *where, *flags, *values, help])
 
 
 # Case names are the repository's that --repo names (raw, NUL-terminated: fish quotes what
@@ -199,54 +191,96 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     lines = [
         "# uvdock completion for fish: uvdock completion fish | source",
         "complete -c uvdock -f",
-        _FISH_CASES,
     ]
-    lines += [_fish_option(option, "") for option in globals_]
-    for shape in shapes:
-        if not shape.name:
-            lines.append(
-                f"complete -c uvdock -n __fish_use_subcommand -a {shape.group} "
-                f"-d {shlex.quote(shape.help)}"
-            )
-    lines.append("complete -c uvdock -n __fish_use_subcommand -a help -d 'the help of a command'")
-    for group, names in groups.items():
-        named = " ".join(n for n in names if n)
-        if not named:
-            continue
-        if "" not in names:
-            first = next(s for s in shapes if s.group == group)
-            lines.append(
-                f"complete -c uvdock -n __fish_use_subcommand -a {group} "
-                f"-d {shlex.quote(first.group + ' commands')}"
-            )
-        for shape in (s for s in shapes if s.group == group and s.name):
-            condition = (
-                f"__fish_seen_subcommand_from {group}; and not __fish_seen_subcommand_from {named}"
-            )
-            lines.append(
-                f"complete -c uvdock -n {shlex.quote(condition)} -a {shape.name} "
-                f"-d {shlex.quote(shape.help)}"
-            )
+    lines += [_FISH_CASES, *(_fish_option(option, "") for option in globals_)]
+    top = [(s.group, s.help) for s in shapes if not s.name]
+    top += [(g, f"{g} commands") for g, names in groups.items() if "" not in names]
+    top.append(("help", "the help of a command"))
+    lines += [
+        f"complete -c uvdock -n __fish_use_subcommand -a {g} -d {shlex.quote(h)}" for g, h in top
+    ]
     for shape in shapes:
         siblings = " ".join(n for n in groups[shape.group] if n)
+        seen = f"__fish_seen_subcommand_from {shape.group}"
         if shape.name:
-            condition = f"__fish_seen_subcommand_from {shape.group}; and __fish_seen_subcommand_from {shape.name}"
-        elif siblings:
-            condition = f"__fish_seen_subcommand_from {shape.group}; and not __fish_seen_subcommand_from {siblings}"
+            sub = f"{seen}; and not __fish_seen_subcommand_from {siblings}"
+            lines.append(_fish_words(sub, shape.name, shape.help))
+            condition = f"{seen}; and __fish_seen_subcommand_from {shape.name}"
         else:
-            condition = f"__fish_seen_subcommand_from {shape.group}"
+            condition = (
+                f"{seen}; and not __fish_seen_subcommand_from {siblings}" if siblings else seen
+            )
         lines += [_fish_option(option, condition) for option in shape.options]
         if shape.words:
-            lines.append(
-                f"complete -c uvdock -n {shlex.quote(condition)} -a {shlex.quote(' '.join(shape.words))}"
-            )
+            lines.append(_fish_words(condition, " ".join(shape.words)))
         if shape.completes_cases:
-            lines.append(
-                f"complete -c uvdock -n {shlex.quote(condition)} "
-                # Raw names, NUL-terminated; fish quotes what it inserts and never evaluates it.
-                "-a '(__uvdock_cases)'"
-            )
+            lines.append(_fish_words(condition, "(__uvdock_cases)"))
     return "\n".join(lines) + "\n"
 
 
+def _fish_words(condition: str, words: str, help: str = "") -> str:
+    described = f" -d {shlex.quote(help)}" if help else ""
+    return f"complete -c uvdock -n {shlex.quote(condition)} -a {shlex.quote(words)}{described}"
+
+
 SCRIPTS: dict[str, Writer] = {"bash": bash, "zsh": zsh, "fish": fish}
+
+
+# shlex's own safe set: words made only of these need no quoting in any POSIX shell.
+_BARE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
+
+
+def _needs_escape(char: str) -> bool:
+    # Cc: C0, DEL, C1; Cf: bidi overrides/isolates, zero-width joiners; Zl/Zp: line breaks.
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def _ansi_c(char: str) -> str:
+    code = ord(char)
+    if char in "\\'":
+        return "\\" + char
+    if not _needs_escape(char):
+        return char
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
+
+
+def shell_word(name: str) -> str:
+    """`name` as one literal word for bash or zsh."""
+    if _BARE.fullmatch(name):
+        return name
+    if _displayable(name):
+        return shlex.quote(name)
+    return "$'" + "".join(map(_ansi_c, name)) + "'"
+
+
+def typed_prefix(word: str) -> str:
+    """What the user means by the word typed so far (`'a b` means `a b`), quotes removed."""
+    for closing in ("", "'", '"'):
+        try:
+            words = shlex.split(word + closing)
+        except ValueError:
+            continue
+        if len(words) == 1:
+            return words[0]
+    return word
+
+
+def _displayable(name: str) -> bool:
+    return not any(map(_needs_escape, name))
+
+
+def replies(shell: str | None, names: Iterable[str], typed: str) -> str:
+    """The case names that start with the typed word, as `shell` reads them (None: plain
+    lines, quoted like bash's, for people and older scripts)."""
+    if shell == "fish":
+        return "".join(n + "\0" for n in names if _displayable(n))
+    if shell == "zsh":
+        names = filter(_displayable, names)
+    prefix = typed_prefix(typed) if shell else ""
+    return "".join(shell_word(n) + "\n" for n in names if n.startswith(prefix))

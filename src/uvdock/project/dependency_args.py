@@ -1,0 +1,95 @@
+"""What `uv add` / `uv remove` are given: each requirement checked, the group or extra named as
+the project declares it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from uvdock.errors import InputRefused
+from uvdock.project import pyproject
+from uvdock.project.names import normalize_name
+from uvdock.ui.redact import url_credentials
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
+_PATH_START = ("./", "../", "/", "~/", ".")
+_ARCHIVE_END = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
+
+
+def requirement_names(action: str, packages: Sequence[str]) -> list[str]:
+    """Accept what packaging's Requirement accepts (and uv's unnamed URL/path requirements).
+    Nothing reaches a shell, so `<`, `;`, quotes and spaces are legal; refused are words
+    starting with `-` (uv would read them as options) and URLs with secrets."""
+    names = []
+    for spec in packages:
+        if spec.lstrip().startswith("-"):
+            raise InputRefused(
+                f"{spec!r} starts with `-`: uv would read it as an option, not a requirement"
+            )
+        try:
+            requirement = Requirement(spec)
+        except InvalidRequirement as exc:
+            unnamed = spec.strip()
+            if action == "add" and (
+                _URL.match(unnamed)
+                or unnamed.startswith(_PATH_START)
+                or unnamed.endswith(_ARCHIVE_END)
+            ):
+                _refuse_credentials(spec, unnamed)
+                names.append(unnamed)
+                continue
+            reason = str(exc).splitlines()[0] if str(exc) else "unparsable"
+            raise InputRefused(f"{spec!r} is not a valid requirement: {reason}") from None
+        _refuse_credentials(spec, requirement.url or "")
+        if action == "remove" and (requirement.specifier or requirement.url or requirement.marker):
+            raise InputRefused(f"{spec!r}: `remove` takes package names only")
+        names.append(requirement.name)
+    return names
+
+
+def _refuse_credentials(spec: str, url: str) -> None:
+    if url_credentials(url):
+        raise InputRefused(
+            f"{spec!r}: the URL carries credentials, which would be written to pyproject.toml",
+            hint="drop them from the URL; give uv the credentials through its index settings "
+            "or a netrc file",
+        )
+
+
+def target_args(
+    project: Path, action: str, group: str | None, optional: str | None
+) -> tuple[list[str], str]:
+    """uv's `--group G` / `--optional X` as the project declares it, and a note when `add`
+    creates it (the user may have mistyped an existing one)."""
+    name = group if group is not None else optional
+    if name is None:
+        return [], ""
+    deps = pyproject.read(project)
+    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
+    if action == "add" and normalize_name(name) not in declared:
+        what = "dependency group" if group is not None else "extra"
+        note = (
+            f"`{name}` is a new {what}: uv will create it "
+            f"(extras: {', '.join(deps.extras) or '(none)'}; "
+            f"groups: {', '.join(deps.groups) or '(none)'})"
+        )
+        return (["--group", name] if group is not None else ["--optional", name]), note
+    kind = deps.classify(name)
+    if group is not None and kind == "extra":
+        raise InputRefused(
+            f"`{name}` is an extra of this project, not a dependency group",
+            hint=f"use --optional {name}",
+        )
+    if optional is not None and kind == "group":
+        raise InputRefused(
+            f"`{name}` is a dependency group of this project, not an extra",
+            hint=f"use --group {name}",
+        )
+    return (["--group", name] if kind == "group" else ["--optional", name]), ""

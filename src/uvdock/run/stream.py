@@ -1,0 +1,51 @@
+"""An engine or enroot step with the terminal attached. No spinner of ours on top: the child
+draws its own progress (BuildKit, buildah, a pull's layer bars), which a status line would garble.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from uvdock.errors import CommandFailed, EnvironmentUnusable
+
+if TYPE_CHECKING:
+    from uvdock.context import Context
+
+
+def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> None:
+    """Run `argv` in the repository: a non-zero exit is CommandFailed naming the step, or
+    exit 3 when the engine's daemon does not answer at all."""
+    from uvdock.run import proc
+
+    ctx.out.detail("+ " + " ".join(argv))
+    code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
+    if code == 0:
+        return
+    step = " ".join(argv[:2])  # "docker build", "podman pull", "enroot import"
+    unreachable = _daemon_unreachable(ctx, argv[0]) if argv[0] in ("docker", "podman") else None
+    if unreachable is not None:
+        raise EnvironmentUnusable(
+            f"{step} failed: the {argv[0]} daemon is not reachable ({unreachable})",
+            hint="start it, or point DOCKER_HOST at a running one; `uvdock doctor` checks",
+        )
+    raise CommandFailed(argv, code, message=f"{step} exited with status {code}", hint=hint)
+
+
+def _daemon_unreachable(ctx: Context, engine: str) -> str | None:
+    """Why `engine` cannot reach its daemon (its last line of error), or None when it can.
+    Asked only after a failure, so a working build or pull pays nothing for it."""
+    from uvdock.run import probe, proc
+
+    try:
+        answer = proc.run(
+            [engine, "version", "--format", "{{.Server.Version}}"],
+            env=ctx.env,
+            check=False,
+            timeout=30,
+        )
+    except CommandFailed:
+        return "no answer within 30 s"
+    if answer.ok or not probe.daemon_silent(answer.stderr):
+        return None  # it answers, or fails for another reason: the step's own failure stands
+    return answer.stderr.strip().splitlines()[-1]
