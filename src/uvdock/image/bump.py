@@ -8,6 +8,7 @@ from pathlib import Path
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
 from uvdock.image.pins import (
+    NOT_CHECKED_OUT,
     UNSUPPORTED_SHAPE,
     Finding,
     LaneRules,
@@ -16,7 +17,6 @@ from uvdock.image.pins import (
     expected_tag,
     reference_tag,
 )
-from uvdock.image.scan import NOT_CHECKED_OUT
 from uvdock.registry.tags import PREFIX, parse_image, tag_key
 
 

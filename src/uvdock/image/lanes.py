@@ -5,40 +5,34 @@ as Docker reads it (image/dockerfile.py). The targets its CI builds (image/ci_bu
 the last stage when no CI build names the file) lead through stage aliases to an external
 base: a `FROM ${ARG}` whose value is a global ARG's default or a build argument, or an
 image written in the FROM line itself. Each such base is a lane, named `FILE:ARG` (or
-`FILE:FROM` for an image written in FROM), and its references are managed together: the
-ARG default and every CI build argument that overrides it, including the YAML keys a `$VAR`
-value comes from. A base uvdock cannot order (not an NVIDIA image, a tag in no known
-scheme, no value) is listed with why, never dropped; a build argument the Dockerfile does
-not declare is a finding naming both places.
+`FILE:FROM`), and its references are managed together: the ARG default and every CI build
+argument that overrides it, including the YAML keys a `$VAR` value comes from. A base uvdock
+cannot order (not an NVIDIA image, a tag in no known scheme, no value) is listed with why,
+never dropped; a build argument the Dockerfile does not declare is a finding naming both.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from uvdock.errors import InputRefused
+from uvdock.files.textlines import read_text
 from uvdock.image import dockerfile as df
 from uvdock.image.ci_builds import Build, ci_builds, scripts_run
-from uvdock.image.pin_file import pin_file_pin
-from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin
+from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin, pin_file_pin
 from uvdock.registry.tags import parse_image
 
 UNDECLARED = "undeclared-build-arg"
-UNKNOWN_TARGET = "unknown-target"
 _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 # Build arguments every Dockerfile accepts without declaring them.
 _PREDEFINED = {
-    *(f"{n}_PROXY" for n in ("HTTP", "HTTPS", "FTP", "NO", "ALL")),
-    *(f"{n.lower()}_proxy" for n in ("HTTP", "HTTPS", "FTP", "NO", "ALL")),
     "SOURCE_DATE_EPOCH",
-    *(
-        f"{side}{part}"
-        for side in ("BUILD", "TARGET")
-        for part in ("PLATFORM", "OS", "ARCH", "VARIANT")
-    ),
+    *(f"{n}_PROXY" for n in ("HTTP", "HTTPS", "FTP", "NO", "ALL")),
+    *(f"{n}_proxy" for n in ("http", "https", "ftp", "no", "all")),
+    *(f"{s}{p}" for s in ("BUILD", "TARGET") for p in ("PLATFORM", "OS", "ARCH", "VARIANT")),
 }
 
 
@@ -51,15 +45,21 @@ class Found(NamedTuple):
     builds: list[Build]  # the CI builds of the repository's Dockerfiles
 
 
-def is_dockerfile(name: str) -> bool:
-    lower = name.lower()
-    return lower == "dockerfile" or lower.startswith("dockerfile.") or lower.endswith(".dockerfile")
-
-
-def _is_ci_yaml(path: str) -> bool:
-    if not path.endswith((".yml", ".yaml")):
-        return False
-    return path.startswith((".github/workflows/", ".gitlab/")) or path.startswith(".gitlab-ci.")
+def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True) -> str | None:
+    """The file's text (kept in `texts`), None when it is absent. An unreadable one is refused
+    (`strict`: a managed file) or skipped (a file found by its name)."""
+    if path not in texts:
+        if not strict and not (repo / path).is_file():
+            return None
+        try:
+            texts[path] = read_text(repo / path)
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            if not strict:
+                return None
+            raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
+    return texts[path]
 
 
 def repository_files(repo: Path) -> tuple[list[str], list[str]]:
@@ -80,48 +80,24 @@ def repository_files(repo: Path) -> tuple[list[str], list[str]]:
             continue
         ci_folder = rel == "" or rel.startswith((".github/workflows/", ".gitlab/"))
         for name, is_dir in listed:
+            lower = name.lower()
             if is_dir:
                 if name not in _SKIP_DIRS and (name[0] != "." or name in (".github", ".gitlab")):
                     pending.append((rel + name + "/", f"{folder}/{name}"))
             elif "ockerfile" in name or "OCKERFILE" in name:
-                if is_dockerfile(name):
+                if (
+                    lower == "dockerfile"
+                    or lower.startswith("dockerfile.")
+                    or lower.endswith(".dockerfile")
+                ):
                     dockerfiles.append(rel + name)
-            elif ci_folder and _is_ci_yaml(rel + name):
+            elif (
+                ci_folder
+                and name.endswith((".yml", ".yaml"))
+                and (rel or name.startswith(".gitlab-ci."))
+            ):
                 ci.append(rel + name)
     return sorted(dockerfiles), sorted(ci)
-
-
-def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
-    if path not in texts:
-        from uvdock.files.textlines import read_text
-
-        target = repo / path
-        if not target.is_file():
-            return None
-        try:
-            texts[path] = read_text(target)
-        except (OSError, UnicodeDecodeError):
-            return None
-    return texts[path]
-
-
-def _all_builds(repo: Path, ci_files: Sequence[str], texts: dict[str, str]) -> list[Build]:
-    builds: list[Build] = []
-    scripts: set[str] = set()
-    for path in ci_files:
-        text = _read(repo, path, texts)
-        if text is not None:
-            builds += ci_builds(path, text)
-            scripts.update(scripts_run(text))
-    for path in sorted(scripts):
-        text = _read(repo, path, texts)
-        if text is not None and path not in ci_files:
-            builds += ci_builds(path, text)
-    return builds
-
-
-def _source(path: str) -> str:
-    return "workflow" if path.endswith((".yml", ".yaml")) else "script"
 
 
 def _reference(path: str, line: int, lane: str, value: str, start: int, source: str) -> Pin:
@@ -136,23 +112,7 @@ class _Dockerfile(NamedTuple):
     text: str
     parsed: df.Dockerfile
     stages: list[df.Stage]
-    declared: dict[str, int]  # every ARG name -> its first line
-
-
-def _declared(parsed: df.Dockerfile) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for instruction in parsed.instructions:
-        if instruction.keyword == "ARG":
-            for name, _, _ in df.declarations(instruction, parsed.escape):
-                found.setdefault(name, instruction.line)
-    return found
-
-
-def _which(builds_path: str, dockerfiles: dict[str, _Dockerfile]) -> _Dockerfile | None:
-    if builds_path in dockerfiles:
-        return dockerfiles[builds_path]
-    ending = [d for p, d in dockerfiles.items() if p.endswith("/" + builds_path)]
-    return ending[0] if len(ending) == 1 else None
+    declared: set[str]  # every ARG name
 
 
 def _lane_key(stage: df.Stage) -> str | None:
@@ -170,24 +130,41 @@ class _Discovery:
         self.covered = covered
         self.found = Found([], [], [], [], dict(texts), [])
 
+    def read(self, path: str) -> str | None:
+        return read_file(self.repo, path, self.found.texts, strict=False)
+
     def run(self) -> Found:
-        texts = self.found.texts
         paths, ci_files = repository_files(self.repo)
         dockerfiles: dict[str, _Dockerfile] = {}
         for path in paths:
-            text = _read(self.repo, path, texts)
-            if text is not None:
+            if (text := self.read(path)) is not None:
                 parsed = df.read(text)
-                dockerfiles[path] = _Dockerfile(
-                    path, text, parsed, df.stages(parsed), _declared(parsed)
-                )
-        builds = _all_builds(self.repo, ci_files, texts)
+                declared = {
+                    name
+                    for i in parsed.instructions
+                    if i.keyword == "ARG"
+                    for name, _, _ in df.declarations(i, parsed.escape)
+                }
+                dockerfiles[path] = _Dockerfile(path, text, parsed, df.stages(parsed), declared)
+        builds: list[Build] = []
+        scripts: set[str] = set()
+        for path in ci_files:
+            if (text := self.read(path)) is not None:
+                builds += ci_builds(path, text)
+                scripts.update(scripts_run(text))
+        for path in sorted(scripts - set(ci_files)):  # the scripts the CI files run
+            if (text := self.read(path)) is not None:
+                builds += ci_builds(path, text)
         built: dict[str, list[Build]] = {path: [] for path in dockerfiles}
         for build in builds:
-            target = _which(build.dockerfile, dockerfiles)
+            # A path relative to another folder than the root: the one Dockerfile it ends.
+            ending = [p for p in dockerfiles if p.endswith("/" + build.dockerfile)]
+            target = build.dockerfile if build.dockerfile in dockerfiles else None
+            if target is None and len(ending) == 1:
+                target = ending[0]
             if target is not None:
-                built[target.path].append(build._replace(dockerfile=target.path))
-                self.found.builds.append(built[target.path][-1])
+                built[target].append(build._replace(dockerfile=target))
+                self.found.builds.append(built[target][-1])
         for path, item in dockerfiles.items():
             self._dockerfile(item, built[path])
         return self.found
@@ -201,12 +178,16 @@ class _Discovery:
         bases: dict[int, tuple[df.Stage, list[Build]]] = {}
         for target, of_target in (targets or {None: []}).items():
             stage = df.base_of(item.stages, target)
-            if stage is None:
-                self._unknown_target(item, target, of_target)
-                continue
             for build in of_target:
-                self._undeclared(item, stage, build)
-            bases.setdefault(stage.line, (stage, []))[1].extend(of_target)
+                if stage is None:
+                    message = f"builds target {target or '(last stage)'} of {item.path}, which has no such stage"
+                    self.found.findings.append(
+                        Finding("unknown-target", "", build.path, build.line, message)
+                    )
+                else:
+                    self._undeclared(item, stage, build)
+            if stage is not None:
+                bases.setdefault(stage.line, (stage, []))[1].extend(of_target)
         for stage, of_base in bases.values():
             self._lane(item, stage, of_base)
         built = ", ".join(sorted(t or "the last stage" for t in targets or {None: []}))
@@ -219,51 +200,33 @@ class _Discovery:
                 why = f"not the base of a built target ({built})"
                 self._unrecognised(item.path, stage.line, stage.written, why)
 
-    def _unknown_target(self, item: _Dockerfile, target: str | None, builds: list[Build]) -> None:
-        for build in builds:
-            self.found.findings.append(
-                Finding(
-                    UNKNOWN_TARGET,
-                    "",
-                    build.path,
-                    build.line,
-                    f"builds target {target or '(last stage)'} of {item.path}, which has no"
-                    " such stage",
-                )
-            )
-
     def _undeclared(self, item: _Dockerfile, stage: df.Stage, build: Build) -> None:
         reads = _lane_key(stage)
         for arg in build.args:
-            if arg.name in item.declared or arg.name in _PREDEFINED:
-                continue
-            if arg.name.startswith("BUILDKIT_"):
+            name = arg.name
+            if name in item.declared or name in _PREDEFINED or name.startswith("BUILDKIT_"):
                 continue
             instead = f"; its base is ARG {reads}" if reads else ""
             lane = "" if reads is None else f"{item.path}:{reads or 'FROM'}"
+            message = (
+                f"build argument {name} is passed to {item.path}, which declares no ARG {name}"
+                f" ({item.path}:{stage.line} builds FROM {stage.written}{instead}): the value"
+                " is ignored; remove it or pass the ARG the Dockerfile reads"
+            )
+            where = arg.path or build.path
             self.found.findings.append(
-                Finding(
-                    UNDECLARED,
-                    lane,
-                    arg.path or build.path,
-                    arg.line,
-                    f"build argument {arg.name} is passed to {item.path}, which declares no"
-                    f" ARG {arg.name} ({item.path}:{stage.line} builds FROM {stage.written}"
-                    f"{instead}): the value is ignored; remove it or pass the ARG the"
-                    " Dockerfile reads",
-                    tag=arg.value,
-                )
+                Finding(UNDECLARED, lane, where, arg.line, message, arg.value)
             )
 
     def _lane(self, item: _Dockerfile, stage: df.Stage, builds: list[Build]) -> None:
         key = _lane_key(stage)
-        name = f"{item.path}:{key or 'FROM'}"
         if key is None:
-            self._unrecognised(item.path, stage.line, stage.written, "FROM builds the image"
-                               " from several parts; uvdock manages a whole reference")  # fmt: skip
+            why = "FROM builds the image from several parts; uvdock manages a whole reference"
+            self._unrecognised(item.path, stage.line, stage.written, why)
             return
         if (item.path, key or "FROM") in self.covered:
             return
+        name = f"{item.path}:{key or 'FROM'}"
         pins, problems = self._references(item, stage, key, name, builds)
         values = [pin.value for pin in pins]
         if not any(parse_image(value)[0] for value in values):
@@ -284,14 +247,19 @@ class _Discovery:
         pins: list[Pin] = []
         problems: list[Finding] = []
         if not key:
-            pins.append(self._from_pin(item, stage, name))
+            instruction = next(i for i in item.parsed.instructions if i.line == stage.line)
+            text = instruction.text
+            index = text.find(stage.written, len(text) - len(text.lstrip()) + 4)
+            start = instruction.offsets[index]
+            pins.append(_reference(item.path, stage.line, name, stage.written, start, "dockerfile"))
         else:
             first_from = item.stages[0].line if item.stages else 0
             defaults, shapes = df.arg_defaults(item.text, key)
-            for default in defaults:
-                if default.line < first_from:
-                    pins.append(_reference(item.path, default.line, name, default.value,
-                                           default.start, "dockerfile"))  # fmt: skip
+            pins += [
+                _reference(item.path, d.line, name, d.value, d.start, "dockerfile")
+                for d in defaults
+                if d.line < first_from
+            ]
             problems += [
                 Finding(UNSUPPORTED_SHAPE, name, item.path, p.line, p.message)
                 for p in shapes
@@ -299,32 +267,27 @@ class _Discovery:
             ]
         for build in builds:
             for arg in build.args:
-                if arg.name == key and arg.pin_file:
-                    text = _read(self.repo, arg.pin_file, self.found.texts)
-                    read = pin_file_pin(arg.pin_file, text, name) if text is not None else None
+                if arg.name != key:
+                    continue
+                if arg.pin_file:
+                    content = self.read(arg.pin_file)
+                    if content is None:
+                        continue
+                    read = pin_file_pin(arg.pin_file, content, name)
                     if isinstance(read, Pin):
                         pins.append(read)
-                    elif read is not None:
+                    else:
                         problems.append(read)
-                elif arg.name == key and "$" not in arg.value:
+                elif "$" not in arg.value:
                     path = arg.path or build.path
-                    pins.append(
-                        _reference(path, arg.line, name, arg.value, arg.start, _source(path))
-                    )
+                    source = "workflow" if path.endswith((".yml", ".yaml")) else "script"
+                    pins.append(_reference(path, arg.line, name, arg.value, arg.start, source))
         # One place read by several builds (a pin file, a workflow `env:` key) is one pin.
         return list({(p.path, p.start): p for p in pins}.values()), problems
 
-    def _from_pin(self, item: _Dockerfile, stage: df.Stage, name: str) -> Pin:
-        instruction = next(i for i in item.parsed.instructions if i.line == stage.line)
-        index = instruction.text.find(stage.written, len(instruction.text) -
-                                      len(instruction.text.lstrip()) + 4)  # fmt: skip
-        start = instruction.offsets[index]
-        return _reference(item.path, stage.line, name, stage.written, start, "dockerfile")
-
     def _unrecognised(self, path: str, line: int, value: str, why: str) -> None:
-        self.found.unrecognised.append(
-            Pin(path, line, None, value, False, "unrecognised", value, note=why)
-        )
+        pin = Pin(path, line, None, value, False, "unrecognised", value, note=why)
+        self.found.unrecognised.append(pin)
 
 
 def discover(

@@ -1,10 +1,8 @@
 """Read each lane's managed base-image pins from the working tree: pin file, Dockerfile, matrix.
 
-The pin file holds one image reference; the Dockerfile the default of
-`ARG FROM_IMAGE_NAME=...`; the GitLab build file the matrix rows whose keys select the lane
-(one per configured platform). Every pin keeps the span of its value in the text, so a bump
-replaces that and nothing else. Structural problems (missing platform, ambiguous row, ...)
-become findings; whether the tags agree is pins.check's business.
+Every pin keeps the span of its value in the text, so a bump replaces that and nothing else.
+Structural problems (missing platform, ambiguous row, ...) become findings; whether the tags
+agree is pins.check's business.
 """
 
 from __future__ import annotations
@@ -13,12 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uvdock.errors import InputRefused
-from uvdock.files.textlines import read_text
-from uvdock.image.pin_file import managed_pin as _managed
-from uvdock.image.pin_file import pin_file_pin as _pin_file_pin
+from uvdock.image.lanes import read_file
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
+    NOT_CHECKED_OUT,
     PLATFORM_KEY,
     UNSUPPORTED_SHAPE,
     Finding,
@@ -27,49 +23,16 @@ from uvdock.image.pins import (
     Scan,
     configured_gitlab_file,
     lane_rules,
+    managed_pin,
+    pin_file_pin,
 )
 from uvdock.registry.tags import PREFIX
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
-    from uvdock.image.gitlab import Item
 
-# A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
-# can be neither checked nor bumped, so check fails and bump refuses.
-NOT_CHECKED_OUT = "not-checked-out"
-
-
-def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
-    if path in texts:
-        return texts[path]
-    try:
-        text = read_text(repo / path)
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
-    texts[path] = text
-    return text
-
-
-def _dockerfile_pins(path: str, text: str, lane: str) -> tuple[list[Pin], list[Finding]]:
-    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see image/dockerfile.py).
-
-    A bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value. A default uvdock
-    cannot edit exactly is an `unsupported-shape` finding: check reports it, bump refuses.
-    """
-    from uvdock.image.dockerfile import arg_defaults
-
-    defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
-    pins = [_managed(path, text, lane, "dockerfile", d.start, d.end) for d in defaults]
-    findings = [Finding(UNSUPPORTED_SHAPE, lane, path, p.line, p.message) for p in problems]
-    return pins, findings
-
-
-def _lanes_of(item: Item, rules: Sequence[LaneRules]) -> list[str]:
-    """The lanes one of whose alternative KEY=VALUE sets this row satisfies in full."""
-    fields = {key: scalar.value for key, scalar in item.fields.items()}
-    return [rule.lane for rule in rules if rule.selects(fields)]
+_ABSENT = "tracked by git but absent from the work tree"
+_UNREADABLE = "its pins can be neither checked nor bumped"
 
 
 def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, Pin]]]:
@@ -78,168 +41,109 @@ def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, 
 
     rows: dict[str, list[tuple[int, Pin]]] = {rule.lane: [] for rule in scan.lanes}
     for item in sequence_items(text):
-        lanes = _lanes_of(item, scan.lanes)
-        if not lanes:
-            base = item.fields.get(BASE_IMAGE_KEY)
-            if base is not None and base.value.startswith(PREFIX):
-                pin = _managed(path, text, "", "gitlab", base.start, base.end)
-                scan.unclassified.append(pin._replace(lane=None, managed=False))
-            continue
-        if len(lanes) > 1:
-            scan.findings.append(
-                Finding(
-                    "ambiguous-row",
-                    lanes[0],
-                    path,
-                    item.line,
-                    f"matrix row matches the rules of several lanes ({', '.join(lanes)})",
-                )
-            )
-            continue
-        lane = lanes[0]
+        fields = {key: scalar.value for key, scalar in item.fields.items()}
+        lanes = [rule.lane for rule in scan.lanes if rule.selects(fields)]
         base = item.fields.get(BASE_IMAGE_KEY)
-        if base is None:
-            scan.findings.append(
-                Finding(
-                    "no-base-image",
-                    lane,
-                    path,
-                    item.line,
-                    f"{lane} matrix row has no {BASE_IMAGE_KEY}",
-                )
+        if len(lanes) == 1 and base is not None:
+            platform = fields.get(PLATFORM_KEY, "")
+            pin = managed_pin(
+                path, text, lanes[0], "gitlab", base.start, base.end, platform=platform
             )
-            continue
-        platform = item.fields.get(PLATFORM_KEY)
-        pin = _managed(
-            path,
-            text,
-            lane,
-            "gitlab",
-            base.start,
-            base.end,
-            platform=platform.value if platform else "",
-        )
-        rows[lane].append((item.line, pin))
-        scan.pins.append(pin)
+            rows[lanes[0]].append((item.line, pin))
+            scan.pins.append(pin)
+        elif lanes:
+            several = f"matrix row matches the rules of several lanes ({', '.join(lanes)})"
+            kind, message = (
+                ("ambiguous-row", several)
+                if len(lanes) > 1
+                else ("no-base-image", f"{lanes[0]} matrix row has no {BASE_IMAGE_KEY}")
+            )
+            scan.findings.append(Finding(kind, lanes[0], path, item.line, message))
+        elif base is not None and base.value.startswith(PREFIX):
+            pin = managed_pin(path, text, "", "gitlab", base.start, base.end)
+            scan.unclassified.append(pin._replace(lane=None, managed=False))
     return rows
 
 
 def _platform_findings(
     path: str, lane: str, rows: list[tuple[int, Pin]], platforms: Sequence[str]
 ) -> list[Finding]:
-    """One row per configured platform, or a single row when the lane names no platform."""
-    if rows and not any(pin.platform for _, pin in rows):
-        # Built for one platform only (Megatron-LM until 2026): one row is the whole lane.
-        return [
+    """One row per configured platform, or a single row when the lane names no platform
+    (built for one platform only: Megatron-LM until 2026)."""
+    single = bool(rows) and not any(pin.platform for _, pin in rows)
+    findings = [
+        Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
+        for line, pin in rows
+        if not pin.platform and not single
+    ]
+    for platform in [""] if single else platforms:
+        matching = [line for line, pin in rows if pin.platform == platform]
+        if not matching:
+            message = f"no {lane} matrix row for platform {platform}"
+            findings.append(
+                Finding("platform-missing", lane, path, rows[0][0] if rows else None, message)
+            )
+        what = f"for platform {platform}" if platform else f"without {PLATFORM_KEY}"
+        findings += [
             Finding(
                 "platform-doubled",
                 lane,
                 path,
-                line,
-                f"second {lane} matrix row without {PLATFORM_KEY} (first at line {rows[0][0]})",
+                extra,
+                f"second {lane} matrix row {what} (first at line {matching[0]})",
             )
-            for line, _ in rows[1:]
+            for extra in matching[1:]
         ]
-    findings = [
-        Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
-        for line, pin in rows
-        if not pin.platform
-    ]
-    first_line = rows[0][0] if rows else None
-    for platform in platforms:
-        matching = [line for line, pin in rows if pin.platform == platform]
-        if not matching:
-            findings.append(
-                Finding(
-                    "platform-missing",
-                    lane,
-                    path,
-                    first_line,
-                    f"no {lane} matrix row for platform {platform}",
-                )
-            )
-        for extra in matching[1:]:
-            findings.append(
-                Finding(
-                    "platform-doubled",
-                    lane,
-                    path,
-                    extra,
-                    f"second {lane} matrix row for platform {platform} "
-                    f"(first at line {matching[0]})",
-                )
-            )
     return findings
 
 
 def _missing(lane: str, path: str, setting: str) -> Finding:
-    return Finding(
-        "file-missing",
-        lane,
-        path,
-        None,
-        f"{path} does not exist (set as `{setting}`); check the path",
-    )
+    message = f"{path} does not exist (set as `{setting}`); check the path"
+    return Finding("file-missing", lane, path, None, message)
 
 
 def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
-    """The lane's pin file and Dockerfile pins; a file named explicitly must exist."""
-    dockerfile_key = "dockerfile" if rule.lane == "dev" else f"{rule.lane}-dockerfile"
-    for path, setting in (
-        (rule.pin_file, f"{rule.lane}-pin-file"),
-        (rule.dockerfile, dockerfile_key),
-    ):
-        if not path:
-            continue
-        text = _read(repo, path, scan.texts)
+    """The lane's pin file and the defaults of `ARG FROM_IMAGE_NAME=...` in its Dockerfile
+    (a bare ARG is no pin: the build passes the value); a file named explicitly must exist."""
+    from uvdock.image.dockerfile import arg_defaults
+
+    lane = rule.lane
+    dockerfile_key = "dockerfile" if lane == "dev" else f"{lane}-dockerfile"
+    for path, setting in ((rule.pin_file, f"{lane}-pin-file"), (rule.dockerfile, dockerfile_key)):
+        text = read_file(repo, path, scan.texts) if path else None
         if text is None:
-            if path in rule.configured:
-                scan.findings.append(_missing(rule.lane, path, setting))
-            continue
-        if path == rule.dockerfile:
-            pins, findings = _dockerfile_pins(path, text, rule.lane)
-            scan.pins.extend(pins)
-            scan.findings.extend(findings)
-            continue
-        found = _pin_file_pin(path, text, rule.lane)
-        if isinstance(found, Pin):
+            if path and path in rule.configured:
+                scan.findings.append(_missing(lane, path, setting))
+        elif path == rule.dockerfile:
+            defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
+            scan.pins.extend(
+                managed_pin(path, text, lane, "dockerfile", d.start, d.end) for d in defaults
+            )
+            scan.findings.extend(Finding(UNSUPPORTED_SHAPE, lane, path, *p) for p in problems)
+        elif isinstance(found := pin_file_pin(path, text, lane), Pin):
             scan.pins.append(found)
         else:
             scan.findings.append(found)
 
 
 def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Finding]:
-    """A lane needs a managed pin, and its own pin file when another lane has one."""
-    if any(f.lane == rule.lane and f.kind == "file-missing" for f in scan.findings):
-        return []  # already named: the misspelt path is the cause
-    has_pin_file = rule.pin_file in pin_files
-    if scan.lane_pins(rule.lane) or has_pin_file:
-        if rule.pin_file and not has_pin_file and pin_files - {rule.pin_file}:
-            return [
-                Finding(
-                    "pin-file-missing",
-                    rule.lane,
-                    rule.pin_file,
-                    None,
-                    f"{rule.lane} pins exist and so do other lanes' pin files, but"
-                    f" {rule.pin_file} does not",
-                )
-            ]
+    """A lane needs a managed pin, and its own pin file when another lane has one; a lane
+    whose pin file is `""` does not exist, and a misspelt path is already named."""
+    lane, pin_file = rule.lane, rule.pin_file
+    if not pin_file or pin_file in pin_files:
         return []
-    if not rule.pin_file:
-        return []  # `<lane>-pin-file = ""`: the configuration says the lane does not exist
-    return [
-        Finding(
-            "no-managed-pin",
-            rule.lane,
-            rule.pin_file,
-            None,
-            f"the {rule.lane} lane has no managed pin: no {rule.pin_file}"
-            + (f", no default in {rule.dockerfile}" if rule.dockerfile else "")
-            + f', no matrix row (`{rule.lane}-matrix-match`); set `{rule.lane}-pin-file = ""`'
-            " if this repository has no such lane",
-        )
-    ]
+    if any(f.lane == lane and f.kind == "file-missing" for f in scan.findings):
+        return []
+    if scan.lane_pins(lane):
+        message = f"{lane} pins exist and so do other lanes' pin files, but {pin_file} does not"
+        return [Finding("pin-file-missing", lane, pin_file, None, message)] if pin_files else []
+    message = (
+        f"the {lane} lane has no managed pin: no {pin_file}"
+        + (f", no default in {rule.dockerfile}" if rule.dockerfile else "")
+        + f', no matrix row (`{lane}-matrix-match`); set `{lane}-pin-file = ""`'
+        " if this repository has no such lane"
+    )
+    return [Finding("no-managed-pin", lane, pin_file, None, message)]
 
 
 def managed_paths(config: Config) -> list[str]:
@@ -249,38 +153,21 @@ def managed_paths(config: Config) -> list[str]:
     return sorted({p for p in paths if p})
 
 
-def _absent_message(path: str, sparse: bool) -> str:
-    """Why the file is missing decides the way back: `sparse-checkout add` fails outside one."""
-    if sparse:
-        how = f"bring it back with `git sparse-checkout add {path.rpartition('/')[0] or path}`"
-        return f"{_ABSENT} (left out by the sparse checkout): {_UNREADABLE}; {how}"
-    return (
-        f"{_ABSENT} (deleted, the deletion not committed): {_UNREADABLE};"
-        f" restore it with `git restore -- {path}`, or commit its removal"
-    )
-
-
-_ABSENT = "tracked by git but absent from the work tree"
-_UNREADABLE = "its pins can be neither checked nor bumped"
-
-
 def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
-    """Name each tracked managed file the work tree lacks, instead of what its absence implies."""
+    """Name each tracked managed file the work tree lacks, instead of what its absence implies;
+    why it is missing decides the way back (`sparse-checkout add` fails outside one)."""
     scan.findings[:] = [f for f in scan.findings if f.path not in absent_tracked]
     for path, sparse in sorted(absent_tracked.items()):
         lanes = [r.lane for r in scan.lanes if path in (r.pin_file, r.dockerfile)] or [""]
-        message = _absent_message(path, sparse)
+        if sparse:
+            how = f"bring it back with `git sparse-checkout add {path.rpartition('/')[0] or path}`"
+            message = f"{_ABSENT} (left out by the sparse checkout): {_UNREADABLE}; {how}"
+        else:
+            message = (
+                f"{_ABSENT} (deleted, the deletion not committed): {_UNREADABLE};"
+                f" restore it with `git restore -- {path}`, or commit its removal"
+            )
         scan.findings.extend(Finding(NOT_CHECKED_OUT, lane, path, None, message) for lane in lanes)
-
-
-def _read_workflows(repo: Path, config: Config, scan: Scan) -> None:
-    """GitHub workflow steps that build a lane's Dockerfile with a hard-coded base image."""
-    from uvdock.image.workflows import workflow_files, workflow_pins
-
-    for path in workflow_files(repo, config.workflow_files):
-        text = _read(repo, path, scan.texts)
-        if text is not None:
-            scan.pins.extend(workflow_pins(path, text, scan.lanes))
 
 
 def _add_found_lanes(repo: Path, scan: Scan) -> None:
@@ -326,27 +213,32 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
 def scan_managed(
     repo: Path, config: Config, absent_tracked: Mapping[str, bool] | None = None
 ) -> Scan:
-    """Read every lane's managed pins from the working tree.
-
-    `absent_tracked`: the managed files git tracks that the work tree lacks, each with whether
-    a sparse checkout left it out (the command asks git; see managed_paths), each a finding.
-    """
+    """Read every lane's managed pins from the working tree. `absent_tracked`: the managed
+    files git tracks that the work tree lacks, each with whether a sparse checkout left it
+    out (the command asks git; see managed_paths), each a finding."""
     scan = Scan(lane_rules(config), [], [], {}, [])
     for rule in scan.lanes:
         _read_lane_files(repo, rule, scan)
     gitlab_file, explicit = configured_gitlab_file(config)
-    gitlab = _read(repo, gitlab_file, scan.texts) if gitlab_file else None
+    gitlab = read_file(repo, gitlab_file, scan.texts) if gitlab_file else None
     if gitlab is not None:
         rows = _gitlab_rows(gitlab_file, gitlab, scan)
         for rule in scan.lanes:
             # A lane with neither a pin file nor CI rows is not built by this CI file.
             if rows[rule.lane] or scan.pin_file(rule.lane) is not None:
-                scan.findings.extend(
-                    _platform_findings(gitlab_file, rule.lane, rows[rule.lane], config.platforms)
+                found = _platform_findings(
+                    gitlab_file, rule.lane, rows[rule.lane], config.platforms
                 )
+                scan.findings.extend(found)
     elif gitlab_file and explicit:
         scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
-    _read_workflows(repo, config, scan)
+    from uvdock.image.workflows import workflow_files, workflow_pins
+
+    # GitHub workflow steps that build a lane's Dockerfile with a hard-coded base image.
+    for path in workflow_files(repo, config.workflow_files):
+        text = read_file(repo, path, scan.texts)
+        if text is not None:
+            scan.pins.extend(workflow_pins(path, text, scan.lanes))
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
         scan.findings.extend(_lane_findings(rule, scan, pin_files))

@@ -1,20 +1,9 @@
 """Base-image pins in GitHub workflows: a step that builds a lane's Dockerfile with a
-hard-coded `FROM_IMAGE_NAME`.
-
-From 2025-09 to 2026-01 Megatron-LM's workflows built `docker/Dockerfile.ci.dev` with the
-base image written into the workflow, in two shapes:
-
-- a `run:` script: `docker build -f docker/Dockerfile.ci.dev --build-arg
-  FROM_IMAGE_NAME="nvcr.io/nvidia/pytorch:TAG" ...` (the weekly uv.lock bump);
-- a build action's `with:` mapping: `file: ./docker/Dockerfile.ci.dev` next to a
-  `build-args: |` block holding the line `FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:TAG`.
-
-Each is a managed pin of the lane whose `dockerfile` / `lts-dockerfile` the step names
-(when both lanes build the same file, an `IMAGE_TYPE` build argument tells them apart):
-listed, checked against the lane, bumped. The builds are read by image/ci_builds.py (the
-one reader of CI builds), which keeps each value's span in the original bytes;
-verify_edit re-reads the edited file as YAML and accepts it only when exactly those
-references changed (formats/yaml.py reads it).
+hard-coded `FROM_IMAGE_NAME` (Megatron-LM's workflows, 2025-09 to 2026-01), in a `run:`
+script (`docker build -f ... --build-arg FROM_IMAGE_NAME=...`) or a build action's `with:`
+mapping (`file:` beside a `build-args: |` line). Each is a managed pin of the lane whose
+Dockerfile the step names (an `IMAGE_TYPE` build argument tells two lanes of one file apart).
+The builds are read by image/ci_builds.py; verify_edit re-reads an edited file as YAML.
 """
 
 from __future__ import annotations
@@ -26,7 +15,7 @@ from uvdock.errors import InputRefused
 from uvdock.files.textlines import regular_file
 from uvdock.formats.yaml import edit_changes
 from uvdock.image.ci_builds import ci_builds
-from uvdock.image.pins import LaneRules, Pin, normalize_path
+from uvdock.image.pins import LaneRules, Pin, managed_pin
 from uvdock.registry.tags import PREFIX
 
 if TYPE_CHECKING:
@@ -55,19 +44,8 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
 
 def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> str | None:
     """The configured lane building `dockerfile`; IMAGE_TYPE tells two lanes of one file apart."""
-    lanes_of_file = [r.lane for r in lanes if r.dockerfile and not r.arg and
-                     normalize_path(r.dockerfile) == dockerfile]  # fmt: skip
-    if len(lanes_of_file) <= 1:
-        return lanes_of_file[0] if lanes_of_file else None
-    return image_type if image_type in lanes_of_file else lanes_of_file[0]
-
-
-def _pin(path: str, text: str, lane: str, start: int, end: int) -> Pin:
-    value = text[start:end]
-    return Pin(
-        path, text.count("\n", 0, start) + 1, lane, value[len(PREFIX) :], True, "workflow",
-        value, start, end,
-    )  # fmt: skip
+    of_file = [r.lane for r in lanes if not r.arg and r.dockerfile == dockerfile]
+    return image_type if image_type in of_file[1:] else next(iter(of_file), None)
 
 
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
@@ -78,14 +56,13 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
     for build in ci_builds(path, text):
         image_type = next((a.value for a in build.args if a.name == "IMAGE_TYPE"), "")
         lane = _lane_of(build.dockerfile, image_type, lanes)
-        for arg in build.args:
-            if (
-                lane
-                and arg.name == "FROM_IMAGE_NAME"
-                and not arg.path
-                and arg.value.startswith(PREFIX)
-            ):
-                pins.append(_pin(path, text, lane, arg.start, arg.end))
+        if lane is None:
+            continue
+        pins += [
+            managed_pin(path, text, lane, "workflow", arg.start, arg.end)
+            for arg in build.args
+            if arg.name == "FROM_IMAGE_NAME" and not arg.path and arg.value.startswith(PREFIX)
+        ]
     return list({(pin.start, pin.end): pin for pin in pins}.values())
 
 
