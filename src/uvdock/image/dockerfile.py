@@ -1,15 +1,12 @@
 """A Dockerfile's instructions as Docker reads them: the one reader every part of uvdock uses.
 
 Docker's rules (docs.docker.com/reference/dockerfile): parser directives (`# escape=``) only
-at the very top, before any comment, blank line or instruction; an instruction continues on
-the next line when a line ends with the escape character (blanks allowed after it), and
-comment or blank lines inside a continued instruction are dropped; instruction keywords are
-case-insensitive, variable names are not; `RUN`, `COPY` and `ADD` may open heredocs
-(`<<EOF`, `<<-EOF`, `<<"EOF"`) whose bodies are no instructions. Each instruction keeps its
-first line and, per character of its joined text, the offset in the file, so a value can be
-edited exactly. ARGs before the first FROM are global: FROM lines expand them (`$VAR`,
-`${VAR}`, `${VAR:-default}`, `${VAR:+alternative}`), and a FROM naming an earlier stage's
-alias builds on that stage, not on an image.
+at the very top; an instruction continues on the next line after the escape character, and
+comment or blank lines inside it are dropped; keywords are case-insensitive; `RUN`, `COPY`
+and `ADD` may open heredocs whose bodies are no instructions. Each instruction keeps, per
+character of its joined text, the offset in the file, so a value can be edited exactly.
+ARGs before the first FROM are global: FROM lines expand them, and a FROM naming an earlier
+stage's alias builds on that stage.
 """
 
 from __future__ import annotations
@@ -77,14 +74,9 @@ def _skippable(content: str) -> bool:
 
 
 def _joined(parts: list[Line], escape: str) -> tuple[str, tuple[int, ...]]:
-    chars: list[str] = []
-    offsets: list[int] = []
-    for part in parts:
-        cut = _continues(part.content, escape)
-        body = part.content if cut is None else part.content[:cut]
-        chars.extend(body)
-        offsets.extend(range(part.offset, part.offset + len(body)))
-    return "".join(chars), tuple(offsets)
+    bodies = [(part.offset, part.content[: _continues(part.content, escape)]) for part in parts]
+    offsets = tuple(at for start, body in bodies for at in range(start, start + len(body)))
+    return "".join(body for _, body in bodies), offsets
 
 
 def _heredocs(text: str, lines: list[Line], index: int) -> tuple[tuple[Heredoc, ...], int]:
@@ -179,18 +171,19 @@ def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
     return _VARIABLE.sub(value, text), unknown
 
 
-def _unquoted(raw: str) -> str:
-    return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" else raw
+def _quoted(raw: str) -> bool:
+    return len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'"
 
 
-def declarations(instruction: Instruction, escape: str) -> list[tuple[str, str | None, int]]:
-    """An ARG's (name, default or None, index of the word in `instruction.text`)."""
+def declarations(instruction: Instruction, escape: str) -> list[tuple[str, str | None, int, bool]]:
+    """An ARG's words: (name, its `=value` as written or None without `=`, index of the word
+    in `instruction.text`, whether the word is plain: no escape, its quotes closed)."""
     text = instruction.text
     head = len(text) - len(text.lstrip(" \t\ufeff")) + len(instruction.keyword)
-    found: list[tuple[str, str | None, int]] = []
-    for start, end, _ in words(text[head:], escape):
+    found: list[tuple[str, str | None, int, bool]] = []
+    for start, end, plain in words(text[head:], escape):
         name, equals, raw = text[head + start : head + end].partition("=")
-        found.append((name, _unquoted(raw) if equals else None, head + start))
+        found.append((name, raw if equals else None, head + start, plain))
     return found
 
 
@@ -213,7 +206,8 @@ def global_args(dockerfile: Dockerfile) -> dict[str, tuple[str | None, int]]:
         if instruction.keyword == "FROM":
             break
         if instruction.keyword == "ARG":
-            for name, default, _ in declarations(instruction, dockerfile.escape):
+            for name, raw, _, _ in declarations(instruction, dockerfile.escape):
+                default = raw[1:-1] if raw is not None and _quoted(raw) else raw
                 found[name] = (default, instruction.line)
     return found
 
@@ -270,36 +264,25 @@ class ArgProblem(NamedTuple):
 
 def _value_span(raw: str) -> tuple[int, int] | None:
     """The value inside a word's `=...` part: bare, or wholly "double" or 'single' quoted."""
-    if not raw:
+    inner = raw[1:-1] if _quoted(raw) else raw
+    if not raw or "'" in inner or '"' in inner:
         return None
-    if raw[0] in "\"'":
-        inner = raw[1:-1]
-        if len(raw) >= 2 and raw[-1] == raw[0] and "'" not in inner and '"' not in inner:
-            return 1, len(raw) - 1
-        return None
-    return (0, len(raw)) if "'" not in raw and '"' not in raw else None
+    return (1, len(raw) - 1) if _quoted(raw) else (0, len(raw))
+
+
+# Docker reads the last global declaration: an empty one leaves FROM with no image.
+_EMPTIED = (
+    "`ARG {0}=` replaces the default of line {1} with an empty value (Docker reads the last"
+    " one), so FROM gets no image: remove one of the two"
+)
+_SPLIT = (
+    "the default of ARG {0} is written across lines, with escapes or with partial quotes;"
+    " uvdock cannot edit it exactly: write it as `ARG {0}=IMAGE` on one line"
+)
 
 
 def _line_at(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
-
-
-def _emptied(name: str, line: int, default_line: int) -> ArgProblem:
-    """Docker reads the last global declaration: an empty one leaves FROM with no image."""
-    return ArgProblem(
-        line,
-        f"`ARG {name}=` replaces the default of line {default_line} with an empty value"
-        " (Docker reads the last one), so FROM gets no image: remove one of the two",
-    )
-
-
-def _split_default(name: str, line: int) -> ArgProblem:
-    return ArgProblem(
-        line,
-        f"the default of ARG {name} is written across lines, with escapes or with"
-        f" partial quotes; uvdock cannot edit it exactly: write it as `ARG {name}=IMAGE`"
-        " on one line",
-    )
 
 
 def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProblem]]:
@@ -315,27 +298,23 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
         if instruction.keyword != "ARG":
             continue
         logical, offsets = instruction.text, instruction.offsets
-        head = len(logical) - len(logical.lstrip(" \t\ufeff")) + len(instruction.keyword)
-        for start, end, plain in words(logical[head:], dockerfile.escape):
-            key, equals, raw = logical[head + start : head + end].partition("=")
-            if key != name or not equals:
+        for key, raw, index, plain in declarations(instruction, dockerfile.escape):
+            if key != name or raw is None:
                 continue  # another variable, or a declaration without a default
-            first = offsets[head + start]
+            line = _line_at(text, offsets[index])
             if raw in ("", '""', "''"):  # an empty default is no pin, but replaces an earlier one
                 if is_global and global_default is not None:
-                    emptied = _emptied(name, _line_at(text, first), global_default.line)
+                    emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
                 continue
             span = _value_span(raw) if plain else None
-            lo = head + start + len(key) + 1 + (span[0] if span else 0)
-            hi = head + start + len(key) + 1 + (span[1] if span else 0)
-            if span is not None and offsets[hi - 1] + 1 - offsets[lo] == hi - lo:
-                # on one line: the span in the file is the value
-                default = ArgDefault(
-                    logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, _line_at(text, offsets[lo])
-                )
-                defaults.append(default)
-                if is_global:  # a later global default is what Docker reads again
-                    global_default, emptied = default, None
+            lo, hi = (index + len(key) + 1 + edge for edge in span or (0, 0))
+            if span is None or offsets[hi - 1] + 1 - offsets[lo] != hi - lo:  # not on one line
+                problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
-            problems.append(_split_default(name, _line_at(text, first)))
+            default = ArgDefault(
+                logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, _line_at(text, offsets[lo])
+            )
+            defaults.append(default)
+            if is_global:  # a later global default is what Docker reads again
+                global_default, emptied = default, None
     return defaults, problems if emptied is None else [*problems, emptied]

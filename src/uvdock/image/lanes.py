@@ -143,7 +143,7 @@ class _Discovery:
                     name
                     for i in parsed.instructions
                     if i.keyword == "ARG"
-                    for name, _, _ in df.declarations(i, parsed.escape)
+                    for name, *_ in df.declarations(i, parsed.escape)
                 }
                 dockerfiles[path] = _Dockerfile(path, text, parsed, df.stages(parsed), declared)
         builds: list[Build] = []
