@@ -31,23 +31,10 @@ def escape_property(text: str) -> str:
 
 
 def github_annotation(finding: Finding) -> str:
-    properties = [f"file={escape_property(finding.path)}"]
-    if finding.line is not None:
-        properties.append(f"line={finding.line}")
-    properties.append(f"title={escape_property(f'{finding.lane} base image {finding.kind}')}")
-    return f"::error {','.join(properties)}::{escape_data(finding.message)}"
-
-
-def github_annotations(findings: Sequence[Finding]) -> str:
-    """One workflow command per finding, each on its own line."""
-    return "".join(github_annotation(finding) + "\n" for finding in findings)
-
-
-def _fingerprint(finding: Finding, occurrence: int) -> str:
-    # Not the line: an issue that only moves stays the same issue between base and head.
-    # The occurrence keeps two identical findings in one file apart (GitLab merges equal ones).
-    key = (finding.kind, finding.lane, finding.path, finding.tag, finding.expected, occurrence)
-    return hashlib.sha256(json.dumps(key).encode()).hexdigest()
+    line = f",line={finding.line}" if finding.line is not None else ""
+    title = escape_property(f"{finding.lane} base image {finding.kind}")
+    where = f"file={escape_property(finding.path)}{line},title={title}"
+    return f"::error {where}::{escape_data(finding.message)}"
 
 
 def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
@@ -55,13 +42,16 @@ def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     seen: dict[tuple[object, ...], int] = {}
     issues: list[dict[str, Any]] = []
     for finding in findings:
+        # Not the line: an issue that only moves stays the same issue between base and head.
+        # The occurrence keeps two identical findings in one file apart (GitLab merges equal ones).
         key = (finding.kind, finding.lane, finding.path, finding.tag, finding.expected)
         seen[key] = seen.get(key, 0) + 1
+        fingerprint = hashlib.sha256(json.dumps([*key, seen[key]]).encode()).hexdigest()
         issues.append(
             {
                 "description": finding.message,
                 "check_name": f"{CHECK_PREFIX}/{finding.kind}",
-                "fingerprint": _fingerprint(finding, seen[key]),
+                "fingerprint": fingerprint,
                 "severity": "major",
                 "location": {"path": finding.path, "lines": {"begin": finding.line or 1}},
             }
@@ -70,8 +60,8 @@ def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
 
 
 def render(fmt: str, findings: Sequence[Finding]) -> str:
-    """`fmt` is "github" or "gitlab" (`image check --format`); the text ends with a newline
-    unless it is empty."""
+    """`fmt` is "github" (one workflow command per line) or "gitlab" (`image check
+    --format`); the text ends with a newline unless it is empty."""
     if fmt == "github":
-        return github_annotations(findings)
+        return "".join(github_annotation(finding) + "\n" for finding in findings)
     return json.dumps(gitlab_issues(findings), indent=2) + "\n"

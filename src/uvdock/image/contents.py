@@ -1,12 +1,10 @@
 """What a base-image bump moves: the component versions NGC images state in their environment.
 
-NGC PyTorch images publish no changelog a bot can read (no OCI source label), but each image
-sets its components' versions as ENV: NVIDIA_PYTORCH_VERSION, PYTORCH_VERSION (or
-PYTORCH_BUILD_VERSION), CUDA_VERSION, CUDNN_VERSION, NCCL_VERSION, TRT_VERSION (or
-TENSORRT_VERSION), TRANSFORMER_ENGINE_VERSION and, in some images, PYTHON_VERSION. This module
+NGC PyTorch images publish no changelog a bot can read, but each sets its components'
+versions as ENV (NVIDIA_PYTORCH_VERSION, PYTORCH_VERSION, CUDA_VERSION, ...). This module
 compares them between the old and the new image, per platform, and names the changes that
 reviewers must not miss: a new major or minor release of PyTorch or CUDA. Pure: the registry
-reading is uvdock.registry.image_config; nothing here opens a socket or prints.
+reading is uvdock.registry.image_config.
 """
 
 from __future__ import annotations
@@ -78,42 +76,33 @@ def release_notes_url(tag: str) -> str:
 
 def _value(image: TagImage | None, keys: tuple[str, ...]) -> tuple[str, str]:
     """(ENV name, value as shown) over the platforms whose environment was read."""
-    if image is None:
-        return "", ""
-    found: list[tuple[str, str]] = []  # (platform, value)
-    used = ""
-    for platform in image.platforms:
-        if platform.env is None:
-            continue
-        key = next((k for k in keys if platform.env.get(k)), "")
-        if key:
-            used = used or key
-            found.append((platform.platform, platform.env[key]))
-    values = {value for _, value in found}
+    found: list[tuple[str, str, str]] = []  # (key, platform, value)
+    for platform in image.platforms if image else ():
+        key = next((k for k in keys if platform.env and platform.env.get(k)), "")
+        if key and platform.env:
+            found.append((key, platform.platform, platform.env[key]))
+    values = {value for _, _, value in found}
+    used = found[0][0] if found else ""
     if len(values) <= 1:
         return used, next(iter(values), "")
-    return used, ", ".join(f"{value} ({platform or '?'})" for platform, value in found)
+    return used, ", ".join(f"{value} ({platform or '?'})" for _, platform, value in found)
 
 
 def _callout(before: str, after: str) -> str:
     old, new = _MAJOR_MINOR.match(before), _MAJOR_MINOR.match(after)
     if old is None or new is None:
         return ""
-    if old[1] != new[1]:
-        return "major"
-    return "minor" if old[2] != new[2] else ""
+    return "major" if old[1] != new[1] else "minor" if old[2] != new[2] else ""
 
 
 def compare(before: TagImage | None, after: TagImage | None) -> list[Component]:
     """The components either image states, in NGC's order; absent ones left out."""
     components = []
     for label, keys in COMPONENTS:
-        old_key, old = _value(before, keys)
-        new_key, new = _value(after, keys)
-        if not old and not new:
-            continue
-        callout = _callout(old, new) if label in CALLED_OUT else ""
-        components.append(Component(label, new_key or old_key, old, new, callout))
+        (old_key, old), (new_key, new) = _value(before, keys), _value(after, keys)
+        if old or new:
+            callout = _callout(old, new) if label in CALLED_OUT else ""
+            components.append(Component(label, new_key or old_key, old, new, callout))
     return components
 
 
@@ -121,24 +110,23 @@ def callouts(components: Sequence[Component]) -> list[str]:
     """`PyTorch 2.8 -> 2.9 (a new minor release)` for each called-out change."""
     lines = []
     for c in components:
-        if c.callout:
-            old, new = _MAJOR_MINOR.match(c.before), _MAJOR_MINOR.match(c.after)
-            assert old is not None and new is not None  # a callout needs both
+        old, new = _MAJOR_MINOR.match(c.before), _MAJOR_MINOR.match(c.after)
+        if c.callout and old and new:  # a callout needs both
             lines.append(f"{c.label} {old[0]} -> {new[0]} (a new {c.callout} release)")
     return lines
 
 
 def problems(images: Sequence[TagImage | None]) -> list[str]:
     """What could not be read, one line per tag or platform."""
-    lines = []
-    for image in images:
-        if image is None:
-            continue
-        for platform in image.platforms:
-            if platform.problem:
-                where = f"{image.tag} ({platform.platform})" if platform.platform else image.tag
-                lines.append(f"{where}: {platform.problem}")
-    return lines
+    return [
+        f"{image.tag} ({platform.platform}): {platform.problem}"
+        if platform.platform
+        else f"{image.tag}: {platform.problem}"
+        for image in images
+        if image is not None
+        for platform in image.platforms
+        if platform.problem
+    ]
 
 
 class ImageReport(NamedTuple):
