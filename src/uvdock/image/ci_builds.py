@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
 from uvdock.image.dockerfile import words
+from uvdock.image.pins import line_of
 
 _BUILDER = re.compile(
     r"(?<![\w-])(?:docker(?:[ \t]+buildx)?[ \t]+build|podman[ \t]+build|buildah[ \t]+(?:bud|build))"
@@ -63,32 +64,22 @@ class Build(NamedTuple):
     args: tuple[BuildArg, ...]
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def _command(text: str, begin: int, start: int, yaml: bool) -> str:
-    """From `start` (the builder word at `begin`) to the end of its shell command line, with each line break blanked so
-    offsets stay those of `text`: lines continued with `\\`, and in YAML the more indented
-    lines of a plain scalar that starts after `- ` or `key: ` (YAML folds them into one)."""
-    line_start = text.rfind("\n", 0, begin) + 1
-    prefix = text[line_start:begin]
-    folded = yaml and bool(prefix.strip()) and prefix.strip()[-1] in "-:"
+    """From `start` (the builder word at `begin`) to the end of its shell command line, with
+    each line break blanked so offsets stay those of `text`: lines continued with `\\`, and
+    in YAML the more indented lines of a plain scalar that starts after `- ` or `key: `
+    (YAML folds them into one)."""
+    prefix = text[text.rfind("\n", 0, begin) + 1 : begin]
+    folded = yaml and prefix.strip()[-1:] in ("-", ":")
     indent = len(prefix) - len(prefix.lstrip(" "))
-    end = start
-    while True:
-        newline = text.find("\n", end)
-        if newline == -1:
-            end = len(text)
-            break
-        following = text[newline + 1 : text.find("\n", newline + 1) % (len(text) + 1)]
+    end = text.find("\n", start)
+    while end != -1:
+        following = text[end + 1 : text.find("\n", end + 1) % (len(text) + 1)]
         more = len(following) - len(following.lstrip(" ")) > indent and following.strip()
-        if text[start:newline].rstrip(" \t\r").endswith("\\") or (folded and more):
-            end = newline + 1
-            continue
-        end = newline
-        break
-    chunk = text[start:end]
+        if not (text[start:end].rstrip(" \t\r").endswith("\\") or (folded and more)):
+            break
+        end = text.find("\n", end + 1)
+    chunk = text[start:] if end == -1 else text[start:end]
     chunk = re.sub(r"\\[ \t]*\r?\n", lambda m: " " * len(m[0]), chunk)
     return chunk.replace("\r", " ").replace("\n", " ")
 
@@ -99,14 +90,14 @@ def _unquote(word: str, start: int) -> tuple[str, int]:
     return word, start
 
 
-def _assignment(word: str, start: int) -> tuple[str, str, int] | None:
-    """NAME=VALUE (either part or the whole quoted): name, value, where the value starts."""
+def _build_arg(word: str, start: int, text: str) -> BuildArg | None:
+    """NAME=VALUE (either part or the whole quoted) at `start` in `text`."""
     word, start = _unquote(word, start)
     name, equals, value = word.partition("=")
     if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         return None
-    value, begin = _unquote(value, start + len(name) + 1)
-    return name, value, begin
+    value, at = _unquote(value, start + len(name) + 1)
+    return BuildArg(name, value, at, at + len(value), line_of(text, at))
 
 
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
@@ -133,11 +124,8 @@ def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[B
         elif option.startswith("-") and equals:
             start += len(option) + 1
         if option == "--build-arg" and equals:
-            assigned = _assignment(inline, start)
-            if assigned is not None:
-                name, value, begin = assigned
-                offset = base + begin
-                args.append(BuildArg(name, value, offset, offset + len(value), _line(text, offset)))
+            arg = _build_arg(inline, base + start, text)
+            args += [arg] if arg else []
         elif option in ("-f", "--file", "--target") and equals:
             found[option.lstrip("-")[0]] = _unquote(inline, 0)[0]
         elif not word.startswith("-"):
@@ -164,7 +152,7 @@ def command_builds(path: str, text: str) -> list[Build]:
             continue  # the Dockerfile is named by a variable: no way to tell which
         dockerfile = _dockerfile(found.get("f"), context)
         builds.append(
-            Build(path, _line(text, match.start()), dockerfile, found.get("t"), tuple(args))
+            Build(path, line_of(text, match.start()), dockerfile, found.get("t"), tuple(args))
         )
     return builds
 
@@ -175,9 +163,9 @@ def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
     for document in documents:
         for mapping in mappings(document):
             fields = by_key(mapping)
-            if not ({"build-args", "target"} & fields.keys()):
-                continue
-            if not ({"file", "context"} & fields.keys()):
+            if not (
+                {"build-args", "target"} & fields.keys() and {"file", "context"} & fields.keys()
+            ):
                 continue
             values = {k: str(v.value) for k, v in fields.items() if is_scalar(v)}
             dockerfile = _dockerfile(values.get("file"), values.get("context", "."))
@@ -188,13 +176,9 @@ def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
                 raw = text[begin : node.end_mark.index]
                 for line in re.finditer(r"[^\n]+", raw):
                     stripped = line[0].strip(" \t\r|>-")
-                    if stripped:
-                        assigned = _assignment(
-                            stripped, begin + line.start() + line[0].index(stripped)
-                        )
-                        if assigned is not None:
-                            name, value, at = assigned
-                            args.append(BuildArg(name, value, at, at + len(value), _line(text, at)))
+                    at = begin + line.start() + line[0].find(stripped)
+                    arg = _build_arg(stripped, at, text) if stripped else None
+                    args += [arg] if arg else []
             line = mapping.start_mark.line + 1
             builds.append(Build(path, line, dockerfile, values.get("target"), tuple(args)))
     return builds
@@ -207,7 +191,7 @@ def _yaml_values(path: str, text: str, name: str) -> Iterator[BuildArg]:
     )
     for match in re.finditer(pattern, text, re.M):
         start = match.start("v")
-        yield BuildArg(name, match["v"], start, match.end("v"), _line(text, start), path)
+        yield BuildArg(name, match["v"], start, match.end("v"), line_of(text, start), path)
 
 
 def _resolved(build: Build, text: str) -> Build:
@@ -215,16 +199,15 @@ def _resolved(build: Build, text: str) -> Build:
     args: list[BuildArg] = []
     for arg in build.args:
         from_file = _FROM_FILE.fullmatch(arg.value)
+        variable = _VARIABLE.fullmatch(arg.value)
         if from_file is not None:
             args.append(arg._replace(pin_file=posixpath.normpath(from_file["path"])))
-            continue
-        variable = _VARIABLE.fullmatch(arg.value)
-        if variable is None:
+        elif variable is not None:
+            name = variable["name"] or variable["github"]
+            found = [v._replace(name=arg.name) for v in _yaml_values(build.path, text, name)]
+            args.extend(found or [arg])
+        else:
             args.append(arg)
-            continue
-        name = variable["name"] or variable["github"]
-        found = [v._replace(name=arg.name) for v in _yaml_values(build.path, text, name)]
-        args.extend(found or [arg])
     return build._replace(args=tuple(args))
 
 
