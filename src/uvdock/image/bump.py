@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
+from uvdock.formats.yaml import edit_changes
 from uvdock.image.pins import (
     NOT_CHECKED_OUT,
     UNSUPPORTED_SHAPE,
@@ -76,6 +78,35 @@ def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
     )
 
 
+def _undo_all(value: str, replaced: Mapping[str, str]) -> str:
+    """Every old and new reference as one placeholder: what must stay the same."""
+    for ref in sorted({*replaced, *replaced.values()}, key=len, reverse=True):
+        value = value.replace(ref, "\0REF\0")
+    return value
+
+
+def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], count: int) -> None:
+    """Refuse (exit 2, nothing written) an edit of a workflow after which YAML reads
+    anything else than the same values with `count` references swapped as `replaced` says."""
+    edit = edit_changes(path, old, new)
+    swaps = 0
+    counted: set[int] = set()  # an anchored value read through several aliases counts once
+    for where, was in edit.changed.items():
+        now = edit.after[where]
+        if now.tag != was.tag or _undo_all(now.value, replaced) != _undo_all(was.value, replaced):
+            swaps = -1  # anything else changed
+            break
+        if id(was) not in counted:
+            counted.add(id(was))
+            swaps += sum(now.value.count(n) - was.value.count(n) for n in set(replaced.values()))
+    if swaps != count:
+        raise InputRefused(
+            f"{path}: the bump would change more (or less) than the base-image references "
+            "as YAML reads them; nothing was written",
+            hint=f"bump {path} by hand",
+        )
+
+
 def _refuse_unbumpable(scan: Scan, lane: str) -> None:
     for finding in sorted(scan.findings, key=lambda f: f.kind != "pin-file-content"):
         lanes = (lane, "") if finding.kind == NOT_CHECKED_OUT else (lane,)
@@ -97,8 +128,6 @@ def _plan(
         for pin in sorted(in_file, key=lambda p: -p.start):
             new = new[: pin.start] + value + new[pin.end :]
         if any(pin.source == "workflow" for pin in in_file):
-            from uvdock.image.workflows import verify_edit
-
             verify_edit(path, old, new, {pin.value: value for pin in in_file}, len(in_file))
         edits.append(FileEdit(repo / path, old, new, display=path))
     return changed, edits, [f for f in scan.findings if f.lane == lane]

@@ -11,6 +11,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from uvdock.errors import InputRefused
+from uvdock.files.textlines import regular_file
+from uvdock.image.ci_builds import ci_builds
 from uvdock.image.lanes import read_file
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
@@ -146,6 +149,55 @@ def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Fin
     return [Finding("no-managed-pin", lane, pin_file, None, message)]
 
 
+# GitHub workflow steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME`
+# (Megatron-LM's workflows, 2025-09 to 2026-01), in a `run:` script or a build action's
+# `with:` mapping: each a managed pin of the lane whose Dockerfile the step names.
+
+
+def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
+    """The repository's files matching the configured globs, as relative POSIX paths.
+    A glob that leaves the repository is refused (exit 2), like any configured path."""
+    top = repo.resolve()
+    found: set[str] = set()
+    for pattern in globs:
+        if pattern.startswith("/") or ".." in pattern.split("/"):
+            raise InputRefused(
+                f"configuration `workflow-files`: {pattern!r} must be a glob inside the repository",
+                hint="use a path relative to the repository root, e.g. .github/workflows/*.yml",
+            )
+        for path in repo.glob(pattern):
+            if not regular_file(path):  # also a symlink loop, which resolve() would raise on
+                continue
+            real = path.resolve()
+            if real == top or top in real.parents:
+                found.add(path.relative_to(repo).as_posix())
+    return sorted(found)
+
+
+def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> str | None:
+    """The configured lane building `dockerfile`; IMAGE_TYPE tells two lanes of one file apart."""
+    of_file = [r.lane for r in lanes if not r.arg and r.dockerfile == dockerfile]
+    return image_type if image_type in of_file[1:] else next(iter(of_file), None)
+
+
+def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
+    """The managed pins one workflow file holds (none when it is not YAML)."""
+    if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
+        return []  # most workflows: no YAML parse at all
+    pins: list[Pin] = []
+    for build in ci_builds(path, text):
+        image_type = next((a.value for a in build.args if a.name == "IMAGE_TYPE"), "")
+        lane = _lane_of(build.dockerfile, image_type, lanes)
+        if lane is None:
+            continue
+        pins += [
+            managed_pin(path, text, lane, "workflow", arg.start, arg.end)
+            for arg in build.args
+            if arg.name == "FROM_IMAGE_NAME" and not arg.path and arg.value.startswith(PREFIX)
+        ]
+    return list({(pin.start, pin.end): pin for pin in pins}.values())
+
+
 def managed_paths(config: Config) -> list[str]:
     """Every file that holds managed pins: pin files, Dockerfiles, the GitLab build file."""
     paths = [p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)]
@@ -232,9 +284,6 @@ def scan_managed(
                 scan.findings.extend(found)
     elif gitlab_file and explicit:
         scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
-    from uvdock.image.workflows import workflow_files, workflow_pins
-
-    # GitHub workflow steps that build a lane's Dockerfile with a hard-coded base image.
     for path in workflow_files(repo, config.workflow_files):
         text = read_file(repo, path, scan.texts)
         if text is not None:
