@@ -171,9 +171,6 @@ def plan_bump(
     return BumpPlan(lane, tag, current, edits, changed, warnings)
 
 
-# --- lanes found by meaning -------------------------------------------------------------
-
-
 def found_target(scan: Scan, rule: LaneRules, text: str) -> tuple[str, str | None]:
     """The reference TEXT names for the lane (a tag of the lane's image, or a whole reference
     of its image family) and the lane's current one; refused when TEXT is neither."""

@@ -123,9 +123,6 @@ def read(text: str) -> Dockerfile:
     return Dockerfile(escape, tuple(instructions))
 
 
-# --- words and variables ----------------------------------------------------------------
-
-
 def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
     """(start, end, plain) of each blank-separated word; `plain` when it has no escape and
     its quotes are closed."""
@@ -187,9 +184,6 @@ def declarations(instruction: Instruction, escape: str) -> list[tuple[str, str |
     return found
 
 
-# --- stages -----------------------------------------------------------------------------
-
-
 class Stage(NamedTuple):
     line: int
     written: str  # the image as written (`${BASE_IMAGE}`)
@@ -245,9 +239,6 @@ def base_of(found: list[Stage], target: str | None) -> Stage | None:
     while found[index].parent is not None:
         index = found[index].parent  # type: ignore[assignment]
     return found[index]
-
-
-# --- ARG defaults, with the exact span of each ------------------------------------------
 
 
 class ArgDefault(NamedTuple):

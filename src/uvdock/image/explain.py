@@ -24,27 +24,15 @@ _LANE_KEYS = {
 }
 
 
-def _value(value: object) -> str:
-    if isinstance(value, tuple):
-        return "[" + ", ".join(json.dumps(item) for item in value) + "]"
-    return json.dumps(value)
-
-
 def _key_line(config: Config, name: str, origins: Mapping[str, str], note: str = "") -> str:
     origin = origins.get(name, "uvdock's default")
     if origin.startswith("derived: "):
         origin = origin[len("derived: ") :]
     elif name in origins:
         origin = f"set in {origin}"
-    return f"{name.replace('_', '-')} = {_value(getattr(config, name))}  # {note or origin}"
-
-
-def _found_lane(scan: Scan, lane: str) -> list[str]:
-    reference, source = reference_tag(scan, lane)
-    lines = [f"# lane {lane}: {reference} (from {source})"]
-    lines += [f"#   {pin.location} ({pin.source})" for pin in scan.lane_pins(lane)]
-    lines.append(f"#   bump: uvdock image bump TAG --lane {lane}")
-    return lines
+    value = getattr(config, name)
+    value = json.dumps(list(value) if isinstance(value, tuple) else value)
+    return f"{name.replace('_', '-')} = {value}  # {note or origin}"
 
 
 def _megatron_lane(scan: Scan, config: Config, lane: str, origins: Mapping[str, str]) -> list[str]:
@@ -72,15 +60,17 @@ def render(
     lines += [_key_line(config, name, origins) for name in _IMAGE_KEYS]
     lines += ["", "# Base-image lanes: each lane's references move together (image check, bump)."]
     for rule in scan.lanes:
-        if rule.arg:
-            lines += _found_lane(scan, rule.lane)
-        else:
+        if not rule.arg:
             lines += _megatron_lane(scan, config, rule.lane, origins)
+            continue
+        reference, source = reference_tag(scan, rule.lane)
+        lines.append(f"# lane {rule.lane}: {reference} (from {source})")
+        lines += [f"#   {pin.location} ({pin.source})" for pin in scan.lane_pins(rule.lane)]
+        lines.append(f"#   bump: uvdock image bump TAG --lane {rule.lane}")
     if any(scan.lane_pins(lane) for lane in _LANE_KEYS):
-        lines.append(_key_line(config, "gitlab_build_file", origins))
-        lines.append(_key_line(config, "workflow_files", origins))
-    for pin in unmanaged:
-        lines.append(f"# not managed: {pin.location} `{pin.value}`: {pin.note}")
-    for finding in findings:
-        lines.append(f"# finding: {finding.location}: {finding.message}")
+        lines += [
+            _key_line(config, key, origins) for key in ("gitlab_build_file", "workflow_files")
+        ]
+    lines += [f"# not managed: {pin.location} `{pin.value}`: {pin.note}" for pin in unmanaged]
+    lines += [f"# finding: {finding.location}: {finding.message}" for finding in findings]
     return "\n".join(lines) + "\n"

@@ -1,14 +1,10 @@
 """Lanes found by meaning: the external base of each target a repository builds.
 
-Every Dockerfile of the repository (`Dockerfile`, `Dockerfile.*`, `*.Dockerfile`) is read
-as Docker reads it (image/dockerfile.py). The targets its CI builds (image/ci_builds.py;
-the last stage when no CI build names the file) lead through stage aliases to an external
-base: a `FROM ${ARG}` whose value is a global ARG's default or a build argument, or an
-image written in the FROM line itself. Each such base is a lane, named `FILE:ARG` (or
-`FILE:FROM`), and its references are managed together: the ARG default and every CI build
-argument that overrides it, including the YAML keys a `$VAR` value comes from. A base uvdock
-cannot order (not an NVIDIA image, a tag in no known scheme, no value) is listed with why,
-never dropped; a build argument the Dockerfile does not declare is a finding naming both.
+The targets CI builds from each Dockerfile (the last stage when none names the file) lead
+through stage aliases to an external base: a `FROM ${ARG}` whose value is a global ARG's
+default or a build argument, or an image written in FROM. Each base is a lane, `FILE:ARG` or
+`FILE:FROM`, whose references move together: the ARG default and every CI build argument
+that overrides it. A base uvdock cannot order is listed with why, never dropped.
 """
 
 from __future__ import annotations
@@ -178,16 +174,16 @@ class _Discovery:
         bases: dict[int, tuple[df.Stage, list[Build]]] = {}
         for target, of_target in (targets or {None: []}).items():
             stage = df.base_of(item.stages, target)
+            if stage is None:
+                message = f"builds target {target or '(last stage)'} of {item.path}, which has"
+                message += " no such stage"
+                self.found.findings.extend(
+                    Finding("unknown-target", "", b.path, b.line, message) for b in of_target
+                )
+                continue
             for build in of_target:
-                if stage is None:
-                    message = f"builds target {target or '(last stage)'} of {item.path}, which has no such stage"
-                    self.found.findings.append(
-                        Finding("unknown-target", "", build.path, build.line, message)
-                    )
-                else:
-                    self._undeclared(item, stage, build)
-            if stage is not None:
-                bases.setdefault(stage.line, (stage, []))[1].extend(of_target)
+                self._undeclared(item, stage, build)
+            bases.setdefault(stage.line, (stage, []))[1].extend(of_target)
         for stage, of_base in bases.values():
             self._lane(item, stage, of_base)
         built = ", ".join(sorted(t or "the last stage" for t in targets or {None: []}))
@@ -213,10 +209,10 @@ class _Discovery:
                 f" ({item.path}:{stage.line} builds FROM {stage.written}{instead}): the value"
                 " is ignored; remove it or pass the ARG the Dockerfile reads"
             )
-            where = arg.path or build.path
-            self.found.findings.append(
-                Finding(UNDECLARED, lane, where, arg.line, message, arg.value)
+            finding = Finding(
+                UNDECLARED, lane, arg.path or build.path, arg.line, message, arg.value
             )
+            self.found.findings.append(finding)
 
     def _lane(self, item: _Dockerfile, stage: df.Stage, builds: list[Build]) -> None:
         key = _lane_key(stage)
@@ -286,8 +282,9 @@ class _Discovery:
         return list({(p.path, p.start): p for p in pins}.values()), problems
 
     def _unrecognised(self, path: str, line: int, value: str, why: str) -> None:
-        pin = Pin(path, line, None, value, False, "unrecognised", value, note=why)
-        self.found.unrecognised.append(pin)
+        self.found.unrecognised.append(
+            Pin(path, line, None, value, False, "unrecognised", value, note=why)
+        )
 
 
 def discover(

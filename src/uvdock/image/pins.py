@@ -67,9 +67,7 @@ def kind_of(pin: Pin) -> str:
     manages, with why) or informational."""
     if pin.managed:
         return "managed"
-    if pin.source == "unrecognised":
-        return "unmanaged"
-    return "unclassified" if pin.source == "gitlab" else "informational"
+    return {"unrecognised": "unmanaged", "gitlab": "unclassified"}.get(pin.source, "informational")
 
 
 class Finding(NamedTuple):
@@ -129,9 +127,6 @@ class Scan(NamedTuple):
         return next((p for p in self.lane_pins(lane) if p.source == "pin-file"), None)
 
 
-# --- managed pins of a text -------------------------------------------------------------
-
-
 def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -164,9 +159,6 @@ def pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
         problem = f"holds {len(words)} words on {len(stripped.splitlines())} line(s)"
     message = f"{lane} pin file {problem}; it must hold exactly one image reference"
     return Finding("pin-file-content", lane, path, 1, message)
-
-
-# --- configuration ----------------------------------------------------------------------
 
 
 def normalize_path(path: str) -> str:
@@ -237,9 +229,6 @@ def all_pins(managed: Sequence[Pin], grep_hits: Iterable[tuple[str, int, str]]) 
                 pins.append(Pin(path, line, None, tag, False, "mention", PREFIX + tag))
     pins.sort(key=lambda p: (not p.managed, p.source != "gitlab", p.path, p.line))
     return pins
-
-
-# --- check ------------------------------------------------------------------------------
 
 
 def expected_tag(scan: Scan, lane: str) -> str | None:

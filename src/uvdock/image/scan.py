@@ -1,8 +1,6 @@
-"""Read each lane's managed base-image pins from the working tree: pin file, Dockerfile, matrix.
-
-Every pin keeps the span of its value in the text, so a bump replaces that and nothing else.
-Structural problems (missing platform, ambiguous row, ...) become findings; whether the tags
-agree is pins.check's business.
+"""Read each lane's managed base-image pins from the working tree: pin file, Dockerfile,
+matrix, workflows. Each keeps the span of its value, so a bump replaces that and nothing
+else; structural problems become findings; whether the tags agree is pins.check's business.
 """
 
 from __future__ import annotations
@@ -54,14 +52,12 @@ def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, 
             )
             rows[lanes[0]].append((item.line, pin))
             scan.pins.append(pin)
+        elif len(lanes) > 1:
+            message = f"matrix row matches the rules of several lanes ({', '.join(lanes)})"
+            scan.findings.append(Finding("ambiguous-row", lanes[0], path, item.line, message))
         elif lanes:
-            several = f"matrix row matches the rules of several lanes ({', '.join(lanes)})"
-            kind, message = (
-                ("ambiguous-row", several)
-                if len(lanes) > 1
-                else ("no-base-image", f"{lanes[0]} matrix row has no {BASE_IMAGE_KEY}")
-            )
-            scan.findings.append(Finding(kind, lanes[0], path, item.line, message))
+            message = f"{lanes[0]} matrix row has no {BASE_IMAGE_KEY}"
+            scan.findings.append(Finding("no-base-image", lanes[0], path, item.line, message))
         elif base is not None and base.value.startswith(PREFIX):
             pin = managed_pin(path, text, "", "gitlab", base.start, base.end)
             scan.unclassified.append(pin._replace(lane=None, managed=False))
@@ -79,24 +75,16 @@ def _platform_findings(
         for line, pin in rows
         if not pin.platform and not single
     ]
+    first = rows[0][0] if rows else None
     for platform in [""] if single else platforms:
         matching = [line for line, pin in rows if pin.platform == platform]
         if not matching:
             message = f"no {lane} matrix row for platform {platform}"
-            findings.append(
-                Finding("platform-missing", lane, path, rows[0][0] if rows else None, message)
-            )
+            findings.append(Finding("platform-missing", lane, path, first, message))
         what = f"for platform {platform}" if platform else f"without {PLATFORM_KEY}"
-        findings += [
-            Finding(
-                "platform-doubled",
-                lane,
-                path,
-                extra,
-                f"second {lane} matrix row {what} (first at line {matching[0]})",
-            )
-            for extra in matching[1:]
-        ]
+        for extra in matching[1:]:
+            message = f"second {lane} matrix row {what} (first at line {matching[0]})"
+            findings.append(Finding("platform-doubled", lane, path, extra, message))
     return findings
 
 
@@ -223,12 +211,9 @@ def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
 
 
 def _add_found_lanes(repo: Path, scan: Scan) -> None:
-    """The lanes found by meaning (image/lanes.py) beside the configured ones.
-
-    A configured lane keeps its Dockerfile's FROM_IMAGE_NAME; a build argument the
-    Dockerfile does not declare is no pin of it, only a finding; Megatron-LM's default lanes
-    that find nothing are no finding once another lane is managed.
-    """
+    """The lanes found by meaning (image/lanes.py) beside the configured ones. A build
+    argument the Dockerfile does not declare is no pin, only a finding; Megatron-LM's default
+    lanes that find nothing are no finding once another lane is managed."""
     from uvdock.image.lanes import UNDECLARED, discover
 
     covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
