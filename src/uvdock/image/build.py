@@ -1,9 +1,6 @@
-"""How the CI image is acquired: pure argv builders for build, pull, tag and enroot import.
-
-`build_spec` reads the lane's pin file (the only file it touches); everything else is data
-in, argv out. The build always stops at the configured target (`main`): the `jet` stage
-after it needs an internal secret and fails everywhere else.
-"""
+"""How the CI image is acquired: argv builders for build, pull, tag and enroot import.
+The build stops at the configured target (`main`): the `jet` stage after it needs an
+internal secret and fails everywhere else."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
 """The image builds a repository's CI runs: which Dockerfile, which target, which build args.
 
-Read from GitHub workflows, GitLab CI files and the shell scripts they run, in two shapes:
-
-- a build command (`docker build`, `docker buildx build`, `podman build`, `buildah bud`)
-  anywhere in the text, continued with `\\` over lines: `-f`/`--file` (default: the
-  context's `Dockerfile`), `--target`, `--build-arg NAME=VALUE`;
-- docker/build-push-action's `with:` mapping: `file:` or `context:`, `target:`, and the
-  `NAME=VALUE` lines of `build-args:`.
-
-A value written as `$VAR` / `${VAR}` is looked up among the same file's `VAR: value` YAML
-keys (GitLab `variables:` and matrix rows): each is a place the value is managed. Every
-value keeps its span in the text, so a bump can replace it and nothing else.
+Read from GitHub workflows, GitLab CI files and the shell scripts they run: a build command
+(`docker [buildx] build`, `podman build`, `buildah bud`) anywhere in the text, continued over
+lines, or docker/build-push-action's `with:` mapping. A `$VAR` value is looked up among the
+same file's `VAR: value` YAML keys (GitLab `variables:`, matrix rows): each is a place the
+value is managed. Every value keeps its span in the text, so a bump replaces it alone.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""`image check` findings in the formats CI systems put on a diff.
-
-github: workflow commands (`::error file=PATH,line=N,title=T::message`), escaped as
-  GitHub's actions/toolkit does: data escapes `%`, CR and LF; property values also `:`
-  and `,`.
-gitlab: a code-quality report (a JSON array of issues: description, check_name,
-  fingerprint, severity, location.path, location.lines.begin).
-
-Imported only when one of these formats is asked for: plain `image check` is on a start-up
-budget. Pure: no I/O.
-"""
+"""`image check` findings in the formats CI systems put on a diff: GitHub workflow commands
+(escaped as actions/toolkit does) and a GitLab code-quality report. Imported only when one is
+asked for: plain `image check` is on a start-up budget."""
 
 from __future__ import annotations
 

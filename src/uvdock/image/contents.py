@@ -1,11 +1,6 @@
-"""What a base-image bump moves: the component versions NGC images state in their environment.
-
-NGC PyTorch images publish no changelog a bot can read, but each sets its components'
-versions as ENV (NVIDIA_PYTORCH_VERSION, PYTORCH_VERSION, CUDA_VERSION, ...). This module
-compares them between the old and the new image, per platform, and names the changes that
-reviewers must not miss: a new major or minor release of PyTorch or CUDA. Pure: the registry
-reading is uvdock.registry.image_config.
-"""
+"""What a base-image bump moves: the component versions NGC images state as ENV (they publish
+no changelog a bot can read), compared per platform between the old and the new image; a new
+major or minor PyTorch or CUDA is named for reviewers. Pure: registry/image_config reads."""
 
 from __future__ import annotations
 

@@ -41,8 +41,7 @@ class Instruction(NamedTuple):
     heredocs: tuple[Heredoc, ...] = ()
 
     @property
-    def arguments(self) -> str:
-        """The text after the keyword, blanks around it removed."""
+    def arguments(self) -> str:  # the text after the keyword, blanks around it removed
         return self.text.lstrip(" \t\ufeff")[len(self.keyword) :].strip(" \t")
 
 
@@ -69,8 +68,7 @@ def _continues(content: str, escape: str) -> int | None:
 
 
 def _skippable(content: str) -> bool:
-    stripped = content.lstrip(" \t\ufeff")
-    return not stripped or stripped.startswith("#")
+    return content.lstrip(" \t\ufeff")[:1] in ("", "#")
 
 
 def _joined(parts: list[Line], escape: str) -> tuple[str, tuple[int, ...]]:
@@ -95,10 +93,8 @@ def _heredocs(text: str, lines: list[Line], index: int) -> tuple[tuple[Heredoc, 
     return tuple(found), index
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=16)  # one parse per text: a scan reads a Dockerfile for pins and stages
 def read(text: str) -> Dockerfile:
-    """Every instruction of the Dockerfile `text`, in order (one parse per text: a scan reads
-    a lane's Dockerfile for its pins and again for its stages)."""
     lines = split_lines(text)
     escape = _escape_char(lines)
     instructions: list[Instruction] = []

@@ -1,10 +1,6 @@
 """`image show --explain`: what uvdock found and uses, as a ready `[tool.uvdock]` table.
-
-Every key is the value in force (found, derived, a default, or set), with where it came from
-as a comment, so pasting the table changes nothing and editing one line changes exactly that
-setting. Lanes found by meaning need no key: each is listed as comments with its references,
-and so is every base no lane manages, with why.
-"""
+Every key is the value in force with where it came from as a comment, so pasting the table
+changes nothing; found lanes and unmanaged bases are listed as comments."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Base-image pins: what a pin is, which lanes exist, and whether each lane agrees.
 
-A lane (`dev`, `lts`) is managed in up to three places: its pin file (one image reference,
-the source of truth), the GitLab CI matrix rows that satisfy one of the lane's KEY=VALUE sets
-in full, and the default of `ARG FROM_IMAGE_NAME=...` in the lane's Dockerfile. Every other
-`nvcr.io/nvidia/pytorch:<tag>` in a tracked file is informational: listed, never changed.
+A configured lane (`dev`, `lts`) is managed in its pin file (the source of truth), the GitLab
+matrix rows its KEY=VALUE sets select, its Dockerfile's `ARG FROM_IMAGE_NAME=` default and
+workflow builds; any other `nvcr.io/nvidia/pytorch:<tag>` is informational, never changed.
 Records are NamedTuples: `image check` runs in pre-commit and CI on a start-up budget.
 """
 
@@ -71,9 +70,7 @@ def kind_of(pin: Pin) -> str:
 
 
 class Finding(NamedTuple):
-    kind: str  # drift, malformed, platform-missing, platform-doubled, no-platform,
-    #            no-base-image, ambiguous-row, pin-file-missing, pin-file-content,
-    #            file-missing (a path the configuration names), no-managed-pin, ...
+    kind: str  # drift, malformed, platform-missing, no-managed-pin, ...
     lane: str
     path: str
     line: int | None
@@ -106,7 +103,7 @@ class LaneRules(NamedTuple):
     arg: str = ""
 
     def selects(self, fields: Mapping[str, str]) -> bool:
-        """All entries of one alternative hold; `KEY=` (no value) holds when KEY is absent."""
+        # All entries of one alternative hold; `KEY=` (no value) holds when KEY is absent.
         return any(all(fields.get(k, "") == v for k, v in alt) for alt in self.matrix_match)
 
 
@@ -209,8 +206,7 @@ def lane_rules(config: Config) -> list[LaneRules]:
 
 def configured_gitlab_file(config: Config) -> tuple[str, bool]:
     """The GitLab build file ("" for none) and whether the configuration named it explicitly."""
-    explicit = bool(_explicit(config, "gitlab_build_file"))
-    return normalize_path(config.gitlab_build_file), explicit
+    return normalize_path(config.gitlab_build_file), bool(_explicit(config, "gitlab_build_file"))
 
 
 def all_pins(managed: Sequence[Pin], grep_hits: Iterable[tuple[str, int, str]]) -> list[Pin]:

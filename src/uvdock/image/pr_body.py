@@ -1,11 +1,7 @@
-"""What the pull request of a base-image bump needs: its title, its body, the hand-off.
-
-From the Megatron-LM base-image workflow (docs: bump-base-image): the title convention, the
-`Run functional tests` label, `/ok to test <commit-sha>` for each commit of a fork, the
-golden-value refresh through the update-golden-values skill, and mark-broken (not a blocked
-bump) for real regressions. For LTS the title adds "LTS" (our convention, inferred) and the
-`container::lts` label runs the LTS CI lane. Pure: no I/O.
-"""
+"""The pull request of a base-image bump: title, body and hand-off, after Megatron-LM's
+base-image workflow (docs: bump-base-image): labels, `/ok to test` on forks, golden values
+refreshed, regressions marked broken. For LTS the title adds "LTS" (our convention) and the
+`container::lts` label runs the LTS CI lane."""
 
 from __future__ import annotations
 
