@@ -142,11 +142,8 @@ def plan_bump(
     allow_downgrade: bool,
     gitlab_file: str = "",
 ) -> BumpPlan:
-    """The edits that move every managed pin of `lane` to `tag`, or a refusal (InputRefused).
-
-    `gitlab_file`, when given, is re-read as YAML after the edit (image/matrix_verify.py):
-    every row of the lane at the new image and nothing else changed, or the bump is refused.
-    """
+    """The edits that move every managed pin of `lane` to `tag`; `gitlab_file` is re-read
+    after the edit (image/matrix_verify.py): only the lane's rows may change."""
     rule = next(r for r in scan.lanes if r.lane == lane)
     _refuse_unbumpable(scan, lane)
     if not scan.lane_pins(lane):

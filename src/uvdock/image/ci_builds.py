@@ -59,10 +59,8 @@ class Build(NamedTuple):
 
 
 def _command(text: str, begin: int, start: int, yaml: bool) -> str:
-    """From `start` (the builder word at `begin`) to the end of its shell command line, with
-    each line break blanked so offsets stay those of `text`: lines continued with `\\`, and
-    in YAML the more indented lines of a plain scalar that starts after `- ` or `key: `
-    (YAML folds them into one)."""
+    """From `start` to the end of the shell command (lines continued with `\\`; in YAML the
+    more indented lines of a plain scalar), line breaks blanked so offsets stay the same."""
     prefix = text[text.rfind("\n", 0, begin) + 1 : begin]
     folded = yaml and prefix.strip()[-1:] in ("-", ":")
     indent = len(prefix) - len(prefix.lstrip(" "))
@@ -95,25 +93,21 @@ def _build_arg(word: str, start: int, text: str) -> BuildArg | None:
 
 
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
-    """The build command's -f and --target, its build args, and its context."""
     # `$(cat FILE)` is one word to the shell: its blanks split nothing.
     masked = re.sub(r"\$\([^()]*\)", lambda m: re.sub(r"[ \t]", "\x01", m[0]), command)
-    spans = words(masked, "\0")
+    spans = iter(words(masked, "\0"))
     found: dict[str, str] = {}
     args: list[BuildArg] = []
     positional: list[str] = []
-    index = 0
-    while index < len(spans):
-        start, end, _ = spans[index]
+    for start, end, _ in spans:
         word = command[start:end]
+        option, equals, inline = word.partition("=")
         if word in _SHELL_END:
             break
-        option, equals, inline = word.partition("=")
         if option.startswith("-") and not equals and option in _VALUED:
-            index += 1
-            if index >= len(spans):
+            if (value := next(spans, None)) is None:
                 break
-            start, end, _ = spans[index]
+            start, end, _ = value
             inline, equals = command[start:end], "="
         elif option.startswith("-") and equals:
             start += len(option) + 1
@@ -124,7 +118,6 @@ def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[B
             found[option.lstrip("-")[0]] = _unquote(inline, 0)[0]
         elif not word.startswith("-"):
             positional.append(_unquote(word, 0)[0])
-        index += 1
     return found, args, positional[-1] if positional else "."
 
 
@@ -134,7 +127,6 @@ def _dockerfile(named: str | None, context: str) -> str:
 
 
 def command_builds(path: str, text: str) -> list[Build]:
-    """Every build command written in `text`."""
     builds: list[Build] = []
     yaml = path.endswith((".yml", ".yaml"))
     for match in _BUILDER.finditer(text):
@@ -206,7 +198,6 @@ def _resolved(build: Build, text: str) -> Build:
 
 
 def ci_builds(path: str, text: str) -> list[Build]:
-    """The builds one CI file (YAML or a shell script) runs."""
     builds = command_builds(path, text)
     if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
         # Not YAML (None): its build commands still count.

@@ -30,7 +30,6 @@ def github_annotation(finding: Finding) -> str:
 
 
 def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
-    """The code-quality report: one issue per finding."""
     seen: dict[tuple[object, ...], int] = {}
     issues: list[dict[str, Any]] = []
     for finding in findings:

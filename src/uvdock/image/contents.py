@@ -30,8 +30,6 @@ _MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
 
 
 class Component(NamedTuple):
-    """One component's version in the old and the new image ("" where an image states none)."""
-
     label: str
     key: str  # the ENV name it was read from (the new image's, else the old's)
     before: str  # one value, or `value (platform)` entries joined by ", " when platforms differ
@@ -112,7 +110,6 @@ def callouts(components: Sequence[Component]) -> list[str]:
 
 
 def problems(images: Sequence[TagImage | None]) -> list[str]:
-    """What could not be read, one line per tag or platform."""
     return [
         f"{image.tag} ({platform.platform}): {platform.problem}"
         if platform.platform
@@ -125,8 +122,6 @@ def problems(images: Sequence[TagImage | None]) -> list[str]:
 
 
 class ImageReport(NamedTuple):
-    """Both images of a bump as read from the registry, or why they were not read."""
-
     old_tag: str | None
     new_tag: str
     before: TagImage | None = None  # None: not read, or the registry has no such tag
@@ -139,7 +134,6 @@ class ImageReport(NamedTuple):
         return not self.skipped
 
     def not_found(self) -> list[str]:
-        """The tags the registry was asked for and does not have."""
         if not self.checked:
             return []
         pairs = ((self.old_tag, self.before), (self.new_tag, self.after))

@@ -47,7 +47,6 @@ def render(
     findings: Sequence[Finding],
     unmanaged: Sequence[Pin],
 ) -> str:
-    """The table, with the lanes, findings and unmanaged bases as comments."""
     lines = [
         "# uvdock image show --explain: append to pyproject.toml (in uvdock.toml, without the header)",
         "[tool.uvdock]",

@@ -31,8 +31,6 @@ def first_heredoc(text: str) -> int | None:
 
 
 class Builder(NamedTuple):
-    """What does the building when uvdock runs `ENGINE build`."""
-
     cli: str  # docker or podman: the program uvdock runs
     version: str  # that engine's version ("" when it did not say)
     buildah: str = ""  # podman: the buildah it builds with

@@ -59,11 +59,8 @@ def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True)
 
 
 def repository_files(repo: Path) -> tuple[list[str], list[str]]:
-    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths.
-
-    `image check` runs this on every call: one scandir per folder, and per file a substring
-    test in C before any Python-level work (a Megatron-LM-sized tree: a few milliseconds).
-    """
+    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths. `image check`
+    runs this on every call: one scandir per folder, a substring test in C per file."""
     dockerfiles: list[str] = []
     ci: list[str] = []
     pending = [("", str(repo))]
@@ -97,7 +94,6 @@ def repository_files(repo: Path) -> tuple[list[str], list[str]]:
 
 
 def _reference(path: str, line: int, lane: str, value: str, start: int, source: str) -> Pin:
-    """A managed reference of a found lane: its tag when uvdock can order the image."""
     image = parse_image(value)[0]
     tag = image.tag if image else value
     return Pin(path, line, lane, tag, True, source, value, start, start + len(value))
@@ -154,13 +150,11 @@ class _Discovery:
         built: dict[str, list[Build]] = {path: [] for path in dockerfiles}
         for build in builds:
             # A path relative to another folder than the root: the one Dockerfile it ends.
-            ending = [p for p in dockerfiles if p.endswith("/" + build.dockerfile)]
-            target = build.dockerfile if build.dockerfile in dockerfiles else None
-            if target is None and len(ending) == 1:
-                target = ending[0]
-            if target is not None:
-                built[target].append(build._replace(dockerfile=target))
-                self.found.builds.append(built[target][-1])
+            exact = [build.dockerfile] if build.dockerfile in dockerfiles else []
+            matches = exact or [p for p in dockerfiles if p.endswith("/" + build.dockerfile)]
+            if len(matches) == 1:
+                built[matches[0]].append(build._replace(dockerfile=matches[0]))
+                self.found.builds.append(built[matches[0]][-1])
         for path, item in dockerfiles.items():
             self._dockerfile(item, built[path])
         return self.found

@@ -108,8 +108,6 @@ class LaneRules(NamedTuple):
 
 
 class Scan(NamedTuple):
-    """The managed pins of every lane, the texts they were read from, and structural findings."""
-
     lanes: list[LaneRules]
     pins: list[Pin]
     findings: list[Finding]
@@ -175,9 +173,8 @@ def _entry(text: str, key: str) -> tuple[str, str]:
 
 
 def match_sets(entries: Sequence[str], key: str) -> tuple[MatchSet, ...]:
-    """A `*-matrix-match` list as alternative sets of KEY=VALUE entries: each element that
-    joins entries with commas is one set, and then every element is its own set; a list of
-    single entries, the original form, is one set (all of them must hold)."""
+    """A `*-matrix-match` list as alternative KEY=VALUE sets: with commas, each element is one
+    set; a list of single entries, the original form, is one set."""
     if not any("," in entry for entry in entries):
         return (tuple(_entry(entry, key) for entry in entries),) if entries else ()
     return tuple(
@@ -188,7 +185,6 @@ def match_sets(entries: Sequence[str], key: str) -> tuple[MatchSet, ...]:
 
 
 def _explicit(config: Config, *names: str) -> tuple[str, ...]:
-    """The named path settings whose value differs from uvdock's built-in default."""
     defaults = type(config)._field_defaults
     values = {name: getattr(config, name) for name in names}
     return tuple(normalize_path(v) for n, v in values.items() if v and v != defaults.get(n))
@@ -211,8 +207,7 @@ def configured_gitlab_file(config: Config) -> tuple[str, bool]:
 
 def all_pins(managed: Sequence[Pin], grep_hits: Iterable[tuple[str, int, str]]) -> list[Pin]:
     """The managed pins, then every other `nvcr.io/nvidia/pytorch:<tag>` among the lines of
-    `git grep -n PREFIX` (path, line, text), once per line and tag, each in path and line
-    order. A placeholder (a tag that starts with neither a digit nor `$`) is none."""
+    `git grep -n PREFIX` (path, line, text), once per line and tag."""
     taken = {(pin.path, pin.line) for pin in managed}
     pins = list(managed)
     for path, line, text in grep_hits:
@@ -234,9 +229,7 @@ def expected_tag(scan: Scan, lane: str) -> str | None:
 
 def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
     """The tag (a found lane: the reference) the lane's pins should carry, and where it comes
-    from: the pin file when there is one; otherwise (Megatron-LM before its pin files) the tag
-    most of the lane's well-formed pins carry, the newest on a tie. A found lane: what its
-    Dockerfile says (the ARG default, or the FROM image), else most of its CI build arguments."""
+    from: the pin file (a found lane: its Dockerfile), else what most pins carry."""
     rule = next(r for r in scan.lanes if r.lane == lane)
     pins = scan.lane_pins(lane)
     if rule.arg:
@@ -259,7 +252,6 @@ def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
 
 
 def check(scan: Scan) -> list[Finding]:
-    """Malformed and disagreeing managed pins, then the structural findings of the scan."""
     findings: list[Finding] = []
     for rule in scan.lanes:
         lane = rule.lane

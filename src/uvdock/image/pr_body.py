@@ -37,7 +37,6 @@ def handoff(tag: str, lane: str = "dev") -> dict[str, Any]:
 
 
 def handoff_lines(tag: str, lane: str = "dev") -> list[str]:
-    """The same steps as a few lines for the terminal."""
     lts = f"  apply the `{LTS_LABEL}` label so that the LTS CI lane runs"
     return [
         "",
@@ -64,43 +63,13 @@ def _plain(text: str, limit: int = MAX_VALUE) -> str:
     return shown.replace("|", "\\|")
 
 
-def _code(text: str) -> str:
-    return code_span(_plain(text))
-
-
-def _version_rows(report: contents.ImageReport) -> list[str]:
-    components = contents.compare(report.before, report.after)
-    if not components:
-        return ["No component versions are stated in either image's environment.", ""]
-    old = _code(report.old_tag) if report.old_tag else "before"
-    lines = [f"| Component | {old} | {_code(report.new_tag)} |", "|---|---|---|"]
-    for c in components:
-        new = _code(c.after) if c.after else "-"
-        new = f"**{new}**" if c.changed and c.after else new
-        lines.append(f"| {c.label} | {_code(c.before) if c.before else '-'} | {new} |")
-    called = contents.callouts(components)
-    head = [f"- **{line}**" for line in called] + ([""] if called else [])
-    return head + lines + [""]
-
-
-def _digest_rows(report: contents.ImageReport) -> list[str]:
-    digests: dict[str, dict[str, str]] = {}
-    for side, image in (("before", report.before), ("after", report.after)):
-        for found in image.platforms if image else ():
-            digests.setdefault(found.platform or "?", {})[side] = found.digest
-    if not digests:
-        return []
-    old = _code(report.old_tag) if report.old_tag else "before"
-    lines = [f"| Platform | {old} manifest | {_code(report.new_tag)} manifest |", "|---|---|---|"]
-    for platform, pair in digests.items():
-        cells = [_code(pair[side]) if pair.get(side) else "-" for side in ("before", "after")]
-        lines.append(f"| {_plain(platform)} | {cells[0]} | {cells[1]} |")
-    return [*lines, ""]
+def _cell(text: str) -> str:
+    return code_span(_plain(text)) if text else "-"
 
 
 def contents_section(report: contents.ImageReport) -> list[str]:
-    """### Image contents: versions old -> new, digests, release notes, what was not read."""
     lines = ["### Image contents", ""]
+    new = _cell(report.new_tag)
     if not report.checked:
         lines += [
             f"The image contents were not checked ({report.skipped}): component versions and "
@@ -108,14 +77,33 @@ def contents_section(report: contents.ImageReport) -> list[str]:
             "",
         ]
     else:
-        lines += _version_rows(report) + _digest_rows(report)
+        old = _cell(report.old_tag) if report.old_tag else "before"
+        components = contents.compare(report.before, report.after)
+        called = contents.callouts(components)
+        lines += [f"- **{line}**" for line in called] + ([""] if called else [])
+        if components:
+            lines += [f"| Component | {old} | {new} |", "|---|---|---|"]
+        else:
+            lines.append("No component versions are stated in either image's environment.")
+        for c in components:
+            after = f"**{_cell(c.after)}**" if c.changed and c.after else _cell(c.after)
+            lines.append(f"| {c.label} | {_cell(c.before)} | {after} |")
+        digests: dict[str, dict[str, str]] = {}
+        for side, image in (("before", report.before), ("after", report.after)):
+            for found in image.platforms if image else ():
+                digests.setdefault(found.platform or "?", {})[side] = found.digest
+        if digests:
+            lines += ["", f"| Platform | {old} manifest | {new} manifest |", "|---|---|---|"]
+        for platform, pair in digests.items():
+            cells = [_cell(pair.get(side, "")) for side in ("before", "after")]
+            lines.append(f"| {_plain(platform)} | {cells[0]} | {cells[1]} |")
         unread = [f"- {tag}: not in the registry" for tag in report.not_found()]
         problems = [*report.unread, *contents.problems((report.before, report.after))]
         unread += [f"- {_plain(line, limit=400)}" for line in problems]
-        if unread:
-            lines += ["Not read from the registry:", "", *unread, ""]
+        lines += ["", "Not read from the registry:", "", *unread] if unread else []
+        lines.append("")
     notes = contents.release_notes_url(report.new_tag)
-    return [*lines, f"Release notes of {_code(report.new_tag)}: {notes}", ""]
+    return [*lines, f"Release notes of {new}: {notes}", ""]
 
 
 def render(

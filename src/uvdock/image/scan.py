@@ -169,7 +169,6 @@ def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> st
 
 
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
-    """The managed pins one workflow file holds (none when it is not YAML)."""
     if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
         return []  # most workflows: no YAML parse at all
     pins: list[Pin] = []
@@ -187,7 +186,6 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
 
 
 def managed_paths(config: Config) -> list[str]:
-    """Every file that holds managed pins: pin files, Dockerfiles, the GitLab build file."""
     paths = [p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)]
     paths.append(configured_gitlab_file(config)[0])
     return sorted({p for p in paths if p})
@@ -227,7 +225,7 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     for path, text in found.texts.items():
         scan.texts.setdefault(path, text)
     # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
-    megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg and r.pin_file)
+    megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg)
     if scan.pins and not megatron:
         # Megatron-LM's lane where none of its files is here (neither its default pin file
         # nor a Dockerfile of its own: absent, or another lane's) while another lane is
@@ -250,9 +248,8 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
 def scan_managed(
     repo: Path, config: Config, absent_tracked: Mapping[str, bool] | None = None
 ) -> Scan:
-    """Read every lane's managed pins from the working tree. `absent_tracked`: the managed
-    files git tracks that the work tree lacks, each with whether a sparse checkout left it
-    out (the command asks git; see managed_paths), each a finding."""
+    """Every lane's managed pins; `absent_tracked`: managed files git tracks that the work
+    tree lacks, each with whether a sparse checkout left it out (see managed_paths)."""
     scan = Scan(lane_rules(config), [], [], {}, [])
     for rule in scan.lanes:
         _read_lane_files(repo, rule, scan)
