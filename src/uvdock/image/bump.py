@@ -205,16 +205,12 @@ def plan_found_bump(
             hint="pass --allow-downgrade to move back on purpose",
         )
     changed, edits, warnings = _plan(repo, scan, lane, reference)
-    for edit in edits:
-        if edit.display != rule.dockerfile:
-            continue
-        # The edited Dockerfile, read again: its base is now `reference`, or nothing is written.
-        parsed = read(edit.new)
-        if rule.arg == "FROM":
-            ok = reference in {stage.image for stage in stages(parsed)}
-        else:
-            ok = global_args(parsed).get(rule.arg, (None, 0))[0] == reference
-        if not ok:
+    # The edited Dockerfile, read again: its base is now `reference`, or nothing is written.
+    for parsed in (read(edit.new) for edit in edits if edit.display == rule.dockerfile):
+        bases: set[str | None] = {stage.image for stage in stages(parsed)}
+        if rule.arg != "FROM":
+            bases = {global_args(parsed).get(rule.arg, (None, 0))[0]}
+        if reference not in bases:
             raise InputRefused(
                 f"{rule.dockerfile}: after the edit Docker would not read {reference} as the"
                 " base; nothing was written",

@@ -233,47 +233,41 @@ class _Discovery:
         self, item: _Dockerfile, stage: df.Stage, key: str, name: str, builds: list[Build]
     ) -> tuple[list[Pin], list[Finding]]:
         """The lane's managed references: the global default (or the FROM image), then the
-        build arguments that override it."""
-        pins: list[Pin] = []
-        problems: list[Finding] = []
+        build arguments that override it; and the ones uvdock cannot edit exactly."""
+        found: list[Pin | Finding] = []
         if not key:
             instruction = next(i for i in item.parsed.instructions if i.line == stage.line)
             text = instruction.text
-            index = text.find(stage.written, len(text) - len(text.lstrip()) + 4)
-            start = instruction.offsets[index]
-            pins.append(_reference(item.path, stage.line, name, stage.written, start, "dockerfile"))
-        else:
-            first_from = item.stages[0].line if item.stages else 0
+            start = instruction.offsets[
+                text.find(stage.written, len(text) - len(text.lstrip()) + 4)
+            ]
+            found.append(
+                _reference(item.path, stage.line, name, stage.written, start, "dockerfile")
+            )
+        else:  # the global defaults: before the first FROM
             defaults, shapes = df.arg_defaults(item.text, key)
-            pins += [
+            found += [
                 _reference(item.path, d.line, name, d.value, d.start, "dockerfile")
                 for d in defaults
-                if d.line < first_from
+                if d.line < item.stages[0].line
             ]
-            problems += [
-                Finding(UNSUPPORTED_SHAPE, name, item.path, p.line, p.message)
+            found += [
+                Finding(UNSUPPORTED_SHAPE, name, item.path, *p)
                 for p in shapes
-                if p.line < first_from
+                if p.line < item.stages[0].line
             ]
         for build in builds:
-            for arg in build.args:
-                if arg.name != key:
-                    continue
-                if arg.pin_file:
-                    content = self.read(arg.pin_file)
-                    if content is None:
-                        continue
-                    read = pin_file_pin(arg.pin_file, content, name)
-                    if isinstance(read, Pin):
-                        pins.append(read)
-                    else:
-                        problems.append(read)
-                elif "$" not in arg.value:
+            for arg in (arg for arg in build.args if arg.name == key):
+                content = self.read(arg.pin_file) if arg.pin_file else None
+                if content is not None:
+                    found.append(pin_file_pin(arg.pin_file, content, name))
+                elif not arg.pin_file and "$" not in arg.value:
                     path = arg.path or build.path
                     source = "workflow" if path.endswith((".yml", ".yaml")) else "script"
-                    pins.append(_reference(path, arg.line, name, arg.value, arg.start, source))
+                    found.append(_reference(path, arg.line, name, arg.value, arg.start, source))
         # One place read by several builds (a pin file, a workflow `env:` key) is one pin.
-        return list({(p.path, p.start): p for p in pins}.values()), problems
+        pins = {(p.path, p.start): p for p in found if isinstance(p, Pin)}
+        return list(pins.values()), [f for f in found if isinstance(f, Finding)]
 
     def _unrecognised(self, path: str, line: int, value: str, why: str) -> None:
         self.found.unrecognised.append(
