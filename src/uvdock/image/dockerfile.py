@@ -226,12 +226,9 @@ def base_of(found: list[Stage], target: str | None) -> Stage | None:
     if not found:
         return None
     aliases = [stage.alias.lower() for stage in found]
-    if target is None:
-        index = len(found) - 1
-    elif target.lower() in aliases:
-        index = aliases.index(target.lower())
-    else:
+    if target is not None and target.lower() not in aliases:
         return None
+    index = len(found) - 1 if target is None else aliases.index(target.lower())
     while found[index].parent is not None:
         index = found[index].parent  # type: ignore[assignment]
     return found[index]
@@ -247,14 +244,6 @@ class ArgDefault(NamedTuple):
 class ArgProblem(NamedTuple):
     line: int  # 1-based
     message: str
-
-
-def _value_span(raw: str) -> tuple[int, int] | None:
-    """The value inside a word's `=...` part: bare, or wholly "double" or 'single' quoted."""
-    inner = raw[1:-1] if _quoted(raw) else raw
-    if not raw or "'" in inner or '"' in inner:
-        return None
-    return (1, len(raw) - 1) if _quoted(raw) else (0, len(raw))
 
 
 # Docker reads the last global declaration: an empty one leaves FROM with no image.
@@ -293,9 +282,13 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                 if is_global and global_default is not None:
                     emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
                 continue
-            span = _value_span(raw) if plain else None
-            lo, hi = (index + len(key) + 1 + edge for edge in span or (0, 0))
-            if span is None or offsets[hi - 1] + 1 - offsets[lo] != hi - lo:  # not on one line
+            # Editable: bare, or wholly "double" or 'single' quoted, on one line.
+            quote = 1 if _quoted(raw) else 0
+            inner = raw[quote : len(raw) - quote]
+            lo = index + len(key) + 1 + quote
+            hi = lo + len(inner)
+            editable = plain and "'" not in inner and '"' not in inner
+            if not editable or offsets[hi - 1] + 1 - offsets[lo] != hi - lo:
                 problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
             default = ArgDefault(
