@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
@@ -170,16 +169,6 @@ def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
     return builds
 
 
-def _yaml_values(path: str, text: str, name: str) -> Iterator[BuildArg]:
-    """`NAME: value` keys of a YAML file (variables, matrix rows): where `$NAME` is set."""
-    pattern = (
-        rf"^[ \t]*(?:-[ \t]+)?{re.escape(name)}[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)"
-    )
-    for match in re.finditer(pattern, text, re.M):
-        start = match.start("v")
-        yield BuildArg(name, match["v"], start, match.end("v"), line_of(text, start), path)
-
-
 def _resolved(build: Build, text: str) -> Build:
     """Each `$VAR` value replaced by the places the same file sets VAR (if any)."""
     args: list[BuildArg] = []
@@ -189,9 +178,14 @@ def _resolved(build: Build, text: str) -> Build:
         if from_file is not None:
             args.append(arg._replace(pin_file=posixpath.normpath(from_file["path"])))
         elif variable is not None:
-            name = variable["name"] or variable["github"]
-            found = [v._replace(name=arg.name) for v in _yaml_values(build.path, text, name)]
-            args.extend(found or [arg])
+            # `NAME: value` keys of the file (variables, matrix rows): where `$NAME` is set.
+            key = re.escape(variable["name"] or variable["github"])
+            pattern = rf"^[ \t]*(?:-[ \t]+)?{key}[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)"
+            found = [
+                arg._replace(value=m["v"], start=m.start("v"), end=m.end("v"), path=build.path)
+                for m in re.finditer(pattern, text, re.M)
+            ]
+            args += [a._replace(line=line_of(text, a.start)) for a in found] or [arg]
         else:
             args.append(arg)
     return build._replace(args=tuple(args))

@@ -36,8 +36,10 @@ _ABSENT = "tracked by git but absent from the work tree"
 _UNREADABLE = "its pins can be neither checked nor bumped"
 
 
-def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, Pin]]]:
-    """Each lane's matrix rows: (line of the row, pin of its BASE_IMAGE). Adds findings to scan."""
+def _gitlab(path: str, text: str, scan: Scan, platforms: Sequence[str]) -> None:
+    """The matrix rows each lane's KEY=VALUE sets select: their BASE_IMAGE pins, and one row
+    per configured platform (one row in all when the lane names no platform: built for one
+    platform only, Megatron-LM until 2026)."""
     from uvdock.image.gitlab import sequence_items
 
     rows: dict[str, list[tuple[int, Pin]]] = {rule.lane: [] for rule in scan.lanes}
@@ -61,31 +63,26 @@ def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, 
         elif base is not None and base.value.startswith(PREFIX):
             pin = managed_pin(path, text, "", "gitlab", base.start, base.end)
             scan.unclassified.append(pin._replace(lane=None, managed=False))
-    return rows
-
-
-def _platform_findings(
-    path: str, lane: str, rows: list[tuple[int, Pin]], platforms: Sequence[str]
-) -> list[Finding]:
-    """One row per configured platform, or a single row when the lane names no platform
-    (built for one platform only: Megatron-LM until 2026)."""
-    single = bool(rows) and not any(pin.platform for _, pin in rows)
-    findings = [
-        Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
-        for line, pin in rows
-        if not pin.platform and not single
-    ]
-    first = rows[0][0] if rows else None
-    for platform in [""] if single else platforms:
-        matching = [line for line, pin in rows if pin.platform == platform]
-        if not matching:
-            message = f"no {lane} matrix row for platform {platform}"
-            findings.append(Finding("platform-missing", lane, path, first, message))
-        what = f"for platform {platform}" if platform else f"without {PLATFORM_KEY}"
-        for extra in matching[1:]:
-            message = f"second {lane} matrix row {what} (first at line {matching[0]})"
-            findings.append(Finding("platform-doubled", lane, path, extra, message))
-    return findings
+    for lane, found in rows.items():
+        if not found and scan.pin_file(lane) is None:
+            continue  # a lane with neither a pin file nor CI rows is not built by this file
+        single = not any(pin.platform for _, pin in found)
+        scan.findings.extend(
+            Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
+            for line, pin in found
+            if not pin.platform and not single
+        )
+        for platform in [""] if found and single else platforms:
+            matching = [line for line, pin in found if pin.platform == platform]
+            if not matching:
+                message = f"no {lane} matrix row for platform {platform}"
+                scan.findings.append(
+                    Finding("platform-missing", lane, path, found[0][0] if found else None, message)
+                )
+            what = f"for platform {platform}" if platform else f"without {PLATFORM_KEY}"
+            for extra in matching[1:]:
+                message = f"second {lane} matrix row {what} (first at line {matching[0]})"
+                scan.findings.append(Finding("platform-doubled", lane, path, extra, message))
 
 
 def _missing(lane: str, path: str, setting: str) -> Finding:
@@ -256,14 +253,7 @@ def scan_managed(
     gitlab_file, explicit = configured_gitlab_file(config)
     gitlab = read_file(repo, gitlab_file, scan.texts) if gitlab_file else None
     if gitlab is not None:
-        rows = _gitlab_rows(gitlab_file, gitlab, scan)
-        for rule in scan.lanes:
-            # A lane with neither a pin file nor CI rows is not built by this CI file.
-            if rows[rule.lane] or scan.pin_file(rule.lane) is not None:
-                found = _platform_findings(
-                    gitlab_file, rule.lane, rows[rule.lane], config.platforms
-                )
-                scan.findings.extend(found)
+        _gitlab(gitlab_file, gitlab, scan, config.platforms)
     elif gitlab_file and explicit:
         scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
     for path in workflow_files(repo, config.workflow_files):
