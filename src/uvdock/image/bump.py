@@ -9,6 +9,8 @@ from typing import NamedTuple
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
 from uvdock.formats.yaml import edit_changes
+from uvdock.image.dockerfile import global_args, read, stages
+from uvdock.image.matrix_verify import verify_matrix_bump
 from uvdock.image.pins import (
     NOT_CHECKED_OUT,
     UNSUPPORTED_SHAPE,
@@ -159,8 +161,6 @@ def plan_bump(
         )
     changed, edits, warnings = _plan(repo, scan, lane, PREFIX + tag)
     if gitlab_file in scan.texts:
-        from uvdock.image.matrix_verify import verify_matrix_bump
-
         after = next((e.new for e in edits if e.display == gitlab_file), scan.texts[gitlab_file])
         verify_matrix_bump(
             gitlab_file, scan.texts[gitlab_file], after, scan.lanes, lane, PREFIX + tag
@@ -193,8 +193,6 @@ def plan_found_bump(
 ) -> BumpPlan:
     """Every managed reference of a found lane (its ARG default or FROM image, and the CI build
     arguments that override it) moved to the image TEXT names, re-read after the edit."""
-    from uvdock.image.dockerfile import global_args, read, stages
-
     rule = next(r for r in scan.lanes if r.lane == lane)
     _refuse_unbumpable(scan, lane)
     reference, current = found_target(scan, rule, text)

@@ -81,20 +81,16 @@ def _value(image: TagImage | None, keys: tuple[str, ...]) -> tuple[str, str]:
     return used, ", ".join(f"{value} ({platform or '?'})" for _, platform, value in found)
 
 
-def _callout(before: str, after: str) -> str:
-    old, new = _MAJOR_MINOR.match(before), _MAJOR_MINOR.match(after)
-    if old is None or new is None:
-        return ""
-    return "major" if old[1] != new[1] else "minor" if old[2] != new[2] else ""
-
-
 def compare(before: TagImage | None, after: TagImage | None) -> list[Component]:
     """The components either image states, in NGC's order; absent ones left out."""
     components = []
     for label, keys in COMPONENTS:
         (old_key, old), (new_key, new) = _value(before, keys), _value(after, keys)
+        was, now = _MAJOR_MINOR.match(old), _MAJOR_MINOR.match(new)
+        callout = ""
+        if label in CALLED_OUT and was and now:
+            callout = "major" if was[1] != now[1] else "minor" if was[2] != now[2] else ""
         if old or new:
-            callout = _callout(old, new) if label in CALLED_OUT else ""
             components.append(Component(label, new_key or old_key, old, new, callout))
     return components
 

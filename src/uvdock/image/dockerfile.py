@@ -71,12 +71,6 @@ def _skippable(content: str) -> bool:
     return content.lstrip(" \t\ufeff")[:1] in ("", "#")
 
 
-def _joined(parts: list[Line], escape: str) -> tuple[str, tuple[int, ...]]:
-    bodies = [(part.offset, part.content[: _continues(part.content, escape)]) for part in parts]
-    offsets = tuple(at for start, body in bodies for at in range(start, start + len(body)))
-    return "".join(body for _, body in bodies), offsets
-
-
 def _heredocs(text: str, lines: list[Line], index: int) -> tuple[tuple[Heredoc, ...], int]:
     """The bodies the instruction opens, in order, and the index of the line after them."""
     found: list[Heredoc] = []
@@ -110,7 +104,9 @@ def read(text: str) -> Dockerfile:
             index += 1
             if not _skippable(following.content):
                 parts.append(following)
-        joined, offsets = _joined(parts, escape)
+        bodies = [(part.offset, part.content[: _continues(part.content, escape)]) for part in parts]
+        joined = "".join(body for _, body in bodies)
+        offsets = tuple(at for start, body in bodies for at in range(start, start + len(body)))
         keyword = joined.lstrip(" \t\ufeff").split(None, 1)[0].upper()
         heredocs: tuple[Heredoc, ...] = ()
         if keyword in _HEREDOC_INSTRUCTIONS:

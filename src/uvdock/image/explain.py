@@ -31,15 +31,6 @@ def _key_line(config: Config, name: str, origins: Mapping[str, str], note: str =
     return f"{name.replace('_', '-')} = {value}  # {note or origin}"
 
 
-def _megatron_lane(scan: Scan, config: Config, lane: str, origins: Mapping[str, str]) -> list[str]:
-    names = _LANE_KEYS[lane]
-    if not scan.lane_pins(lane):
-        note = "" if names[0] in origins else f"no {lane} lane here (no pin file, no pin)"
-        return [_key_line(config.replace(**{names[0]: ""}), names[0], origins, note)]
-    lines = [f"# lane {lane}: {len(scan.lane_pins(lane))} managed pins"]
-    return lines + [_key_line(config, name, origins) for name in names]
-
-
 def render(
     scan: Scan,
     config: Config,
@@ -55,13 +46,19 @@ def render(
     lines += [_key_line(config, name, origins) for name in _IMAGE_KEYS]
     lines += ["", "# Base-image lanes: each lane's references move together (image check, bump)."]
     for rule in scan.lanes:
-        if not rule.arg:
-            lines += _megatron_lane(scan, config, rule.lane, origins)
-            continue
-        reference, source = reference_tag(scan, rule.lane)
-        lines.append(f"# lane {rule.lane}: {reference} (from {source})")
-        lines += [f"#   {pin.location} ({pin.source})" for pin in scan.lane_pins(rule.lane)]
-        lines.append(f"#   bump: uvdock image bump TAG --lane {rule.lane}")
+        lane, pins = rule.lane, scan.lane_pins(rule.lane)
+        if rule.arg:
+            reference, source = reference_tag(scan, lane)
+            lines.append(f"# lane {lane}: {reference} (from {source})")
+            lines += [f"#   {pin.location} ({pin.source})" for pin in pins]
+            lines.append(f"#   bump: uvdock image bump TAG --lane {lane}")
+        elif pins:
+            lines.append(f"# lane {lane}: {len(pins)} managed pins")
+            lines += [_key_line(config, name, origins) for name in _LANE_KEYS[lane]]
+        else:  # `<lane>-pin-file = ""` says the lane does not exist
+            key = _LANE_KEYS[lane][0]
+            note = "" if key in origins else f"no {lane} lane here (no pin file, no pin)"
+            lines.append(_key_line(config.replace(**{key: ""}), key, origins, note))
     if any(scan.lane_pins(lane) for lane in _LANE_KEYS):
         lines += [
             _key_line(config, key, origins) for key in ("gitlab_build_file", "workflow_files")

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import regular_file
 from uvdock.image.ci_builds import ci_builds
-from uvdock.image.lanes import read_file
+from uvdock.image.dockerfile import arg_defaults
+from uvdock.image.lanes import UNDECLARED, discover, read_file
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
     NOT_CHECKED_OUT,
@@ -93,8 +94,6 @@ def _missing(lane: str, path: str, setting: str) -> Finding:
 def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
     """The lane's pin file and the defaults of `ARG FROM_IMAGE_NAME=...` in its Dockerfile
     (a bare ARG is no pin: the build passes the value); a file named explicitly must exist."""
-    from uvdock.image.dockerfile import arg_defaults
-
     lane = rule.lane
     dockerfile_key = "dockerfile" if lane == "dev" else f"{lane}-dockerfile"
     for path, setting in ((rule.pin_file, f"{lane}-pin-file"), (rule.dockerfile, dockerfile_key)):
@@ -209,8 +208,6 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     """The lanes found by meaning (image/lanes.py) beside the configured ones. A build
     argument the Dockerfile does not declare is no pin, only a finding; Megatron-LM's default
     lanes that find nothing are no finding once another lane is managed."""
-    from uvdock.image.lanes import UNDECLARED, discover
-
     covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
     found = discover(repo, covered, scan.texts)
     dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
