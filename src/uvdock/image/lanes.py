@@ -37,7 +37,6 @@ class Found(NamedTuple):
     pins: list[Pin]
     findings: list[Finding]
     unrecognised: list[Pin]  # bases no lane can manage, each with why (`note`)
-    texts: dict[str, str]
     builds: list[Build]  # the CI builds of the repository's Dockerfiles
 
 
@@ -118,12 +117,11 @@ def _lane_key(stage: df.Stage) -> str | None:
 
 class _Discovery:
     def __init__(self, repo: Path, covered: set[tuple[str, str]], texts: dict[str, str]) -> None:
-        self.repo = repo
-        self.covered = covered
-        self.found = Found([], [], [], [], dict(texts), [])
+        self.repo, self.covered, self.texts = repo, covered, texts
+        self.found = Found([], [], [], [], [])
 
     def read(self, path: str) -> str | None:
-        return read_file(self.repo, path, self.found.texts, strict=False)
+        return read_file(self.repo, path, self.texts, strict=False)
 
     def run(self) -> Found:
         paths, ci_files = repository_files(self.repo)
@@ -279,5 +277,5 @@ def discover(
     repo: Path, covered: set[tuple[str, str]], texts: dict[str, str] | None = None
 ) -> Found:
     """The lanes of every Dockerfile, except (Dockerfile, ARG) pairs a configured lane covers.
-    `texts`: files already read (path -> text), not read again."""
-    return _Discovery(repo, covered, texts or {}).run()
+    `texts`: files already read (path -> text), not read again; the files read are added."""
+    return _Discovery(repo, covered, {} if texts is None else texts).run()

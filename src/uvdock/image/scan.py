@@ -33,9 +33,6 @@ from uvdock.registry.tags import PREFIX
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
 
-_ABSENT = "tracked by git but absent from the work tree"
-_UNREADABLE = "its pins can be neither checked nor bumped"
-
 
 def _gitlab(path: str, text: str, scan: Scan, platforms: Sequence[str]) -> None:
     """The matrix rows each lane's KEY=VALUE sets select: their BASE_IMAGE pins, and one row
@@ -194,13 +191,15 @@ def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
     for path, sparse in sorted(absent_tracked.items()):
         lanes = [r.lane for r in scan.lanes if path in (r.pin_file, r.dockerfile)] or [""]
         if sparse:
+            why = "left out by the sparse checkout"
             how = f"bring it back with `git sparse-checkout add {path.rpartition('/')[0] or path}`"
-            message = f"{_ABSENT} (left out by the sparse checkout): {_UNREADABLE}; {how}"
         else:
-            message = (
-                f"{_ABSENT} (deleted, the deletion not committed): {_UNREADABLE};"
-                f" restore it with `git restore -- {path}`, or commit its removal"
-            )
+            why = "deleted, the deletion not committed"
+            how = f"restore it with `git restore -- {path}`, or commit its removal"
+        message = (
+            f"tracked by git but absent from the work tree ({why}): its pins can be neither"
+            f" checked nor bumped; {how}"
+        )
         scan.findings.extend(Finding(NOT_CHECKED_OUT, lane, path, None, message) for lane in lanes)
 
 
@@ -216,8 +215,6 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     scan.pins.extend(found.pins)
     scan.findings.extend(found.findings)
     scan.unclassified.extend(found.unrecognised)
-    for path, text in found.texts.items():
-        scan.texts.setdefault(path, text)
     # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
     megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg)
     if scan.pins and not megatron:
