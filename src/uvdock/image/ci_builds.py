@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
 from uvdock.image.dockerfile import words
@@ -135,17 +135,16 @@ def command_builds(path: str, text: str) -> list[Build]:
         found, args, context = _options(command, match.end(), text)
         if "$" in context and "f" not in found:
             continue  # the Dockerfile is named by a variable: no way to tell which
-        dockerfile = _dockerfile(found.get("f"), context)
-        builds.append(
-            Build(path, line_of(text, match.start()), dockerfile, found.get("t"), tuple(args))
-        )
+        line, dockerfile = line_of(text, match.start()), _dockerfile(found.get("f"), context)
+        builds.append(Build(path, line, dockerfile, found.get("t"), tuple(args)))
     return builds
 
 
-def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
-    """docker/build-push-action steps (a mapping with `build-args:` or `target:`)."""
+def _action_builds(path: str, text: str) -> list[Build]:
+    """docker/build-push-action steps (a mapping with `build-args:` or `target:`); text that
+    is no YAML has none (its build commands still count)."""
     builds: list[Build] = []
-    for document in documents:
+    for document in compose(text) or []:
         for mapping in mappings(document):
             fields = by_key(mapping)
             if not (
@@ -194,8 +193,7 @@ def _resolved(build: Build, text: str) -> Build:
 def ci_builds(path: str, text: str) -> list[Build]:
     builds = command_builds(path, text)
     if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
-        # Not YAML (None): its build commands still count.
-        builds += _action_builds(path, text, compose(text) or [])
+        builds += _action_builds(path, text)
     return [_resolved(build, text) for build in builds]
 
 

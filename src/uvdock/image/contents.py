@@ -130,9 +130,7 @@ class ImageReport(NamedTuple):
         return not self.skipped
 
     def not_found(self) -> list[str]:
-        if not self.checked:
-            return []
-        pairs = ((self.old_tag, self.before), (self.new_tag, self.after))
+        pairs = ((self.old_tag, self.before), (self.new_tag, self.after)) if self.checked else ()
         unread = " ".join(self.unread)
         return [tag for tag, image in pairs if tag and image is None and tag not in unread]
 

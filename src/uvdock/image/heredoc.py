@@ -55,8 +55,8 @@ def verdict(builder: Builder, dockerfile: str, line: int) -> Verdict | None:
         version, first, everywhere = builder.podman_server, PODMAN_FIRST, PODMAN_EVERYWHERE
     elif not builder.buildkit:
         name = f"docker {builder.version}".strip()
-        why = builder.buildkit_why
-        return Verdict(True, f"{where}, which {name} without BuildKit cannot parse ({why})")
+        why = f"without BuildKit cannot parse ({builder.buildkit_why})"
+        return Verdict(True, f"{where}, which {name} {why}")
     else:
         return None
     match = re.match(r"\s*v?(\d+)\.(\d+)", version)

@@ -96,11 +96,8 @@ class LaneRules(NamedTuple):
     pin_file: str  # "" when the configuration says the lane has none (the lane does not exist)
     dockerfile: str  # "" when the lane has no Dockerfile of its own
     matrix_match: tuple[MatchSet, ...]  # a row belongs to the lane when one set holds in full
-    # The paths the configuration named explicitly (not left at uvdock's defaults).
-    configured: tuple[str, ...] = ()
-    # Lanes found by meaning (image/lanes.py): the ARG whose default is the base ("FROM":
-    # the image written in the FROM line). "" for the configured lanes (dev, lts).
-    arg: str = ""
+    configured: tuple[str, ...] = ()  # the paths the configuration named, not left at defaults
+    arg: str = ""  # a found lane (image/lanes.py): the ARG whose default is its base, or FROM
 
     def selects(self, fields: Mapping[str, str]) -> bool:
         # All entries of one alternative hold; `KEY=` (no value) holds when KEY is absent.
@@ -112,8 +109,7 @@ class Scan(NamedTuple):
     pins: list[Pin]
     findings: list[Finding]
     texts: dict[str, str]  # path -> text as read (CRLF and final newline kept)
-    # Matrix rows naming an NGC PyTorch image that no lane's rule selects (source "gitlab").
-    unclassified: list[Pin]
+    unclassified: list[Pin]  # matrix rows with an NGC image no lane selects, unmanaged bases
 
     def lane_pins(self, lane: str) -> list[Pin]:
         return [pin for pin in self.pins if pin.lane == lane]
