@@ -185,11 +185,14 @@ class Stage(NamedTuple):
     parent: int | None  # the index of the earlier stage it builds on, None: an image
 
 
-def global_args(dockerfile: Dockerfile) -> dict[str, tuple[str | None, int]]:
-    """Each ARG declared before the first FROM: its last default (None: none) and line."""
+def global_args(
+    dockerfile: Dockerfile, anywhere: bool = False
+) -> dict[str, tuple[str | None, int]]:
+    """Each ARG declared before the first FROM (`anywhere`: in any stage too): its last
+    default (None: none) and line."""
     found: dict[str, tuple[str | None, int]] = {}
     for instruction in dockerfile.instructions:
-        if instruction.keyword == "FROM":
+        if instruction.keyword == "FROM" and not anywhere:
             break
         if instruction.keyword == "ARG":
             for name, raw, _, _ in declarations(instruction, dockerfile.escape):

@@ -129,12 +129,7 @@ class _Discovery:
         for path in paths:
             if (text := self.read(path)) is not None:
                 parsed = df.read(text)
-                declared = {
-                    name
-                    for i in parsed.instructions
-                    if i.keyword == "ARG"
-                    for name, *_ in df.declarations(i, parsed.escape)
-                }
+                declared = set(df.global_args(parsed, anywhere=True))
                 dockerfiles[path] = _Dockerfile(path, text, parsed, df.stages(parsed), declared)
         builds: list[Build] = []
         scripts: set[str] = set()
