@@ -25,8 +25,7 @@ class BuildSpec(NamedTuple):
 
 
 def build_spec(repo: Path, config: Config, *, lts: bool, tag: str | None = None) -> BuildSpec:
-    """What `image build` builds: the dev lane unless the caller opted into LTS; a Dockerfile
-    not laid out like Megatron-LM's (no pin file) names its own base."""
+    """What `image build` builds; a Dockerfile laid out unlike Megatron-LM's names its own base."""
     lane = "lts" if lts else "dev"
     dockerfile = config.lts_dockerfile if lts else config.dockerfile
     pin_file = config.lts_pin_file if lts else config.dev_pin_file
@@ -58,8 +57,7 @@ def build_spec(repo: Path, config: Config, *, lts: bool, tag: str | None = None)
 
 
 def _own_base(repo: Path, dockerfile: str, target: str) -> tuple[str, str] | None:
-    """(base image, where it is said) when the Dockerfile builds `target` from its own ARG
-    default or FROM image (a FROM_IMAGE_NAME default too); None when a value is missing."""
+    """(base image, where it is said) of `target` when the Dockerfile itself names it."""
     from uvdock.image.dockerfile import base_of, global_args, read, stages
 
     try:
@@ -92,7 +90,6 @@ def tag_argv(engine: str, source: str, target: str) -> list[str]:
 
 
 def enroot_argv(output: str, image: str, engine: str = "docker") -> list[str]:
-    """`enroot import` from the local engine's store (`dockerd://`, or `podman://`)."""
     scheme = "podman" if engine == "podman" else "dockerd"
     return ["enroot", "import", "-o", output, f"{scheme}://{image}"]
 

@@ -120,8 +120,7 @@ def _refuse_unbumpable(scan: Scan, lane: str) -> None:
 def _plan(
     repo: Path, scan: Scan, lane: str, value: str
 ) -> tuple[list[Pin], list[FileEdit], list[Finding]]:
-    """The pins of `lane` that change to `value`, each file with their spans replaced
-    (workflows re-read as YAML), and the lane's findings as warnings."""
+    """The pins that change to `value`, each file with their spans replaced, the warnings."""
     changed = [pin for pin in scan.lane_pins(lane) if pin.value != value]
     edits: list[FileEdit] = []
     for path in sorted({pin.path for pin in changed}):
@@ -191,8 +190,7 @@ def found_target(scan: Scan, rule: LaneRules, text: str) -> tuple[str, str | Non
 def plan_found_bump(
     repo: Path, scan: Scan, lane: str, text: str, *, allow_downgrade: bool
 ) -> BumpPlan:
-    """Every managed reference of a found lane (its ARG default or FROM image, and the CI build
-    arguments that override it) moved to the image TEXT names, re-read after the edit."""
+    """A found lane's references moved to the image TEXT names, re-read after the edit."""
     rule = next(r for r in scan.lanes if r.lane == lane)
     _refuse_unbumpable(scan, lane)
     reference, current = found_target(scan, rule, text)

@@ -1,11 +1,7 @@
-"""The image builds a repository's CI runs: which Dockerfile, which target, which build args.
-
-Read from GitHub workflows, GitLab CI files and the shell scripts they run: a build command
-(`docker [buildx] build`, `podman build`, `buildah bud`) anywhere in the text, continued over
-lines, or docker/build-push-action's `with:` mapping. A `$VAR` value is looked up among the
-same file's `VAR: value` YAML keys (GitLab `variables:`, matrix rows): each is a place the
-value is managed. Every value keeps its span in the text, so a bump replaces it alone.
-"""
+"""The image builds a repository's CI runs: which Dockerfile, target and build args, from
+build commands (`docker [buildx] build`, `podman build`, `buildah bud`, continued over lines)
+and docker/build-push-action steps. A `$VAR` value is traced to the same file's `VAR: value`
+keys; every value keeps its span in the text, so a bump replaces it alone."""
 
 from __future__ import annotations
 
@@ -29,7 +25,6 @@ _VALUED = {
     "--progress", "--iidfile", "--build-context", "--add-host", "--ulimit", "--shm-size",
     "-m", "--memory", "--builder", "--metadata-file", "--annotation", "--attest",
 }  # fmt: skip
-_SHELL_END = ("&&", "||", ";", "|", "&")
 _VARIABLE = re.compile(
     r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?"
     r"|\$\{\{\s*(?:env|vars)\.(?P<github>[A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
@@ -101,7 +96,7 @@ def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[B
     for start, end, _ in spans:
         word = command[start:end]
         option, equals, inline = word.partition("=")
-        if word in _SHELL_END:
+        if word in ("&&", "||", ";", "|", "&"):  # the shell command ends
             break
         if option.startswith("-") and not equals and option in _VALUED:
             if (value := next(spans, None)) is None:
@@ -141,8 +136,7 @@ def command_builds(path: str, text: str) -> list[Build]:
 
 
 def _action_builds(path: str, text: str) -> list[Build]:
-    """docker/build-push-action steps (a mapping with `build-args:` or `target:`); text that
-    is no YAML has none (its build commands still count)."""
+    """docker/build-push-action steps; text that is no YAML has none."""
     builds: list[Build] = []
     for document in compose(text) or []:
         for mapping in mappings(document):

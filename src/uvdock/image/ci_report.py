@@ -51,8 +51,7 @@ def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
 
 
 def render(fmt: str, findings: Sequence[Finding]) -> str:
-    """`fmt` is "github" (one workflow command per line) or "gitlab" (`image check
-    --format`); the text ends with a newline unless it is empty."""
+    """`fmt` is "github" or "gitlab"; the text ends with a newline unless it is empty."""
     if fmt == "github":
         return "".join(github_annotation(finding) + "\n" for finding in findings)
     return json.dumps(gitlab_issues(findings), indent=2) + "\n"

@@ -24,7 +24,6 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 KEYS = tuple(key for _, keys in COMPONENTS for key in keys)
 CALLED_OUT = ("PyTorch", "CUDA")  # a new major or minor of these is named above the table
-RELEASE_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-{}.html"
 
 _MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
 
@@ -64,7 +63,8 @@ def tag_json(image: TagImage) -> dict[str, Any]:
 def release_notes_url(tag: str) -> str:
     """NGC's release notes page of a YY.MM-py3 tag: .../rel-YY-MM.html."""
     year, month = tag_key(tag)
-    return RELEASE_NOTES.format(f"{year:02d}-{month:02d}")
+    notes = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes"
+    return f"{notes}/rel-{year:02d}-{month:02d}.html"
 
 
 def _value(image: TagImage | None, keys: tuple[str, ...]) -> tuple[str, str]:

@@ -1,13 +1,9 @@
 """A Dockerfile's instructions as Docker reads them: the one reader every part of uvdock uses.
 
-Docker's rules (docs.docker.com/reference/dockerfile): parser directives (`# escape=``) only
-at the very top; an instruction continues on the next line after the escape character, and
-comment or blank lines inside it are dropped; keywords are case-insensitive; `RUN`, `COPY`
-and `ADD` may open heredocs whose bodies are no instructions. Each instruction keeps, per
-character of its joined text, the offset in the file, so a value can be edited exactly.
-ARGs before the first FROM are global: FROM lines expand them, and a FROM naming an earlier
-stage's alias builds on that stage.
-"""
+Docker's rules (docs.docker.com/reference/dockerfile): `# escape=` only at the very top; an
+instruction continues after the escape character, comment and blank lines inside it dropped;
+`RUN`, `COPY` and `ADD` may open heredocs; ARGs before the first FROM are global. Each
+instruction keeps each character's offset in the file, so a value can be edited exactly."""
 
 from __future__ import annotations
 
@@ -20,7 +16,6 @@ from uvdock.files.textlines import Line, split_lines
 
 _DIRECTIVE = re.compile(r"#[ \t]*(?P<key>[A-Za-z]+)[ \t]*=[ \t]*(?P<value>\S*)[ \t]*")
 _HEREDOC = re.compile(r"<<(?P<dash>-?)(?P<quote>[\"']?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)")
-_HEREDOC_INSTRUCTIONS = ("RUN", "COPY", "ADD")
 _VARIABLE = re.compile(
     r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::(?P<op>[-+])(?P<word>[^}]*))?\}"
     r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
@@ -109,7 +104,7 @@ def read(text: str) -> Dockerfile:
         offsets = tuple(at for start, body in bodies for at in range(start, start + len(body)))
         keyword = joined.lstrip(" \t\ufeff").split(None, 1)[0].upper()
         heredocs: tuple[Heredoc, ...] = ()
-        if keyword in _HEREDOC_INSTRUCTIONS:
+        if keyword in ("RUN", "COPY", "ADD"):
             heredocs, index = _heredocs(joined, lines, index)
         instructions.append(Instruction(keyword, first.number, joined, offsets, heredocs))
     return Dockerfile(escape, tuple(instructions))
@@ -188,8 +183,7 @@ class Stage(NamedTuple):
 def global_args(
     dockerfile: Dockerfile, anywhere: bool = False
 ) -> dict[str, tuple[str | None, int]]:
-    """Each ARG declared before the first FROM (`anywhere`: in any stage too): its last
-    default (None: none) and line."""
+    """Each ARG before the first FROM (`anywhere`: any): its last default (None: none) and line."""
     found: dict[str, tuple[str | None, int]] = {}
     for instruction in dockerfile.instructions:
         if instruction.keyword == "FROM" and not anywhere:

@@ -1,11 +1,7 @@
-"""Whether the engine can parse a Dockerfile's heredocs (`RUN <<EOF`), decided before a build.
-
-BuildKit parses them; Docker's legacy builder never did; buildah (what podman builds with)
-first recognised them in 1.33 (containers/buildah#5092), and the Debian and Ubuntu packages
-of 1.33.x and 1.34 still fail on them (containers/buildah#5474), so 1.35 is the first version
-known to work everywhere. An engine that cannot parse them fails minutes into the build with
-`Unknown instruction: "APT-GET"`. Pure: the command layer asks the engine (run.builder_probe).
-"""
+"""Whether the engine can parse a Dockerfile's heredocs (`RUN <<EOF`), decided before a build:
+BuildKit does, Docker's legacy builder never did, buildah from 1.33 (containers/buildah#5092)
+but Debian and Ubuntu packages only from 1.35 (#5474). Otherwise the build fails minutes in
+with `Unknown instruction: "APT-GET"`. Pure: run/builder_probe asks the engine."""
 
 from __future__ import annotations
 

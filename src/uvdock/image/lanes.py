@@ -1,11 +1,9 @@
 """Lanes found by meaning: the external base of each target a repository builds.
 
-The targets CI builds from each Dockerfile (the last stage when none names the file) lead
-through stage aliases to an external base: a `FROM ${ARG}` whose value is a global ARG's
-default or a build argument, or an image written in FROM. Each base is a lane, `FILE:ARG` or
-`FILE:FROM`, whose references move together: the ARG default and every CI build argument
-that overrides it. A base uvdock cannot order is listed with why, never dropped.
-"""
+The targets CI builds (the last stage when none names the Dockerfile) lead through stage
+aliases to a base: a `FROM ${ARG}` (lane `FILE:ARG`: the ARG default and every CI build
+argument that overrides it move together) or an image in FROM (`FILE:FROM`). A base uvdock
+cannot order is listed with why, never dropped."""
 
 from __future__ import annotations
 
@@ -41,8 +39,7 @@ class Found(NamedTuple):
 
 
 def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True) -> str | None:
-    """The file's text (kept in `texts`), None when it is absent. An unreadable one is refused
-    (`strict`: a managed file) or skipped (a file found by its name)."""
+    """The file's text, kept in `texts`; unreadable: refused when `strict`, else skipped."""
     if path not in texts:
         if not strict and not (repo / path).is_file():
             return None
@@ -153,8 +150,7 @@ class _Discovery:
         return self.found
 
     def _dockerfile(self, item: _Dockerfile, builds: list[Build]) -> None:
-        """One lane per external base the built targets reach (the last stage when no CI
-        build names this Dockerfile)."""
+        """One lane per external base the built targets reach (no build: the last stage)."""
         targets: dict[str | None, list[Build]] = {}
         for build in builds:
             targets.setdefault(build.target, []).append(build)
@@ -271,6 +267,6 @@ class _Discovery:
 def discover(
     repo: Path, covered: set[tuple[str, str]], texts: dict[str, str] | None = None
 ) -> Found:
-    """The lanes of every Dockerfile, except (Dockerfile, ARG) pairs a configured lane covers.
-    `texts`: files already read (path -> text), not read again; the files read are added."""
+    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`; `texts`: the
+    files already read, and the files read are added."""
     return _Discovery(repo, covered, {} if texts is None else texts).run()

@@ -1,10 +1,7 @@
-"""Base-image pins: what a pin is, which lanes exist, and whether each lane agrees.
-
-A configured lane (`dev`, `lts`) is managed in its pin file (the source of truth), the GitLab
-matrix rows its KEY=VALUE sets select, its Dockerfile's `ARG FROM_IMAGE_NAME=` default and
-workflow builds; any other `nvcr.io/nvidia/pytorch:<tag>` is informational, never changed.
-Records are NamedTuples: `image check` runs in pre-commit and CI on a start-up budget.
-"""
+"""Base-image pins: what a pin is, which lanes exist, and whether each lane agrees. A lane is
+managed in its pin file (the source of truth), the matrix rows it selects, its Dockerfile's
+default and workflow builds; other mentions are informational. Records are NamedTuples:
+`image check` runs in pre-commit and CI on a start-up budget."""
 
 from __future__ import annotations
 
@@ -153,8 +150,7 @@ def pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
 
 
 def normalize_path(path: str) -> str:
-    """A configured path as the scan names files: relative, normalised, forward slashes
-    ("" for a blank one)."""
+    """A configured path as the scan names files: normalised, forward slashes, "" for blank."""
     return os.path.normpath(path).replace(os.sep, "/") if path.strip() else ""
 
 

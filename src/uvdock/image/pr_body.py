@@ -52,10 +52,7 @@ def handoff_lines(tag: str, lane: str = "dev") -> list[str]:
     ]
 
 
-MAX_VALUE = 80  # characters of one registry-stated value shown in the body
-
-
-def _plain(text: str, limit: int = MAX_VALUE) -> str:
+def _plain(text: str, limit: int = 80) -> str:
     """Registry text made safe for one Markdown table cell or list item: printable, no pipe
     to end the cell, and short (a pull request body has a size limit)."""
     shown = "".join(ch if ch.isprintable() else "?" for ch in text)

@@ -35,9 +35,7 @@ if TYPE_CHECKING:
 
 
 def _gitlab(path: str, text: str, scan: Scan, platforms: Sequence[str]) -> None:
-    """The matrix rows each lane's KEY=VALUE sets select: their BASE_IMAGE pins, and one row
-    per configured platform (one row in all when the lane names no platform: built for one
-    platform only, Megatron-LM until 2026)."""
+    """The matrix rows each lane selects: their pins, and one row per configured platform."""
     from uvdock.image.gitlab import sequence_items
 
     rows: dict[str, list[tuple[int, Pin]]] = {rule.lane: [] for rule in scan.lanes}
@@ -111,8 +109,7 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
 
 
 def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Finding]:
-    """A lane needs a managed pin, and its own pin file when another lane has one; a lane
-    whose pin file is `""` does not exist, and a misspelt path is already named."""
+    """A lane needs a managed pin, and its own pin file when another lane has one."""
     lane, pin_file = rule.lane, rule.pin_file
     if not pin_file or pin_file in pin_files:
         return []
@@ -136,8 +133,7 @@ def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Fin
 
 
 def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
-    """The repository's files matching the configured globs, as relative POSIX paths.
-    A glob that leaves the repository is refused (exit 2), like any configured path."""
+    """The files the configured globs match; a glob leaving the repository is refused."""
     top = repo.resolve()
     found: set[str] = set()
     for pattern in globs:
@@ -185,8 +181,7 @@ def managed_paths(config: Config) -> list[str]:
 
 
 def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
-    """Name each tracked managed file the work tree lacks, instead of what its absence implies;
-    why it is missing decides the way back (`sparse-checkout add` fails outside one)."""
+    """Name each tracked managed file the work tree lacks, and the way back."""
     scan.findings[:] = [f for f in scan.findings if f.path not in absent_tracked]
     for path, sparse in sorted(absent_tracked.items()):
         lanes = [r.lane for r in scan.lanes if path in (r.pin_file, r.dockerfile)] or [""]
@@ -204,9 +199,7 @@ def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
 
 
 def _add_found_lanes(repo: Path, scan: Scan) -> None:
-    """The lanes found by meaning (image/lanes.py) beside the configured ones. A build
-    argument the Dockerfile does not declare is no pin, only a finding; Megatron-LM's default
-    lanes that find nothing are no finding once another lane is managed."""
+    """The lanes found by meaning (image/lanes.py) beside the configured ones."""
     covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
     found = discover(repo, covered, scan.texts)
     dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
