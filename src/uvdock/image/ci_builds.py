@@ -10,7 +10,7 @@ import re
 from typing import NamedTuple
 
 from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
-from uvdock.image.dockerfile import words
+from uvdock.image.dockerfile import quoted, words
 from uvdock.image.pins import line_of
 
 _BUILDER = re.compile(
@@ -71,9 +71,7 @@ def _command(text: str, begin: int, start: int, yaml: bool) -> str:
 
 
 def _unquote(word: str, start: int) -> tuple[str, int]:
-    if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
-        return word[1:-1], start + 1
-    return word, start
+    return (word[1:-1], start + 1) if quoted(word) else (word, start)
 
 
 def _build_arg(word: str, start: int, text: str) -> BuildArg | None:

@@ -11,22 +11,18 @@ from typing import Any
 
 from uvdock.image.pins import Finding
 
-CHECK_PREFIX = "uvdock/image-check"
 
-
-def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def _escaped(text: str, *, in_property: bool = True) -> str:
+    """As actions/toolkit escapes: data `%`, CR and LF; a property's value also `:` and `,`."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if in_property else text
 
 
 def github_annotation(finding: Finding) -> str:
     line = f",line={finding.line}" if finding.line is not None else ""
-    title = escape_property(f"{finding.lane} base image {finding.kind}")
-    where = f"file={escape_property(finding.path)}{line},title={title}"
-    return f"::error {where}::{escape_data(finding.message)}"
+    title = _escaped(f"{finding.lane} base image {finding.kind}")
+    where = f"file={_escaped(finding.path)}{line},title={title}"
+    return f"::error {where}::{_escaped(finding.message, in_property=False)}"
 
 
 def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
@@ -41,7 +37,7 @@ def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
         issues.append(
             {
                 "description": finding.message,
-                "check_name": f"{CHECK_PREFIX}/{finding.kind}",
+                "check_name": f"uvdock/image-check/{finding.kind}",
                 "fingerprint": fingerprint,
                 "severity": "major",
                 "location": {"path": finding.path, "lines": {"begin": finding.line or 1}},

@@ -23,7 +23,6 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Python", ("PYTHON_VERSION",)),
 )
 KEYS = tuple(key for _, keys in COMPONENTS for key in keys)
-CALLED_OUT = ("PyTorch", "CUDA")  # a new major or minor of these is named above the table
 
 _MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
 
@@ -88,7 +87,7 @@ def compare(before: TagImage | None, after: TagImage | None) -> list[Component]:
         (old_key, old), (new_key, new) = _value(before, keys), _value(after, keys)
         was, now = _MAJOR_MINOR.match(old), _MAJOR_MINOR.match(new)
         callout = ""
-        if label in CALLED_OUT and was and now:
+        if label in ("PyTorch", "CUDA") and was and now:  # named above the table
             callout = "major" if was[1] != now[1] else "minor" if was[2] != now[2] else ""
         if old or new:
             components.append(Component(label, new_key or old_key, old, new, callout))

@@ -155,7 +155,7 @@ def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
     return _VARIABLE.sub(value, text), unknown
 
 
-def _quoted(raw: str) -> bool:
+def quoted(raw: str) -> bool:
     return len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'"
 
 
@@ -190,7 +190,7 @@ def global_args(
             break
         if instruction.keyword == "ARG":
             for name, raw, _, _ in declarations(instruction, dockerfile.escape):
-                default = raw[1:-1] if raw is not None and _quoted(raw) else raw
+                default = raw[1:-1] if raw is not None and quoted(raw) else raw
                 found[name] = (default, instruction.line)
     return found
 
@@ -276,7 +276,7 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                     emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
                 continue
             # Editable: bare, or wholly "double" or 'single' quoted, on one line.
-            quote = 1 if _quoted(raw) else 0
+            quote = 1 if quoted(raw) else 0
             inner = raw[quote : len(raw) - quote]
             lo = index + len(key) + 1 + quote
             hi = lo + len(inner)

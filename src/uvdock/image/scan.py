@@ -175,9 +175,8 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
 
 
 def managed_paths(config: Config) -> list[str]:
-    paths = [p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)]
-    paths.append(configured_gitlab_file(config)[0])
-    return sorted({p for p in paths if p})
+    paths = {p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)}
+    return sorted(p for p in paths | {configured_gitlab_file(config)[0]} if p)
 
 
 def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
