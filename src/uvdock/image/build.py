@@ -1,6 +1,5 @@
-"""How the CI image is acquired: argv builders for build, pull, tag and enroot import.
-The build stops at the configured target (`main`): the `jet` stage after it needs an
-internal secret and fails everywhere else."""
+"""How the CI image is acquired: argv builders for build, pull, tag and enroot import. The
+build stops at the target (`main`): the `jet` stage after it needs an internal secret."""
 
 from __future__ import annotations
 

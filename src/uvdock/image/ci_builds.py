@@ -1,7 +1,6 @@
-"""The image builds a repository's CI runs: which Dockerfile, target and build args, from
-build commands (`docker [buildx] build`, `podman build`, `buildah bud`, continued over lines)
-and docker/build-push-action steps. A `$VAR` value is traced to the same file's `VAR: value`
-keys; every value keeps its span in the text, so a bump replaces it alone."""
+"""The image builds a repository's CI runs (Dockerfile, target, build args): build commands
+(`docker [buildx] build`, `podman build`, `buildah bud`) and docker/build-push-action steps.
+A `$VAR` value is traced to the file's `VAR: value` keys; every value keeps its span."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What a base-image bump moves: the component versions NGC images state as ENV (they publish
-no changelog a bot can read), compared per platform between the old and the new image; a new
-major or minor PyTorch or CUDA is named for reviewers. Pure: registry/image_config reads."""
+"""What a base-image bump moves: the component versions NGC images state as ENV (no changelog
+a bot can read), compared per platform; a new PyTorch or CUDA major or minor is named."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`image show --explain`: what uvdock found and uses, as a ready `[tool.uvdock]` table.
-Every key is the value in force with where it came from as a comment, so pasting the table
-changes nothing; found lanes and unmanaged bases are listed as comments."""
+"""`image show --explain`: what uvdock found and uses, as a ready `[tool.uvdock]` table: each
+key the value in force with where it came from, so pasting it changes nothing."""
 
 from __future__ import annotations
 

@@ -97,7 +97,6 @@ def _reference(path: str, line: int, lane: str, value: str, start: int, source: 
 
 class _Dockerfile(NamedTuple):
     path: str
-    text: str
     parsed: df.Dockerfile
     stages: list[df.Stage]
     declared: set[str]  # every ARG name
@@ -127,7 +126,7 @@ class _Discovery:
             if (text := self.read(path)) is not None:
                 parsed = df.read(text)
                 declared = set(df.global_args(parsed, anywhere=True))
-                dockerfiles[path] = _Dockerfile(path, text, parsed, df.stages(parsed), declared)
+                dockerfiles[path] = _Dockerfile(path, parsed, df.stages(parsed), declared)
         builds: list[Build] = []
         scripts: set[str] = set()
         for path in ci_files:
@@ -234,7 +233,7 @@ class _Discovery:
                 _reference(item.path, stage.line, name, stage.written, start, "dockerfile")
             )
         else:  # the global defaults: before the first FROM
-            defaults, shapes = df.arg_defaults(item.text, key)
+            defaults, shapes = df.arg_defaults(self.texts[item.path], key)
             found += [
                 _reference(item.path, d.line, name, d.value, d.start, "dockerfile")
                 for d in defaults

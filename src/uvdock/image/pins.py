@@ -263,7 +263,6 @@ def check(scan: Scan) -> list[Finding]:
                 kind = "malformed" if bad else "drift"
                 findings.append(Finding(kind, lane, pin.path, pin.line, message, pin.tag, expected))
     findings.extend(scan.findings)
-    findings.sort(
-        key=lambda f: (LANES.index(f.lane) if f.lane in LANES else 9, f.path, f.line or 0)
-    )
+    order = {lane: index for index, lane in enumerate(LANES)}
+    findings.sort(key=lambda f: (order.get(f.lane, 9), f.path, f.line or 0))
     return findings

@@ -127,11 +127,6 @@ def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Fin
     return [Finding("no-managed-pin", lane, pin_file, None, message)]
 
 
-# GitHub workflow steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME`
-# (Megatron-LM's workflows, 2025-09 to 2026-01), in a `run:` script or a build action's
-# `with:` mapping: each a managed pin of the lane whose Dockerfile the step names.
-
-
 def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
     """The files the configured globs match; a glob leaving the repository is refused."""
     top = repo.resolve()
@@ -158,6 +153,8 @@ def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> st
 
 
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
+    """The steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME` (Megatron-LM's
+    workflows, 2025-09 to 2026-01): each a managed pin of the lane the Dockerfile is."""
     if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
         return []  # most workflows: no YAML parse at all
     pins: list[Pin] = []
