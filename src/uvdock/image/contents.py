@@ -49,8 +49,7 @@ class Component(NamedTuple):
 
 
 def tag_json(image: TagImage) -> dict[str, Any]:
-    """The image as JSON with only the version variables of its environment: an image's ENV
-    may hold anything (a token baked in by mistake), and only these are uvdock's business."""
+    """The image as JSON with only the version variables of its ENV (it may hold a token)."""
     data = image.to_json()
     for platform in data["platforms"]:
         if platform["env"] is not None:

@@ -111,8 +111,7 @@ def read(text: str) -> Dockerfile:
 
 
 def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
-    """(start, end, plain) of each blank-separated word; `plain` when it has no escape and
-    its quotes are closed."""
+    """(start, end, plain) of each blank-separated word; plain: no escape, its quotes closed."""
     found: list[tuple[int, int, bool]] = []
     position = 0
     size = len(text)
@@ -137,8 +136,7 @@ def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
 
 
 def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
-    """`text` with its variables replaced as Docker replaces them, and the names it had no
-    value for (expanded to "", or to the `:-` default)."""
+    """`text` expanded as Docker does, and the names it had no value for ("", or `:-` default)."""
     unknown: list[str] = []
 
     def value(match: re.Match[str]) -> str:
@@ -160,8 +158,7 @@ def quoted(raw: str) -> bool:
 
 
 def declarations(instruction: Instruction, escape: str) -> list[tuple[str, str | None, int, bool]]:
-    """An ARG's words: (name, its `=value` as written or None without `=`, index of the word
-    in `instruction.text`, whether the word is plain: no escape, its quotes closed)."""
+    """An ARG's words: (name, `=value` as written or None, index in the text, plain)."""
     text = instruction.text
     head = len(text) - len(text.lstrip(" \t\ufeff")) + len(instruction.keyword)
     found: list[tuple[str, str | None, int, bool]] = []

@@ -1,9 +1,7 @@
-"""Lanes found by meaning: the external base of each target a repository builds.
-
-The targets CI builds (the last stage when none names the Dockerfile) lead through stage
-aliases to a base: a `FROM ${ARG}` (lane `FILE:ARG`: the ARG default and every CI build
-argument that overrides it move together) or an image in FROM (`FILE:FROM`). A base uvdock
-cannot order is listed with why, never dropped."""
+"""Lanes found by meaning: the external base of each target a repository builds. The targets
+CI builds (no build: the last stage) lead through stage aliases to a base: `FROM ${ARG}` (lane
+`FILE:ARG`: the ARG default and every CI build argument that overrides it) or an image in
+FROM (`FILE:FROM`). A base uvdock cannot order is listed with why, never dropped."""
 
 from __future__ import annotations
 

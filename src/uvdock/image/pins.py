@@ -59,8 +59,7 @@ class Pin(NamedTuple):
 
 
 def kind_of(pin: Pin) -> str:
-    """managed, unclassified (a matrix row no lane's rule selects), unmanaged (a base no lane
-    manages, with why) or informational."""
+    """managed, unclassified (a row no lane selects), unmanaged (with why) or informational."""
     if pin.managed:
         return "managed"
     return {"unrecognised": "unmanaged", "gitlab": "unclassified"}.get(pin.source, "informational")

@@ -1,7 +1,6 @@
-"""The pull request of a base-image bump: title, body and hand-off, after Megatron-LM's
-base-image workflow (docs: bump-base-image): labels, `/ok to test` on forks, golden values
-refreshed, regressions marked broken. For LTS the title adds "LTS" (our convention) and the
-`container::lts` label runs the LTS CI lane."""
+"""The pull request of a base-image bump, after Megatron-LM's workflow (docs: bump-base-image):
+title, labels, `/ok to test` on forks, golden values refreshed, regressions marked broken. For
+LTS the title adds "LTS" (our convention) and `container::lts` runs the LTS CI lane."""
 
 from __future__ import annotations
 
@@ -53,8 +52,7 @@ def handoff_lines(tag: str, lane: str = "dev") -> list[str]:
 
 
 def _plain(text: str, limit: int = 80) -> str:
-    """Registry text made safe for one Markdown table cell or list item: printable, no pipe
-    to end the cell, and short (a pull request body has a size limit)."""
+    """Registry text safe in one Markdown cell: printable, no pipe, short (bodies have a limit)."""
     shown = "".join(ch if ch.isprintable() else "?" for ch in text)
     shown = shown if len(shown) <= limit else shown[: limit - 1] + "…"
     return shown.replace("|", "\\|")

@@ -1,7 +1,5 @@
-"""Read each lane's managed base-image pins from the working tree: pin file, Dockerfile,
-matrix, workflows. Each keeps the span of its value, so a bump replaces that and nothing
-else; structural problems become findings; whether the tags agree is pins.check's business.
-"""
+"""Read each lane's managed base-image pins from the working tree, each with the span of its
+value (a bump replaces that alone), and the structural findings; pins.check compares them."""
 
 from __future__ import annotations
 
