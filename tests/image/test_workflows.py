@@ -17,8 +17,8 @@ from conftest import RunCli, git
 from uvdock.config.settings import Config
 from uvdock.errors import InputRefused
 from uvdock.image import pins
-from uvdock.image.scan import scan_managed
-from uvdock.image.workflows import verify_edit, workflow_pins
+from uvdock.image.bump import verify_edit
+from uvdock.image.scan import scan_managed, workflow_pins
 
 STATE = (
     Path(__file__).resolve().parents[1] / "data" / "megatron-lm-history" / "2025-10-25-9697129223"

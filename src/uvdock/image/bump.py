@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
+from uvdock.formats.yaml import edit_changes
+from uvdock.image.dockerfile import global_args, read, stages
+from uvdock.image.matrix_verify import verify_matrix_bump
 from uvdock.image.pins import (
+    NOT_CHECKED_OUT,
     UNSUPPORTED_SHAPE,
     Finding,
     LaneRules,
@@ -16,12 +21,27 @@ from uvdock.image.pins import (
     expected_tag,
     reference_tag,
 )
-from uvdock.image.scan import NOT_CHECKED_OUT
 from uvdock.registry.tags import PREFIX, parse_image, tag_key
 
+# The findings a bump cannot go past: (message, hint) by kind, the pin file's first.
+_REFUSALS = {
+    "pin-file-content": (
+        "{0.path}: {0.message}",
+        "fix the pin file by hand (resolve the conflict, drop extra lines or comments), then"
+        " bump again",
+    ),
+    NOT_CHECKED_OUT: (
+        "{0.path}: {0.message}; nothing was changed",
+        "bring the file back as said above, then bump again",
+    ),
+    UNSUPPORTED_SHAPE: (
+        "{0.location}: {0.message}; nothing was changed",
+        "rewrite that pin in the plain shape by hand, then bump again",
+    ),
+}
 
-@dataclass(frozen=True)
-class BumpPlan:
+
+class BumpPlan(NamedTuple):
     lane: str
     tag: str
     current: str | None
@@ -36,29 +56,15 @@ class BumpPlan:
 
 def current_tag(scan: Scan, lane: str) -> str | None:
     """The pin file's tag, or the newest well-formed managed tag when the pin file has none."""
-    expected = expected_tag(scan, lane)
-    if expected is not None:
-        return expected
     tags = [pin.tag for pin in scan.lane_pins(lane) if pin.well_formed]
-    return max(tags, key=tag_key) if tags else None
-
-
-def _verify_workflow(path: str, old: str, new: str, changed: list[Pin], value: str) -> None:
-    """A workflow edit is read back with a YAML parser: exactly the references changed."""
-    if any(pin.source == "workflow" for pin in changed):
-        from uvdock.image.workflows import verify_edit
-
-        verify_edit(path, old, new, {pin.value: value for pin in changed}, len(changed))
+    return expected_tag(scan, lane) or (max(tags, key=tag_key) if tags else None)
 
 
 def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
     """--allow-downgrade moves the lane back; a dev tag not older than LTS is an LTS bump first."""
-    downgrade = "pass --allow-downgrade to move back on purpose"
-    if lane != "dev" or not any(rule.lane == "lts" for rule in scan.lanes):
-        return downgrade
-    lts = current_tag(scan, "lts")
-    if lts is None or tag_key(tag) < tag_key(lts):
-        return downgrade
+    lts = current_tag(scan, "lts") if lane == "dev" else None
+    if lts is None or tag_key(tag) < tag_key(lts) or all(r.lane != "lts" for r in scan.lanes):
+        return "pass --allow-downgrade to move back on purpose"
     if tag_key(tag) == tag_key(lts):  # `--lts` would change nothing: no LTS bump to suggest
         return (
             f"{tag} is already the LTS lane's tag; to move dev back to it on purpose, pass"
@@ -71,40 +77,58 @@ def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
     )
 
 
+def _undo_all(value: str, replaced: Mapping[str, str]) -> str:
+    """Every old and new reference as one placeholder: what must stay the same."""
+    for ref in sorted({*replaced, *replaced.values()}, key=len, reverse=True):
+        value = value.replace(ref, "\0REF\0")
+    return value
+
+
+def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], count: int) -> None:
+    """Refuse (exit 2, nothing written) an edit of a workflow after which YAML reads
+    anything else than the same values with `count` references swapped as `replaced` says."""
+    edit = edit_changes(path, old, new)
+    swaps = 0
+    counted: set[int] = set()  # an anchored value read through several aliases counts once
+    for where, was in edit.changed.items():
+        now = edit.after[where]
+        if now.tag != was.tag or _undo_all(now.value, replaced) != _undo_all(was.value, replaced):
+            swaps = -1  # anything else changed
+            break
+        if id(was) not in counted:
+            counted.add(id(was))
+            swaps += sum(now.value.count(n) - was.value.count(n) for n in set(replaced.values()))
+    if swaps != count:
+        raise InputRefused(
+            f"{path}: the bump would change more (or less) than the base-image references "
+            "as YAML reads them; nothing was written",
+            hint=f"bump {path} by hand",
+        )
+
+
 def _refuse_unbumpable(scan: Scan, lane: str) -> None:
-    """Findings a bump cannot go past: a pin file that is no single reference, a managed file
-    the work tree lacks, a pin in a shape the span editor cannot edit exactly."""
-    for finding in scan.findings:
-        if finding.lane == lane and finding.kind == "pin-file-content":
-            raise InputRefused(
-                f"{finding.path}: {finding.message}",
-                hint="fix the pin file by hand (resolve the conflict, drop extra lines or"
-                " comments), then bump again",
-            )
-    for finding in scan.findings:
-        if finding.kind == NOT_CHECKED_OUT and finding.lane in (lane, ""):
-            raise InputRefused(
-                f"{finding.path}: {finding.message}; nothing was changed",
-                hint="bring the file back as said above, then bump again",
-            )
-        if finding.lane == lane and finding.kind == UNSUPPORTED_SHAPE:
-            raise InputRefused(
-                f"{finding.location}: {finding.message}; nothing was changed",
-                hint="rewrite that pin in the plain shape by hand, then bump again",
-            )
+    for finding in sorted(scan.findings, key=lambda f: f.kind != "pin-file-content"):
+        lanes = (lane, "") if finding.kind == NOT_CHECKED_OUT else (lane,)
+        if finding.kind in _REFUSALS and finding.lane in lanes:
+            message, hint = _REFUSALS[finding.kind]
+            raise InputRefused(message.format(finding), hint=hint)
 
 
-def _edits(repo: Path, scan: Scan, changed: list[Pin], new_value: str) -> list[FileEdit]:
-    """Each file with its changed pins' spans replaced; workflows re-read as YAML."""
+def _plan(
+    repo: Path, scan: Scan, lane: str, value: str
+) -> tuple[list[Pin], list[FileEdit], list[Finding]]:
+    """The pins that change to `value`, each file with their spans replaced, the warnings."""
+    changed = [pin for pin in scan.lane_pins(lane) if pin.value != value]
     edits: list[FileEdit] = []
     for path in sorted({pin.path for pin in changed}):
-        old = scan.texts[path]
-        new = old
-        for pin in sorted((p for p in changed if p.path == path), key=lambda p: -p.start):
-            new = new[: pin.start] + new_value + new[pin.end :]
-        _verify_workflow(path, old, new, [p for p in changed if p.path == path], new_value)
+        old = new = scan.texts[path]
+        in_file = [pin for pin in changed if pin.path == path]
+        for pin in sorted(in_file, key=lambda p: -p.start):
+            new = new[: pin.start] + value + new[pin.end :]
+        if any(pin.source == "workflow" for pin in in_file):
+            verify_edit(path, old, new, {pin.value: value for pin in in_file}, len(in_file))
         edits.append(FileEdit(repo / path, old, new, display=path))
-    return edits
+    return changed, edits, [f for f in scan.findings if f.lane == lane]
 
 
 def plan_bump(
@@ -116,15 +140,11 @@ def plan_bump(
     allow_downgrade: bool,
     gitlab_file: str = "",
 ) -> BumpPlan:
-    """The edits that move every managed pin of `lane` to `tag`, or a refusal (InputRefused).
-
-    `gitlab_file`, when given, is re-read as YAML after the edit (image/matrix_verify.py):
-    every row of the lane at the new image and nothing else changed, or the bump is refused.
-    """
+    """The edits that move every managed pin of `lane` to `tag`; `gitlab_file` is re-read
+    after the edit (image/matrix_verify.py): only the lane's rows may change."""
     rule = next(r for r in scan.lanes if r.lane == lane)
     _refuse_unbumpable(scan, lane)
-    pins = scan.lane_pins(lane)
-    if not pins:
+    if not scan.lane_pins(lane):
         raise InputRefused(
             f"no {lane} pins found (looked for {rule.pin_file}, {rule.dockerfile} and the matrix)",
             hint=f"set `{lane}-pin-file` under [tool.uvdock] if the pin file lives elsewhere",
@@ -135,19 +155,13 @@ def plan_bump(
             f"{tag} is older than the {lane} lane's current {current}",
             hint=_downgrade_hint(scan, lane, tag),
         )
-    new_value = PREFIX + tag
-    changed = [pin for pin in pins if pin.value != new_value]
-    edits = _edits(repo, scan, changed, new_value)
+    changed, edits, warnings = _plan(repo, scan, lane, PREFIX + tag)
     if gitlab_file in scan.texts:
-        from uvdock.image.matrix_verify import verify_matrix_bump
-
         after = next((e.new for e in edits if e.display == gitlab_file), scan.texts[gitlab_file])
-        verify_matrix_bump(gitlab_file, scan.texts[gitlab_file], after, scan.lanes, lane, new_value)
-    warnings = [f for f in scan.findings if f.lane == lane]
+        verify_matrix_bump(
+            gitlab_file, scan.texts[gitlab_file], after, scan.lanes, lane, PREFIX + tag
+        )
     return BumpPlan(lane, tag, current, edits, changed, warnings)
-
-
-# --- lanes found by meaning -------------------------------------------------------------
 
 
 def found_target(scan: Scan, rule: LaneRules, text: str) -> tuple[str, str | None]:
@@ -173,8 +187,7 @@ def found_target(scan: Scan, rule: LaneRules, text: str) -> tuple[str, str | Non
 def plan_found_bump(
     repo: Path, scan: Scan, lane: str, text: str, *, allow_downgrade: bool
 ) -> BumpPlan:
-    """Every managed reference of a found lane (its ARG default or FROM image, and the CI build
-    arguments that override it) moved to the image TEXT names, re-read after the edit."""
+    """A found lane's references moved to the image TEXT names, re-read after the edit."""
     rule = next(r for r in scan.lanes if r.lane == lane)
     _refuse_unbumpable(scan, lane)
     reference, current = found_target(scan, rule, text)
@@ -184,29 +197,17 @@ def plan_found_bump(
             f"{new.tag} is older than the {lane} lane's current {now.tag}",
             hint="pass --allow-downgrade to move back on purpose",
         )
-    changed = [pin for pin in scan.lane_pins(lane) if pin.value != reference]
-    edits = _edits(repo, scan, changed, reference)
-    for edit in edits:
-        if edit.display == rule.dockerfile:
-            _verify_dockerfile(rule, edit.new, reference)
+    changed, edits, warnings = _plan(repo, scan, lane, reference)
+    # The edited Dockerfile, read again: its base is now `reference`, or nothing is written.
+    for parsed in (read(edit.new) for edit in edits if edit.display == rule.dockerfile):
+        bases: set[str | None] = {stage.image for stage in stages(parsed)}
+        if rule.arg != "FROM":
+            bases = {global_args(parsed).get(rule.arg, (None, 0))[0]}
+        if reference not in bases:
+            raise InputRefused(
+                f"{rule.dockerfile}: after the edit Docker would not read {reference} as the"
+                " base; nothing was written",
+                hint=f"bump {rule.dockerfile} by hand",
+            )
     tag = new.tag if new is not None else reference
-    warnings = [f for f in scan.findings if f.lane == lane]
     return BumpPlan(lane, tag, now.tag if now else current, edits, changed, warnings)
-
-
-def _verify_dockerfile(rule: LaneRules, text: str, reference: str) -> None:
-    """The edited Dockerfile, read again: its base is now `reference`, or nothing is written."""
-    from uvdock.image.dockerfile import global_args, read, stages
-
-    parsed = read(text)
-    if rule.arg == "FROM":
-        images = {stage.image for stage in stages(parsed)}
-        ok = reference in images
-    else:
-        ok = global_args(parsed).get(rule.arg, (None, 0))[0] == reference
-    if not ok:
-        raise InputRefused(
-            f"{rule.dockerfile}: after the edit Docker would not read {reference} as the base;"
-            " nothing was written",
-            hint=f"bump {rule.dockerfile} by hand",
-        )

@@ -1,27 +1,16 @@
-"""The image builds a repository's CI runs: which Dockerfile, which target, which build args.
-
-Read from GitHub workflows, GitLab CI files and the shell scripts they run, in two shapes:
-
-- a build command (`docker build`, `docker buildx build`, `podman build`, `buildah bud`)
-  anywhere in the text, continued with `\\` over lines: `-f`/`--file` (default: the
-  context's `Dockerfile`), `--target`, `--build-arg NAME=VALUE`;
-- docker/build-push-action's `with:` mapping: `file:` or `context:`, `target:`, and the
-  `NAME=VALUE` lines of `build-args:`.
-
-A value written as `$VAR` / `${VAR}` is looked up among the same file's `VAR: value` YAML
-keys (GitLab `variables:` and matrix rows): each is a place the value is managed. Every
-value keeps its span in the text, so a bump can replace it and nothing else.
-"""
+"""The image builds a repository's CI runs (Dockerfile, target, build args): build commands
+(`docker [buildx] build`, `podman build`, `buildah bud`) and docker/build-push-action steps.
+A `$VAR` value is traced to the file's `VAR: value` keys; every value keeps its span."""
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
-from uvdock.image.dockerfile import words
+from uvdock.image.dockerfile import quoted, words
+from uvdock.image.pins import line_of
 
 _BUILDER = re.compile(
     r"(?<![\w-])(?:docker(?:[ \t]+buildx)?[ \t]+build|podman[ \t]+build|buildah[ \t]+(?:bud|build))"
@@ -35,7 +24,6 @@ _VALUED = {
     "--progress", "--iidfile", "--build-context", "--add-host", "--ulimit", "--shm-size",
     "-m", "--memory", "--builder", "--metadata-file", "--annotation", "--attest",
 }  # fmt: skip
-_SHELL_END = ("&&", "||", ";", "|", "&")
 _VARIABLE = re.compile(
     r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?"
     r"|\$\{\{\s*(?:env|vars)\.(?P<github>[A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
@@ -63,86 +51,64 @@ class Build(NamedTuple):
     args: tuple[BuildArg, ...]
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def _command(text: str, begin: int, start: int, yaml: bool) -> str:
-    """From `start` (the builder word at `begin`) to the end of its shell command line, with each line break blanked so
-    offsets stay those of `text`: lines continued with `\\`, and in YAML the more indented
-    lines of a plain scalar that starts after `- ` or `key: ` (YAML folds them into one)."""
-    line_start = text.rfind("\n", 0, begin) + 1
-    prefix = text[line_start:begin]
-    folded = yaml and bool(prefix.strip()) and prefix.strip()[-1] in "-:"
+    """From `start` to the end of the shell command (lines continued with `\\`; in YAML the
+    more indented lines of a plain scalar), line breaks blanked so offsets stay the same."""
+    prefix = text[text.rfind("\n", 0, begin) + 1 : begin]
+    folded = yaml and prefix.strip()[-1:] in ("-", ":")
     indent = len(prefix) - len(prefix.lstrip(" "))
-    end = start
-    while True:
-        newline = text.find("\n", end)
-        if newline == -1:
-            end = len(text)
-            break
-        following = text[newline + 1 : text.find("\n", newline + 1) % (len(text) + 1)]
+    end = text.find("\n", start)
+    while end != -1:
+        following = text[end + 1 : text.find("\n", end + 1) % (len(text) + 1)]
         more = len(following) - len(following.lstrip(" ")) > indent and following.strip()
-        if text[start:newline].rstrip(" \t\r").endswith("\\") or (folded and more):
-            end = newline + 1
-            continue
-        end = newline
-        break
-    chunk = text[start:end]
+        if not (text[start:end].rstrip(" \t\r").endswith("\\") or (folded and more)):
+            break
+        end = text.find("\n", end + 1)
+    chunk = text[start:] if end == -1 else text[start:end]
     chunk = re.sub(r"\\[ \t]*\r?\n", lambda m: " " * len(m[0]), chunk)
     return chunk.replace("\r", " ").replace("\n", " ")
 
 
 def _unquote(word: str, start: int) -> tuple[str, int]:
-    if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
-        return word[1:-1], start + 1
-    return word, start
+    return (word[1:-1], start + 1) if quoted(word) else (word, start)
 
 
-def _assignment(word: str, start: int) -> tuple[str, str, int] | None:
-    """NAME=VALUE (either part or the whole quoted): name, value, where the value starts."""
+def _build_arg(word: str, start: int, text: str) -> BuildArg | None:
+    """NAME=VALUE (either part or the whole quoted) at `start` in `text`."""
     word, start = _unquote(word, start)
     name, equals, value = word.partition("=")
     if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         return None
-    value, begin = _unquote(value, start + len(name) + 1)
-    return name, value, begin
+    value, at = _unquote(value, start + len(name) + 1)
+    return BuildArg(name, value, at, at + len(value), line_of(text, at))
 
 
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
-    """The build command's -f and --target, its build args, and its context."""
     # `$(cat FILE)` is one word to the shell: its blanks split nothing.
     masked = re.sub(r"\$\([^()]*\)", lambda m: re.sub(r"[ \t]", "\x01", m[0]), command)
-    spans = words(masked, "\0")
+    spans = iter(words(masked, "\0"))
     found: dict[str, str] = {}
     args: list[BuildArg] = []
     positional: list[str] = []
-    index = 0
-    while index < len(spans):
-        start, end, _ = spans[index]
+    for start, end, _ in spans:
         word = command[start:end]
-        if word in _SHELL_END:
-            break
         option, equals, inline = word.partition("=")
+        if word in ("&&", "||", ";", "|", "&"):  # the shell command ends
+            break
         if option.startswith("-") and not equals and option in _VALUED:
-            index += 1
-            if index >= len(spans):
+            if (value := next(spans, None)) is None:
                 break
-            start, end, _ = spans[index]
+            start, end, _ = value
             inline, equals = command[start:end], "="
         elif option.startswith("-") and equals:
             start += len(option) + 1
         if option == "--build-arg" and equals:
-            assigned = _assignment(inline, start)
-            if assigned is not None:
-                name, value, begin = assigned
-                offset = base + begin
-                args.append(BuildArg(name, value, offset, offset + len(value), _line(text, offset)))
+            arg = _build_arg(inline, base + start, text)
+            args += [arg] if arg else []
         elif option in ("-f", "--file", "--target") and equals:
             found[option.lstrip("-")[0]] = _unquote(inline, 0)[0]
         elif not word.startswith("-"):
             positional.append(_unquote(word, 0)[0])
-        index += 1
     return found, args, positional[-1] if positional else "."
 
 
@@ -152,7 +118,6 @@ def _dockerfile(named: str | None, context: str) -> str:
 
 
 def command_builds(path: str, text: str) -> list[Build]:
-    """Every build command written in `text`."""
     builds: list[Build] = []
     yaml = path.endswith((".yml", ".yaml"))
     for match in _BUILDER.finditer(text):
@@ -162,22 +127,20 @@ def command_builds(path: str, text: str) -> list[Build]:
         found, args, context = _options(command, match.end(), text)
         if "$" in context and "f" not in found:
             continue  # the Dockerfile is named by a variable: no way to tell which
-        dockerfile = _dockerfile(found.get("f"), context)
-        builds.append(
-            Build(path, _line(text, match.start()), dockerfile, found.get("t"), tuple(args))
-        )
+        line, dockerfile = line_of(text, match.start()), _dockerfile(found.get("f"), context)
+        builds.append(Build(path, line, dockerfile, found.get("t"), tuple(args)))
     return builds
 
 
-def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
-    """docker/build-push-action steps (a mapping with `build-args:` or `target:`)."""
+def _action_builds(path: str, text: str) -> list[Build]:
+    """docker/build-push-action steps; text that is no YAML has none."""
     builds: list[Build] = []
-    for document in documents:
+    for document in compose(text) or []:
         for mapping in mappings(document):
             fields = by_key(mapping)
-            if not ({"build-args", "target"} & fields.keys()):
-                continue
-            if not ({"file", "context"} & fields.keys()):
+            if not (
+                {"build-args", "target"} & fields.keys() and {"file", "context"} & fields.keys()
+            ):
                 continue
             values = {k: str(v.value) for k, v in fields.items() if is_scalar(v)}
             dockerfile = _dockerfile(values.get("file"), values.get("context", "."))
@@ -188,26 +151,12 @@ def _action_builds(path: str, text: str, documents: list[Any]) -> list[Build]:
                 raw = text[begin : node.end_mark.index]
                 for line in re.finditer(r"[^\n]+", raw):
                     stripped = line[0].strip(" \t\r|>-")
-                    if stripped:
-                        assigned = _assignment(
-                            stripped, begin + line.start() + line[0].index(stripped)
-                        )
-                        if assigned is not None:
-                            name, value, at = assigned
-                            args.append(BuildArg(name, value, at, at + len(value), _line(text, at)))
+                    at = begin + line.start() + line[0].find(stripped)
+                    arg = _build_arg(stripped, at, text) if stripped else None
+                    args += [arg] if arg else []
             line = mapping.start_mark.line + 1
             builds.append(Build(path, line, dockerfile, values.get("target"), tuple(args)))
     return builds
-
-
-def _yaml_values(path: str, text: str, name: str) -> Iterator[BuildArg]:
-    """`NAME: value` keys of a YAML file (variables, matrix rows): where `$NAME` is set."""
-    pattern = (
-        rf"^[ \t]*(?:-[ \t]+)?{re.escape(name)}[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)"
-    )
-    for match in re.finditer(pattern, text, re.M):
-        start = match.start("v")
-        yield BuildArg(name, match["v"], start, match.end("v"), _line(text, start), path)
 
 
 def _resolved(build: Build, text: str) -> Build:
@@ -215,25 +164,27 @@ def _resolved(build: Build, text: str) -> Build:
     args: list[BuildArg] = []
     for arg in build.args:
         from_file = _FROM_FILE.fullmatch(arg.value)
+        variable = _VARIABLE.fullmatch(arg.value)
         if from_file is not None:
             args.append(arg._replace(pin_file=posixpath.normpath(from_file["path"])))
-            continue
-        variable = _VARIABLE.fullmatch(arg.value)
-        if variable is None:
+        elif variable is not None:
+            # `NAME: value` keys of the file (variables, matrix rows): where `$NAME` is set.
+            key = re.escape(variable["name"] or variable["github"])
+            pattern = rf"^[ \t]*(?:-[ \t]+)?{key}[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)"
+            found = [
+                arg._replace(value=m["v"], start=m.start("v"), end=m.end("v"), path=build.path)
+                for m in re.finditer(pattern, text, re.M)
+            ]
+            args += [a._replace(line=line_of(text, a.start)) for a in found] or [arg]
+        else:
             args.append(arg)
-            continue
-        name = variable["name"] or variable["github"]
-        found = [v._replace(name=arg.name) for v in _yaml_values(build.path, text, name)]
-        args.extend(found or [arg])
     return build._replace(args=tuple(args))
 
 
 def ci_builds(path: str, text: str) -> list[Build]:
-    """The builds one CI file (YAML or a shell script) runs."""
     builds = command_builds(path, text)
     if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
-        # Not YAML (None): its build commands still count.
-        builds += _action_builds(path, text, compose(text) or [])
+        builds += _action_builds(path, text)
     return [_resolved(build, text) for build in builds]
 
 

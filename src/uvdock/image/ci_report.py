@@ -1,14 +1,6 @@
-"""`image check` findings in the formats CI systems put on a diff.
-
-github: workflow commands (`::error file=PATH,line=N,title=T::message`), escaped as
-  GitHub's actions/toolkit does: data escapes `%`, CR and LF; property values also `:`
-  and `,`.
-gitlab: a code-quality report (a JSON array of issues: description, check_name,
-  fingerprint, severity, location.path, location.lines.begin).
-
-Imported only when one of these formats is asked for: plain `image check` is on a start-up
-budget. Pure: no I/O.
-"""
+"""`image check` findings in the formats CI systems put on a diff: GitHub workflow commands
+(escaped as actions/toolkit does) and a GitLab code-quality report. Imported only when one is
+asked for: plain `image check` is on a start-up budget."""
 
 from __future__ import annotations
 
@@ -19,49 +11,34 @@ from typing import Any
 
 from uvdock.image.pins import Finding
 
-CHECK_PREFIX = "uvdock/image-check"
 
-
-def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def _escaped(text: str, *, in_property: bool = True) -> str:
+    """As actions/toolkit escapes: data `%`, CR and LF; a property's value also `:` and `,`."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if in_property else text
 
 
 def github_annotation(finding: Finding) -> str:
-    properties = [f"file={escape_property(finding.path)}"]
-    if finding.line is not None:
-        properties.append(f"line={finding.line}")
-    properties.append(f"title={escape_property(f'{finding.lane} base image {finding.kind}')}")
-    return f"::error {','.join(properties)}::{escape_data(finding.message)}"
-
-
-def github_annotations(findings: Sequence[Finding]) -> str:
-    """One workflow command per finding, each on its own line."""
-    return "".join(github_annotation(finding) + "\n" for finding in findings)
-
-
-def _fingerprint(finding: Finding, occurrence: int) -> str:
-    # Not the line: an issue that only moves stays the same issue between base and head.
-    # The occurrence keeps two identical findings in one file apart (GitLab merges equal ones).
-    key = (finding.kind, finding.lane, finding.path, finding.tag, finding.expected, occurrence)
-    return hashlib.sha256(json.dumps(key).encode()).hexdigest()
+    line = f",line={finding.line}" if finding.line is not None else ""
+    title = _escaped(f"{finding.lane} base image {finding.kind}")
+    where = f"file={_escaped(finding.path)}{line},title={title}"
+    return f"::error {where}::{_escaped(finding.message, in_property=False)}"
 
 
 def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
-    """The code-quality report: one issue per finding."""
     seen: dict[tuple[object, ...], int] = {}
     issues: list[dict[str, Any]] = []
     for finding in findings:
+        # Not the line: an issue that only moves stays the same issue between base and head.
+        # The occurrence keeps two identical findings in one file apart (GitLab merges equal ones).
         key = (finding.kind, finding.lane, finding.path, finding.tag, finding.expected)
         seen[key] = seen.get(key, 0) + 1
+        fingerprint = hashlib.sha256(json.dumps([*key, seen[key]]).encode()).hexdigest()
         issues.append(
             {
                 "description": finding.message,
-                "check_name": f"{CHECK_PREFIX}/{finding.kind}",
-                "fingerprint": _fingerprint(finding, seen[key]),
+                "check_name": f"uvdock/image-check/{finding.kind}",
+                "fingerprint": fingerprint,
                 "severity": "major",
                 "location": {"path": finding.path, "lines": {"begin": finding.line or 1}},
             }
@@ -70,8 +47,7 @@ def gitlab_issues(findings: Sequence[Finding]) -> list[dict[str, Any]]:
 
 
 def render(fmt: str, findings: Sequence[Finding]) -> str:
-    """`fmt` is "github" or "gitlab" (`image check --format`); the text ends with a newline
-    unless it is empty."""
+    """`fmt` is "github" or "gitlab"; the text ends with a newline unless it is empty."""
     if fmt == "github":
-        return github_annotations(findings)
+        return "".join(github_annotation(finding) + "\n" for finding in findings)
     return json.dumps(gitlab_issues(findings), indent=2) + "\n"

@@ -1,13 +1,5 @@
-"""What a base-image bump moves: the component versions NGC images state in their environment.
-
-NGC PyTorch images publish no changelog a bot can read (no OCI source label), but each image
-sets its components' versions as ENV: NVIDIA_PYTORCH_VERSION, PYTORCH_VERSION (or
-PYTORCH_BUILD_VERSION), CUDA_VERSION, CUDNN_VERSION, NCCL_VERSION, TRT_VERSION (or
-TENSORRT_VERSION), TRANSFORMER_ENGINE_VERSION and, in some images, PYTHON_VERSION. This module
-compares them between the old and the new image, per platform, and names the changes that
-reviewers must not miss: a new major or minor release of PyTorch or CUDA. Pure: the registry
-reading is uvdock.registry.image_config; nothing here opens a socket or prints.
-"""
+"""What a base-image bump moves: the component versions NGC images state as ENV (no changelog
+a bot can read), compared per platform; a new PyTorch or CUDA major or minor is named."""
 
 from __future__ import annotations
 
@@ -30,15 +22,11 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Python", ("PYTHON_VERSION",)),
 )
 KEYS = tuple(key for _, keys in COMPONENTS for key in keys)
-CALLED_OUT = ("PyTorch", "CUDA")  # a new major or minor of these is named above the table
-RELEASE_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-{}.html"
 
 _MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
 
 
 class Component(NamedTuple):
-    """One component's version in the old and the new image ("" where an image states none)."""
-
     label: str
     key: str  # the ENV name it was read from (the new image's, else the old's)
     before: str  # one value, or `value (platform)` entries joined by ", " when platforms differ
@@ -61,8 +49,7 @@ class Component(NamedTuple):
 
 
 def tag_json(image: TagImage) -> dict[str, Any]:
-    """The image as JSON with only the version variables of its environment: an image's ENV
-    may hold anything (a token baked in by mistake), and only these are uvdock's business."""
+    """The image as JSON with only the version variables of its ENV (it may hold a token)."""
     data = image.to_json()
     for platform in data["platforms"]:
         if platform["env"] is not None:
@@ -73,47 +60,35 @@ def tag_json(image: TagImage) -> dict[str, Any]:
 def release_notes_url(tag: str) -> str:
     """NGC's release notes page of a YY.MM-py3 tag: .../rel-YY-MM.html."""
     year, month = tag_key(tag)
-    return RELEASE_NOTES.format(f"{year:02d}-{month:02d}")
+    notes = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes"
+    return f"{notes}/rel-{year:02d}-{month:02d}.html"
 
 
 def _value(image: TagImage | None, keys: tuple[str, ...]) -> tuple[str, str]:
     """(ENV name, value as shown) over the platforms whose environment was read."""
-    if image is None:
-        return "", ""
-    found: list[tuple[str, str]] = []  # (platform, value)
-    used = ""
-    for platform in image.platforms:
-        if platform.env is None:
-            continue
-        key = next((k for k in keys if platform.env.get(k)), "")
-        if key:
-            used = used or key
-            found.append((platform.platform, platform.env[key]))
-    values = {value for _, value in found}
+    found: list[tuple[str, str, str]] = []  # (key, platform, value)
+    for platform in image.platforms if image else ():
+        key = next((k for k in keys if platform.env and platform.env.get(k)), "")
+        if key and platform.env:
+            found.append((key, platform.platform, platform.env[key]))
+    values = {value for _, _, value in found}
+    used = found[0][0] if found else ""
     if len(values) <= 1:
         return used, next(iter(values), "")
-    return used, ", ".join(f"{value} ({platform or '?'})" for platform, value in found)
-
-
-def _callout(before: str, after: str) -> str:
-    old, new = _MAJOR_MINOR.match(before), _MAJOR_MINOR.match(after)
-    if old is None or new is None:
-        return ""
-    if old[1] != new[1]:
-        return "major"
-    return "minor" if old[2] != new[2] else ""
+    return used, ", ".join(f"{value} ({platform or '?'})" for _, platform, value in found)
 
 
 def compare(before: TagImage | None, after: TagImage | None) -> list[Component]:
     """The components either image states, in NGC's order; absent ones left out."""
     components = []
     for label, keys in COMPONENTS:
-        old_key, old = _value(before, keys)
-        new_key, new = _value(after, keys)
-        if not old and not new:
-            continue
-        callout = _callout(old, new) if label in CALLED_OUT else ""
-        components.append(Component(label, new_key or old_key, old, new, callout))
+        (old_key, old), (new_key, new) = _value(before, keys), _value(after, keys)
+        was, now = _MAJOR_MINOR.match(old), _MAJOR_MINOR.match(new)
+        callout = ""
+        if label in ("PyTorch", "CUDA") and was and now:  # named above the table
+            callout = "major" if was[1] != now[1] else "minor" if was[2] != now[2] else ""
+        if old or new:
+            components.append(Component(label, new_key or old_key, old, new, callout))
     return components
 
 
@@ -121,29 +96,25 @@ def callouts(components: Sequence[Component]) -> list[str]:
     """`PyTorch 2.8 -> 2.9 (a new minor release)` for each called-out change."""
     lines = []
     for c in components:
-        if c.callout:
-            old, new = _MAJOR_MINOR.match(c.before), _MAJOR_MINOR.match(c.after)
-            assert old is not None and new is not None  # a callout needs both
+        old, new = _MAJOR_MINOR.match(c.before), _MAJOR_MINOR.match(c.after)
+        if c.callout and old and new:  # a callout needs both
             lines.append(f"{c.label} {old[0]} -> {new[0]} (a new {c.callout} release)")
     return lines
 
 
 def problems(images: Sequence[TagImage | None]) -> list[str]:
-    """What could not be read, one line per tag or platform."""
-    lines = []
-    for image in images:
-        if image is None:
-            continue
-        for platform in image.platforms:
-            if platform.problem:
-                where = f"{image.tag} ({platform.platform})" if platform.platform else image.tag
-                lines.append(f"{where}: {platform.problem}")
-    return lines
+    return [
+        f"{image.tag} ({platform.platform}): {platform.problem}"
+        if platform.platform
+        else f"{image.tag}: {platform.problem}"
+        for image in images
+        if image is not None
+        for platform in image.platforms
+        if platform.problem
+    ]
 
 
 class ImageReport(NamedTuple):
-    """Both images of a bump as read from the registry, or why they were not read."""
-
     old_tag: str | None
     new_tag: str
     before: TagImage | None = None  # None: not read, or the registry has no such tag
@@ -156,10 +127,7 @@ class ImageReport(NamedTuple):
         return not self.skipped
 
     def not_found(self) -> list[str]:
-        """The tags the registry was asked for and does not have."""
-        if not self.checked:
-            return []
-        pairs = ((self.old_tag, self.before), (self.new_tag, self.after))
+        pairs = ((self.old_tag, self.before), (self.new_tag, self.after)) if self.checked else ()
         unread = " ".join(self.unread)
         return [tag for tag, image in pairs if tag and image is None and tag not in unread]
 

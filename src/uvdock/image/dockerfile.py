@@ -1,16 +1,9 @@
 """A Dockerfile's instructions as Docker reads them: the one reader every part of uvdock uses.
 
-Docker's rules (docs.docker.com/reference/dockerfile): parser directives (`# escape=``) only
-at the very top, before any comment, blank line or instruction; an instruction continues on
-the next line when a line ends with the escape character (blanks allowed after it), and
-comment or blank lines inside a continued instruction are dropped; instruction keywords are
-case-insensitive, variable names are not; `RUN`, `COPY` and `ADD` may open heredocs
-(`<<EOF`, `<<-EOF`, `<<"EOF"`) whose bodies are no instructions. Each instruction keeps its
-first line and, per character of its joined text, the offset in the file, so a value can be
-edited exactly. ARGs before the first FROM are global: FROM lines expand them (`$VAR`,
-`${VAR}`, `${VAR:-default}`, `${VAR:+alternative}`), and a FROM naming an earlier stage's
-alias builds on that stage, not on an image.
-"""
+Docker's rules (docs.docker.com/reference/dockerfile): `# escape=` only at the very top; an
+instruction continues after the escape character, comment and blank lines inside it dropped;
+`RUN`, `COPY` and `ADD` may open heredocs; ARGs before the first FROM are global. Each
+instruction keeps each character's offset in the file, so a value can be edited exactly."""
 
 from __future__ import annotations
 
@@ -23,7 +16,6 @@ from uvdock.files.textlines import Line, split_lines
 
 _DIRECTIVE = re.compile(r"#[ \t]*(?P<key>[A-Za-z]+)[ \t]*=[ \t]*(?P<value>\S*)[ \t]*")
 _HEREDOC = re.compile(r"<<(?P<dash>-?)(?P<quote>[\"']?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)")
-_HEREDOC_INSTRUCTIONS = ("RUN", "COPY", "ADD")
 _VARIABLE = re.compile(
     r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?::(?P<op>[-+])(?P<word>[^}]*))?\}"
     r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
@@ -44,8 +36,7 @@ class Instruction(NamedTuple):
     heredocs: tuple[Heredoc, ...] = ()
 
     @property
-    def arguments(self) -> str:
-        """The text after the keyword, blanks around it removed."""
+    def arguments(self) -> str:  # the text after the keyword, blanks around it removed
         return self.text.lstrip(" \t\ufeff")[len(self.keyword) :].strip(" \t")
 
 
@@ -72,19 +63,7 @@ def _continues(content: str, escape: str) -> int | None:
 
 
 def _skippable(content: str) -> bool:
-    stripped = content.lstrip(" \t\ufeff")
-    return not stripped or stripped.startswith("#")
-
-
-def _joined(parts: list[Line], escape: str) -> tuple[str, tuple[int, ...]]:
-    chars: list[str] = []
-    offsets: list[int] = []
-    for part in parts:
-        cut = _continues(part.content, escape)
-        body = part.content if cut is None else part.content[:cut]
-        chars.extend(body)
-        offsets.extend(range(part.offset, part.offset + len(body)))
-    return "".join(chars), tuple(offsets)
+    return content.lstrip(" \t\ufeff")[:1] in ("", "#")
 
 
 def _heredocs(text: str, lines: list[Line], index: int) -> tuple[tuple[Heredoc, ...], int]:
@@ -103,10 +82,8 @@ def _heredocs(text: str, lines: list[Line], index: int) -> tuple[tuple[Heredoc, 
     return tuple(found), index
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=16)  # one parse per text: a scan reads a Dockerfile for pins and stages
 def read(text: str) -> Dockerfile:
-    """Every instruction of the Dockerfile `text`, in order (one parse per text: a scan reads
-    a lane's Dockerfile for its pins and again for its stages)."""
     lines = split_lines(text)
     escape = _escape_char(lines)
     instructions: list[Instruction] = []
@@ -122,21 +99,19 @@ def read(text: str) -> Dockerfile:
             index += 1
             if not _skippable(following.content):
                 parts.append(following)
-        joined, offsets = _joined(parts, escape)
+        bodies = [(part.offset, part.content[: _continues(part.content, escape)]) for part in parts]
+        joined = "".join(body for _, body in bodies)
+        offsets = tuple(at for start, body in bodies for at in range(start, start + len(body)))
         keyword = joined.lstrip(" \t\ufeff").split(None, 1)[0].upper()
         heredocs: tuple[Heredoc, ...] = ()
-        if keyword in _HEREDOC_INSTRUCTIONS:
+        if keyword in ("RUN", "COPY", "ADD"):
             heredocs, index = _heredocs(joined, lines, index)
         instructions.append(Instruction(keyword, first.number, joined, offsets, heredocs))
     return Dockerfile(escape, tuple(instructions))
 
 
-# --- words and variables ----------------------------------------------------------------
-
-
 def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
-    """(start, end, plain) of each blank-separated word; `plain` when it has no escape and
-    its quotes are closed."""
+    """(start, end, plain) of each blank-separated word; plain: no escape, its quotes closed."""
     found: list[tuple[int, int, bool]] = []
     position = 0
     size = len(text)
@@ -161,8 +136,7 @@ def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
 
 
 def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
-    """`text` with its variables replaced as Docker replaces them, and the names it had no
-    value for (expanded to "", or to the `:-` default)."""
+    """`text` expanded as Docker does, and the names it had no value for ("", or `:-` default)."""
     unknown: list[str] = []
 
     def value(match: re.Match[str]) -> str:
@@ -179,22 +153,19 @@ def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
     return _VARIABLE.sub(value, text), unknown
 
 
-def _unquoted(raw: str) -> str:
-    return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" else raw
+def quoted(raw: str) -> bool:
+    return len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'"
 
 
-def declarations(instruction: Instruction, escape: str) -> list[tuple[str, str | None, int]]:
-    """An ARG's (name, default or None, index of the word in `instruction.text`)."""
+def declarations(instruction: Instruction, escape: str) -> list[tuple[str, str | None, int, bool]]:
+    """An ARG's words: (name, `=value` as written or None, index in the text, plain)."""
     text = instruction.text
     head = len(text) - len(text.lstrip(" \t\ufeff")) + len(instruction.keyword)
-    found: list[tuple[str, str | None, int]] = []
-    for start, end, _ in words(text[head:], escape):
+    found: list[tuple[str, str | None, int, bool]] = []
+    for start, end, plain in words(text[head:], escape):
         name, equals, raw = text[head + start : head + end].partition("=")
-        found.append((name, _unquoted(raw) if equals else None, head + start))
+        found.append((name, raw if equals else None, head + start, plain))
     return found
-
-
-# --- stages -----------------------------------------------------------------------------
 
 
 class Stage(NamedTuple):
@@ -206,14 +177,17 @@ class Stage(NamedTuple):
     parent: int | None  # the index of the earlier stage it builds on, None: an image
 
 
-def global_args(dockerfile: Dockerfile) -> dict[str, tuple[str | None, int]]:
-    """Each ARG declared before the first FROM: its last default (None: none) and line."""
+def global_args(
+    dockerfile: Dockerfile, anywhere: bool = False
+) -> dict[str, tuple[str | None, int]]:
+    """Each ARG before the first FROM (`anywhere`: any): its last default (None: none) and line."""
     found: dict[str, tuple[str | None, int]] = {}
     for instruction in dockerfile.instructions:
-        if instruction.keyword == "FROM":
+        if instruction.keyword == "FROM" and not anywhere:
             break
         if instruction.keyword == "ARG":
-            for name, default, _ in declarations(instruction, dockerfile.escape):
+            for name, raw, _, _ in declarations(instruction, dockerfile.escape):
+                default = raw[1:-1] if raw is not None and quoted(raw) else raw
                 found[name] = (default, instruction.line)
     return found
 
@@ -242,18 +216,12 @@ def base_of(found: list[Stage], target: str | None) -> Stage | None:
     if not found:
         return None
     aliases = [stage.alias.lower() for stage in found]
-    if target is None:
-        index = len(found) - 1
-    elif target.lower() in aliases:
-        index = aliases.index(target.lower())
-    else:
+    if target is not None and target.lower() not in aliases:
         return None
+    index = len(found) - 1 if target is None else aliases.index(target.lower())
     while found[index].parent is not None:
         index = found[index].parent  # type: ignore[assignment]
     return found[index]
-
-
-# --- ARG defaults, with the exact span of each ------------------------------------------
 
 
 class ArgDefault(NamedTuple):
@@ -268,38 +236,19 @@ class ArgProblem(NamedTuple):
     message: str
 
 
-def _value_span(raw: str) -> tuple[int, int] | None:
-    """The value inside a word's `=...` part: bare, or wholly "double" or 'single' quoted."""
-    if not raw:
-        return None
-    if raw[0] in "\"'":
-        inner = raw[1:-1]
-        if len(raw) >= 2 and raw[-1] == raw[0] and "'" not in inner and '"' not in inner:
-            return 1, len(raw) - 1
-        return None
-    return (0, len(raw)) if "'" not in raw and '"' not in raw else None
+# Docker reads the last global declaration: an empty one leaves FROM with no image.
+_EMPTIED = (
+    "`ARG {0}=` replaces the default of line {1} with an empty value (Docker reads the last"
+    " one), so FROM gets no image: remove one of the two"
+)
+_SPLIT = (
+    "the default of ARG {0} is written across lines, with escapes or with partial quotes;"
+    " uvdock cannot edit it exactly: write it as `ARG {0}=IMAGE` on one line"
+)
 
 
 def _line_at(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
-
-
-def _emptied(name: str, line: int, default_line: int) -> ArgProblem:
-    """Docker reads the last global declaration: an empty one leaves FROM with no image."""
-    return ArgProblem(
-        line,
-        f"`ARG {name}=` replaces the default of line {default_line} with an empty value"
-        " (Docker reads the last one), so FROM gets no image: remove one of the two",
-    )
-
-
-def _split_default(name: str, line: int) -> ArgProblem:
-    return ArgProblem(
-        line,
-        f"the default of ARG {name} is written across lines, with escapes or with"
-        f" partial quotes; uvdock cannot edit it exactly: write it as `ARG {name}=IMAGE`"
-        " on one line",
-    )
 
 
 def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProblem]]:
@@ -315,27 +264,27 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
         if instruction.keyword != "ARG":
             continue
         logical, offsets = instruction.text, instruction.offsets
-        head = len(logical) - len(logical.lstrip(" \t\ufeff")) + len(instruction.keyword)
-        for start, end, plain in words(logical[head:], dockerfile.escape):
-            key, equals, raw = logical[head + start : head + end].partition("=")
-            if key != name or not equals:
+        for key, raw, index, plain in declarations(instruction, dockerfile.escape):
+            if key != name or raw is None:
                 continue  # another variable, or a declaration without a default
-            first = offsets[head + start]
+            line = _line_at(text, offsets[index])
             if raw in ("", '""', "''"):  # an empty default is no pin, but replaces an earlier one
                 if is_global and global_default is not None:
-                    emptied = _emptied(name, _line_at(text, first), global_default.line)
+                    emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
                 continue
-            span = _value_span(raw) if plain else None
-            lo = head + start + len(key) + 1 + (span[0] if span else 0)
-            hi = head + start + len(key) + 1 + (span[1] if span else 0)
-            if span is not None and offsets[hi - 1] + 1 - offsets[lo] == hi - lo:
-                # on one line: the span in the file is the value
-                default = ArgDefault(
-                    logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, _line_at(text, offsets[lo])
-                )
-                defaults.append(default)
-                if is_global:  # a later global default is what Docker reads again
-                    global_default, emptied = default, None
+            # Editable: bare, or wholly "double" or 'single' quoted, on one line.
+            quote = 1 if quoted(raw) else 0
+            inner = raw[quote : len(raw) - quote]
+            lo = index + len(key) + 1 + quote
+            hi = lo + len(inner)
+            editable = plain and "'" not in inner and '"' not in inner
+            if not editable or offsets[hi - 1] + 1 - offsets[lo] != hi - lo:
+                problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
-            problems.append(_split_default(name, _line_at(text, first)))
+            default = ArgDefault(
+                logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, _line_at(text, offsets[lo])
+            )
+            defaults.append(default)
+            if is_global:  # a later global default is what Docker reads again
+                global_default, emptied = default, None
     return defaults, problems if emptied is None else [*problems, emptied]

@@ -1,10 +1,5 @@
-"""`image show --explain`: what uvdock found and uses, as a ready `[tool.uvdock]` table.
-
-Every key is the value in force (found, derived, a default, or set), with where it came from
-as a comment, so pasting the table changes nothing and editing one line changes exactly that
-setting. Lanes found by meaning need no key: each is listed as comments with its references,
-and so is every base no lane manages, with why.
-"""
+"""`image show --explain`: what uvdock found and uses, as a ready `[tool.uvdock]` table: each
+key the value in force with where it came from, so pasting it changes nothing."""
 
 from __future__ import annotations
 
@@ -24,36 +19,15 @@ _LANE_KEYS = {
 }
 
 
-def _value(value: object) -> str:
-    if isinstance(value, tuple):
-        return "[" + ", ".join(json.dumps(item) for item in value) + "]"
-    return json.dumps(value)
-
-
 def _key_line(config: Config, name: str, origins: Mapping[str, str], note: str = "") -> str:
     origin = origins.get(name, "uvdock's default")
     if origin.startswith("derived: "):
         origin = origin[len("derived: ") :]
     elif name in origins:
         origin = f"set in {origin}"
-    return f"{name.replace('_', '-')} = {_value(getattr(config, name))}  # {note or origin}"
-
-
-def _found_lane(scan: Scan, lane: str) -> list[str]:
-    reference, source = reference_tag(scan, lane)
-    lines = [f"# lane {lane}: {reference} (from {source})"]
-    lines += [f"#   {pin.location} ({pin.source})" for pin in scan.lane_pins(lane)]
-    lines.append(f"#   bump: uvdock image bump TAG --lane {lane}")
-    return lines
-
-
-def _megatron_lane(scan: Scan, config: Config, lane: str, origins: Mapping[str, str]) -> list[str]:
-    names = _LANE_KEYS[lane]
-    if not scan.lane_pins(lane):
-        note = "" if names[0] in origins else f"no {lane} lane here (no pin file, no pin)"
-        return [_key_line(config.replace(**{names[0]: ""}), names[0], origins, note)]
-    lines = [f"# lane {lane}: {len(scan.lane_pins(lane))} managed pins"]
-    return lines + [_key_line(config, name, origins) for name in names]
+    value = getattr(config, name)
+    value = json.dumps(list(value) if isinstance(value, tuple) else value)
+    return f"{name.replace('_', '-')} = {value}  # {note or origin}"
 
 
 def render(
@@ -63,7 +37,6 @@ def render(
     findings: Sequence[Finding],
     unmanaged: Sequence[Pin],
 ) -> str:
-    """The table, with the lanes, findings and unmanaged bases as comments."""
     lines = [
         "# uvdock image show --explain: append to pyproject.toml (in uvdock.toml, without the header)",
         "[tool.uvdock]",
@@ -72,15 +45,23 @@ def render(
     lines += [_key_line(config, name, origins) for name in _IMAGE_KEYS]
     lines += ["", "# Base-image lanes: each lane's references move together (image check, bump)."]
     for rule in scan.lanes:
+        lane, pins = rule.lane, scan.lane_pins(rule.lane)
         if rule.arg:
-            lines += _found_lane(scan, rule.lane)
-        else:
-            lines += _megatron_lane(scan, config, rule.lane, origins)
+            reference, source = reference_tag(scan, lane)
+            lines.append(f"# lane {lane}: {reference} (from {source})")
+            lines += [f"#   {pin.location} ({pin.source})" for pin in pins]
+            lines.append(f"#   bump: uvdock image bump TAG --lane {lane}")
+        elif pins:
+            lines.append(f"# lane {lane}: {len(pins)} managed pins")
+            lines += [_key_line(config, name, origins) for name in _LANE_KEYS[lane]]
+        else:  # `<lane>-pin-file = ""` says the lane does not exist
+            key = _LANE_KEYS[lane][0]
+            note = "" if key in origins else f"no {lane} lane here (no pin file, no pin)"
+            lines.append(_key_line(config.replace(**{key: ""}), key, origins, note))
     if any(scan.lane_pins(lane) for lane in _LANE_KEYS):
-        lines.append(_key_line(config, "gitlab_build_file", origins))
-        lines.append(_key_line(config, "workflow_files", origins))
-    for pin in unmanaged:
-        lines.append(f"# not managed: {pin.location} `{pin.value}`: {pin.note}")
-    for finding in findings:
-        lines.append(f"# finding: {finding.location}: {finding.message}")
+        lines += [
+            _key_line(config, key, origins) for key in ("gitlab_build_file", "workflow_files")
+        ]
+    lines += [f"# not managed: {pin.location} `{pin.value}`: {pin.note}" for pin in unmanaged]
+    lines += [f"# finding: {finding.location}: {finding.message}" for finding in findings]
     return "\n".join(lines) + "\n"

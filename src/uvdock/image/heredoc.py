@@ -1,14 +1,7 @@
-"""Whether the engine can parse a Dockerfile's heredocs (`RUN <<EOF`), decided before a build.
-
-Megatron-LM's CI Dockerfiles hold `RUN bash -ex <<"EOF"` blocks. BuildKit parses them;
-Docker's legacy builder never did; buildah (what podman builds with) first recognised
-them in 1.33 (containers/buildah#5092), and the Debian and Ubuntu packages of 1.33.x and
-1.34 still fail on them (containers/buildah#5474), so 1.35 is the first version known to
-work everywhere. An engine that cannot parse them fails minutes into the build with
-`Unknown instruction: "APT-GET"` (each line of the heredoc body read as an instruction).
-
-Pure: the command layer reads the Dockerfile and asks the engine (run.builder_probe).
-"""
+"""Whether the engine can parse a Dockerfile's heredocs (`RUN <<EOF`), decided before a build:
+BuildKit does, Docker's legacy builder never did, buildah from 1.33 (containers/buildah#5092)
+but Debian and Ubuntu packages only from 1.35 (#5474). Otherwise the build fails minutes in
+with `Unknown instruction: "APT-GET"`. Pure: run/builder_probe asks the engine."""
 
 from __future__ import annotations
 
@@ -34,8 +27,6 @@ def first_heredoc(text: str) -> int | None:
 
 
 class Builder(NamedTuple):
-    """What does the building when uvdock runs `ENGINE build`."""
-
     cli: str  # docker or podman: the program uvdock runs
     version: str  # that engine's version ("" when it did not say)
     buildah: str = ""  # podman: the buildah it builds with
@@ -49,35 +40,23 @@ class Verdict(NamedTuple):
     message: str
 
 
-def _version(text: str) -> tuple[int, int] | None:
-    match = re.match(r"\s*v?(\d+)\.(\d+)", text)
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
 def verdict(builder: Builder, dockerfile: str, line: int) -> Verdict | None:
     """None when the builder parses heredocs (or cannot be told apart from one that does)."""
     where = f"{dockerfile} uses heredocs (`RUN <<EOF`, line {line})"
-    if builder.cli == "podman" or builder.podman_server:
-        return _buildah_verdict(builder, where)
-    if not builder.buildkit:
-        name = f"docker {builder.version}".strip()
-        return Verdict(
-            True, f"{where}, which {name} without BuildKit cannot parse ({builder.buildkit_why})"
-        )
-    return None
-
-
-def _buildah_verdict(builder: Builder, where: str) -> Verdict | None:
     if builder.cli == "podman":
         name = f"podman {builder.version} (buildah {builder.buildah or 'version unknown'})"
-        found, first, everywhere = _version(builder.buildah), BUILDAH_FIRST, BUILDAH_EVERYWHERE
-    else:
+        version, first, everywhere = builder.buildah, BUILDAH_FIRST, BUILDAH_EVERYWHERE
+    elif builder.podman_server:
         name = f"podman {builder.podman_server} behind the docker CLI (it builds with buildah)"
-        found, first, everywhere = (
-            _version(builder.podman_server),
-            PODMAN_FIRST,
-            PODMAN_EVERYWHERE,
-        )
+        version, first, everywhere = builder.podman_server, PODMAN_FIRST, PODMAN_EVERYWHERE
+    elif not builder.buildkit:
+        name = f"docker {builder.version}".strip()
+        why = f"without BuildKit cannot parse ({builder.buildkit_why})"
+        return Verdict(True, f"{where}, which {name} {why}")
+    else:
+        return None
+    match = re.match(r"\s*v?(\d+)\.(\d+)", version)
+    found = (int(match[1]), int(match[2])) if match else None
     if found is None or found >= everywhere:
         return None
     if found < first:

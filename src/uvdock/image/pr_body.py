@@ -1,15 +1,6 @@
-"""What the pull request of a base-image bump needs: its title, its body, the hand-off.
-
-From the Megatron-LM base-image workflow (docs: bump-base-image): the title convention
-`chore: Update Docker image version to <YY.MM>-py3`, the `Run functional tests` label,
-`/ok to test <commit-sha>` for each commit of a fork, the golden-value refresh through the
-update-golden-values skill, and mark-broken (not a blocked bump) for real regressions.
-The workflow documents the dev lane only; for LTS the title adds "LTS" (our convention,
-inferred) and the `container::lts` label runs the LTS CI lane.
-
-The short text hand-off of `image bump`, its JSON `handoff` object and `--pr-body` all come
-from here. Pure: no I/O.
-"""
+"""The pull request of a base-image bump, after Megatron-LM's workflow (docs: bump-base-image):
+title, labels, `/ok to test` on forks, golden values refreshed, regressions marked broken. For
+LTS the title adds "LTS" (our convention) and `container::lts` runs the LTS CI lane."""
 
 from __future__ import annotations
 
@@ -29,116 +20,51 @@ MARK_BROKEN = "uvdock recipe mark-broken CASE --issue N --reason TEXT"
 
 
 def title(tag: str, lane: str) -> str:
-    if lane == "lts":
-        return f"chore: Update LTS Docker image version to {tag}"
-    return f"chore: Update Docker image version to {tag}"
+    return f"chore: Update {'LTS ' if lane == 'lts' else ''}Docker image version to {tag}"
 
 
 def handoff(tag: str, lane: str = "dev") -> dict[str, Any]:
     """The steps after the bump, as data (the JSON `handoff` object)."""
-    steps: dict[str, Any] = {
+    return {
         "title": title(tag, lane),
         "label": FUNCTIONAL_TESTS_LABEL,
         "rerun": RERUN,
         "golden_values": GOLDEN_VALUES,
         "regressions": MARK_BROKEN,
+        **({"lts_label": LTS_LABEL} if lane == "lts" else {}),
     }
-    if lane == "lts":
-        steps["lts_label"] = LTS_LABEL
-    return steps
 
 
 def handoff_lines(tag: str, lane: str = "dev") -> list[str]:
-    """The same steps as a few lines for the terminal."""
-    lines = [
+    lts = f"  apply the `{LTS_LABEL}` label so that the LTS CI lane runs"
+    return [
         "",
         "Next, for the pull request:",
         f"  title: {title(tag, lane)}",
         f"  apply the `{FUNCTIONAL_TESTS_LABEL}` label before the first push",
-    ]
-    if lane == "lts":
-        lines.append(f"  apply the `{LTS_LABEL}` label so that the LTS CI lane runs")
-    lines += [
+        *([lts] if lane == "lts" else []),
         f"  from a fork: comment `{RERUN}` for each new commit",
         "  golden-value drift is expected: refresh with the update-golden-values skill:",
         f"    {GOLDEN_VALUES}",
         "  real regressions (hangs, OOM) must not block the bump: file an issue, then",
         f"    {MARK_BROKEN}",
     ]
-    return lines
 
 
-def _pin_line(pin: Pin, tag: str) -> str:
-    # Path and old tag are read from repository files: code_span keeps them inert.
-    where = f" ({pin.platform})" if pin.platform else ""  # one of the configured platforms
-    return f"- {code_span(pin.location)}{where}: {code_span(pin.tag)} -> {code_span(tag)}"
-
-
-def _checklist(lane: str, other_lane: str) -> list[str]:
-    items = [f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)"]
-    if lane == "lts":
-        items.append(f"- [ ] The `{LTS_LABEL}` label is applied, so that the LTS CI lane runs")
-    items += [
-        f"- [ ] From a fork: one `{RERUN}` comment for each new commit",
-        "- [ ] Golden-value drift refreshed with the update-golden-values skill "
-        f"(`{GOLDEN_VALUES}`); its per-metric summary is below",
-        "- [ ] Real regressions (hangs, OOM, numerics) have a tracking issue and are marked "
-        f"broken, not fixed here: `{MARK_BROKEN}`",
-        f"- [ ] `uvdock image check` passes: every {lane} pin agrees, the {other_lane} pins are "
-        "unchanged",
-    ]
-    return items
-
-
-MAX_VALUE = 80  # characters of one registry-stated value shown in the body
-
-
-def _plain(text: str, limit: int = MAX_VALUE) -> str:
-    """Registry text made safe for one Markdown table cell or list item: printable, no pipe
-    to end the cell, and short (a pull request body has a size limit)."""
+def _plain(text: str, limit: int = 80) -> str:
+    """Registry text safe in one Markdown cell: printable, no pipe, short (bodies have a limit)."""
     shown = "".join(ch if ch.isprintable() else "?" for ch in text)
-    if len(shown) > limit:
-        shown = shown[: limit - 1] + "…"
+    shown = shown if len(shown) <= limit else shown[: limit - 1] + "…"
     return shown.replace("|", "\\|")
 
 
-def _code(text: str) -> str:
-    return code_span(_plain(text))
-
-
-def _version_rows(report: contents.ImageReport) -> list[str]:
-    components = contents.compare(report.before, report.after)
-    if not components:
-        return ["No component versions are stated in either image's environment.", ""]
-    old = _code(report.old_tag) if report.old_tag else "before"
-    lines = [f"| Component | {old} | {_code(report.new_tag)} |", "|---|---|---|"]
-    for c in components:
-        new = _code(c.after) if c.after else "-"
-        new = f"**{new}**" if c.changed and c.after else new
-        lines.append(f"| {c.label} | {_code(c.before) if c.before else '-'} | {new} |")
-    called = contents.callouts(components)
-    head = [f"- **{line}**" for line in called] + ([""] if called else [])
-    return head + lines + [""]
-
-
-def _digest_rows(report: contents.ImageReport) -> list[str]:
-    digests: dict[str, dict[str, str]] = {}
-    for side, image in (("before", report.before), ("after", report.after)):
-        for found in image.platforms if image else ():
-            digests.setdefault(found.platform or "?", {})[side] = found.digest
-    if not digests:
-        return []
-    old = _code(report.old_tag) if report.old_tag else "before"
-    lines = [f"| Platform | {old} manifest | {_code(report.new_tag)} manifest |", "|---|---|---|"]
-    for platform, pair in digests.items():
-        cells = [_code(pair[side]) if pair.get(side) else "-" for side in ("before", "after")]
-        lines.append(f"| {_plain(platform)} | {cells[0]} | {cells[1]} |")
-    return [*lines, ""]
+def _cell(text: str) -> str:
+    return code_span(_plain(text)) if text else "-"
 
 
 def contents_section(report: contents.ImageReport) -> list[str]:
-    """### Image contents: versions old -> new, digests, release notes, what was not read."""
     lines = ["### Image contents", ""]
+    new = _cell(report.new_tag)
     if not report.checked:
         lines += [
             f"The image contents were not checked ({report.skipped}): component versions and "
@@ -146,14 +72,33 @@ def contents_section(report: contents.ImageReport) -> list[str]:
             "",
         ]
     else:
-        lines += _version_rows(report) + _digest_rows(report)
+        old = _cell(report.old_tag) if report.old_tag else "before"
+        components = contents.compare(report.before, report.after)
+        called = contents.callouts(components)
+        lines += [f"- **{line}**" for line in called] + ([""] if called else [])
+        if components:
+            lines += [f"| Component | {old} | {new} |", "|---|---|---|"]
+        else:
+            lines.append("No component versions are stated in either image's environment.")
+        for c in components:
+            after = f"**{_cell(c.after)}**" if c.changed and c.after else _cell(c.after)
+            lines.append(f"| {c.label} | {_cell(c.before)} | {after} |")
+        digests: dict[str, dict[str, str]] = {}
+        for side, image in (("before", report.before), ("after", report.after)):
+            for found in image.platforms if image else ():
+                digests.setdefault(found.platform or "?", {})[side] = found.digest
+        if digests:
+            lines += ["", f"| Platform | {old} manifest | {new} manifest |", "|---|---|---|"]
+        for platform, pair in digests.items():
+            cells = [_cell(pair.get(side, "")) for side in ("before", "after")]
+            lines.append(f"| {_plain(platform)} | {cells[0]} | {cells[1]} |")
         unread = [f"- {tag}: not in the registry" for tag in report.not_found()]
         problems = [*report.unread, *contents.problems((report.before, report.after))]
         unread += [f"- {_plain(line, limit=400)}" for line in problems]
-        if unread:
-            lines += ["Not read from the registry:", "", *unread, ""]
+        lines += ["", "Not read from the registry:", "", *unread] if unread else []
+        lines.append("")
     notes = contents.release_notes_url(report.new_tag)
-    return [*lines, f"Release notes of {_code(report.new_tag)}: {notes}", ""]
+    return [*lines, f"Release notes of {new}: {notes}", ""]
 
 
 def render(
@@ -175,12 +120,29 @@ def render(
         "",
         "### Pins changed",
         "",
-        *(_pin_line(pin, tag) for pin in changed),
+        # Path and old tag are read from repository files: code_span keeps them inert.
+        *(
+            f"- {code_span(pin.location)}{f' ({pin.platform})' if pin.platform else ''}:"
+            f" {code_span(pin.tag)} -> {code_span(tag)}"
+            for pin in changed
+        ),
         "",
         *(contents_section(report) if report is not None else []),
         "### Checklist",
         "",
-        *_checklist(lane, other),
+        f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)",
+        *(
+            [f"- [ ] The `{LTS_LABEL}` label is applied, so that the LTS CI lane runs"]
+            if lane == "lts"
+            else []
+        ),
+        f"- [ ] From a fork: one `{RERUN}` comment for each new commit",
+        "- [ ] Golden-value drift refreshed with the update-golden-values skill "
+        f"(`{GOLDEN_VALUES}`); its per-metric summary is below",
+        "- [ ] Real regressions (hangs, OOM, numerics) have a tracking issue and are marked "
+        f"broken, not fixed here: `{MARK_BROKEN}`",
+        f"- [ ] `uvdock image check` passes: every {lane} pin agrees, the {other} pins are "
+        "unchanged",
         "",
         "### Golden values",
         "",

@@ -1,11 +1,5 @@
-"""Read each lane's managed base-image pins from the working tree: pin file, Dockerfile, matrix.
-
-The pin file holds one image reference; the Dockerfile the default of
-`ARG FROM_IMAGE_NAME=...`; the GitLab build file the matrix rows whose keys select the lane
-(one per configured platform). Every pin keeps the span of its value in the text, so a bump
-replaces that and nothing else. Structural problems (missing platform, ambiguous row, ...)
-become findings; whether the tags agree is pins.check's business.
-"""
+"""Read each lane's managed base-image pins from the working tree, each with the span of its
+value (a bump replaces that alone), and the structural findings; pins.check compares them."""
 
 from __future__ import annotations
 
@@ -14,11 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import InputRefused
-from uvdock.files.textlines import read_text
-from uvdock.image.pin_file import managed_pin as _managed
-from uvdock.image.pin_file import pin_file_pin as _pin_file_pin
+from uvdock.files.textlines import regular_file
+from uvdock.image.ci_builds import ci_builds
+from uvdock.image.dockerfile import arg_defaults
+from uvdock.image.lanes import UNDECLARED, discover, read_file
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
+    NOT_CHECKED_OUT,
     PLATFORM_KEY,
     UNSUPPORTED_SHAPE,
     Finding,
@@ -27,182 +23,84 @@ from uvdock.image.pins import (
     Scan,
     configured_gitlab_file,
     lane_rules,
+    managed_pin,
+    pin_file_pin,
 )
 from uvdock.registry.tags import PREFIX
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
-    from uvdock.image.gitlab import Item
-
-# A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
-# can be neither checked nor bumped, so check fails and bump refuses.
-NOT_CHECKED_OUT = "not-checked-out"
 
 
-def _read(repo: Path, path: str, texts: dict[str, str]) -> str | None:
-    if path in texts:
-        return texts[path]
-    try:
-        text = read_text(repo / path)
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
-    texts[path] = text
-    return text
-
-
-def _dockerfile_pins(path: str, text: str, lane: str) -> tuple[list[Pin], list[Finding]]:
-    """The defaults of `ARG FROM_IMAGE_NAME=...` as Docker reads them (see image/dockerfile.py).
-
-    A bare `ARG FROM_IMAGE_NAME` is no pin: the build passes the value. A default uvdock
-    cannot edit exactly is an `unsupported-shape` finding: check reports it, bump refuses.
-    """
-    from uvdock.image.dockerfile import arg_defaults
-
-    defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
-    pins = [_managed(path, text, lane, "dockerfile", d.start, d.end) for d in defaults]
-    findings = [Finding(UNSUPPORTED_SHAPE, lane, path, p.line, p.message) for p in problems]
-    return pins, findings
-
-
-def _lanes_of(item: Item, rules: Sequence[LaneRules]) -> list[str]:
-    """The lanes one of whose alternative KEY=VALUE sets this row satisfies in full."""
-    fields = {key: scalar.value for key, scalar in item.fields.items()}
-    return [rule.lane for rule in rules if rule.selects(fields)]
-
-
-def _gitlab_rows(path: str, text: str, scan: Scan) -> dict[str, list[tuple[int, Pin]]]:
-    """Each lane's matrix rows: (line of the row, pin of its BASE_IMAGE). Adds findings to scan."""
+def _gitlab(path: str, text: str, scan: Scan, platforms: Sequence[str]) -> None:
+    """The matrix rows each lane selects: their pins, and one row per configured platform."""
     from uvdock.image.gitlab import sequence_items
 
     rows: dict[str, list[tuple[int, Pin]]] = {rule.lane: [] for rule in scan.lanes}
     for item in sequence_items(text):
-        lanes = _lanes_of(item, scan.lanes)
-        if not lanes:
-            base = item.fields.get(BASE_IMAGE_KEY)
-            if base is not None and base.value.startswith(PREFIX):
-                pin = _managed(path, text, "", "gitlab", base.start, base.end)
-                scan.unclassified.append(pin._replace(lane=None, managed=False))
-            continue
-        if len(lanes) > 1:
-            scan.findings.append(
-                Finding(
-                    "ambiguous-row",
-                    lanes[0],
-                    path,
-                    item.line,
-                    f"matrix row matches the rules of several lanes ({', '.join(lanes)})",
-                )
-            )
-            continue
-        lane = lanes[0]
+        fields = {key: scalar.value for key, scalar in item.fields.items()}
+        lanes = [rule.lane for rule in scan.lanes if rule.selects(fields)]
         base = item.fields.get(BASE_IMAGE_KEY)
-        if base is None:
-            scan.findings.append(
-                Finding(
-                    "no-base-image",
-                    lane,
-                    path,
-                    item.line,
-                    f"{lane} matrix row has no {BASE_IMAGE_KEY}",
-                )
+        if len(lanes) == 1 and base is not None:
+            platform = fields.get(PLATFORM_KEY, "")
+            pin = managed_pin(
+                path, text, lanes[0], "gitlab", base.start, base.end, platform=platform
             )
-            continue
-        platform = item.fields.get(PLATFORM_KEY)
-        pin = _managed(
-            path,
-            text,
-            lane,
-            "gitlab",
-            base.start,
-            base.end,
-            platform=platform.value if platform else "",
+            rows[lanes[0]].append((item.line, pin))
+            scan.pins.append(pin)
+        elif len(lanes) > 1:
+            message = f"matrix row matches the rules of several lanes ({', '.join(lanes)})"
+            scan.findings.append(Finding("ambiguous-row", lanes[0], path, item.line, message))
+        elif lanes:
+            message = f"{lanes[0]} matrix row has no {BASE_IMAGE_KEY}"
+            scan.findings.append(Finding("no-base-image", lanes[0], path, item.line, message))
+        elif base is not None and base.value.startswith(PREFIX):
+            pin = managed_pin(path, text, "", "gitlab", base.start, base.end)
+            scan.unclassified.append(pin._replace(lane=None, managed=False))
+    for lane, found in rows.items():
+        if not found and scan.pin_file(lane) is None:
+            continue  # a lane with neither a pin file nor CI rows is not built by this file
+        single = not any(pin.platform for _, pin in found)
+        scan.findings.extend(
+            Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
+            for line, pin in found
+            if not pin.platform and not single
         )
-        rows[lane].append((item.line, pin))
-        scan.pins.append(pin)
-    return rows
-
-
-def _platform_findings(
-    path: str, lane: str, rows: list[tuple[int, Pin]], platforms: Sequence[str]
-) -> list[Finding]:
-    """One row per configured platform, or a single row when the lane names no platform."""
-    if rows and not any(pin.platform for _, pin in rows):
-        # Built for one platform only (Megatron-LM until 2026): one row is the whole lane.
-        return [
-            Finding(
-                "platform-doubled",
-                lane,
-                path,
-                line,
-                f"second {lane} matrix row without {PLATFORM_KEY} (first at line {rows[0][0]})",
-            )
-            for line, _ in rows[1:]
-        ]
-    findings = [
-        Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
-        for line, pin in rows
-        if not pin.platform
-    ]
-    first_line = rows[0][0] if rows else None
-    for platform in platforms:
-        matching = [line for line, pin in rows if pin.platform == platform]
-        if not matching:
-            findings.append(
-                Finding(
-                    "platform-missing",
-                    lane,
-                    path,
-                    first_line,
-                    f"no {lane} matrix row for platform {platform}",
+        for platform in [""] if found and single else platforms:
+            matching = [line for line, pin in found if pin.platform == platform]
+            if not matching:
+                message = f"no {lane} matrix row for platform {platform}"
+                scan.findings.append(
+                    Finding("platform-missing", lane, path, found[0][0] if found else None, message)
                 )
-            )
-        for extra in matching[1:]:
-            findings.append(
-                Finding(
-                    "platform-doubled",
-                    lane,
-                    path,
-                    extra,
-                    f"second {lane} matrix row for platform {platform} "
-                    f"(first at line {matching[0]})",
-                )
-            )
-    return findings
+            what = f"for platform {platform}" if platform else f"without {PLATFORM_KEY}"
+            for extra in matching[1:]:
+                message = f"second {lane} matrix row {what} (first at line {matching[0]})"
+                scan.findings.append(Finding("platform-doubled", lane, path, extra, message))
 
 
 def _missing(lane: str, path: str, setting: str) -> Finding:
-    return Finding(
-        "file-missing",
-        lane,
-        path,
-        None,
-        f"{path} does not exist (set as `{setting}`); check the path",
-    )
+    message = f"{path} does not exist (set as `{setting}`); check the path"
+    return Finding("file-missing", lane, path, None, message)
 
 
 def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
-    """The lane's pin file and Dockerfile pins; a file named explicitly must exist."""
-    dockerfile_key = "dockerfile" if rule.lane == "dev" else f"{rule.lane}-dockerfile"
-    for path, setting in (
-        (rule.pin_file, f"{rule.lane}-pin-file"),
-        (rule.dockerfile, dockerfile_key),
-    ):
-        if not path:
-            continue
-        text = _read(repo, path, scan.texts)
+    """The lane's pin file and the defaults of `ARG FROM_IMAGE_NAME=...` in its Dockerfile
+    (a bare ARG is no pin: the build passes the value); a file named explicitly must exist."""
+    lane = rule.lane
+    dockerfile_key = "dockerfile" if lane == "dev" else f"{lane}-dockerfile"
+    for path, setting in ((rule.pin_file, f"{lane}-pin-file"), (rule.dockerfile, dockerfile_key)):
+        text = read_file(repo, path, scan.texts) if path else None
         if text is None:
-            if path in rule.configured:
-                scan.findings.append(_missing(rule.lane, path, setting))
-            continue
-        if path == rule.dockerfile:
-            pins, findings = _dockerfile_pins(path, text, rule.lane)
-            scan.pins.extend(pins)
-            scan.findings.extend(findings)
-            continue
-        found = _pin_file_pin(path, text, rule.lane)
-        if isinstance(found, Pin):
+            if path and path in rule.configured:
+                scan.findings.append(_missing(lane, path, setting))
+        elif path == rule.dockerfile:
+            defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
+            scan.pins.extend(
+                managed_pin(path, text, lane, "dockerfile", d.start, d.end) for d in defaults
+            )
+            scan.findings.extend(Finding(UNSUPPORTED_SHAPE, lane, path, *p) for p in problems)
+        elif isinstance(found := pin_file_pin(path, text, lane), Pin):
             scan.pins.append(found)
         else:
             scan.findings.append(found)
@@ -210,88 +108,92 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
 
 def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Finding]:
     """A lane needs a managed pin, and its own pin file when another lane has one."""
-    if any(f.lane == rule.lane and f.kind == "file-missing" for f in scan.findings):
-        return []  # already named: the misspelt path is the cause
-    has_pin_file = rule.pin_file in pin_files
-    if scan.lane_pins(rule.lane) or has_pin_file:
-        if rule.pin_file and not has_pin_file and pin_files - {rule.pin_file}:
-            return [
-                Finding(
-                    "pin-file-missing",
-                    rule.lane,
-                    rule.pin_file,
-                    None,
-                    f"{rule.lane} pins exist and so do other lanes' pin files, but"
-                    f" {rule.pin_file} does not",
-                )
-            ]
+    lane, pin_file = rule.lane, rule.pin_file
+    if not pin_file or pin_file in pin_files:
         return []
-    if not rule.pin_file:
-        return []  # `<lane>-pin-file = ""`: the configuration says the lane does not exist
-    return [
-        Finding(
-            "no-managed-pin",
-            rule.lane,
-            rule.pin_file,
-            None,
-            f"the {rule.lane} lane has no managed pin: no {rule.pin_file}"
-            + (f", no default in {rule.dockerfile}" if rule.dockerfile else "")
-            + f', no matrix row (`{rule.lane}-matrix-match`); set `{rule.lane}-pin-file = ""`'
-            " if this repository has no such lane",
-        )
-    ]
+    if any(f.lane == lane and f.kind == "file-missing" for f in scan.findings):
+        return []
+    if scan.lane_pins(lane):
+        message = f"{lane} pins exist and so do other lanes' pin files, but {pin_file} does not"
+        return [Finding("pin-file-missing", lane, pin_file, None, message)] if pin_files else []
+    message = (
+        f"the {lane} lane has no managed pin: no {pin_file}"
+        + (f", no default in {rule.dockerfile}" if rule.dockerfile else "")
+        + f', no matrix row (`{lane}-matrix-match`); set `{lane}-pin-file = ""`'
+        " if this repository has no such lane"
+    )
+    return [Finding("no-managed-pin", lane, pin_file, None, message)]
+
+
+def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
+    """The files the configured globs match; a glob leaving the repository is refused."""
+    top = repo.resolve()
+    found: set[str] = set()
+    for pattern in globs:
+        if pattern.startswith("/") or ".." in pattern.split("/"):
+            raise InputRefused(
+                f"configuration `workflow-files`: {pattern!r} must be a glob inside the repository",
+                hint="use a path relative to the repository root, e.g. .github/workflows/*.yml",
+            )
+        for path in repo.glob(pattern):
+            if not regular_file(path):  # also a symlink loop, which resolve() would raise on
+                continue
+            real = path.resolve()
+            if real == top or top in real.parents:
+                found.add(path.relative_to(repo).as_posix())
+    return sorted(found)
+
+
+def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> str | None:
+    """The configured lane building `dockerfile`; IMAGE_TYPE tells two lanes of one file apart."""
+    of_file = [r.lane for r in lanes if not r.arg and r.dockerfile == dockerfile]
+    return image_type if image_type in of_file[1:] else next(iter(of_file), None)
+
+
+def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
+    """The steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME` (Megatron-LM's
+    workflows, 2025-09 to 2026-01): each a managed pin of the lane the Dockerfile is."""
+    if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
+        return []  # most workflows: no YAML parse at all
+    pins: list[Pin] = []
+    for build in ci_builds(path, text):
+        image_type = next((a.value for a in build.args if a.name == "IMAGE_TYPE"), "")
+        lane = _lane_of(build.dockerfile, image_type, lanes)
+        if lane is None:
+            continue
+        pins += [
+            managed_pin(path, text, lane, "workflow", arg.start, arg.end)
+            for arg in build.args
+            if arg.name == "FROM_IMAGE_NAME" and not arg.path and arg.value.startswith(PREFIX)
+        ]
+    return list({(pin.start, pin.end): pin for pin in pins}.values())
 
 
 def managed_paths(config: Config) -> list[str]:
-    """Every file that holds managed pins: pin files, Dockerfiles, the GitLab build file."""
-    paths = [p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)]
-    paths.append(configured_gitlab_file(config)[0])
-    return sorted({p for p in paths if p})
-
-
-def _absent_message(path: str, sparse: bool) -> str:
-    """Why the file is missing decides the way back: `sparse-checkout add` fails outside one."""
-    if sparse:
-        how = f"bring it back with `git sparse-checkout add {path.rpartition('/')[0] or path}`"
-        return f"{_ABSENT} (left out by the sparse checkout): {_UNREADABLE}; {how}"
-    return (
-        f"{_ABSENT} (deleted, the deletion not committed): {_UNREADABLE};"
-        f" restore it with `git restore -- {path}`, or commit its removal"
-    )
-
-
-_ABSENT = "tracked by git but absent from the work tree"
-_UNREADABLE = "its pins can be neither checked nor bumped"
+    paths = {p for rule in lane_rules(config) for p in (rule.pin_file, rule.dockerfile)}
+    return sorted(p for p in paths | {configured_gitlab_file(config)[0]} if p)
 
 
 def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
-    """Name each tracked managed file the work tree lacks, instead of what its absence implies."""
+    """Name each tracked managed file the work tree lacks, and the way back."""
     scan.findings[:] = [f for f in scan.findings if f.path not in absent_tracked]
     for path, sparse in sorted(absent_tracked.items()):
         lanes = [r.lane for r in scan.lanes if path in (r.pin_file, r.dockerfile)] or [""]
-        message = _absent_message(path, sparse)
+        if sparse:
+            why = "left out by the sparse checkout"
+            how = f"bring it back with `git sparse-checkout add {path.rpartition('/')[0] or path}`"
+        else:
+            why = "deleted, the deletion not committed"
+            how = f"restore it with `git restore -- {path}`, or commit its removal"
+        message = (
+            f"tracked by git but absent from the work tree ({why}): its pins can be neither"
+            f" checked nor bumped; {how}"
+        )
         scan.findings.extend(Finding(NOT_CHECKED_OUT, lane, path, None, message) for lane in lanes)
 
 
-def _read_workflows(repo: Path, config: Config, scan: Scan) -> None:
-    """GitHub workflow steps that build a lane's Dockerfile with a hard-coded base image."""
-    from uvdock.image.workflows import workflow_files, workflow_pins
-
-    for path in workflow_files(repo, config.workflow_files):
-        text = _read(repo, path, scan.texts)
-        if text is not None:
-            scan.pins.extend(workflow_pins(path, text, scan.lanes))
-
-
 def _add_found_lanes(repo: Path, scan: Scan) -> None:
-    """The lanes found by meaning (image/lanes.py) beside the configured ones.
-
-    A configured lane keeps its Dockerfile's FROM_IMAGE_NAME; a build argument the
-    Dockerfile does not declare is no pin of it, only a finding; Megatron-LM's default lanes
-    that find nothing are no finding once another lane is managed.
-    """
-    from uvdock.image.lanes import UNDECLARED, discover
-
+    """The lanes found by meaning (image/lanes.py) beside the configured ones."""
     covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
     found = discover(repo, covered, scan.texts)
     dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
@@ -300,10 +202,8 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     scan.pins.extend(found.pins)
     scan.findings.extend(found.findings)
     scan.unclassified.extend(found.unrecognised)
-    for path, text in found.texts.items():
-        scan.texts.setdefault(path, text)
     # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
-    megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg and r.pin_file)
+    megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg)
     if scan.pins and not megatron:
         # Megatron-LM's lane where none of its files is here (neither its default pin file
         # nor a Dockerfile of its own: absent, or another lane's) while another lane is
@@ -326,27 +226,21 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
 def scan_managed(
     repo: Path, config: Config, absent_tracked: Mapping[str, bool] | None = None
 ) -> Scan:
-    """Read every lane's managed pins from the working tree.
-
-    `absent_tracked`: the managed files git tracks that the work tree lacks, each with whether
-    a sparse checkout left it out (the command asks git; see managed_paths), each a finding.
-    """
+    """Every lane's managed pins; `absent_tracked`: managed files git tracks that the work
+    tree lacks, each with whether a sparse checkout left it out (see managed_paths)."""
     scan = Scan(lane_rules(config), [], [], {}, [])
     for rule in scan.lanes:
         _read_lane_files(repo, rule, scan)
     gitlab_file, explicit = configured_gitlab_file(config)
-    gitlab = _read(repo, gitlab_file, scan.texts) if gitlab_file else None
+    gitlab = read_file(repo, gitlab_file, scan.texts) if gitlab_file else None
     if gitlab is not None:
-        rows = _gitlab_rows(gitlab_file, gitlab, scan)
-        for rule in scan.lanes:
-            # A lane with neither a pin file nor CI rows is not built by this CI file.
-            if rows[rule.lane] or scan.pin_file(rule.lane) is not None:
-                scan.findings.extend(
-                    _platform_findings(gitlab_file, rule.lane, rows[rule.lane], config.platforms)
-                )
+        _gitlab(gitlab_file, gitlab, scan, config.platforms)
     elif gitlab_file and explicit:
         scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
-    _read_workflows(repo, config, scan)
+    for path in workflow_files(repo, config.workflow_files):
+        text = read_file(repo, path, scan.texts)
+        if text is not None:
+            scan.pins.extend(workflow_pins(path, text, scan.lanes))
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
         scan.findings.extend(_lane_findings(rule, scan, pin_files))
