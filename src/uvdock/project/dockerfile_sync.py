@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from uvdock.image.dockerfile import declarations, expand, read
+from uvdock.image.dockerfile import declarations, expand, quoted, read
 
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*$")
 _IF = re.compile(r"^\s*(el)?if\s+\[\s+(.+?)\s+\]\s*;?\s*(?:then)?\s*$")
@@ -159,8 +159,8 @@ def read_selection(
         if instruction.keyword == "FROM":
             reader.blocks.clear()
         elif instruction.keyword in ("ARG", "ENV"):
-            for name, default, _ in declarations(instruction, dockerfile.escape):
-                reader.declare(name, default)
+            for name, raw, _, _ in declarations(instruction, dockerfile.escape):
+                reader.declare(name, raw[1:-1] if raw is not None and quoted(raw) else raw)
         elif instruction.keyword == "RUN":
             # The script is the heredoc's body: the instruction's own text ends where it opens.
             script = instruction.arguments
