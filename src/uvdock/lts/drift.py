@@ -1,7 +1,7 @@
 """How far the LTS pins lag behind uv.lock: per package, behind / ahead / same, and by how much.
 
-uv.lock is read with tomllib (tomlkit is ten times slower on a real lock). A package may
-appear several times in a lock with forked resolutions; the newest locked version counts.
+uv.lock is read with the shared lockfile scanner. A package may appear several times in a
+lock with forked resolutions; the newest locked version counts.
 Git sources are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in
 the lock); a ref that reads as a version (`v0.2.0`) is also compared as one. Which lock
 to compare with (a file, the working tree, base-ref's through git) is the command's choice:
@@ -10,17 +10,15 @@ this module gets its text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.lts.requirements import Pin
 
 
-@dataclass(frozen=True)
-class LockedPackage:
-    key: str
+class LockedPackage(NamedTuple):
     version: str | None
     git_ref: str | None  # rev / tag / branch of a git source
     git_commit: str | None
@@ -43,14 +41,7 @@ class Drift:
         return self.status
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "lts": self.lts,
-            "lock": self.lock,
-            "status": self.status,
-            "level": self.level,
-            "distance": self.distance,
-        }
+        return asdict(self)
 
 
 def _git_source(source: str) -> tuple[str | None, str | None]:
@@ -64,8 +55,8 @@ def _git_source(source: str) -> tuple[str | None, str | None]:
     return ref, parts.fragment or None
 
 
-def locked_packages(lock_text: str, origin: str) -> dict[str, list[LockedPackage]]:
-    """Normalized name -> its locked versions (the shared lockfile scanner; tomllib-exact)."""
+def locked_packages(lock_text: str, origin: str) -> dict[str, LockedPackage]:
+    """Normalized name -> its newest locked version."""
     from uvdock.lock import lockfile
 
     try:
@@ -75,12 +66,21 @@ def locked_packages(lock_text: str, origin: str) -> dict[str, list[LockedPackage
             f"{origin}: {exc}",
             hint="a uv.lock with conflict markers is fixed with `uvdock lock resolve`",
         ) from exc
-    packages: dict[str, list[LockedPackage]] = {}
-    for key, found in entries.items():
-        for version, source in sorted(found):
-            ref, commit = _git_source(source)
-            packages.setdefault(key, []).append(LockedPackage(key, version or None, ref, commit))
-    return packages
+    return {
+        key: max(
+            (
+                LockedPackage(version or None, *_git_source(source))
+                for version, source in sorted(found)
+            ),
+            key=_newness,
+        )
+        for key, found in entries.items()
+    }
+
+
+def _newness(pkg: LockedPackage) -> tuple[int, Any]:
+    version = _as_version(pkg.version)
+    return (1, version) if version is not None else (0, 0)
 
 
 def _url_ref(url: str) -> str:
@@ -109,14 +109,6 @@ def _level(older: Any, newer: Any) -> tuple[str, int | None]:
     return "pre/post/local", None
 
 
-def _newest(candidates: list[LockedPackage]) -> LockedPackage:
-    def sort_key(pkg: LockedPackage) -> tuple[int, Any]:
-        version = _as_version(pkg.version)
-        return (1, version) if version is not None else (0, 0)
-
-    return max(candidates, key=sort_key)
-
-
 def _pinned(pin: Pin) -> str:
     """What the LTS file pins: the version, the git ref of a URL, or the specifier."""
     return pin.version or (_url_ref(pin.url) if pin.url else pin.specifier or "*")
@@ -139,11 +131,10 @@ def _by_version(name: str, lts: str, lock: str, lock_text: str | None) -> Drift:
     return Drift(name, lts, lock, "ahead", *_level(lock_version, lts_version))
 
 
-def _drift(pin: Pin, candidates: list[LockedPackage] | None) -> Drift:
+def _drift(pin: Pin, pkg: LockedPackage | None) -> Drift:
     lts = _pinned(pin)
-    if not candidates:
+    if pkg is None:
         return Drift(pin.name, lts, None, "not in lock")
-    pkg = _newest(candidates)
     if pkg.git_ref and pin.url:
         # A git source: compare refs (or commits), else the ref read as a version.
         lock = f"{pkg.version} ({pkg.git_ref})" if pkg.version else pkg.git_ref
@@ -153,6 +144,6 @@ def _drift(pin: Pin, candidates: list[LockedPackage] | None) -> Drift:
     return _by_version(pin.name, lts, pkg.version or pkg.git_ref or "?", pkg.version)
 
 
-def compare(pins: list[Pin], locked: dict[str, list[LockedPackage]]) -> list[Drift]:
+def compare(pins: list[Pin], locked: dict[str, LockedPackage]) -> list[Drift]:
     """One Drift per LTS pin, in file order."""
     return [_drift(pin, locked.get(pin.key)) for pin in pins]

@@ -14,19 +14,12 @@ from dataclasses import dataclass
 
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import join_lines
-from uvdock.lts.requirements import (
-    LtsFile,
-    Pin,
-    cut_line,
-    parse,
-    read_requirement,
-)
+from uvdock.lts.requirements import NAME, LtsFile, Pin, cut_line, parse, read_requirement
 from uvdock.project.names import normalize_name
 from uvdock.ui.redact import url_credentials
 
-_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _SPEC = re.compile(
-    rf"^(?P<name>{_NAME})\s*(?:\[(?P<extras>[A-Za-z0-9._,\s-]*)\])?\s*"
+    rf"^(?P<name>{NAME})\s*(?:\[(?P<extras>[A-Za-z0-9._,\s-]*)\])?\s*"
     r"(?:(?P<op>===|==|~=|!=|<=|>=|<|>)\s*(?P<version>.*?)|@\s*(?P<url>.*?))?\s*$",
     re.DOTALL,
 )
@@ -35,9 +28,9 @@ _VERSION_CHARS = re.compile(r"^[A-Za-z0-9.+!_-]+$")
 # What a direct URL may contain: unreserved and the delimiters URLs need. No whitespace,
 # quotes, `;`, `$`, backticks, `|`, `<`, `>`, `\`, parentheses or `*`: the text lands in a
 # requirements file and in copy-pasteable commands, where those change meaning.
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9\-._~:/?#@=+%,&]+$")
+_URL_CHARS = r"[A-Za-z0-9\-._~:/?#@=+%,&]"
+_URL = re.compile(rf"^[A-Za-z][A-Za-z0-9+.-]*://{_URL_CHARS}+$")
 _SHELL_METACHARACTERS = frozenset(";|&$`<>\\\"'(){}*?!~")
-_URL_CHAR = re.compile(r"[A-Za-z0-9\-._~:/?#@=+%,&]")
 
 
 @dataclass(frozen=True)
@@ -54,10 +47,6 @@ class PinSpec:
         if self.url is not None:
             return f"{self.name}{extras} @ {self.url}"
         return f"{self.name}{extras}=={self.version}"
-
-    @property
-    def target(self) -> str:
-        return self.url if self.url is not None else f"=={self.version}"
 
 
 @dataclass(frozen=True)
@@ -76,109 +65,94 @@ class PinPlan:
     unchanged: list[Pin]  # already pinned exactly as asked
 
 
-def _show(chars: Sequence[str]) -> str:
-    return " ".join(repr(ch) for ch in chars)
-
-
 def _refuse(raw: str, why: str) -> InputRefused:
     return InputRefused(f"SPEC {raw!r}: {why}", hint="a SPEC is name==VERSION or 'name @ URL'")
 
 
-def _check_text(raw: str) -> None:
-    """Refuse what no SPEC may hold: nothing, control characters, an environment marker."""
-    if not raw.strip():
-        raise _refuse(raw, "empty")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
-        raise _refuse(raw, "contains a newline or control character")
-    if ";" in raw:
-        from packaging.requirements import InvalidRequirement, Requirement
-
-        try:
-            Requirement(raw)
-        except InvalidRequirement:
-            raise _refuse(raw, "the text after `;` is not a valid environment marker") from None
-        raise _refuse(
-            raw,
-            "markers are not taken from SPEC; the file keeps its own "
-            "(edit it by hand to change one)",
-        )
+def _shown(chars: set[str]) -> str:
+    return " ".join(repr(ch) for ch in sorted(chars))
 
 
-def _match(raw: str) -> re.Match[str]:
-    match = _SPEC.match(raw)
-    if match is None:
-        bad = sorted({ch for ch in raw if ch in _SHELL_METACHARACTERS})
-        if bad:
-            raise _refuse(raw, f"shell metacharacter(s) {_show(bad)} are not allowed")
-        raise _refuse(raw, "not name==VERSION or 'name @ URL'")
-    return match
+def _marker_problem(raw: str) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        Requirement(raw)
+    except InvalidRequirement:
+        return "the text after `;` is not a valid environment marker"
+    return "markers are not taken from SPEC; the file keeps its own (edit it by hand to change one)"
 
 
-def _extras(raw: str, text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    extras = tuple(e.strip() for e in text.split(",") if e.strip())
-    if not all(re.fullmatch(_NAME, e) for e in extras):
-        raise _refuse(raw, "invalid extra name")
-    return extras
-
-
-def _check_url(raw: str, url: str) -> None:
+def _url_problem(url: str) -> str | None:
     if not url:
-        raise _refuse(raw, "empty URL")
+        return "empty URL"
     if url_credentials(url):
-        raise _refuse(raw, "the URL carries credentials; never write them into the file")
+        return "the URL carries credentials; never write them into the file"
     if not _URL.match(url):
-        bad = sorted({ch for ch in url if not _URL_CHAR.match(ch)})
-        what = f"character(s) {_show(bad)} are not allowed in the URL" if bad else "not a valid URL"
-        raise _refuse(raw, what)
+        bad = {ch for ch in url if not re.fullmatch(_URL_CHARS, ch)}
+        return (
+            f"character(s) {_shown(bad)} are not allowed in the URL" if bad else "not a valid URL"
+        )
+    return None
 
 
-def _check_version(raw: str, name: str, op: str | None, version: str | None) -> None:
+def _version_problem(name: str, op: str | None, version: str) -> str | None:
     if op is None:
-        raise _refuse(raw, f"needs an exact version: {name}==VERSION")
+        return f"needs an exact version: {name}==VERSION"
     if op != "==":
-        raise _refuse(raw, f"`{op}` is not an exact pin; LTS pins are {name}==VERSION")
+        return f"`{op}` is not an exact pin; LTS pins are {name}==VERSION"
     if not version:
-        raise _refuse(raw, "empty version")
+        return "empty version"
     if "*" in version:
-        raise _refuse(raw, "a wildcard version is a range, not an exact pin")
+        return "a wildcard version is a range, not an exact pin"
     if not _VERSION_CHARS.match(version):
-        bad = sorted({ch for ch in version if ch in _SHELL_METACHARACTERS})
-        what = f"shell metacharacter(s) {_show(bad)}" if bad else f"invalid version {version!r}"
-        raise _refuse(raw, what)
+        bad = set(version) & _SHELL_METACHARACTERS
+        return f"shell metacharacter(s) {_shown(bad)}" if bad else f"invalid version {version!r}"
+    return None
 
 
-def _check_reads_back(spec: PinSpec) -> None:
-    """The line we would write must read back as exactly the requirement we mean."""
+def _problem(raw: str, match: re.Match[str] | None) -> str | None:
+    """What is wrong with the SPEC `raw`, in the order a user fixes it."""
+    if not raw.strip():
+        return "empty"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+        return "contains a newline or control character"
+    if ";" in raw:
+        return _marker_problem(raw)
+    if match is None:
+        bad = set(raw) & _SHELL_METACHARACTERS
+        if bad:
+            return f"shell metacharacter(s) {_shown(bad)} are not allowed"
+        return "not name==VERSION or 'name @ URL'"
+    name, op, version, url, extras = match.group("name", "op", "version", "url", "extras")
+    if extras is not None and not all(re.fullmatch(NAME, e) for e in _listed(extras)):
+        return "invalid extra name"
+    return _url_problem(url) if url is not None else _version_problem(name, op, version or "")
+
+
+def _listed(extras: str) -> tuple[str, ...]:
+    return tuple(e.strip() for e in extras.split(",") if e.strip())
+
+
+def parse_spec(raw: str) -> PinSpec:
+    """Validate one SPEC; raise InputRefused naming what is wrong with it."""
+    match = _SPEC.match(raw)
+    if (why := _problem(raw, match)) is not None or match is None:
+        raise _refuse(raw, str(why))
+    name, extras = match["name"], match["extras"]
+    listed = None if extras is None else _listed(extras)
+    spec = PinSpec(raw, name, normalize_name(name), listed, match["version"], match["url"])
+    # The line we would write must read back as exactly the requirement we mean.
     written = read_requirement(spec.requirement_text())
     if isinstance(written, str):
-        why = (
-            f"invalid version {spec.version!r} (not PEP 440)"
-            if spec.version
-            else "not a valid requirement"
-        )
-        raise _refuse(spec.raw, why)
+        why = f"invalid version {spec.version!r} (not PEP 440)" if spec.version else ""
+        raise _refuse(raw, why or "not a valid requirement")
     if (normalize_name(written.name), written.version, written.url) != (
         spec.key,
         spec.version,
         spec.url,
     ):
-        raise _refuse(spec.raw, "not a valid requirement")
-
-
-def parse_spec(raw: str) -> PinSpec:
-    """Validate one SPEC; raise InputRefused naming what is wrong with it."""
-    _check_text(raw)
-    match = _match(raw)
-    name, op, version, url = match["name"], match["op"], match["version"], match["url"]
-    extras = _extras(raw, match["extras"])
-    if url is not None:
-        _check_url(raw, url)
-    else:
-        _check_version(raw, name, op, version)
-    spec = PinSpec(raw, name, normalize_name(name), extras, version, url)
-    _check_reads_back(spec)
+        raise _refuse(raw, "not a valid requirement")
     return spec
 
 
@@ -192,50 +166,25 @@ def parse_specs(raws: Sequence[str]) -> list[PinSpec]:
     return specs
 
 
-def _new_core(pin_is_url: bool, core: str, spec: PinSpec, has_marker: bool) -> str:
-    """The text between name[extras] and the marker, rewritten for the spec."""
-    body = core.strip()
-    lead = core[: len(core) - len(core.lstrip())]
-    trail = core[len(core.rstrip()) :]
-    if spec.url is not None:
-        lead = lead if pin_is_url and lead else " "
-        trail = trail if trail or not has_marker else " "
-        return (
-            f"{lead}@ {spec.url}{trail}"
-            if not pin_is_url
-            else f"{lead}{_keep_at(body)}{spec.url}{trail}"
-        )
-    exact = re.fullmatch(r"(==\s*)([^\s,]+)", body)
-    if exact and not pin_is_url:
-        return f"{lead}{exact.group(1)}{spec.version}{trail}"
-    if pin_is_url:
-        lead = ""
-    return f"{lead}=={spec.version}{trail}"
-
-
-def _keep_at(body: str) -> str:
-    """The `@ ` (with its spacing) that introduces the file's URL."""
-    match = re.match(r"@\s*", body)
-    return match.group(0) if match else "@ "
-
-
 def rewrite_requirement(requirement: str, pin: Pin, spec: PinSpec) -> str:
-    """The pin's requirement text with only its version or URL replaced."""
-    head = re.match(rf"\s*{_NAME}(?:\s*\[[^\]]*\])?", requirement)
-    if head is None:  # parse() accepted it, so this cannot happen for a valid pin
-        raise InputRefused(f"line {pin.line}: cannot locate the name of `{requirement}`")
-    rest = requirement[head.end() :]
-    if pin.url is not None:
-        marker_at = re.search(r"\s;", rest)
-        cut = marker_at.start() + (len(marker_at.group(0)) - 1) if marker_at else len(rest)
-    else:
-        cut = rest.find(";") if ";" in rest else len(rest)
+    """The pin's requirement text with only its version or URL replaced: the text between
+    name[extras] and the marker is rewritten, keeping its spacing where it can."""
+    head = re.match(rf"\s*{NAME}(?:\s*\[[^\]]*\])?", requirement)
+    end = head.end() if head else 0  # parse() read a name, so there is a head
+    rest = requirement[end:]
+    # A URL may hold `;`: its marker starts at a `;` after whitespace.
+    marker_at = re.search(r"\s;" if pin.url is not None else ";", rest)
+    cut = marker_at.end() - 1 if marker_at else len(rest)
     core, marker = rest[:cut], rest[cut:]
-    return (
-        requirement[: head.end()]
-        + _new_core(pin.url is not None, core, spec, bool(marker))
-        + marker
-    )
+    body = core.strip()
+    lead, trail = core[: len(core) - len(core.lstrip())], core[len(core.rstrip()) :]
+    if spec.url is None:
+        exact = re.fullmatch(r"(==\s*)[^\s,]+", body)
+        new = f"{'' if pin.url is not None else lead}{exact[1] if exact else '=='}{spec.version}"
+        return requirement[:end] + new + trail + marker
+    at = re.match(r"@\s*", body)  # the file's URL and its spacing
+    new = f"{lead or ' '}{at[0]}" if at else " @ "
+    return requirement[:end] + new + spec.url + (trail or (" " if marker else "")) + marker
 
 
 def _extras_key(extras: Sequence[str]) -> list[str]:
@@ -247,9 +196,7 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     content = lts.lines[pin.line - 1].content
     parts = cut_line(content)
     if parts.requirement != pin.spec:
-        raise InputRefused(
-            f"line {pin.line}: `{pin.name}` spans several lines; edit it by hand",
-        )
+        raise InputRefused(f"line {pin.line}: `{pin.name}` spans several lines; edit it by hand")
     if spec.extras is not None and _extras_key(spec.extras) != _extras_key(pin.extras):
         raise InputRefused(
             f"SPEC {spec.raw!r}: line {pin.line} has extras [{','.join(pin.extras)}]; "
@@ -264,9 +211,7 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
 
 
 def _append(text: str, ending: str, line: str) -> str:
-    if not text:
-        return line + ending
-    if text.endswith("\n"):
+    if not text or text.endswith("\n"):
         return text + line + ending
     return text + ending + line  # the file had no final newline: it still has none
 
@@ -294,10 +239,7 @@ def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
             appended.append(spec)
             continue
         pin = found[0]
-        if spec.version is not None and pin.version == spec.version and pin.url is None:
-            unchanged.append(pin)
-            continue
-        if spec.url is not None and pin.url == spec.url:
+        if (pin.version, pin.url) == (spec.version, spec.url):
             unchanged.append(pin)
             continue
         if pin.options:
