@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import join_lines
@@ -33,8 +33,7 @@ _URL = re.compile(rf"^[A-Za-z][A-Za-z0-9+.-]*://{_URL_CHARS}+$")
 _SHELL_METACHARACTERS = frozenset(";|&$`<>\\\"'(){}*?!~")
 
 
-@dataclass(frozen=True)
-class PinSpec:
+class PinSpec(NamedTuple):
     raw: str
     name: str  # as the user typed it
     key: str
@@ -49,8 +48,7 @@ class PinSpec:
         return f"{self.name}{extras}=={self.version}"
 
 
-@dataclass(frozen=True)
-class PinChange:
+class PinChange(NamedTuple):
     name: str  # the file's spelling
     line: int
     old: str  # the requirement text before
@@ -58,8 +56,7 @@ class PinChange:
     added: bool = False
 
 
-@dataclass(frozen=True)
-class PinPlan:
+class PinPlan(NamedTuple):
     new_text: str
     changes: list[PinChange]
     unchanged: list[Pin]  # already pinned exactly as asked
@@ -144,14 +141,11 @@ def parse_spec(raw: str) -> PinSpec:
     spec = PinSpec(raw, name, normalize_name(name), listed, match["version"], match["url"])
     # The line we would write must read back as exactly the requirement we mean.
     written = read_requirement(spec.requirement_text())
-    if isinstance(written, str):
-        why = f"invalid version {spec.version!r} (not PEP 440)" if spec.version else ""
-        raise _refuse(raw, why or "not a valid requirement")
-    if (normalize_name(written.name), written.version, written.url) != (
-        spec.key,
-        spec.version,
-        spec.url,
-    ):
+    if isinstance(written, str) and spec.version:
+        raise _refuse(raw, f"invalid version {spec.version!r} (not PEP 440)")
+    if isinstance(written, str) or normalize_name(written.name) != spec.key:
+        raise _refuse(raw, "not a valid requirement")
+    if (written.version, written.url) != (spec.version, spec.url):
         raise _refuse(raw, "not a valid requirement")
     return spec
 
@@ -160,9 +154,8 @@ def parse_specs(raws: Sequence[str]) -> list[PinSpec]:
     specs = [parse_spec(raw) for raw in raws]
     seen: dict[str, PinSpec] = {}
     for spec in specs:
-        if spec.key in seen:
-            raise InputRefused(f"{seen[spec.key].raw!r} and {spec.raw!r} name the same package")
-        seen[spec.key] = spec
+        if (first := seen.setdefault(spec.key, spec)) is not spec:
+            raise InputRefused(f"{first.raw!r} and {spec.raw!r} name the same package")
     return specs
 
 
@@ -187,27 +180,23 @@ def rewrite_requirement(requirement: str, pin: Pin, spec: PinSpec) -> str:
     return requirement[:end] + new + spec.url + (trail or (" " if marker else "")) + marker
 
 
-def _extras_key(extras: Sequence[str]) -> list[str]:
-    return sorted(normalize_name(e) for e in extras)
-
-
 def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     """(old requirement, new requirement, new content of the pin's first physical line)."""
-    content = lts.lines[pin.line - 1].content
-    parts = cut_line(content)
+    parts = cut_line(lts.lines[pin.line - 1].content)
     if parts.requirement != pin.spec:
         raise InputRefused(f"line {pin.line}: `{pin.name}` spans several lines; edit it by hand")
-    if spec.extras is not None and _extras_key(spec.extras) != _extras_key(pin.extras):
+    if spec.extras is not None and sorted(map(normalize_name, spec.extras)) != sorted(
+        map(normalize_name, pin.extras)
+    ):
         raise InputRefused(
             f"SPEC {spec.raw!r}: line {pin.line} has extras [{','.join(pin.extras)}]; "
             "the file keeps its extras (leave them out of SPEC, or edit the line by hand)"
         )
-    new_requirement = rewrite_requirement(parts.requirement, pin, spec)
+    new = rewrite_requirement(parts.requirement, pin, spec)
     gap = parts.gap
     if parts.tail and gap and "\t" not in gap:
-        width = len(parts.indent) + len(new_requirement)
-        gap = " " * max(1, parts.tail_column - width)
-    return parts.requirement, new_requirement, parts.indent + new_requirement + gap + parts.tail
+        gap = " " * max(1, parts.tail_column - len(parts.indent) - len(new))
+    return parts.requirement, new, parts.indent + new + gap + parts.tail
 
 
 def _append(text: str, ending: str, line: str) -> str:
@@ -252,11 +241,9 @@ def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
         lines[pin.line - 1] = lines[pin.line - 1]._replace(content=content)
         changes.append(PinChange(pin.name, pin.line, old, new))
     new_text = join_lines(lines)
-    total_lines = len(lines)
-    for spec in appended:
+    for number, spec in enumerate(appended, len(lines) + 1):
         new_text = _append(new_text, lts.line_ending, spec.requirement_text())
-        total_lines += 1
-        changes.append(PinChange(spec.name, total_lines, "", spec.requirement_text(), added=True))
+        changes.append(PinChange(spec.name, number, "", spec.requirement_text(), added=True))
     _verify(lts, parse(new_text), specs)
     return PinPlan(new_text, sorted(changes, key=lambda c: c.line), unchanged)
 

@@ -164,11 +164,9 @@ def read_requirement(text: str) -> Requirement | str:
     fast = _FAST.fullmatch(text)
     if fast is None:
         return read_with_packaging(text)
-    extras = tuple(sorted(set(fast["extras"].split(",")))) if fast["extras"] else ()
-    version = fast["version"]
-    return Requirement(
-        fast["name"], extras, f"=={version}" if version else "", version, fast["url"], None
-    )
+    name, extras, version, url = fast.group("name", "extras", "version", "url")
+    extras = tuple(sorted(set(extras.split(",")))) if extras else ()
+    return Requirement(name, extras, f"=={version}" if version else "", version, url, None)
 
 
 def read_with_packaging(text: str) -> Requirement | str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
@@ -20,13 +21,8 @@ class Command(BaseCommand):
         pin_set = lts.load(path, display)
         problems = lts.check(pin_set)
         if ctx.options.json:
-            ctx.out.json(
-                {
-                    "path": display,
-                    "pins": len(pin_set.pins),
-                    "problems": [{"line": p.line, "message": p.message} for p in problems],
-                }
-            )
+            listed = [asdict(p) for p in problems]
+            ctx.out.json({"path": display, "pins": len(pin_set.pins), "problems": listed})
         else:
             for problem in problems:
                 ctx.out.info(f"{display}:{problem.line}: {problem.message}")

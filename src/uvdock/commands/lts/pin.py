@@ -63,16 +63,7 @@ class Command(BaseCommand):
             ctx.out.json(
                 {
                     "path": display,
-                    "changes": [
-                        {
-                            "name": c.name,
-                            "line": c.line,
-                            "old": c.old,
-                            "new": c.new,
-                            "added": c.added,
-                        }
-                        for c in plan.changes
-                    ],
+                    "changes": [c._asdict() for c in plan.changes],
                     "unchanged": [pin.name for pin in plan.unchanged],
                     "diff": file_edit.diff(),
                     "next_steps": steps,
