@@ -31,48 +31,32 @@ _TIMESTAMP = re.compile(_STAMP)
 _NEXT_STAMP = re.compile(rb"\n" + _STAMP)
 
 
-def _redrawn(line: bytes) -> bytes:
-    """What stays on screen of a line redrawn with carriage returns: the text after the
-    last CR that something followed."""
-    return line.rstrip(b"\r").rpartition(b"\r")[2]
-
-
-def _bounded(line: bytes) -> bytes:
-    if b"\r" in line:
-        line = _redrawn(line)
-    if len(line) > MAX_LINE:
-        line = line[:MAX_LINE] + TRUNCATED
-    return line
+def _visible(line: bytes) -> bytes:
+    """What stays on screen of a line redrawn with carriage returns (the text after the last
+    CR that something followed), cut at MAX_LINE."""
+    line = line.rstrip(b"\r").rpartition(b"\r")[2]
+    return line[:MAX_LINE] + TRUNCATED if len(line) > MAX_LINE else line
 
 
 class _Carry:
-    """The unfinished last line of a block, kept to MAX_LINE bytes however long it grows,
-    redrawn as it arrives (a progress bar is one "line" of many CRs)."""
+    """The unfinished last line of a block, redrawn as it arrives (a progress bar is one
+    "line" of many CRs) and kept to MAX_LINE + 1 bytes however long it grows."""
 
     def __init__(self) -> None:
         self.text = b""
-        self.cut = False
-        self.pending_cr = False  # a CR ended the last part: the next text starts over
+        self.redraw = False  # a CR ended the last part: the next text starts over
 
     def add(self, part: bytes) -> None:
-        if not part:
-            return
-        stripped = part.rstrip(b"\r")
-        if b"\r" in stripped:  # redrawn within this part: only what follows the last CR stays
-            self.text, self.cut = b"", False
-            stripped = stripped.rpartition(b"\r")[2]
-        elif stripped and self.pending_cr:
-            self.text, self.cut = b"", False
-        room = MAX_LINE - len(self.text)
-        if len(stripped) > room:
-            stripped, self.cut = stripped[:room], True
-        self.text += stripped
-        self.pending_cr = part.endswith(b"\r")
+        if stripped := part.rstrip(b"\r"):
+            if self.redraw or b"\r" in stripped:
+                self.text = b""
+            self.text += stripped.rpartition(b"\r")[2][: MAX_LINE + 1 - len(self.text)]
+        if part:
+            self.redraw = part.endswith(b"\r")
 
     def take(self, rest: bytes) -> bytes:
         self.add(rest)
-        line = self.text + (TRUNCATED if self.cut else b"")
-        self.text, self.cut, self.pending_cr = b"", False, False
+        line, self.text, self.redraw = _visible(self.text), b"", False
         return line
 
 
@@ -91,7 +75,7 @@ def blocks(stream: BinaryIO) -> Iterator[bytes]:
         if more:
             rest = body.split(b"\n")
             if b"\r" in body or max(map(len, rest)) > MAX_LINE:
-                rest = [_bounded(line) for line in rest]
+                rest = [_visible(line) for line in rest]
             lines += rest
         carry.add(tail)
         text, stamped = _clean(b"\n".join(lines), stamped)
