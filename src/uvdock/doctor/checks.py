@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.run.shim import Shim
 
+FORK_DOC = "docs/contributing-from-a-fork.md"
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
 _PYTHON_VERSION = "import platform; print(platform.python_version())"
 # doctor/signatures.py rows that mean the network, not the project.
@@ -40,14 +41,7 @@ class CheckResult:
 
     def to_json(self) -> dict[str, object]:
         ok = None if self.status == "skip" else self.status != "fail"
-        return {
-            "name": self.name,
-            "ok": ok,
-            "status": self.status,
-            "detail": self.detail,
-            "fix": self.fix,
-            "seconds": round(self.seconds, 1),
-        }
+        return {"name": self.name, "ok": ok, **asdict(self), "seconds": round(self.seconds, 1)}
 
 
 Outcome = tuple[str, str, str]  # status, detail, fix
@@ -151,32 +145,36 @@ class _Checks:
         return _passed(f"image {placement.image} present{why}")
 
     def _image_fix(self) -> str:
-        """How to get the CI image here (doctor.fixes), from what this machine can do."""
-        from uvdock.doctor.fixes import image_ways
+        """How to get the CI image: a build only where this engine can build the Dockerfile,
+        a pull only with the remote it pulls from, else an image of one's own."""
         from uvdock.image import heredoc
         from uvdock.run import git
 
-        config, engine = self.ctx.config, self.shim.placement.engine
+        ctx, engine = self.ctx, self.shim.placement.engine
+        dockerfile = ctx.config.dockerfile
         try:
-            text = textlines.read_text(
-                self.ctx.repo / config.dockerfile, errors="replace", newlines=True
+            text, cannot_build = (
+                textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True),
+                "",
             )
-            cannot_build = ""
         except OSError:  # nothing to build from
-            text, cannot_build = "", f"no {config.dockerfile} in this repository"
+            text, cannot_build = "", f"no {dockerfile} in this repository"
         line = heredoc.first_heredoc(text)
         if line is not None and engine in ("docker", "podman"):
             from uvdock.run import builder_probe
 
-            found = heredoc.verdict(
-                builder_probe.builder(engine, self.ctx.env), config.dockerfile, line
-            )
+            found = heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
             cannot_build = found.message if found is not None and found.refuse else ""
+        config = ctx.config
         can_pull = (
             bool(config.registry_image)
-            and git.remote_url(self.ctx.repo, config.gitlab_remote) is not None
+            and git.remote_url(ctx.repo, config.gitlab_remote) is not None
         )
-        return image_ways(cannot_build=cannot_build, can_pull=can_pull, venv=config.venv)
+        ways = ["uvdock image build"] * (not cannot_build) + ["uvdock image pull"] * can_pull
+        why = f" (no build here: {cannot_build})" if cannot_build else ""
+        if ways:
+            return " or ".join(ways) + f", or name one with --image ({FORK_DOC}){why}"
+        return f"an image of your own that holds uv, the venv ({ctx.config.venv}) and a Python satisfying requires-python, named with --image ({FORK_DOC}){why}"
 
     def mounts(self) -> Outcome:
         where = self.ctx.config.workdir
@@ -275,10 +273,13 @@ class _Checks:
         findings = diagnose(found.stderr + "\n" + found.stdout).findings
         fix = findings[0].command if findings else "uvdock lock"
         if findings and findings[0].signature in _NETWORK_SIGNATURES:
+            # Not the signature's offline sync: it cannot check a lock, and fails on an empty cache.
             from uvdock.config.settings import user_config_file
-            from uvdock.doctor.fixes import network_fix
 
-            fix = network_fix(self.shim.placement.engine, str(user_config_file(self.ctx.env)))
+            fix = "give the container a network that reaches the package index"
+            if self.shim.placement.engine == "podman":
+                fix += f' (rootless podman: engine-args = ["--network=host"] in {user_config_file(self.ctx.env)})'
+            fix += ', or a proxy (engine-args = ["--env", "HTTPS_PROXY"])'
         why = _last_line(found.stderr) or f"exit {found.returncode}"
         return _failed(f"uv lock --check failed: {why}", fix)
 

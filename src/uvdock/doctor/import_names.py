@@ -33,17 +33,14 @@ DISTRIBUTIONS: Mapping[str, tuple[str, ...]] = {
     "fitz": ("PyMuPDF",),
     "docx": ("python-docx",),
     "pptx": ("python-pptx",),
-    "mpi4py": ("mpi4py",),
     "transformer_engine": ("transformer-engine",),
     "modelopt": ("nvidia-modelopt",),
     "multistorageclient": ("multi-storage-client",),
     "msc": ("multi-storage-client",),
-    "nvtx": ("nvtx",),
     "google.protobuf": ("protobuf",),
     "grpc": ("grpcio",),
     "pkg_resources": ("setuptools",),
     "Levenshtein": ("levenshtein", "python-levenshtein"),
-    "sentencepiece": ("sentencepiece",),
     "tensorrt_llm": ("tensorrt-llm",),
     "apex": (),  # NVIDIA Apex: built from source (the NGC PyTorch images ship it)
 }

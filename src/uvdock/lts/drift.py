@@ -83,62 +83,44 @@ def _newness(pkg: LockedPackage) -> tuple[int, Any]:
     return (1, version) if version is not None else (0, 0)
 
 
-def _url_ref(url: str) -> str:
-    """`git+https://host/repo.git@v0.2.0#egg=x` -> `v0.2.0`; the URL itself when it has no ref."""
-    path = urlsplit(url).path
-    return path.rsplit("@", 1)[1] if "@" in path.rsplit("/", 1)[-1] else url
-
-
 def _as_version(text: str | None) -> Any:
+    """`text` read as a version (`v0.2.0` too), or None."""
     from packaging.version import InvalidVersion, Version
 
-    if not text:
-        return None
     try:
-        return Version(text[1:] if text[:1] in ("v", "V") else text)
+        return Version(text[1:] if text[:1] in ("v", "V") else text) if text else None
     except InvalidVersion:
         return None
 
 
-def _level(older: Any, newer: Any) -> tuple[str, int | None]:
-    a = (*older.release, 0, 0, 0)
-    b = (*newer.release, 0, 0, 0)
-    for index, name in enumerate(("major", "minor", "patch")):
-        if a[index] != b[index]:
-            return name, abs(b[index] - a[index])
-    return "pre/post/local", None
-
-
-def _pinned(pin: Pin) -> str:
-    """What the LTS file pins: the version, the git ref of a URL, or the specifier."""
-    return pin.version or (_url_ref(pin.url) if pin.url else pin.specifier or "*")
-
-
-def _git_ref_matches(lts: str, pkg: LockedPackage) -> bool:
-    return lts in (pkg.git_ref, pkg.git_commit) or (pkg.git_commit or "").startswith(lts)
-
-
 def _by_version(name: str, lts: str, lock: str, lock_text: str | None) -> Drift:
     """Same, behind or ahead (and by how much) when both sides read as versions."""
-    lts_version = _as_version(lts)
-    lock_version = _as_version(lock_text)
-    if lts_version is None or lock_version is None:
+    ours, theirs = _as_version(lts), _as_version(lock_text)
+    if ours is None or theirs is None:
         return Drift(name, lts, lock, "same" if lts == lock else "different")
-    if lts_version == lock_version:
+    if ours == theirs:
         return Drift(name, lts, lock, "same")
-    if lts_version < lock_version:
-        return Drift(name, lts, lock, "behind", *_level(lts_version, lock_version))
-    return Drift(name, lts, lock, "ahead", *_level(lock_version, lts_version))
+    older, newer = sorted((ours, theirs))
+    status = "behind" if ours < theirs else "ahead"
+    a, b = (*older.release, 0, 0, 0), (*newer.release, 0, 0, 0)
+    for index, level in enumerate(("major", "minor", "patch")):
+        if a[index] != b[index]:
+            return Drift(name, lts, lock, status, level, abs(b[index] - a[index]))
+    return Drift(name, lts, lock, status, "pre/post/local")
 
 
 def _drift(pin: Pin, pkg: LockedPackage | None) -> Drift:
-    lts = _pinned(pin)
+    # What the LTS file pins: the version, the git ref of a URL, or the specifier.
+    lts = pin.version or pin.specifier or "*"
+    if pin.url:  # `git+https://host/repo.git@v0.2.0#egg=x` -> `v0.2.0`, else the URL
+        path = urlsplit(pin.url).path
+        lts = pin.version or (path.rsplit("@", 1)[1] if "@" in path.rsplit("/", 1)[-1] else pin.url)
     if pkg is None:
         return Drift(pin.name, lts, None, "not in lock")
     if pkg.git_ref and pin.url:
         # A git source: compare refs (or commits), else the ref read as a version.
         lock = f"{pkg.version} ({pkg.git_ref})" if pkg.version else pkg.git_ref
-        if _git_ref_matches(lts, pkg):
+        if lts in (pkg.git_ref, pkg.git_commit) or (pkg.git_commit or "").startswith(lts):
             return Drift(pin.name, lts, lock, "same")
         return _by_version(pin.name, lts, lock, pkg.git_ref)
     return _by_version(pin.name, lts, pkg.version or pkg.git_ref or "?", pkg.version)
