@@ -11,9 +11,8 @@ from __future__ import annotations
 import io
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from functools import cache
-from itertools import pairwise
 from typing import BinaryIO, NamedTuple
 
 from uvdock.doctor.import_names import distributions
@@ -37,65 +36,47 @@ def _compiled(pattern: str) -> re.Pattern[bytes]:
     return re.compile(pattern.encode(), re.MULTILINE)
 
 
+# A pattern's atoms, left to right: an escape, a character class or one character, each with
+# the quantifier after it (`?`, `*`, `+` or `{m,n}`, lazy or possessive); or `(` or `|`.
+_TOKEN = re.compile(
+    r"(?P<atom>\\.?|\[(?:\\.|[^\]])*\]?|[^(|])(?P<quantifier>(?:[?*+]|\{\d*(?:,\d*)?\})[?+]?)?|[(|]",
+    re.DOTALL,
+)
+
+
 @cache
 def _hints(pattern: str) -> tuple[bytes, ...] | None:
     """Plain text that every match of `pattern` holds, one per top-level alternative (None:
-    no such text). A block holding none of them is not searched: `in` runs at memory speed,
-    a regular expression that starts with a class or `\\b` at a few MB/s."""
+    no such text): the longest run of characters that must appear as they are (outside
+    groups and classes, not escapes like \\b, not quantified). A block holding none of them
+    is not searched: `in` runs at memory speed, a regular expression that starts with a
+    class or `\\b` at a few MB/s."""
     if re.search(r"\(\?[a-zA-Z]*[ix]", pattern):  # case-blind or verbose: no plain text
         return None
-    bars = [a.start for a in _atoms(pattern) if a.depth == 0 and pattern[a.start] == "|"]
-    branches = [pattern[left + 1 : right] for left, right in pairwise([-1, *bars, len(pattern)])]
-    hints = [_longest_literal(branch) for branch in branches]
-    return None if any(len(hint) < 3 for hint in hints) else tuple(h.encode() for h in hints)
-
-
-# After an atom: `?`, `*`, `+` or `{m,n}`, lazy (`?`) or possessive (`+`).
-_QUANTIFIER = re.compile(r"(?:[?*+]|\{\d*(?:,\d*)?\})[?+]?")
-
-
-class _Atom(NamedTuple):
-    start: int
-    text: str | None  # the plain text every match of it holds, if any
-    depth: int  # the group depth it stands at
-    opaque: bool  # a code (\x, \u, \N) or a back-reference: no plain text after it
-
-
-def _atoms(pattern: str) -> Iterator[_Atom]:
-    """The pattern's atoms, left to right: an escape, a character class, a parenthesis, `|`,
-    or one character; a quantifier belongs to the atom before it, which then holds no text."""
-    index, depth = 0, 0
-    while index < len(pattern):
-        start, char, text, opaque = index, pattern[index], None, False
-        if char == "\\":
-            escaped = pattern[index + 1 : index + 2]
-            opaque = escaped in ("x", "u", "U", "N", "0") or escaped.isdigit()
-            text = escaped if escaped and not escaped.isalnum() else None
-            index += 2
-        elif char == "[":
-            index += 1
-            while index < len(pattern) and pattern[index] != "]":
-                index += 2 if pattern[index] == "\\" else 1
-            index += 1
-        else:
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            text = None if char in "^$.|?*+{}()" else char
-            index += 1
-        if char not in "(|" and (quantifier := _QUANTIFIER.match(pattern, index)):
-            index, text = quantifier.end(), None
-        yield _Atom(start, text, depth, opaque)
-
-
-def _longest_literal(branch: str) -> str:
-    """The longest run of characters that must appear as they are: outside groups and
-    classes, not escapes like \\b or \\d, not under a quantifier."""
+    hints: list[str] = []
     best = run = ""
-    for atom in _atoms(branch):
-        if atom.opaque:
-            break
-        run = run + atom.text if atom.text is not None and atom.depth == 0 else ""
-        best = max(best, run, key=len)
-    return best
+    depth, opaque = 0, False  # opaque: after a code (\x, \u, \N) or a back-reference
+    for token in _TOKEN.finditer(pattern):
+        atom, text = token["atom"], None
+        if atom is None and token[0] == "|" and depth == 0:
+            hints.append(best)
+            best, run, opaque = "", "", False
+            continue
+        if atom is None:  # `(`, or `|` inside a group
+            depth += token[0] == "("
+        elif atom == ")":
+            depth -= 1
+        elif atom[0] == "\\":
+            escaped = atom[1:]
+            opaque = opaque or escaped in ("x", "u", "U", "N", "0") or escaped.isdigit()
+            text = escaped if escaped and not escaped.isalnum() else None
+        elif atom[0] != "[" and atom not in "^$.?*+{}":
+            text = atom
+        if not opaque:
+            run = run + text if text is not None and depth == 0 and not token["quantifier"] else ""
+            best = max(best, run, key=len)
+    hints.append(best)
+    return None if any(len(hint) < 3 for hint in hints) else tuple(h.encode() for h in hints)
 
 
 def _may_match(pattern: str, text: bytes) -> bool:
