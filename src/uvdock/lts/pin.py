@@ -182,6 +182,12 @@ def rewrite_requirement(requirement: str, pin: Pin, spec: PinSpec) -> str:
 
 def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     """(old requirement, new requirement, new content of the pin's first physical line)."""
+    if pin.options:
+        raise InputRefused(
+            f"line {pin.line}: `{pin.name}` carries pip options (--hash ...) "
+            "that would no longer match a new version",
+            hint="regenerate the file (e.g. uv pip compile --generate-hashes) instead",
+        )
     parts = cut_line(lts.lines[pin.line - 1].content)
     if parts.requirement != pin.spec:
         raise InputRefused(f"line {pin.line}: `{pin.name}` spans several lines; edit it by hand")
@@ -197,12 +203,6 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     if parts.tail and gap and "\t" not in gap:
         gap = " " * max(1, parts.tail_column - len(parts.indent) - len(new))
     return parts.requirement, new, parts.indent + new + gap + parts.tail
-
-
-def _append(text: str, ending: str, line: str) -> str:
-    if not text or text.endswith("\n"):
-        return text + line + ending
-    return text + ending + line  # the file had no final newline: it still has none
 
 
 def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
@@ -231,28 +231,21 @@ def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
         if (pin.version, pin.url) == (spec.version, spec.url):
             unchanged.append(pin)
             continue
-        if pin.options:
-            raise InputRefused(
-                f"line {pin.line}: `{pin.name}` carries pip options (--hash ...) "
-                "that would no longer match a new version",
-                hint="regenerate the file (e.g. uv pip compile --generate-hashes) instead",
-            )
         old, new, content = _edit_line(lts, pin, spec)
         lines[pin.line - 1] = lines[pin.line - 1]._replace(content=content)
         changes.append(PinChange(pin.name, pin.line, old, new))
-    new_text = join_lines(lines)
+    new_text, ending = join_lines(lines), lts.line_ending
     for number, spec in enumerate(appended, len(lines) + 1):
-        new_text = _append(new_text, lts.line_ending, spec.requirement_text())
-        changes.append(PinChange(spec.name, number, "", spec.requirement_text(), added=True))
-    _verify(lts, parse(new_text), specs)
-    return PinPlan(new_text, sorted(changes, key=lambda c: c.line), unchanged)
-
-
-def _verify(before: LtsFile, after: LtsFile, specs: Sequence[PinSpec]) -> None:
-    """The new text must read back as exactly what was asked, and break no other line."""
-    if after.problems != before.problems:
+        line = spec.requirement_text()
+        # A file without a final newline still has none.
+        new_text += line + ending if not new_text or new_text.endswith("\n") else ending + line
+        changes.append(PinChange(spec.name, number, "", line, added=True))
+    # The new text must read back as exactly what was asked, and break no other line.
+    after = parse(new_text)
+    if after.problems != lts.problems:
         raise InputRefused("the edit would leave an unparsable line; nothing was changed")
     for spec in specs:
         found = after.find(spec.key)
         if len(found) != 1 or (found[0].version, found[0].url) != (spec.version, spec.url):
             raise InputRefused(f"SPEC {spec.raw!r}: the edited line does not read back as asked")
+    return PinPlan(new_text, sorted(changes, key=lambda c: c.line), unchanged)

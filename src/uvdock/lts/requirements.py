@@ -10,7 +10,7 @@ continue on the next line with a trailing backslash, and end in a `# comment`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,8 +25,7 @@ _COMMENT = re.compile(r"(?:^|(?<=\s))#")
 _OPTION = re.compile(r"(?<=\s)--?[A-Za-z]")
 
 
-@dataclass(frozen=True)
-class LineParts:
+class LineParts(NamedTuple):
     """The first physical line of a requirement, cut so its text can be replaced in place."""
 
     indent: str
@@ -82,18 +81,16 @@ def _plain(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     line: int
     message: str
 
 
-@dataclass(frozen=True)
-class LtsFile:
+class LtsFile(NamedTuple):
     text: str
     lines: list[Line]
-    pins: list[Pin] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)  # lines that are not requirements
+    pins: list[Pin]
+    problems: list[Problem]  # lines that are not requirements
 
     def find(self, key: str) -> list[Pin]:
         return [p for p in self.pins if p.key == key]
@@ -209,7 +206,7 @@ def parse(text: str) -> LtsFile:
         else:
             key = normalize_name(parsed.name)
             pins.append(Pin(start + 1, index, key, requirement, comment, options, *parsed))
-    return LtsFile(text=text, lines=lines, pins=pins, problems=problems)
+    return LtsFile(text, lines, pins, problems)
 
 
 def check(lts: LtsFile) -> list[Problem]:

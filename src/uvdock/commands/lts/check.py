@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
@@ -21,7 +20,7 @@ class Command(BaseCommand):
         pin_set = lts.load(path, display)
         problems = lts.check(pin_set)
         if ctx.options.json:
-            listed = [asdict(p) for p in problems]
+            listed = [p._asdict() for p in problems]
             ctx.out.json({"path": display, "pins": len(pin_set.pins), "problems": listed})
         else:
             for problem in problems:
