@@ -81,19 +81,15 @@ class _Checks:
     def engine(self) -> Outcome:
         placement = self.shim.placement
         if placement.mode == "local":
-            return _passed(
-                f"none: uv runs on this machine ({placement.said})"
-                if placement.by_hand
-                else "already inside the CI container (local)"
-            )
+            if placement.by_hand:
+                return _passed(f"none: uv runs on this machine ({placement.said})")
+            return _passed("already inside the CI container (local)")
         if placement.mode == "srun":
             from uvdock.run import slurm
 
             if proc.which("srun", self.ctx.env) is None:
-                return _failed(
-                    "srun is not on PATH",
-                    "run on a Slurm login node, or choose --engine docker|podman",
-                )
+                fix = "run on a Slurm login node, or choose --engine docker|podman"
+                return _failed("srun is not on PATH", fix)
             slurm.preflight(self.ctx.env, placement.extra_args)  # exit-3 errors: fail + fix
             return _passed("srun with pyxis; slurmctld answers")
         engine = placement.engine
@@ -121,14 +117,11 @@ class _Checks:
         if placement.mode == "exec":
             info = probe.container(engine, container, self.ctx.env, timeout=60)
             if info is None:
-                return _failed(
-                    f"no container named {container}",
-                    "start it, or drop --container to use an image",
-                )
+                fix = "start it, or drop --container to use an image"
+                return _failed(f"no container named {container}", fix)
             if not info.running:
-                return _failed(
-                    f"container {container} is not running", f"{engine} start {container}"
-                )
+                why = f"container {container} is not running"
+                return _failed(why, f"{engine} start {container}")
             return _passed(f"container {container} is running")
         # Why this image: derived from the repository, uvdock's default, or who set it.
         origin = self.ctx.layers.origins.get("image")
@@ -139,9 +132,8 @@ class _Checks:
         else:
             why = f" ({origin})" if origin.startswith("derived") else f" (set in {origin})"
         if not probe.image(engine, placement.image, self.ctx.env, timeout=60).present:
-            return _failed(
-                f"image {placement.image} is not present in {engine}{why}", self._image_fix()
-            )
+            missing = f"image {placement.image} is not present in {engine}{why}"
+            return _failed(missing, self._image_fix())
         return _passed(f"image {placement.image} present{why}")
 
     def _image_fix(self) -> str:
@@ -150,13 +142,10 @@ class _Checks:
         from uvdock.image import heredoc
         from uvdock.run import git
 
-        ctx, engine = self.ctx, self.shim.placement.engine
-        dockerfile = ctx.config.dockerfile
+        ctx, config, engine = self.ctx, self.ctx.config, self.shim.placement.engine
+        dockerfile, cannot_build = config.dockerfile, ""
         try:
-            text, cannot_build = (
-                textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True),
-                "",
-            )
+            text = textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True)
         except OSError:  # nothing to build from
             text, cannot_build = "", f"no {dockerfile} in this repository"
         line = heredoc.first_heredoc(text)
@@ -165,16 +154,14 @@ class _Checks:
 
             found = heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
             cannot_build = found.message if found is not None and found.refuse else ""
-        config = ctx.config
-        can_pull = (
-            bool(config.registry_image)
-            and git.remote_url(ctx.repo, config.gitlab_remote) is not None
+        can_pull = bool(config.registry_image) and (
+            git.remote_url(ctx.repo, config.gitlab_remote) is not None
         )
         ways = ["uvdock image build"] * (not cannot_build) + ["uvdock image pull"] * can_pull
         why = f" (no build here: {cannot_build})" if cannot_build else ""
         if ways:
             return " or ".join(ways) + f", or name one with --image ({FORK_DOC}){why}"
-        return f"an image of your own that holds uv, the venv ({ctx.config.venv}) and a Python satisfying requires-python, named with --image ({FORK_DOC}){why}"
+        return f"an image of your own that holds uv, the venv ({config.venv}) and a Python satisfying requires-python, named with --image ({FORK_DOC}){why}"
 
     def mounts(self) -> Outcome:
         where = self.ctx.config.workdir
@@ -197,17 +184,14 @@ class _Checks:
         version = parse(found.stdout) if found.ok else None
         if version is None:
             why = _last_line(found.stderr) or f"exit {found.returncode}"
-            return _failed(
-                f"uv not found in the container ({why})", f"wrong image: {self._image_fix()}"
-            )
+            fix = f"wrong image: {self._image_fix()}"
+            return _failed(f"uv not found in the container ({why})", fix)
         required = required_uv_version(self.ctx.repo)
         if required is None:
             return _passed(f"uv {version} (no [tool.uv] required-version)")
         if not satisfies(version, required):
-            return _failed(
-                f"uv {version} does not satisfy required-version {required}",
-                f"a newer CI image: {self._image_fix()}",
-            )
+            why = f"uv {version} does not satisfy required-version {required}"
+            return _failed(why, f"a newer CI image: {self._image_fix()}")
         return _passed(f"uv {version} satisfies required-version {required}")
 
     def venv(self) -> Outcome:
@@ -216,10 +200,8 @@ class _Checks:
         found = self.shim.capture([f"{venv}/bin/python", "-c", _PYTHON_VERSION])
         self.python = found.stdout.strip()
         if not found.ok or not self.python:
-            return _failed(
-                f"{venv}/bin/python is missing in the container",
-                f"set venv in your user config, or use the CI image: {self._image_fix()}",
-            )
+            fix = f"set venv in your user config, or use the CI image: {self._image_fix()}"
+            return _failed(f"{venv}/bin/python is missing in the container", fix)
         return _passed(f"{venv}/bin/python present")
 
     def python_version(self) -> Outcome:
@@ -245,11 +227,8 @@ class _Checks:
             return _passed(said)
         if (remote := git.remote_of(ref, self.ctx.repo)) is not None:
             return "warn", f"{ref} does not exist here ({said})", f"git fetch {remote}"
-        return (
-            "warn",
-            f"{ref} does not exist here ({said}): `lock diff` needs BASE named",
-            'name one that exists: base-ref = "REF" in uvdock.toml or the user config',
-        )
+        fix = 'name one that exists: base-ref = "REF" in uvdock.toml or the user config'
+        return "warn", f"{ref} does not exist here ({said}): `lock diff` needs BASE named", fix
 
     def pins(self) -> Outcome:
         from uvdock.image import pins
@@ -259,10 +238,8 @@ class _Checks:
         if not findings:
             return _passed("the managed base-image pins agree")
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-        return _failed(
-            f"{findings[0].location}: {findings[0].message}{more}",
-            "see uvdock image check; uvdock image bump TAG moves every dev pin",
-        )
+        fix = "see uvdock image check; uvdock image bump TAG moves every dev pin"
+        return _failed(f"{findings[0].location}: {findings[0].message}{more}", fix)
 
     def lock(self) -> Outcome:
         from uvdock.doctor.logscan import diagnose
@@ -299,9 +276,8 @@ class _Checks:
 
         placement = self.shim.placement
         extra = placement.extra_args
-        listed = slurm_containers.list_containers(
-            self.ctx.env, extra, slurm_steps.doctor_nodes(self.ctx.env, extra)
-        )
+        nodes = slurm_steps.doctor_nodes(self.ctx.env, extra)
+        listed = slurm_containers.list_containers(self.ctx.env, extra, nodes)
         current = slurm.PYXIS_PREFIX + placement.container
         stale = sum(n != current for names in listed.values() for n in names)
         shown = "; ".join(
@@ -310,11 +286,8 @@ class _Checks:
             for node, names in listed.items()
         )
         if stale:
-            return (
-                "warn",
-                f"{shown}; {stale} not of the current image and checkout",
-                "uvdock doctor --prune",
-            )
+            why = f"{shown}; {stale} not of the current image and checkout"
+            return "warn", why, "uvdock doctor --prune"
         return _passed(shown or "none")
 
     def lts(self) -> Outcome:

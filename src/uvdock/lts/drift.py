@@ -66,16 +66,14 @@ def locked_packages(lock_text: str, origin: str) -> dict[str, LockedPackage]:
             f"{origin}: {exc}",
             hint="a uv.lock with conflict markers is fixed with `uvdock lock resolve`",
         ) from exc
-    return {
-        key: max(
-            (
-                LockedPackage(version or None, *_git_source(source))
-                for version, source in sorted(found)
-            ),
-            key=_newness,
-        )
-        for key, found in entries.items()
-    }
+    newest: dict[str, LockedPackage] = {}
+    for key, found in entries.items():
+        locked = [
+            LockedPackage(version or None, *_git_source(source))
+            for version, source in sorted(found)
+        ]
+        newest[key] = max(locked, key=_newness)
+    return newest
 
 
 def _newness(pkg: LockedPackage) -> tuple[int, Any]:

@@ -191,9 +191,8 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     parts = cut_line(lts.lines[pin.line - 1].content)
     if parts.requirement != pin.spec:
         raise InputRefused(f"line {pin.line}: `{pin.name}` spans several lines; edit it by hand")
-    if spec.extras is not None and sorted(map(normalize_name, spec.extras)) != sorted(
-        map(normalize_name, pin.extras)
-    ):
+    ours, theirs = (sorted(map(normalize_name, e)) for e in (spec.extras or (), pin.extras))
+    if spec.extras is not None and ours != theirs:
         raise InputRefused(
             f"SPEC {spec.raw!r}: line {pin.line} has extras [{','.join(pin.extras)}]; "
             "the file keeps its extras (leave them out of SPEC, or edit the line by hand)"

@@ -34,12 +34,9 @@ def next_steps(ctx: Context) -> list[str]:
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "specs", nargs="+", metavar="SPEC", help="name==VERSION or 'name @ URL'"
-        )
-        parser.add_argument(
-            "--add", action="store_true", help="append names the pin set does not have yet"
-        )
+        add = parser.add_argument
+        add("specs", nargs="+", metavar="SPEC", help="name==VERSION or 'name @ URL'")
+        add("--add", action="store_true", help="append names the pin set does not have yet")
         optin.add_lts_flag(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
