@@ -161,7 +161,10 @@ class _Checks:
         why = f" (no build here: {cannot_build})" if cannot_build else ""
         if ways:
             return " or ".join(ways) + f", or name one with --image ({FORK_DOC}){why}"
-        return f"an image of your own that holds uv, the venv ({config.venv}) and a Python satisfying requires-python, named with --image ({FORK_DOC}){why}"
+        return (
+            f"an image of your own that holds uv, the venv ({config.venv}) and a Python "
+            f"satisfying requires-python, named with --image ({FORK_DOC}){why}"
+        )
 
     def mounts(self) -> Outcome:
         where = self.ctx.config.workdir
@@ -255,7 +258,8 @@ class _Checks:
 
             fix = "give the container a network that reaches the package index"
             if self.shim.placement.engine == "podman":
-                fix += f' (rootless podman: engine-args = ["--network=host"] in {user_config_file(self.ctx.env)})'
+                where = user_config_file(self.ctx.env)
+                fix += f' (rootless podman: engine-args = ["--network=host"] in {where})'
             fix += ', or a proxy (engine-args = ["--env", "HTTPS_PROXY"])'
         why = _last_line(found.stderr) or f"exit {found.returncode}"
         return _failed(f"uv lock --check failed: {why}", fix)

@@ -39,7 +39,8 @@ def _compiled(pattern: str) -> re.Pattern[bytes]:
 # A pattern's atoms, left to right: an escape, a character class or one character, each with
 # the quantifier after it (`?`, `*`, `+` or `{m,n}`, lazy or possessive); or `(` or `|`.
 _TOKEN = re.compile(
-    r"(?P<atom>\\.?|\[(?:\\.|[^\]])*\]?|[^(|])(?P<quantifier>(?:[?*+]|\{\d*(?:,\d*)?\})[?+]?)?|[(|]",
+    r"(?P<atom>\\.?|\[(?:\\.|[^\]])*\]?|[^(|])"
+    r"(?P<quantifier>(?:[?*+]|\{\d*(?:,\d*)?\})[?+]?)?|[(|]",
     re.DOTALL,
 )
 

@@ -55,7 +55,12 @@ _PROTECTED = (
 )
 # Network failures while fetching packages, git sources or images.
 _NETWORK_CAUSE = "a download failed because the network is not reachable from where it ran: {what}"
-_NETWORK_FIX = 'set the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY; into the container with engine-args = ["--env", "HTTPS_PROXY", ...], for image pulls in the engine\'s own proxy settings) or point uv at an index you can reach (UV_DEFAULT_INDEX or [[tool.uv.index]]); when uv\'s cache already holds every package, run uv with --offline'
+_NETWORK_FIX = (
+    "set the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY; into the container with "
+    'engine-args = ["--env", "HTTPS_PROXY", ...], for image pulls in the engine\'s own '
+    "proxy settings) or point uv at an index you can reach (UV_DEFAULT_INDEX or "
+    "[[tool.uv.index]]); when uv's cache already holds every package, run uv with --offline"
+)
 _NETWORK_COMMAND = "uvdock run -- uv sync --locked --offline"
 # What makes a refused or timed-out connection a download: the tool was fetching something.
 _FETCHING = (
@@ -69,7 +74,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "stale-lock",
         (
-            r"The lockfile at `uv\.lock` needs to be updated, but `--(?P<flag>locked|check)` was provided",
+            r"The lockfile at `uv\.lock` needs to be updated, "
+            r"but `--(?P<flag>locked|check)` was provided",
         ),
         "uv.lock does not match pyproject.toml (a dependency changed without relocking)",
         "relock inside the CI container with the container's uv, then commit uv.lock",
@@ -93,9 +99,11 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "group-is-an-extra",
         (
-            r"Group `(?P<group>[^`\n]{1,200})` is not defined in the project's `dependency-groups` table",
+            r"Group `(?P<group>[^`\n]{1,200})` is not defined "
+            r"in the project's `dependency-groups` table",
         ),
-        "`{group}` is not a dependency group; in Megatron-LM `dev` and `lts` are extras ([project.optional-dependencies]), so `--group {group}` fails",
+        "`{group}` is not a dependency group; in Megatron-LM `dev` and `lts` are extras "
+        "([project.optional-dependencies]), so `--group {group}` fails",
         "pass `--extra {group}` instead of `--group {group}` (uvdock sync picks the right flag)",
         "uvdock sync --extra {group}",
     ),
@@ -106,8 +114,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"^[ \t]*(?:Downloading|Downloaded|Building|Collecting|[+~]) "
             rf"(?P<package>{_PROTECTED})(?=[ (=<>!~]|-\d|$)",
         ),
-        "{package} is being downloaded / reinstalled over the base image's build (a sync without the Dockerfile's --no-install-package list)",
-        "sync with every protected package excluded (uvdock sync does); never pip install {package}",
+        "{package} is being downloaded / reinstalled over the base image's build "
+        "(a sync without the Dockerfile's --no-install-package list)",
+        "sync with every protected package excluded (uvdock sync does); "
+        "never pip install {package}",
         "uvdock sync",
     ),
     Signature(
@@ -125,18 +135,26 @@ SIGNATURES: tuple[Signature, ...] = (
         "module-not-found",
         # `No module named 'a.b.c'`: the top-level package is what a distribution provides.
         (
-            r"ModuleNotFoundError: No module named '(?P<module>[^'.\n]{1,200})(?P<submodule>\.[^'\n]{0,300})?'",
+            r"ModuleNotFoundError: No module named "
+            r"'(?P<module>[^'.\n]{1,200})(?P<submodule>\.[^'\n]{0,300})?'",
         ),
-        "`{module}` is not installed in the uv-managed venv (/opt/venv): a bare `pip install` puts it elsewhere and the next `uv sync` removes what uv.lock does not list",
-        "declare the dependency with uv add (in the container) and sync; never bare pip install (the distribution name may differ from the module name)",
+        "`{module}` is not installed in the uv-managed venv (/opt/venv): a bare `pip install` "
+        "puts it elsewhere and the next `uv sync` removes what uv.lock does not list",
+        "declare the dependency with uv add (in the container) and sync; never bare pip "
+        "install (the distribution name may differ from the module name)",
         "uvdock add {distribution}",
         if_no_distribution=Advice(
-            "`{module}` is not installed where this ran, and no distribution on PyPI provides it to `uv add` (NVIDIA Apex is built from source; the NGC PyTorch base images ship it)",
-            "run in the CI image built on the NGC base image, which provides it; elsewhere build it from source (github.com/NVIDIA/apex)",
+            "`{module}` is not installed where this ran, and no distribution on PyPI provides "
+            "it to `uv add` (NVIDIA Apex is built from source; the NGC PyTorch base images "
+            "ship it)",
+            "run in the CI image built on the NGC base image, which provides it; elsewhere "
+            "build it from source (github.com/NVIDIA/apex)",
             "uvdock run -- python -c 'import {module}'",
         ),
         if_declared=Advice(
-            "`{module}` is declared by the project ({declared_in}: `{distribution}`) but not installed where this ran: the environment is behind uv.lock (or the process ran another interpreter than the uv-managed venv)",
+            "`{module}` is declared by the project ({declared_in}: `{distribution}`) but not "
+            "installed where this ran: the environment is behind uv.lock (or the process ran "
+            "another interpreter than the uv-managed venv)",
             "sync the environment from uv.lock in the container; there is nothing to add",
             "{sync}",
         ),
@@ -145,7 +163,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "no-space-left",
         (r"No space left on device",),
         "the disk filled up; uv's cache in the container (/root/.cache/uv) is the usual culprit",
-        "mount a host cache dir (-v $HOME/.cache/uv:/root/.cache/uv; uvdock does this for you) and free space there (`uv cache prune`)",
+        "mount a host cache dir (-v $HOME/.cache/uv:/root/.cache/uv; uvdock does this for "
+        "you) and free space there (`uv cache prune`)",
         "uvdock sync",
     ),
     Signature(
@@ -154,7 +173,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"/run/secrets/(?P<secret>[A-Za-z0-9_]{1,200}): No such file or directory",
             r"secret (?P<secret>[A-Za-z0-9_]{1,200}):? not found",
         ),
-        "the build reached the `jet` stage of Dockerfile.ci.dev, which needs the internal secret {secret}",
+        "the build reached the `jet` stage of Dockerfile.ci.dev, which needs the internal "
+        "secret {secret}",
         "build with --target main to stop at the public stage (uvdock image build always does)",
         "uvdock image build",
     ),
@@ -170,8 +190,11 @@ SIGNATURES: tuple[Signature, ...] = (
         # An image pull (podman, the docker CLI, dockerd): `Get "https://HOST/v2/": dial tcp:
         # lookup HOST on 10.0.0.53:53: no such host`. uv's --offline does not help a pull.
         (r'/v2/"?:? dial tcp: lookup [^\s:]{1,300}(?: on \S{1,300})?: no such host',),
-        "the image registry's host name does not resolve from here: name resolution failed (DNS, VPN or proxy), not a login problem",
-        "check the registry host of the image (for uvdock image pull: the `gitlab` remote); connect the VPN, or give the engine its proxy (podman: HTTPS_PROXY in its environment; dockerd: its systemd proxy settings)",
+        "the image registry's host name does not resolve from here: name resolution failed "
+        "(DNS, VPN or proxy), not a login problem",
+        "check the registry host of the image (for uvdock image pull: the `gitlab` remote); "
+        "connect the VPN, or give the engine its proxy (podman: HTTPS_PROXY in its "
+        "environment; dockerd: its systemd proxy settings)",
         "uvdock image pull",
     ),
     Signature(
@@ -190,7 +213,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"getaddrinfo failed",
         ),
         _NETWORK_CAUSE.format(
-            what="a host name could not be resolved (no DNS, or a network that only reaches the internet through a proxy)"
+            what="a host name could not be resolved (no DNS, or a network that only reaches "
+            "the internet through a proxy)"
         ),
         _NETWORK_FIX,
         _NETWORK_COMMAND,
@@ -232,9 +256,17 @@ SIGNATURES: tuple[Signature, ...] = (
             r"server certificate verification failed",
             r"x509: certificate signed by unknown authority",
         ),
-        "TLS interception: something on this network (a corporate proxy or firewall) re-signs HTTPS with its own certificate authority, which uv in the container does not trust; it is not a network outage",
-        "give uv that CA inside the container: mount the CA file and point SSL_CERT_FILE at it, through engine-args in your own environment or user config (UVDOCK_ENGINE_ARGS, as below); or, when the image's system store already holds the CA, pass --env UV_SYSTEM_CERTS=1 the same way (UV_NATIVE_TLS=1 for uv before 0.9). For an image pull the engine on the host needs the CA (/etc/containers/certs.d/HOST/ca.crt, /etc/docker/certs.d/HOST/ca.crt)",
-        "UVDOCK_ENGINE_ARGS='-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro --env SSL_CERT_FILE=/etc/ssl/certs/corp.pem' uvdock run -- uv sync --locked",
+        "TLS interception: something on this network (a corporate proxy or firewall) re-signs "
+        "HTTPS with its own certificate authority, which uv in the container does not trust; "
+        "it is not a network outage",
+        "give uv that CA inside the container: mount the CA file and point SSL_CERT_FILE at "
+        "it, through engine-args in your own environment or user config (UVDOCK_ENGINE_ARGS, "
+        "as below); or, when the image's system store already holds the CA, pass "
+        "--env UV_SYSTEM_CERTS=1 the same way (UV_NATIVE_TLS=1 for uv before 0.9). For an "
+        "image pull the engine on the host needs the CA "
+        "(/etc/containers/certs.d/HOST/ca.crt, /etc/docker/certs.d/HOST/ca.crt)",
+        "UVDOCK_ENGINE_ARGS='-v /path/to/corp-ca.pem:/etc/ssl/certs/corp.pem:ro "
+        "--env SSL_CERT_FILE=/etc/ssl/certs/corp.pem' uvdock run -- uv sync --locked",
     ),
     Signature(
         "copy-pr-bot-deploy",
@@ -252,8 +284,12 @@ SIGNATURES: tuple[Signature, ...] = (
         # buildah (podman < 5): `Unknown instruction: "APT-GET"`; Docker's legacy builder:
         # `unknown instruction: APT-GET`. Each line of a `RUN <<EOF` body read as an instruction.
         (r"[Uu]nknown instruction:? \"?(?P<word>[A-Za-z][\w-]*)",),
-        "the image builder cannot parse the Dockerfile's heredocs (`RUN <<EOF`): it read the body line `{word}` as an instruction (podman < 5 / buildah < 1.35, or docker without BuildKit)",
-        "build with podman 5 or later (buildah >= 1.35), or with docker and BuildKit (the buildx plugin, DOCKER_BUILDKIT not 0); `uvdock image build` checks this before building",
+        "the image builder cannot parse the Dockerfile's heredocs (`RUN <<EOF`): it read the "
+        "body line `{word}` as an instruction (podman < 5 / buildah < 1.35, or docker "
+        "without BuildKit)",
+        "build with podman 5 or later (buildah >= 1.35), or with docker and BuildKit (the "
+        "buildx plugin, DOCKER_BUILDKIT not 0); `uvdock image build` checks this before "
+        "building",
         "uvdock --engine docker image build",
     ),
 )

@@ -219,7 +219,8 @@ def check(lts: LtsFile) -> list[Problem]:
             problems.append(Problem(pin.line, why))
         if not pin.exact:
             found = pin.specifier or "no version"
-            why = f"`{pin.name}` is not an exact pin ({found}): use {pin.name}==VERSION or a direct URL"
+            why = f"`{pin.name}` is not an exact pin ({found}): "
+            why += f"use {pin.name}==VERSION or a direct URL"
             problems.append(Problem(pin.line, why))
     return sorted(problems, key=lambda p: p.line)
 
