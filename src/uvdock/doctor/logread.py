@@ -38,50 +38,36 @@ def _visible(line: bytes) -> bytes:
     return line[:MAX_LINE] + TRUNCATED if len(line) > MAX_LINE else line
 
 
-class _Carry:
-    """The unfinished last line of a block, redrawn as it arrives (a progress bar is one
-    "line" of many CRs) and kept to MAX_LINE + 1 bytes however long it grows."""
-
-    def __init__(self) -> None:
-        self.text = b""
-        self.redraw = False  # a CR ended the last part: the next text starts over
-
-    def add(self, part: bytes) -> None:
-        if stripped := part.rstrip(b"\r"):
-            if self.redraw or b"\r" in stripped:
-                self.text = b""
-            self.text += stripped.rpartition(b"\r")[2][: MAX_LINE + 1 - len(self.text)]
-        if part:
-            self.redraw = part.endswith(b"\r")
-
-    def take(self, rest: bytes) -> bytes:
-        self.add(rest)
-        line, self.text, self.redraw = _visible(self.text), b"", False
-        return line
+def _carried(text: bytes) -> bytes:
+    """The unfinished last line of a block as it stays on screen so far (a progress bar is
+    one "line" of many CRs), kept to MAX_LINE + 1 bytes however long it grows; one trailing
+    CR says that the next text starts over."""
+    shown = text.rstrip(b"\r")
+    return shown.rpartition(b"\r")[2][: MAX_LINE + 1] + b"\r" * (len(shown) < len(text))
 
 
 def blocks(stream: BinaryIO) -> Iterator[bytes]:
     """The log as cleaned blocks of whole lines (b"\\n"-separated, no final newline). Bytes:
     the patterns run on UTF-8 as it is, and nothing is decoded but the lines shown."""
-    carry = _Carry()
+    carry = b""
     stamped: bool | None = None
     while chunk := stream.read(BLOCK):
         body, newline, tail = chunk.rpartition(b"\n")
         if not newline:
-            carry.add(chunk)
+            carry = _carried(carry + chunk)
             continue
         first, more, body = body.partition(b"\n")
-        lines = [carry.take(first)]
+        lines = [_visible(carry + first)]
         if more:
             rest = body.split(b"\n")
             if b"\r" in body or max(map(len, rest)) > MAX_LINE:
                 rest = [_visible(line) for line in rest]
             lines += rest
-        carry.add(tail)
+        carry = _carried(tail)
         text, stamped = _clean(b"\n".join(lines), stamped)
         yield text
-    if carry.text:
-        yield _clean(carry.take(b""), stamped)[0]
+    if carry.rstrip(b"\r"):
+        yield _clean(_visible(carry), stamped)[0]
 
 
 def _clean(text: bytes, stamped: bool | None) -> tuple[bytes, bool]:
