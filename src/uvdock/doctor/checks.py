@@ -56,8 +56,7 @@ def _failed(detail: str, fix: str) -> Outcome:
 
 
 def _last_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return (text.strip().splitlines() or [""])[-1].strip()
 
 
 class _Checks:
@@ -139,20 +138,15 @@ class _Checks:
     def _image_fix(self) -> str:
         """How to get the CI image: a build only where this engine can build the Dockerfile,
         a pull only with the remote it pulls from, else an image of one's own."""
-        from uvdock.image import heredoc
+        from uvdock.commands.image.build import build_refusal
         from uvdock.run import git
 
         ctx, config, engine = self.ctx, self.ctx.config, self.shim.placement.engine
-        dockerfile, cannot_build = config.dockerfile, ""
-        try:
-            text = textlines.read_text(ctx.repo / dockerfile, errors="replace", newlines=True)
-        except OSError:  # nothing to build from
-            text, cannot_build = "", f"no {dockerfile} in this repository"
-        line = heredoc.first_heredoc(text)
-        if line is not None and engine in ("docker", "podman"):
-            from uvdock.run import builder_probe
-
-            found = heredoc.verdict(builder_probe.builder(engine, ctx.env), dockerfile, line)
+        cannot_build = ""
+        if not textlines.regular_file(ctx.repo / config.dockerfile):  # nothing to build from
+            cannot_build = f"no {config.dockerfile} in this repository"
+        elif engine in ("docker", "podman"):
+            found = build_refusal(ctx, engine, config.dockerfile)
             cannot_build = found.message if found is not None and found.refuse else ""
         can_pull = bool(config.registry_image) and (
             git.remote_url(ctx.repo, config.gitlab_remote) is not None

@@ -68,10 +68,7 @@ def locked_packages(lock_text: str, origin: str) -> dict[str, LockedPackage]:
         ) from exc
     newest: dict[str, LockedPackage] = {}
     for key, found in entries.items():
-        locked = [
-            LockedPackage(version or None, *_git_source(source))
-            for version, source in sorted(found)
-        ]
+        locked = [LockedPackage(v or None, *_git_source(source)) for v, source in sorted(found)]
         newest[key] = max(locked, key=_newness)
     return newest
 
