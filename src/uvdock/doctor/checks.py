@@ -47,14 +47,6 @@ class CheckResult:
 Outcome = tuple[str, str, str]  # status, detail, fix
 
 
-def _passed(detail: str) -> Outcome:
-    return "pass", detail, ""
-
-
-def _failed(detail: str, fix: str) -> Outcome:
-    return "fail", detail, fix
-
-
 def _last_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[-1].strip()
 
@@ -75,31 +67,31 @@ class _Checks:
         )
 
     def git_repository(self) -> Outcome:
-        return _passed(str(self.ctx.repo))
+        return "pass", str(self.ctx.repo), ""
 
     def engine(self) -> Outcome:
         placement = self.shim.placement
         if placement.mode == "local":
             if placement.by_hand:
-                return _passed(f"none: uv runs on this machine ({placement.said})")
-            return _passed("already inside the CI container (local)")
+                return "pass", f"none: uv runs on this machine ({placement.said})", ""
+            return "pass", "already inside the CI container (local)", ""
         if placement.mode == "srun":
             from uvdock.run import slurm
 
             if proc.which("srun", self.ctx.env) is None:
                 fix = "run on a Slurm login node, or choose --engine docker|podman"
-                return _failed("srun is not on PATH", fix)
+                return "fail", "srun is not on PATH", fix
             slurm.preflight(self.ctx.env, placement.extra_args)  # exit-3 errors: fail + fix
-            return _passed("srun with pyxis; slurmctld answers")
+            return "pass", "srun with pyxis; slurmctld answers", ""
         engine = placement.engine
         probe = proc.run([engine, "info"], env=self.ctx.env, check=False, timeout=60)
         if probe.ok:
-            return _passed(f"{engine} reachable")
+            return "pass", f"{engine} reachable", ""
         other = "podman" if engine == "docker" else "docker"
         fix = "start the engine's daemon/socket (or set DOCKER_HOST)"
         if proc.which(other, self.ctx.env) is not None:
             fix += f", or choose --engine {other}"
-        return _failed(f"{engine} is installed but not reachable: {_last_line(probe.stderr)}", fix)
+        return "fail", f"{engine} is installed but not reachable: {_last_line(probe.stderr)}", fix
 
     def image(self) -> Outcome:
         placement = self.shim.placement
@@ -107,9 +99,9 @@ class _Checks:
             from uvdock.run import slurm
 
             image = slurm.configured_image(self.ctx.config, self.ctx.repo)
-            return _passed(image + (" (squashfs)" if image.startswith("/") else ""))
+            return "pass", image + (" (squashfs)" if image.startswith("/") else ""), ""
         if placement.mode == "local":
-            return _passed(placement.describe())
+            return "pass", placement.describe(), ""
         from uvdock.run import probe
 
         engine, container = placement.engine, placement.container
@@ -117,11 +109,11 @@ class _Checks:
             info = probe.container(engine, container, self.ctx.env, timeout=60)
             if info is None:
                 fix = "start it, or drop --container to use an image"
-                return _failed(f"no container named {container}", fix)
+                return "fail", f"no container named {container}", fix
             if not info.running:
                 why = f"container {container} is not running"
-                return _failed(why, f"{engine} start {container}")
-            return _passed(f"container {container} is running")
+                return "fail", why, f"{engine} start {container}"
+            return "pass", f"container {container} is running", ""
         # Why this image: derived from the repository, uvdock's default, or who set it.
         origin = self.ctx.layers.origins.get("image")
         if origin is None:
@@ -132,8 +124,8 @@ class _Checks:
             why = f" ({origin})" if origin.startswith("derived") else f" (set in {origin})"
         if not probe.image(engine, placement.image, self.ctx.env, timeout=60).present:
             missing = f"image {placement.image} is not present in {engine}{why}"
-            return _failed(missing, self._image_fix())
-        return _passed(f"image {placement.image} present{why}")
+            return "fail", missing, self._image_fix()
+        return "pass", f"image {placement.image} present{why}", ""
 
     def _image_fix(self) -> str:
         """How to get the CI image: a build only where this engine can build the Dockerfile,
@@ -165,13 +157,12 @@ class _Checks:
         try:
             self.shim.check_usable()
         except UvdockError as exc:
-            return _failed(exc.message, exc.hint or f"mount {self.ctx.repo} at {where}")
-        return _passed(
-            {
-                "exec": f"container mounts this repository at {where}",
-                "local": "runs here (no mount needed)",
-            }.get(self.shim.placement.mode, f"fresh containers mount {self.ctx.repo} at {where}")
-        )
+            return "fail", exc.message, exc.hint or f"mount {self.ctx.repo} at {where}"
+        mounted = {
+            "exec": f"container mounts this repository at {where}",
+            "local": "runs here (no mount needed)",
+        }.get(self.shim.placement.mode, f"fresh containers mount {self.ctx.repo} at {where}")
+        return "pass", mounted, ""
 
     def uv(self) -> Outcome:
         from uvdock.project.pyproject import required_uv_version
@@ -182,14 +173,14 @@ class _Checks:
         if version is None:
             why = _last_line(found.stderr) or f"exit {found.returncode}"
             fix = f"wrong image: {self._image_fix()}"
-            return _failed(f"uv not found in the container ({why})", fix)
+            return "fail", f"uv not found in the container ({why})", fix
         required = required_uv_version(self.ctx.repo)
         if required is None:
-            return _passed(f"uv {version} (no [tool.uv] required-version)")
+            return "pass", f"uv {version} (no [tool.uv] required-version)", ""
         if not satisfies(version, required):
             why = f"uv {version} does not satisfy required-version {required}"
-            return _failed(why, f"a newer CI image: {self._image_fix()}")
-        return _passed(f"uv {version} satisfies required-version {required}")
+            return "fail", why, f"a newer CI image: {self._image_fix()}"
+        return "pass", f"uv {version} satisfies required-version {required}", ""
 
     def venv(self) -> Outcome:
         venv = self.ctx.config.venv
@@ -198,8 +189,8 @@ class _Checks:
         self.python = found.stdout.strip()
         if not found.ok or not self.python:
             fix = f"set venv in your user config, or use the CI image: {self._image_fix()}"
-            return _failed(f"{venv}/bin/python is missing in the container", fix)
-        return _passed(f"{venv}/bin/python present")
+            return "fail", f"{venv}/bin/python is missing in the container", fix
+        return "pass", f"{venv}/bin/python present", ""
 
     def python_version(self) -> Outcome:
         from uvdock.project.pyproject import requires_python
@@ -207,21 +198,19 @@ class _Checks:
 
         required = requires_python(self.ctx.repo)
         if required is None:
-            return _passed(f"Python {self.python} (no requires-python)")
+            return "pass", f"Python {self.python} (no requires-python)", ""
         if satisfies(self.python, required):
-            return _passed(f"Python {self.python} satisfies requires-python {required}")
-        return _failed(
-            f"Python {self.python} in {self.ctx.config.venv} does not satisfy requires-python "
-            f"{required}: every uv command downloads another CPython instead",
-            f"an image whose venv Python satisfies {required}: {self._image_fix()}",
-        )
+            return "pass", f"Python {self.python} satisfies requires-python {required}", ""
+        why = f"Python {self.python} in {self.ctx.config.venv} does not satisfy requires-python "
+        why += f"{required}: every uv command downloads another CPython instead"
+        return "fail", why, f"an image whose venv Python satisfies {required}: {self._image_fix()}"
 
     def base_ref(self) -> Outcome:
         from uvdock.run import git
 
         ref, said = self.ctx.base_ref, self.ctx.base_ref_said()
         if git.verify_commit(self.ctx.repo, ref) is not None:
-            return _passed(said)
+            return "pass", said, ""
         if (remote := git.remote_of(ref, self.ctx.repo)) is not None:
             return "warn", f"{ref} does not exist here ({said})", f"git fetch {remote}"
         fix = 'name one that exists: base-ref = "REF" in uvdock.toml or the user config'
@@ -233,17 +222,17 @@ class _Checks:
 
         findings = pins.check(scan_managed(self.ctx.repo, self.ctx.config))
         if not findings:
-            return _passed("the managed base-image pins agree")
+            return "pass", "the managed base-image pins agree", ""
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         fix = "see uvdock image check; uvdock image bump TAG moves every dev pin"
-        return _failed(f"{findings[0].location}: {findings[0].message}{more}", fix)
+        return "fail", f"{findings[0].location}: {findings[0].message}{more}", fix
 
     def lock(self) -> Outcome:
         from uvdock.doctor.logscan import diagnose
 
         found = self.shim.capture(["uv", "lock", "--check"])
         if found.ok:
-            return _passed("uv.lock matches pyproject.toml")
+            return "pass", "uv.lock matches pyproject.toml", ""
         findings = diagnose(found.stderr + "\n" + found.stdout).findings
         fix = findings[0].command if findings else "uvdock lock"
         if findings and findings[0].signature in _NETWORK_SIGNATURES:
@@ -256,7 +245,7 @@ class _Checks:
                 fix += f' (rootless podman: engine-args = ["--network=host"] in {where})'
             fix += ', or a proxy (engine-args = ["--env", "HTTPS_PROXY"])'
         why = _last_line(found.stderr) or f"exit {found.returncode}"
-        return _failed(f"uv lock --check failed: {why}", fix)
+        return "fail", f"uv lock --check failed: {why}", fix
 
     def disk(self) -> Outcome:
         cache = Path(self.ctx.config.uv_cache).expanduser()
@@ -266,7 +255,7 @@ class _Checks:
         if free < LOW_DISK_BYTES:
             fix = "free space there (uv cache prune), or point uv-cache at a bigger disk"
             return "warn", detail + " (under 5 GB)", fix
-        return _passed(detail)
+        return "pass", detail, ""
 
     def reusable(self) -> Outcome:
         """The unpacked containers the srun engine keeps (pyxis --container-name)."""
@@ -286,7 +275,7 @@ class _Checks:
         if stale:
             why = f"{shown}; {stale} not of the current image and checkout"
             return "warn", why, "uvdock doctor --prune"
-        return _passed(shown or "none")
+        return "pass", shown or "none", ""
 
     def lts(self) -> Outcome:
         from uvdock.lts import requirements as lts
@@ -298,8 +287,8 @@ class _Checks:
         problems = lts.parse(textlines.read_text(path, errors="replace")).problems
         if problems:
             where = f"{configured}:{problems[0].line}: {problems[0].message}"
-            return _failed(where, "fix the line (uvdock lts check lists every problem)")
-        return _passed(f"{configured} parses")
+            return "fail", where, "fix the line (uvdock lts check lists every problem)"
+        return "pass", f"{configured} parses", ""
 
 
 # (name, method, prerequisites): a check runs only when every prerequisite passed.

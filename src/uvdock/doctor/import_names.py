@@ -50,8 +50,5 @@ def distributions(module: str) -> tuple[str, ...] | None:
     """The distributions that provide import `module` (dotted: the longest listed prefix,
     else its top-level name); None when not listed, () when none on PyPI does."""
     parts = module.split(".")
-    for end in range(len(parts), 0, -1):
-        found = DISTRIBUTIONS.get(".".join(parts[:end]))
-        if found is not None:
-            return found
-    return None
+    prefixes = (".".join(parts[:end]) for end in range(len(parts), 0, -1))
+    return next((DISTRIBUTIONS[p] for p in prefixes if p in DISTRIBUTIONS), None)

@@ -10,7 +10,6 @@ this module gets its text.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
@@ -24,8 +23,7 @@ class LockedPackage(NamedTuple):
     git_commit: str | None
 
 
-@dataclass(frozen=True)
-class Drift:
+class Drift(NamedTuple):
     name: str
     lts: str  # the pinned version, or the git ref / URL of a direct reference
     lock: str | None  # None: the lock does not have the package
@@ -39,9 +37,6 @@ class Drift:
             count = f"{self.distance} " if self.distance else ""
             return f"{self.status} ({count}{self.level})"
         return self.status
-
-    def as_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def _git_source(source: str) -> tuple[str | None, str | None]:

@@ -77,14 +77,13 @@ class Command(BaseCommand):
         else:
             base = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
         lock_path = None if args.lock is None else ctx.user_path(args.lock)
-        tree = args.working_tree
         source = read_lock_source(
-            ctx.repo, base, lock_path=lock_path, working_tree=tree, named=named
+            ctx.repo, base, lock_path=lock_path, working_tree=args.working_tree, named=named
         )
         drifts = lts_drift.compare(pin_set.pins, lts_drift.locked_packages(*source))
         shown = drifts if args.all else [d for d in drifts if d.status != "same"]
         if ctx.options.json:
-            listed = [d.as_json() for d in shown]
+            listed = [d._asdict() for d in shown]
             ctx.out.json({"path": display, "lock": source.description, "drift": listed})
             return 0
         ctx.out.info(f"comparing {display} with {source.description}")
