@@ -140,7 +140,7 @@ def diagnose_stream(
     declarations (project.declared), for advice that fits."""
     hits: dict[str, tuple[int, str, dict[str, str]]] = {}
     required: set[str] = set()  # `requires` patterns seen somewhere
-    error_lines: list[tuple[int, str]] = []
+    error_lines: dict[int, str] = {}  # line number -> line
     first_line = 1
     for text in blocks(stream):
         for signature in signatures:
@@ -156,9 +156,7 @@ def diagnose_stream(
         # Shown only when nothing is found.
         if len(error_lines) < MAX_ERROR_LINES and _may_match(ERROR_LINE, text):
             for match in _compiled(ERROR_LINE).finditer(text):
-                number, line = _where(text, match.start(), first_line)
-                if not error_lines or error_lines[-1][0] != number:
-                    error_lines.append((number, line))
+                error_lines.setdefault(*_where(text, match.start(), first_line))
                 if len(error_lines) == MAX_ERROR_LINES:
                     break
         first_line += text.count(b"\n") + 1
@@ -174,7 +172,7 @@ def diagnose_stream(
         command = advice.command.format_map(_Defaults({**groups, **from_log}))
         findings.append(Finding(signature.name, line, number, cause, fix, command))
     findings.sort(key=lambda f: f.line_number)
-    return Diagnosis(findings, [] if findings else error_lines)
+    return Diagnosis(findings, [] if findings else list(error_lines.items()))
 
 
 def diagnose(

@@ -74,11 +74,7 @@ class Pin:
 
     def as_json(self) -> dict[str, object]:
         shown = ("name", "spec", "line", "version", "url", "extras", "marker", "comment", "hashes")
-        return {key: _plain(getattr(self, key)) for key in shown}
-
-
-def _plain(value: object) -> object:
-    return list(value) if isinstance(value, tuple) else value
+        return {k: list(v) if isinstance(v := getattr(self, k), tuple) else v for k in shown}
 
 
 class Problem(NamedTuple):
