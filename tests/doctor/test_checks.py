@@ -206,7 +206,7 @@ def test_a_network_failure_is_not_advised_an_offline_sync(
 
 
 def test_the_page_doctor_names_says_what_an_image_needs() -> None:
-    from uvdock.doctor.fixes import FORK_DOC
+    from uvdock.doctor.checks import FORK_DOC
 
     page = (Path(__file__).resolve().parents[2] / FORK_DOC).read_text()
     for needed in (

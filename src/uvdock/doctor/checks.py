@@ -11,7 +11,8 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.run.shim import Shim
 
+FORK_DOC = "docs/contributing-from-a-fork.md"
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
 _PYTHON_VERSION = "import platform; print(platform.python_version())"
 # doctor/signatures.py rows that mean the network, not the project.
@@ -39,172 +41,130 @@ class CheckResult:
 
     def to_json(self) -> dict[str, object]:
         ok = None if self.status == "skip" else self.status != "fail"
-        return {
-            "name": self.name,
-            "ok": ok,
-            "status": self.status,
-            "detail": self.detail,
-            "fix": self.fix,
-            "seconds": round(self.seconds, 1),
-        }
+        return {"name": self.name, "ok": ok, **asdict(self), "seconds": round(self.seconds, 1)}
 
 
-def _passed(detail: str) -> tuple[str, str, str]:
-    return "pass", detail, ""
-
-
-def _failed(detail: str, fix: str) -> tuple[str, str, str]:
-    return "fail", detail, fix
+Outcome = tuple[str, str, str]  # status, detail, fix
 
 
 def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    return (text.strip().splitlines() or [""])[-1].strip()
 
 
 class _Checks:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self._shim: Shim | None = None
         self.python = ""  # the venv's Python version, once the venv check read it
 
-    @property
+    @cached_property
     def shim(self) -> Shim:
-        if self._shim is None:
-            from uvdock.run.shim import Shim
+        from uvdock.run.shim import Shim
 
-            ctx = self.ctx
-            said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
-            self._shim = Shim(
-                ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
-            )
-        return self._shim
+        ctx = self.ctx
+        said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
+        return Shim(
+            ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
+        )
 
-    @property
-    def mode(self) -> str:
-        return self.shim.placement.mode
+    def git_repository(self) -> Outcome:
+        return "pass", str(self.ctx.repo), ""
 
-    def git_repository(self) -> tuple[str, str, str]:
-        return _passed(str(self.ctx.repo))
-
-    def engine(self) -> tuple[str, str, str]:
+    def engine(self) -> Outcome:
         placement = self.shim.placement
-        if placement.mode == "local" and placement.by_hand:
-            return _passed(f"none: uv runs on this machine ({placement.said})")
         if placement.mode == "local":
-            return _passed("already inside the CI container (local)")
+            if placement.by_hand:
+                return "pass", f"none: uv runs on this machine ({placement.said})", ""
+            return "pass", "already inside the CI container (local)", ""
         if placement.mode == "srun":
             from uvdock.run import slurm
 
             if proc.which("srun", self.ctx.env) is None:
-                return _failed(
-                    "srun is not on PATH",
-                    "run on a Slurm login node, or choose --engine docker|podman",
-                )
+                fix = "run on a Slurm login node, or choose --engine docker|podman"
+                return "fail", "srun is not on PATH", fix
             slurm.preflight(self.ctx.env, placement.extra_args)  # exit-3 errors: fail + fix
-            return _passed("srun with pyxis; slurmctld answers")
-        probe = proc.run([placement.engine, "info"], env=self.ctx.env, check=False, timeout=60)
-        if not probe.ok:
-            return _failed(
-                f"{placement.engine} is installed but not reachable: {_last_line(probe.stderr)}",
-                self._engine_fix(placement.engine),
-            )
-        return _passed(f"{placement.engine} reachable")
-
-    def _engine_fix(self, engine: str) -> str:
+            return "pass", "srun with pyxis; slurmctld answers", ""
+        engine = placement.engine
+        probe = proc.run([engine, "info"], env=self.ctx.env, check=False, timeout=60)
+        if probe.ok:
+            return "pass", f"{engine} reachable", ""
         other = "podman" if engine == "docker" else "docker"
         fix = "start the engine's daemon/socket (or set DOCKER_HOST)"
         if proc.which(other, self.ctx.env) is not None:
             fix += f", or choose --engine {other}"
-        return fix
+        return "fail", f"{engine} is installed but not reachable: {_last_line(probe.stderr)}", fix
 
-    def image(self) -> tuple[str, str, str]:
+    def image(self) -> Outcome:
         placement = self.shim.placement
         if placement.mode == "srun":
             from uvdock.run import slurm
 
             image = slurm.configured_image(self.ctx.config, self.ctx.repo)
-            return _passed(f"{image}" + (" (squashfs)" if image.startswith("/") else ""))
+            return "pass", image + (" (squashfs)" if image.startswith("/") else ""), ""
         if placement.mode == "local":
-            return _passed(placement.describe())
+            return "pass", placement.describe(), ""
         from uvdock.run import probe
 
+        engine, container = placement.engine, placement.container
         if placement.mode == "exec":
-            info = probe.container(placement.engine, placement.container, self.ctx.env, timeout=60)
+            info = probe.container(engine, container, self.ctx.env, timeout=60)
             if info is None:
-                return _failed(
-                    f"no container named {placement.container}",
-                    "start it, or drop --container to use an image",
-                )
+                fix = "start it, or drop --container to use an image"
+                return "fail", f"no container named {container}", fix
             if not info.running:
-                return _failed(
-                    f"container {placement.container} is not running",
-                    f"{placement.engine} start {placement.container}",
-                )
-            return _passed(f"container {placement.container} is running")
-        found = probe.image(placement.engine, placement.image, self.ctx.env, timeout=60)
-        why = self._image_origin()
-        if not found.present:
-            return _failed(
-                f"image {placement.image} is not present in {placement.engine}{why}",
-                self._image_fix(placement.engine),
-            )
-        return _passed(f"image {placement.image} present{why}")
-
-    def _image_origin(self) -> str:
-        """Why this image: derived from the repository, uvdock's default, or who set it."""
+                why = f"container {container} is not running"
+                return "fail", why, f"{engine} start {container}"
+            return "pass", f"container {container} is running", ""
+        # Why this image: derived from the repository, uvdock's default, or who set it.
         origin = self.ctx.layers.origins.get("image")
-        if origin == "--image":
-            return ""  # named on this command line
         if origin is None:
-            return " (uvdock's default, Megatron-LM's; set `image` in [tool.uvdock])"
-        return f" ({origin})" if origin.startswith("derived") else f" (set in {origin})"
+            why = " (uvdock's default, Megatron-LM's; set `image` in [tool.uvdock])"
+        elif origin == "--image":
+            why = ""  # named on this command line
+        else:
+            why = f" ({origin})" if origin.startswith("derived") else f" (set in {origin})"
+        if not probe.image(engine, placement.image, self.ctx.env, timeout=60).present:
+            missing = f"image {placement.image} is not present in {engine}{why}"
+            return "fail", missing, self._image_fix()
+        return "pass", f"image {placement.image} present{why}", ""
 
-    def _image_fix(self, engine: str) -> str:
-        """How to get the CI image here (doctor.fixes), from what this machine can do."""
-        from uvdock.doctor.fixes import image_ways
-        from uvdock.image import heredoc
+    def _image_fix(self) -> str:
+        """How to get the CI image: a build only where this engine can build the Dockerfile,
+        a pull only with the remote it pulls from, else an image of one's own."""
+        from uvdock.commands.image.build import build_refusal
         from uvdock.run import git
 
-        config = self.ctx.config
-        try:
-            text = textlines.read_text(
-                self.ctx.repo / config.dockerfile, errors="replace", newlines=True
-            )
-        except OSError:  # nothing to build from
-            text, cannot_build = "", f"no {config.dockerfile} in this repository"
-        else:
-            cannot_build = ""
-        line = heredoc.first_heredoc(text)
-        if line is not None and engine in ("docker", "podman"):
-            from uvdock.run import builder_probe
-
-            found = heredoc.verdict(
-                builder_probe.builder(engine, self.ctx.env), config.dockerfile, line
-            )
+        ctx, config, engine = self.ctx, self.ctx.config, self.shim.placement.engine
+        cannot_build = ""
+        if not textlines.regular_file(ctx.repo / config.dockerfile):  # nothing to build from
+            cannot_build = f"no {config.dockerfile} in this repository"
+        elif engine in ("docker", "podman"):
+            found = build_refusal(ctx, engine, config.dockerfile)
             cannot_build = found.message if found is not None and found.refuse else ""
-        return image_ways(
-            cannot_build=cannot_build,
-            can_pull=bool(config.registry_image)
-            and git.remote_url(self.ctx.repo, config.gitlab_remote) is not None,
-            venv=config.venv,
+        can_pull = bool(config.registry_image) and (
+            git.remote_url(ctx.repo, config.gitlab_remote) is not None
+        )
+        ways = ["uvdock image build"] * (not cannot_build) + ["uvdock image pull"] * can_pull
+        why = f" (no build here: {cannot_build})" if cannot_build else ""
+        if ways:
+            return " or ".join(ways) + f", or name one with --image ({FORK_DOC}){why}"
+        return (
+            f"an image of your own that holds uv, the venv ({config.venv}) and a Python "
+            f"satisfying requires-python, named with --image ({FORK_DOC}){why}"
         )
 
-    def mounts(self) -> tuple[str, str, str]:
+    def mounts(self) -> Outcome:
+        where = self.ctx.config.workdir
         try:
             self.shim.check_usable()
         except UvdockError as exc:
-            return _failed(
-                exc.message, exc.hint or f"mount {self.ctx.repo} at {self.ctx.config.workdir}"
-            )
-        where = self.ctx.config.workdir
-        if self.mode == "exec":
-            return _passed(f"container mounts this repository at {where}")
-        if self.mode == "local":
-            return _passed("runs here (no mount needed)")
-        return _passed(f"fresh containers mount {self.ctx.repo} at {where}")
+            return "fail", exc.message, exc.hint or f"mount {self.ctx.repo} at {where}"
+        mounted = {
+            "exec": f"container mounts this repository at {where}",
+            "local": "runs here (no mount needed)",
+        }.get(self.shim.placement.mode, f"fresh containers mount {self.ctx.repo} at {where}")
+        return "pass", mounted, ""
 
-    def uv(self) -> tuple[str, str, str]:
+    def uv(self) -> Outcome:
         from uvdock.project.pyproject import required_uv_version
         from uvdock.project.uvversion import parse, satisfies
 
@@ -212,122 +172,99 @@ class _Checks:
         version = parse(found.stdout) if found.ok else None
         if version is None:
             why = _last_line(found.stderr) or f"exit {found.returncode}"
-            return _failed(
-                f"uv not found in the container ({why})",
-                f"wrong image: {self._image_fix(self.shim.placement.engine)}",
-            )
+            fix = f"wrong image: {self._image_fix()}"
+            return "fail", f"uv not found in the container ({why})", fix
         required = required_uv_version(self.ctx.repo)
         if required is None:
-            return _passed(f"uv {version} (no [tool.uv] required-version)")
+            return "pass", f"uv {version} (no [tool.uv] required-version)", ""
         if not satisfies(version, required):
-            return _failed(
-                f"uv {version} does not satisfy required-version {required}",
-                f"a newer CI image: {self._image_fix(self.shim.placement.engine)}",
-            )
-        return _passed(f"uv {version} satisfies required-version {required}")
+            why = f"uv {version} does not satisfy required-version {required}"
+            return "fail", why, f"a newer CI image: {self._image_fix()}"
+        return "pass", f"uv {version} satisfies required-version {required}", ""
 
-    def venv(self) -> tuple[str, str, str]:
+    def venv(self) -> Outcome:
         venv = self.ctx.config.venv
         # One container answers both: the venv's Python is there, and which it is.
         found = self.shim.capture([f"{venv}/bin/python", "-c", _PYTHON_VERSION])
-        version = found.stdout.strip()
-        if not found.ok or not version:
-            return _failed(
-                f"{venv}/bin/python is missing in the container",
-                "set venv in your user config, or use the CI image: "
-                f"{self._image_fix(self.shim.placement.engine)}",
-            )
-        self.python = version
-        return _passed(f"{venv}/bin/python present")
+        self.python = found.stdout.strip()
+        if not found.ok or not self.python:
+            fix = f"set venv in your user config, or use the CI image: {self._image_fix()}"
+            return "fail", f"{venv}/bin/python is missing in the container", fix
+        return "pass", f"{venv}/bin/python present", ""
 
-    def python_version(self) -> tuple[str, str, str]:
+    def python_version(self) -> Outcome:
         from uvdock.project.pyproject import requires_python
         from uvdock.project.uvversion import satisfies  # a version against a specifier set
 
         required = requires_python(self.ctx.repo)
         if required is None:
-            return _passed(f"Python {self.python} (no requires-python)")
+            return "pass", f"Python {self.python} (no requires-python)", ""
         if satisfies(self.python, required):
-            return _passed(f"Python {self.python} satisfies requires-python {required}")
-        return _failed(
-            f"Python {self.python} in {self.ctx.config.venv} does not satisfy requires-python "
-            f"{required}: every uv command downloads another CPython instead",
-            f"an image whose venv Python satisfies {required}: "
-            f"{self._image_fix(self.shim.placement.engine)}",
-        )
+            return "pass", f"Python {self.python} satisfies requires-python {required}", ""
+        why = f"Python {self.python} in {self.ctx.config.venv} does not satisfy requires-python "
+        why += f"{required}: every uv command downloads another CPython instead"
+        return "fail", why, f"an image whose venv Python satisfies {required}: {self._image_fix()}"
 
-    def base_ref(self) -> tuple[str, str, str]:
+    def base_ref(self) -> Outcome:
         from uvdock.run import git
 
-        ctx = self.ctx
-        ref = ctx.base_ref
-        said = ctx.base_ref_said()
-        if git.verify_commit(ctx.repo, ref) is not None:
-            return _passed(said)
-        remote = git.remote_of(ref, ctx.repo)
-        if remote is not None:
+        ref, said = self.ctx.base_ref, self.ctx.base_ref_said()
+        if git.verify_commit(self.ctx.repo, ref) is not None:
+            return "pass", said, ""
+        if (remote := git.remote_of(ref, self.ctx.repo)) is not None:
             return "warn", f"{ref} does not exist here ({said})", f"git fetch {remote}"
-        return (
-            "warn",
-            f"{ref} does not exist here ({said}): `lock diff` needs BASE named",
-            'name one that exists: base-ref = "REF" in uvdock.toml or the user config',
-        )
+        fix = 'name one that exists: base-ref = "REF" in uvdock.toml or the user config'
+        return "warn", f"{ref} does not exist here ({said}): `lock diff` needs BASE named", fix
 
-    def pins(self) -> tuple[str, str, str]:
+    def pins(self) -> Outcome:
         from uvdock.image import pins
         from uvdock.image.scan import scan_managed
 
         findings = pins.check(scan_managed(self.ctx.repo, self.ctx.config))
-        if findings:
-            first = findings[0]
-            more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-            return _failed(
-                f"{first.location}: {first.message}{more}",
-                "see uvdock image check; uvdock image bump TAG moves every dev pin",
-            )
-        return _passed("the managed base-image pins agree")
+        if not findings:
+            return "pass", "the managed base-image pins agree", ""
+        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+        fix = "see uvdock image check; uvdock image bump TAG moves every dev pin"
+        return "fail", f"{findings[0].location}: {findings[0].message}{more}", fix
 
-    def lock(self) -> tuple[str, str, str]:
+    def lock(self) -> Outcome:
         from uvdock.doctor.logscan import diagnose
 
         found = self.shim.capture(["uv", "lock", "--check"])
         if found.ok:
-            return _passed("uv.lock matches pyproject.toml")
+            return "pass", "uv.lock matches pyproject.toml", ""
         findings = diagnose(found.stderr + "\n" + found.stdout).findings
         fix = findings[0].command if findings else "uvdock lock"
         if findings and findings[0].signature in _NETWORK_SIGNATURES:
+            # Not the signature's offline sync: it cannot check a lock, and fails on an empty cache.
             from uvdock.config.settings import user_config_file
-            from uvdock.doctor.fixes import network_fix
 
-            fix = network_fix(self.shim.placement.engine, str(user_config_file(self.ctx.env)))
-        return _failed(
-            f"uv lock --check failed: {_last_line(found.stderr) or f'exit {found.returncode}'}", fix
-        )
+            fix = "give the container a network that reaches the package index"
+            if self.shim.placement.engine == "podman":
+                where = user_config_file(self.ctx.env)
+                fix += f' (rootless podman: engine-args = ["--network=host"] in {where})'
+            fix += ', or a proxy (engine-args = ["--env", "HTTPS_PROXY"])'
+        why = _last_line(found.stderr) or f"exit {found.returncode}"
+        return "fail", f"uv lock --check failed: {why}", fix
 
-    def disk(self) -> tuple[str, str, str]:
+    def disk(self) -> Outcome:
         cache = Path(self.ctx.config.uv_cache).expanduser()
-        probe = cache
-        while not probe.exists() and probe != probe.parent:
-            probe = probe.parent
+        probe = next((p for p in (cache, *cache.parents) if p.exists()), Path(cache.anchor))
         free = shutil.disk_usage(probe).free
         detail = f"{free / 10**9:.1f} GB free at {cache}"
         if free < LOW_DISK_BYTES:
-            return (
-                "warn",
-                detail + " (under 5 GB)",
-                "free space there (uv cache prune), or point uv-cache at a bigger disk",
-            )
-        return _passed(detail)
+            fix = "free space there (uv cache prune), or point uv-cache at a bigger disk"
+            return "warn", detail + " (under 5 GB)", fix
+        return "pass", detail, ""
 
-    def reusable(self) -> tuple[str, str, str]:
+    def reusable(self) -> Outcome:
         """The unpacked containers the srun engine keeps (pyxis --container-name)."""
         from uvdock.run import slurm, slurm_containers, slurm_steps
 
         placement = self.shim.placement
         extra = placement.extra_args
-        listed = slurm_containers.list_containers(
-            self.ctx.env, extra, slurm_steps.doctor_nodes(self.ctx.env, extra)
-        )
+        nodes = slurm_steps.doctor_nodes(self.ctx.env, extra)
+        listed = slurm_containers.list_containers(self.ctx.env, extra, nodes)
         current = slurm.PYXIS_PREFIX + placement.container
         stale = sum(n != current for names in listed.values() for n in names)
         shown = "; ".join(
@@ -336,14 +273,11 @@ class _Checks:
             for node, names in listed.items()
         )
         if stale:
-            return (
-                "warn",
-                f"{shown}; {stale} not of the current image and checkout",
-                "uvdock doctor --prune",
-            )
-        return _passed(shown or "none")
+            why = f"{shown}; {stale} not of the current image and checkout"
+            return "warn", why, "uvdock doctor --prune"
+        return "pass", shown or "none", ""
 
-    def lts(self) -> tuple[str, str, str]:
+    def lts(self) -> Outcome:
         from uvdock.lts import requirements as lts
 
         configured = self.ctx.config.lts_requirements
@@ -352,16 +286,13 @@ class _Checks:
             return "skip", f"no {configured} here", ""
         problems = lts.parse(textlines.read_text(path, errors="replace")).problems
         if problems:
-            first = problems[0]
-            return _failed(
-                f"{configured}:{first.line}: {first.message}",
-                "fix the line (uvdock lts check lists every problem)",
-            )
-        return _passed(f"{configured} parses")
+            where = f"{configured}:{problems[0].line}: {problems[0].message}"
+            return "fail", where, "fix the line (uvdock lts check lists every problem)"
+        return "pass", f"{configured} parses", ""
 
 
 # (name, method, prerequisites): a check runs only when every prerequisite passed.
-_PLAN: tuple[tuple[str, Callable[[_Checks], tuple[str, str, str]], tuple[str, ...]], ...] = (
+_PLAN: tuple[tuple[str, Callable[[_Checks], Outcome], tuple[str, ...]], ...] = (
     ("git repository", _Checks.git_repository, ()),
     ("engine", _Checks.engine, ("git repository",)),
     ("image or container", _Checks.image, ("engine",)),
@@ -377,8 +308,6 @@ _PLAN: tuple[tuple[str, Callable[[_Checks], tuple[str, str, str]], tuple[str, ..
     ("LTS requirements", _Checks.lts, ("git repository",)),
 )
 
-_SRUN_ONLY = ("srun unpacked containers",)
-
 
 def _on_srun(ctx: Context) -> bool:
     try:
@@ -392,15 +321,13 @@ def run_checks(
 ) -> list[CheckResult]:
     """Every check in order, each handed to `on_result` as it finishes (doctor talks while
     it works); doctor only reads, so --dry-run does not stop the probes."""
-    if ctx.dry_run:
-        ctx = ctx.with_options(dry_run=False)
+    ctx = ctx.with_options(dry_run=False) if ctx.dry_run else ctx
     checks = _Checks(ctx)
     results: dict[str, CheckResult] = {}
     for name, method, needs in _PLAN:
-        if name in _SRUN_ONLY and not _on_srun(ctx):
+        if method is _Checks.reusable and not _on_srun(ctx):
             continue  # not a question elsewhere: no line for it
-        blocked = [n for n in needs if results[n].status not in ("pass", "warn")]
-        if blocked:
+        if blocked := [n for n in needs if results[n].status not in ("pass", "warn")]:
             # Name the check that failed, not the one skipped because of it.
             cause = results[blocked[0]]
             detail = cause.detail if cause.status == "skip" else f"skipped: {cause.name} failed"
@@ -411,8 +338,7 @@ def run_checks(
                 status, detail, fix = method(checks)
             except UvdockError as exc:
                 status, detail, fix = "fail", exc.message, exc.hint or ""
-            took = time.monotonic() - started
-            results[name] = CheckResult(name, status, detail, fix, took)
+            results[name] = CheckResult(name, status, detail, fix, time.monotonic() - started)
         if on_result is not None:
             on_result(results[name])
     return list(results.values())

@@ -33,17 +33,14 @@ DISTRIBUTIONS: Mapping[str, tuple[str, ...]] = {
     "fitz": ("PyMuPDF",),
     "docx": ("python-docx",),
     "pptx": ("python-pptx",),
-    "mpi4py": ("mpi4py",),
     "transformer_engine": ("transformer-engine",),
     "modelopt": ("nvidia-modelopt",),
     "multistorageclient": ("multi-storage-client",),
     "msc": ("multi-storage-client",),
-    "nvtx": ("nvtx",),
     "google.protobuf": ("protobuf",),
     "grpc": ("grpcio",),
     "pkg_resources": ("setuptools",),
     "Levenshtein": ("levenshtein", "python-levenshtein"),
-    "sentencepiece": ("sentencepiece",),
     "tensorrt_llm": ("tensorrt-llm",),
     "apex": (),  # NVIDIA Apex: built from source (the NGC PyTorch images ship it)
 }
@@ -53,8 +50,5 @@ def distributions(module: str) -> tuple[str, ...] | None:
     """The distributions that provide import `module` (dotted: the longest listed prefix,
     else its top-level name); None when not listed, () when none on PyPI does."""
     parts = module.split(".")
-    for end in range(len(parts), 0, -1):
-        found = DISTRIBUTIONS.get(".".join(parts[:end]))
-        if found is not None:
-            return found
-    return None
+    prefixes = (".".join(parts[:end]) for end in range(len(parts), 0, -1))
+    return next((DISTRIBUTIONS[p] for p in prefixes if p in DISTRIBUTIONS), None)

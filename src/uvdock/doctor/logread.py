@@ -31,73 +31,43 @@ _TIMESTAMP = re.compile(_STAMP)
 _NEXT_STAMP = re.compile(rb"\n" + _STAMP)
 
 
-def _redrawn(line: bytes) -> bytes:
-    """What stays on screen of a line redrawn with carriage returns: the text after the
-    last CR that something followed."""
-    return line.rstrip(b"\r").rpartition(b"\r")[2]
+def _visible(line: bytes) -> bytes:
+    """What stays on screen of a line redrawn with carriage returns (the text after the last
+    CR that something followed), cut at MAX_LINE."""
+    line = line.rstrip(b"\r").rpartition(b"\r")[2]
+    return line[:MAX_LINE] + TRUNCATED if len(line) > MAX_LINE else line
 
 
-def _bounded(line: bytes) -> bytes:
-    if b"\r" in line:
-        line = _redrawn(line)
-    if len(line) > MAX_LINE:
-        line = line[:MAX_LINE] + TRUNCATED
-    return line
-
-
-class _Carry:
-    """The unfinished last line of a block, kept to MAX_LINE bytes however long it grows,
-    redrawn as it arrives (a progress bar is one "line" of many CRs)."""
-
-    def __init__(self) -> None:
-        self.text = b""
-        self.cut = False
-        self.pending_cr = False  # a CR ended the last part: the next text starts over
-
-    def add(self, part: bytes) -> None:
-        if not part:
-            return
-        stripped = part.rstrip(b"\r")
-        if b"\r" in stripped:  # redrawn within this part: only what follows the last CR stays
-            self.text, self.cut = b"", False
-            stripped = stripped.rpartition(b"\r")[2]
-        elif stripped and self.pending_cr:
-            self.text, self.cut = b"", False
-        room = MAX_LINE - len(self.text)
-        if len(stripped) > room:
-            stripped, self.cut = stripped[:room], True
-        self.text += stripped
-        self.pending_cr = part.endswith(b"\r")
-
-    def take(self, rest: bytes) -> bytes:
-        self.add(rest)
-        line = self.text + (TRUNCATED if self.cut else b"")
-        self.text, self.cut, self.pending_cr = b"", False, False
-        return line
+def _carried(text: bytes) -> bytes:
+    """The unfinished last line of a block as it stays on screen so far (a progress bar is
+    one "line" of many CRs), kept to MAX_LINE + 1 bytes however long it grows; one trailing
+    CR says that the next text starts over."""
+    shown = text.rstrip(b"\r")
+    return shown.rpartition(b"\r")[2][: MAX_LINE + 1] + b"\r" * (len(shown) < len(text))
 
 
 def blocks(stream: BinaryIO) -> Iterator[bytes]:
     """The log as cleaned blocks of whole lines (b"\\n"-separated, no final newline). Bytes:
     the patterns run on UTF-8 as it is, and nothing is decoded but the lines shown."""
-    carry = _Carry()
+    carry = b""
     stamped: bool | None = None
     while chunk := stream.read(BLOCK):
         body, newline, tail = chunk.rpartition(b"\n")
         if not newline:
-            carry.add(chunk)
+            carry = _carried(carry + chunk)
             continue
         first, more, body = body.partition(b"\n")
-        lines = [carry.take(first)]
+        lines = [_visible(carry + first)]
         if more:
             rest = body.split(b"\n")
             if b"\r" in body or max(map(len, rest)) > MAX_LINE:
-                rest = [_bounded(line) for line in rest]
+                rest = [_visible(line) for line in rest]
             lines += rest
-        carry.add(tail)
+        carry = _carried(tail)
         text, stamped = _clean(b"\n".join(lines), stamped)
         yield text
-    if carry.text:
-        yield _clean(carry.take(b""), stamped)[0]
+    if carry.rstrip(b"\r"):
+        yield _clean(_visible(carry), stamped)[0]
 
 
 def _clean(text: bytes, stamped: bool | None) -> tuple[bytes, bool]:

@@ -1,7 +1,7 @@
 """How far the LTS pins lag behind uv.lock: per package, behind / ahead / same, and by how much.
 
-uv.lock is read with tomllib (tomlkit is ten times slower on a real lock). A package may
-appear several times in a lock with forked resolutions; the newest locked version counts.
+uv.lock is read with the shared lockfile scanner. A package may appear several times in a
+lock with forked resolutions; the newest locked version counts.
 Git sources are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in
 the lock); a ref that reads as a version (`v0.2.0`) is also compared as one. Which lock
 to compare with (a file, the working tree, base-ref's through git) is the command's choice:
@@ -10,24 +10,20 @@ this module gets its text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.lts.requirements import Pin
 
 
-@dataclass(frozen=True)
-class LockedPackage:
-    key: str
+class LockedPackage(NamedTuple):
     version: str | None
     git_ref: str | None  # rev / tag / branch of a git source
     git_commit: str | None
 
 
-@dataclass(frozen=True)
-class Drift:
+class Drift(NamedTuple):
     name: str
     lts: str  # the pinned version, or the git ref / URL of a direct reference
     lock: str | None  # None: the lock does not have the package
@@ -42,16 +38,6 @@ class Drift:
             return f"{self.status} ({count}{self.level})"
         return self.status
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "lts": self.lts,
-            "lock": self.lock,
-            "status": self.status,
-            "level": self.level,
-            "distance": self.distance,
-        }
-
 
 def _git_source(source: str) -> tuple[str | None, str | None]:
     """(ref, commit) of a lockfile source string "git+URL?rev=REF#COMMIT"."""
@@ -64,8 +50,8 @@ def _git_source(source: str) -> tuple[str | None, str | None]:
     return ref, parts.fragment or None
 
 
-def locked_packages(lock_text: str, origin: str) -> dict[str, list[LockedPackage]]:
-    """Normalized name -> its locked versions (the shared lockfile scanner; tomllib-exact)."""
+def locked_packages(lock_text: str, origin: str) -> dict[str, LockedPackage]:
+    """Normalized name -> its newest locked version."""
     from uvdock.lock import lockfile
 
     try:
@@ -75,84 +61,61 @@ def locked_packages(lock_text: str, origin: str) -> dict[str, list[LockedPackage
             f"{origin}: {exc}",
             hint="a uv.lock with conflict markers is fixed with `uvdock lock resolve`",
         ) from exc
-    packages: dict[str, list[LockedPackage]] = {}
+    newest: dict[str, LockedPackage] = {}
     for key, found in entries.items():
-        for version, source in sorted(found):
-            ref, commit = _git_source(source)
-            packages.setdefault(key, []).append(LockedPackage(key, version or None, ref, commit))
-    return packages
+        locked = [LockedPackage(v or None, *_git_source(source)) for v, source in sorted(found)]
+        newest[key] = max(locked, key=_newness)
+    return newest
 
 
-def _url_ref(url: str) -> str:
-    """`git+https://host/repo.git@v0.2.0#egg=x` -> `v0.2.0`; the URL itself when it has no ref."""
-    path = urlsplit(url).path
-    return path.rsplit("@", 1)[1] if "@" in path.rsplit("/", 1)[-1] else url
+def _newness(pkg: LockedPackage) -> tuple[int, Any]:
+    version = _as_version(pkg.version)
+    return (1, version) if version is not None else (0, 0)
 
 
 def _as_version(text: str | None) -> Any:
+    """`text` read as a version (`v0.2.0` too), or None."""
     from packaging.version import InvalidVersion, Version
 
-    if not text:
-        return None
     try:
-        return Version(text[1:] if text[:1] in ("v", "V") else text)
+        return Version(text[1:] if text[:1] in ("v", "V") else text) if text else None
     except InvalidVersion:
         return None
 
 
-def _level(older: Any, newer: Any) -> tuple[str, int | None]:
-    a = (*older.release, 0, 0, 0)
-    b = (*newer.release, 0, 0, 0)
-    for index, name in enumerate(("major", "minor", "patch")):
-        if a[index] != b[index]:
-            return name, abs(b[index] - a[index])
-    return "pre/post/local", None
-
-
-def _newest(candidates: list[LockedPackage]) -> LockedPackage:
-    def sort_key(pkg: LockedPackage) -> tuple[int, Any]:
-        version = _as_version(pkg.version)
-        return (1, version) if version is not None else (0, 0)
-
-    return max(candidates, key=sort_key)
-
-
-def _pinned(pin: Pin) -> str:
-    """What the LTS file pins: the version, the git ref of a URL, or the specifier."""
-    return pin.version or (_url_ref(pin.url) if pin.url else pin.specifier or "*")
-
-
-def _git_ref_matches(lts: str, pkg: LockedPackage) -> bool:
-    return lts in (pkg.git_ref, pkg.git_commit) or (pkg.git_commit or "").startswith(lts)
-
-
 def _by_version(name: str, lts: str, lock: str, lock_text: str | None) -> Drift:
     """Same, behind or ahead (and by how much) when both sides read as versions."""
-    lts_version = _as_version(lts)
-    lock_version = _as_version(lock_text)
-    if lts_version is None or lock_version is None:
+    ours, theirs = _as_version(lts), _as_version(lock_text)
+    if ours is None or theirs is None:
         return Drift(name, lts, lock, "same" if lts == lock else "different")
-    if lts_version == lock_version:
+    if ours == theirs:
         return Drift(name, lts, lock, "same")
-    if lts_version < lock_version:
-        return Drift(name, lts, lock, "behind", *_level(lts_version, lock_version))
-    return Drift(name, lts, lock, "ahead", *_level(lock_version, lts_version))
+    older, newer = sorted((ours, theirs))
+    status = "behind" if ours < theirs else "ahead"
+    a, b = (*older.release, 0, 0, 0), (*newer.release, 0, 0, 0)
+    for index, level in enumerate(("major", "minor", "patch")):
+        if a[index] != b[index]:
+            return Drift(name, lts, lock, status, level, abs(b[index] - a[index]))
+    return Drift(name, lts, lock, status, "pre/post/local")
 
 
-def _drift(pin: Pin, candidates: list[LockedPackage] | None) -> Drift:
-    lts = _pinned(pin)
-    if not candidates:
+def _drift(pin: Pin, pkg: LockedPackage | None) -> Drift:
+    # What the LTS file pins: the version, the git ref of a URL, or the specifier.
+    lts = pin.version or pin.specifier or "*"
+    if pin.url:  # `git+https://host/repo.git@v0.2.0#egg=x` -> `v0.2.0`, else the URL
+        path = urlsplit(pin.url).path
+        lts = pin.version or (path.rsplit("@", 1)[1] if "@" in path.rsplit("/", 1)[-1] else pin.url)
+    if pkg is None:
         return Drift(pin.name, lts, None, "not in lock")
-    pkg = _newest(candidates)
     if pkg.git_ref and pin.url:
         # A git source: compare refs (or commits), else the ref read as a version.
         lock = f"{pkg.version} ({pkg.git_ref})" if pkg.version else pkg.git_ref
-        if _git_ref_matches(lts, pkg):
+        if lts in (pkg.git_ref, pkg.git_commit) or (pkg.git_commit or "").startswith(lts):
             return Drift(pin.name, lts, lock, "same")
         return _by_version(pin.name, lts, lock, pkg.git_ref)
     return _by_version(pin.name, lts, pkg.version or pkg.git_ref or "?", pkg.version)
 
 
-def compare(pins: list[Pin], locked: dict[str, list[LockedPackage]]) -> list[Drift]:
+def compare(pins: list[Pin], locked: dict[str, LockedPackage]) -> list[Drift]:
     """One Drift per LTS pin, in file order."""
     return [_drift(pin, locked.get(pin.key)) for pin in pins]

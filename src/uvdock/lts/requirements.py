@@ -1,17 +1,18 @@
 """The LTS pin set (docker/lts/requirements.txt): parse it, check it, locate its pins.
 
 The file is a pip requirements file read by `docker/Dockerfile.ci.lts`. Parsing keeps
-every byte's position so edits (see lts_edit) change only the text of a named pin:
-physical lines are those of uvdock.files.textlines (split on LF, a CR kept with the ending), so
-CRLF and a missing final newline survive. A requirement line may carry pip options (`--hash=...`),
+every byte's position so edits (lts/pin.py) change only the text of a named pin: physical
+lines are those of uvdock.files.textlines (split on LF, a CR kept with the ending), so CRLF
+and a missing final newline survive. A requirement line may carry pip options (`--hash=...`),
 continue on the next line with a trailing backslash, and end in a `# comment`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.files.textlines import Line, read_text, regular_file, split_lines
@@ -24,8 +25,7 @@ _COMMENT = re.compile(r"(?:^|(?<=\s))#")
 _OPTION = re.compile(r"(?<=\s)--?[A-Za-z]")
 
 
-@dataclass(frozen=True)
-class LineParts:
+class LineParts(NamedTuple):
     """The first physical line of a requirement, cut so its text can be replaced in place."""
 
     indent: str
@@ -38,20 +38,31 @@ class LineParts:
         return len(self.indent) + len(self.requirement) + len(self.gap)
 
 
+class Requirement(NamedTuple):
+    """What a requirement line says, as packaging reads it."""
+
+    name: str
+    extras: tuple[str, ...]
+    specifier: str  # "==4.67.3", "" for a URL or a bare name
+    version: str | None  # of an exact `==` pin
+    url: str | None
+    marker: str | None
+
+
 @dataclass(frozen=True)
 class Pin:
     line: int  # 1-based physical line where the requirement starts
     last_line: int  # last physical line (continuations)
-    name: str  # as the file spells it
     key: str  # PEP 503 normalized name
     spec: str  # the requirement text as written
+    comment: str
+    options: tuple[str, ...]  # pip options on the line, e.g. --hash=sha256:...
+    name: str  # as the file spells it
     extras: tuple[str, ...]
-    specifier: str  # "==4.67.3", "" for a URL or a bare name
-    version: str | None  # the version of an exact `==` pin
+    specifier: str
+    version: str | None
     url: str | None
     marker: str | None
-    comment: str
-    options: tuple[str, ...] = ()  # pip options on the line, e.g. --hash=sha256:...
 
     @property
     def hashes(self) -> tuple[str, ...]:
@@ -62,31 +73,20 @@ class Pin:
         return self.url is not None or self.version is not None
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "spec": self.spec,
-            "line": self.line,
-            "version": self.version,
-            "url": self.url,
-            "extras": list(self.extras),
-            "marker": self.marker,
-            "comment": self.comment,
-            "hashes": list(self.hashes),
-        }
+        shown = ("name", "spec", "line", "version", "url", "extras", "marker", "comment", "hashes")
+        return {k: list(v) if isinstance(v := getattr(self, k), tuple) else v for k in shown}
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     line: int
     message: str
 
 
-@dataclass(frozen=True)
-class LtsFile:
+class LtsFile(NamedTuple):
     text: str
     lines: list[Line]
-    pins: list[Pin] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)  # lines that are not requirements
+    pins: list[Pin]
+    problems: list[Problem]  # lines that are not requirements
 
     def find(self, key: str) -> list[Pin]:
         return [p for p in self.pins if p.key == key]
@@ -107,11 +107,7 @@ def cut_line(content: str) -> LineParts:
     """Split a requirement's first physical line into indent, requirement, gap and tail."""
     body = content.lstrip()
     indent = content[: len(content) - len(body)]
-    ends = [len(body)]
-    for pattern in (_COMMENT, _OPTION):
-        match = pattern.search(body)
-        if match:
-            ends.append(match.start())
+    ends = [len(body)] + [m.start() for p in (_COMMENT, _OPTION) if (m := p.search(body))]
     if body.rstrip().endswith("\\"):
         ends.append(len(body.rstrip()) - 1)
     tail_start = min(ends)
@@ -121,55 +117,35 @@ def cut_line(content: str) -> LineParts:
 
 def _logical_text(contents: list[str]) -> tuple[str, str, tuple[str, ...]]:
     """(requirement, comment, options) of a logical line made of continued physical lines."""
-    joined_parts: list[str] = []
+    texts: list[str] = []
     comment = ""
     for content in contents:
-        text = content.rstrip()
-        if text.endswith("\\"):
-            text = text[:-1]
-        match = _COMMENT.search(text)
-        if match:
+        text = content.rstrip().removesuffix("\\")
+        if match := _COMMENT.search(text):
             comment = comment or text[match.start() :].strip()
             text = text[: match.start()]
-        joined_parts.append(text)
-    joined = " ".join(joined_parts).strip()
-    option_match = _OPTION.search(joined)
-    if option_match is None:
+        texts.append(text)
+    joined = " ".join(texts).strip()
+    option = _OPTION.search(joined)
+    if option is None:
         return joined, comment, ()
-    options = _split_options(joined[option_match.start() :].split())
-    return joined[: option_match.start()].strip(), comment, options
-
-
-def _split_options(tokens: list[str]) -> tuple[str, ...]:
-    """Glue `--hash sha256:x` into `--hash=sha256:x` so every option is one token."""
+    # Glue `--hash sha256:x` into `--hash=sha256:x` so every option is one token.
     options: list[str] = []
-    for token in tokens:
+    for token in joined[option.start() :].split():
         if options and not token.startswith("-") and "=" not in options[-1]:
             options[-1] = f"{options[-1]}={token}"
         else:
             options.append(token)
-    return tuple(options)
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """What a requirement line says, as packaging reads it."""
-
-    name: str
-    extras: tuple[str, ...]
-    specifier: str
-    version: str | None  # of an exact `==` pin
-    url: str | None
-    marker: str | None
+    return joined[: option.start()].strip(), comment, tuple(options)
 
 
 # The shapes almost every LTS line has (`name[extras]==1.2.3.post4`, `name @ scheme://host/..`)
 # are read without packaging, whose import costs more than the rest of a command. The
-# patterns accept only text that packaging reads the same way (tests/test_lts.py checks this
-# against packaging); anything else goes through packaging.
-_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+# patterns accept only text that packaging reads the same way (tests/lts/test_requirements.py
+# checks this against packaging); anything else goes through packaging.
+NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _FAST = re.compile(
-    rf"(?P<name>{_NAME})(?:\[(?P<extras>{_NAME}(?:,{_NAME})*)\])?"
+    rf"(?P<name>{NAME})(?:\[(?P<extras>{NAME}(?:,{NAME})*)\])?"
     r"(?:==(?P<version>(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))*"
     r"(?:(?:a|b|rc)(?:0|[1-9][0-9]*))?(?:\.post(?:0|[1-9][0-9]*))?(?:\.dev(?:0|[1-9][0-9]*))?)"
     r"| @ (?P<url>(?:https?|git\+https?|git\+ssh)://[A-Za-z0-9.-]+(?:/[A-Za-z0-9._~/@%+-]*)?))"
@@ -179,12 +155,11 @@ _FAST = re.compile(
 def read_requirement(text: str) -> Requirement | str:
     """The requirement, or why packaging cannot read it (one line)."""
     fast = _FAST.fullmatch(text)
-    if fast is not None:
-        extras = tuple(sorted(set(fast["extras"].split(",")))) if fast["extras"] else ()
-        version = fast["version"]
-        specifier = f"=={version}" if version else ""
-        return Requirement(fast["name"], extras, specifier, version, fast["url"], None)
-    return read_with_packaging(text)
+    if fast is None:
+        return read_with_packaging(text)
+    name, extras, version, url = fast.group("name", "extras", "version", "url")
+    extras = tuple(sorted(set(extras.split(",")))) if extras else ()
+    return Requirement(name, extras, f"=={version}" if version else "", version, url, None)
 
 
 def read_with_packaging(text: str) -> Requirement | str:
@@ -200,14 +175,8 @@ def read_with_packaging(text: str) -> Requirement | str:
     if version is not None and "*" in version:
         version = None  # `==1.*` is a range, not a pin
     marker = str(parsed.marker) if parsed.marker is not None else None
-    return Requirement(
-        parsed.name,
-        tuple(sorted(parsed.extras)),
-        str(parsed.specifier),
-        version,
-        parsed.url,
-        marker,
-    )
+    extras = tuple(sorted(parsed.extras))
+    return Requirement(parsed.name, extras, str(parsed.specifier), version, parsed.url, marker)
 
 
 def parse(text: str) -> LtsFile:
@@ -228,28 +197,12 @@ def parse(text: str) -> LtsFile:
         requirement, comment, options = _logical_text(contents)
         if requirement.startswith("-") or (not requirement and options):
             problems.append(Problem(start + 1, f"pip option `{stripped}` is not a pin"))
-            continue
-        parsed = read_requirement(requirement)
-        if isinstance(parsed, str):
+        elif isinstance(parsed := read_requirement(requirement), str):
             problems.append(Problem(start + 1, f"cannot parse `{requirement}`: {parsed}"))
-            continue
-        pins.append(
-            Pin(
-                line=start + 1,
-                last_line=index,
-                name=parsed.name,
-                key=normalize_name(parsed.name),
-                spec=requirement,
-                extras=parsed.extras,
-                specifier=parsed.specifier,
-                version=parsed.version,
-                url=parsed.url,
-                marker=parsed.marker,
-                comment=comment,
-                options=options,
-            )
-        )
-    return LtsFile(text=text, lines=lines, pins=pins, problems=problems)
+        else:
+            key = normalize_name(parsed.name)
+            pins.append(Pin(start + 1, index, key, requirement, comment, options, *parsed))
+    return LtsFile(text, lines, pins, problems)
 
 
 def check(lts: LtsFile) -> list[Problem]:
@@ -257,25 +210,14 @@ def check(lts: LtsFile) -> list[Problem]:
     problems = list(lts.problems)
     first_seen: dict[str, Pin] = {}
     for pin in lts.pins:
-        earlier = first_seen.get(pin.key)
-        if earlier is not None:
-            problems.append(
-                Problem(
-                    pin.line,
-                    f"`{pin.name}` is already pinned on line {earlier.line} (`{earlier.spec}`)",
-                )
-            )
-        else:
-            first_seen[pin.key] = pin
+        if (earlier := first_seen.setdefault(pin.key, pin)) is not pin:
+            why = f"`{pin.name}` is already pinned on line {earlier.line} (`{earlier.spec}`)"
+            problems.append(Problem(pin.line, why))
         if not pin.exact:
             found = pin.specifier or "no version"
-            problems.append(
-                Problem(
-                    pin.line,
-                    f"`{pin.name}` is not an exact pin ({found}): "
-                    f"use {pin.name}==VERSION or a direct URL",
-                )
-            )
+            why = f"`{pin.name}` is not an exact pin ({found}): "
+            why += f"use {pin.name}==VERSION or a direct URL"
+            problems.append(Problem(pin.line, why))
     return sorted(problems, key=lambda p: p.line)
 
 

@@ -20,13 +20,8 @@ class Command(BaseCommand):
         pin_set = lts.load(path, display)
         problems = lts.check(pin_set)
         if ctx.options.json:
-            ctx.out.json(
-                {
-                    "path": display,
-                    "pins": len(pin_set.pins),
-                    "problems": [{"line": p.line, "message": p.message} for p in problems],
-                }
-            )
+            listed = [p._asdict() for p in problems]
+            ctx.out.json({"path": display, "pins": len(pin_set.pins), "problems": listed})
         else:
             for problem in problems:
                 ctx.out.info(f"{display}:{problem.line}: {problem.message}")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.errors import EnvironmentUnusable, InputRefused
@@ -16,8 +15,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
 
 
-@dataclass(frozen=True)
-class LockSource:
+class LockSource(NamedTuple):
     text: str
     description: str  # e.g. "origin/main:uv.lock" or "uv.lock (working tree)"
 
@@ -35,11 +33,11 @@ def read_lock_source(
     A missing default base-ref (a clone without origin/main) falls back to the working tree;
     a base the user `named` with --base must be the one compared, so it is refused instead.
     """
+    limit = textlines.LOCK_LIMIT
     if lock_path is not None:
-        if not textlines.regular_file(lock_path, textlines.LOCK_LIMIT):
+        if not textlines.regular_file(lock_path, limit):
             raise InputRefused(f"--lock {lock_path}: no such file")
-        text = textlines.read_text(lock_path, textlines.LOCK_LIMIT, newlines=True)
-        return LockSource(text, str(lock_path))
+        return LockSource(textlines.read_text(lock_path, limit, newlines=True), str(lock_path))
     from uvdock.run import git
 
     if not working_tree and git.rev_exists(repo, base_ref):
@@ -50,9 +48,8 @@ def read_lock_source(
             raise InputRefused(f"--base {base_ref}: the revision has no uv.lock")
     elif not working_tree and named:
         raise InputRefused(f"--base {base_ref}: no such revision")
-    local = repo / "uv.lock"
-    if local.exists():
-        text = textlines.read_text(local, textlines.LOCK_LIMIT, newlines=True)
+    if (repo / "uv.lock").exists():
+        text = textlines.read_text(repo / "uv.lock", limit, newlines=True)
         return LockSource(text, "uv.lock (working tree)")
     where = "the working tree" if working_tree else f"{base_ref} or the working tree"
     raise EnvironmentUnusable(f"no uv.lock in {where}")
@@ -60,56 +57,41 @@ def read_lock_source(
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        source = parser.add_mutually_exclusive_group()
-        source.add_argument(
-            "--base", metavar="REF", help="compare with REF's uv.lock (default: base-ref)"
-        )
-        source.add_argument(
-            "--working-tree", action="store_true", help="compare with the working tree's uv.lock"
-        )
-        source.add_argument(
-            "--lock", metavar="PATH", type=Path, help="compare with this uv.lock file"
-        )
+        source = parser.add_mutually_exclusive_group().add_argument  # one lock to compare with
+        source("--base", metavar="REF", help="compare with REF's uv.lock (default: base-ref)")
+        tree = "compare with the working tree's uv.lock"
+        source("--working-tree", action="store_true", help=tree)
+        source("--lock", metavar="PATH", type=Path, help="compare with this uv.lock file")
         parser.add_argument("--all", action="store_true", help="list pins that match the lock too")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.lts import drift as lts_drift
+        from uvdock.run import git
 
         path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
+        named = args.base is not None
+        if named:
+            base = git.checked_ref(args.base, "--base")
+        else:
+            base = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
         lock_path = None if args.lock is None else ctx.user_path(args.lock)
-        from uvdock.run import git
-
-        base = (
-            git.checked_ref(args.base, "--base")
-            if args.base is not None
-            else git.checked_ref(ctx.base_ref, "base-ref (configuration)")
-        )
         source = read_lock_source(
-            ctx.repo,
-            base,
-            lock_path=lock_path,
-            working_tree=args.working_tree,
-            named=args.base is not None,
+            ctx.repo, base, lock_path=lock_path, working_tree=args.working_tree, named=named
         )
-        drifts = lts_drift.compare(
-            pin_set.pins, lts_drift.locked_packages(source.text, source.description)
-        )
+        drifts = lts_drift.compare(pin_set.pins, lts_drift.locked_packages(*source))
         shown = drifts if args.all else [d for d in drifts if d.status != "same"]
-        same = sum(1 for d in drifts if d.status == "same")
-        behind = sum(1 for d in drifts if d.status == "behind")
         if ctx.options.json:
-            ctx.out.json(
-                {"path": display, "lock": source.description, "drift": [d.as_json() for d in shown]}
-            )
+            listed = [d._asdict() for d in shown]
+            ctx.out.json({"path": display, "lock": source.description, "drift": listed})
             return 0
         ctx.out.info(f"comparing {display} with {source.description}")
         if shown:
             rows = [(d.name, d.lts, d.lock or "-", d.detail) for d in shown]
             ctx.out.table(("name", "LTS", "uv.lock", "LTS is"), rows)
-        ctx.out.info(
-            f"{behind} held back, {len(drifts) - same - behind} otherwise different, "
-            f"{same} the same"
-        )
+        same = sum(d.status == "same" for d in drifts)
+        behind = sum(d.status == "behind" for d in drifts)
+        other = len(drifts) - same - behind
+        ctx.out.info(f"{behind} held back, {other} otherwise different, {same} the same")
         return 0

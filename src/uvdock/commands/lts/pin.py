@@ -34,12 +34,9 @@ def next_steps(ctx: Context) -> list[str]:
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "specs", nargs="+", metavar="SPEC", help="name==VERSION or 'name @ URL'"
-        )
-        parser.add_argument(
-            "--add", action="store_true", help="append names the pin set does not have yet"
-        )
+        add = parser.add_argument
+        add("specs", nargs="+", metavar="SPEC", help="name==VERSION or 'name @ URL'")
+        add("--add", action="store_true", help="append names the pin set does not have yet")
         optin.add_lts_flag(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
@@ -63,16 +60,7 @@ class Command(BaseCommand):
             ctx.out.json(
                 {
                     "path": display,
-                    "changes": [
-                        {
-                            "name": c.name,
-                            "line": c.line,
-                            "old": c.old,
-                            "new": c.new,
-                            "added": c.added,
-                        }
-                        for c in plan.changes
-                    ],
+                    "changes": [c._asdict() for c in plan.changes],
                     "unchanged": [pin.name for pin in plan.unchanged],
                     "diff": file_edit.diff(),
                     "next_steps": steps,
