@@ -130,8 +130,8 @@ class _Checks:
     def _image_fix(self) -> str:
         """How to get the CI image: a build only where this engine can build the Dockerfile,
         a pull only with the remote it pulls from, else an image of one's own."""
-        from uvdock.commands.image.build import build_refusal
         from uvdock.run import git
+        from uvdock.run.build_check import build_refusal
 
         ctx, config, engine = self.ctx, self.ctx.config, self.shim.placement.engine
         cannot_build = ""
