@@ -242,9 +242,12 @@ def run_foreground(
                     record_group(leader.pid)  # recorded before anything of the child runs
                 group = leader.pid if leader is not None else 0
                 fd = terminal[0] if terminal else None
-                # A child whose clean stop is SIGTERM (srun cancels its step, pyxis cleans up)
-                # gets it if uvdock dies; any other is killed.
+                # If uvdock dies: srun gets SIGTERM (it cancels its step, pyxis cleans up); a
+                # child on the terminal a hang-up, which an engine client passes on to its
+                # container (conmon holds the container's pty: a killed client leaves it);
+                # any other is killed.
                 death = signal.SIGTERM if forward == signal.SIGTERM else signal.SIGKILL
+                death = signal.SIGHUP if interactive and death == signal.SIGKILL else death
                 child = _start(argv, env, cwd, group=group, foreground=fd, death=death, **streams)
                 relay = _relay(child, first_line)
             code = exit_code(child.wait())
