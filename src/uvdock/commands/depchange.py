@@ -24,7 +24,7 @@ from uvdock.project.names import normalize_name
 from uvdock.ui.redact import url_credentials
 
 if TYPE_CHECKING:
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 # uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
@@ -185,7 +185,7 @@ def change_dependencies(
     return 0
 
 
-def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, sync: bool) -> None:
+def _sync_after(ctx: Context, shim: CIContainer, action: str, target: list[str], *, sync: bool) -> None:
     """Bring a persistent environment up to date the way `uvdock sync` does; else say why not."""
     placement = shim.placement
     if not placement.outlives_command():

@@ -37,7 +37,7 @@ class Command(BaseCommand):
                 ctx.out.info(f"opening {args.shell} in container {cfg.container}")
             return shim.run([args.shell], tty=sys.stdin.isatty())
         from uvdock.run import engines
-        from uvdock.run.host import engine_init
+        from uvdock.run.probe import engine_init
 
         engine = engine_for(ctx)
         init = engine_init(engine, ctx.env)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from uvdock.project.dockerfile_sync import SyncSelection
     from uvdock.project.syncplan import SyncPlan
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 
 class Command(BaseCommand):
@@ -126,7 +126,7 @@ def _words(args: argparse.Namespace) -> list[str]:
     return words + ["--exact"] * args.exact + ["--lts"] * args.lts
 
 
-def refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str] = ("sync",)) -> None:
+def refuse_throwaway(ctx: Context, shim: CIContainer, words: Sequence[str] = ("sync",)) -> None:
     """A sync into a container removed when uv exits (run placement, --rm; an srun step's
     unnamed pyxis container) is lost at once."""
     placement = shim.placement
@@ -205,7 +205,7 @@ def _image_selection(ctx: Context, profile: str) -> SyncSelection | None:
     return selection
 
 
-def _show_removals(ctx: Context, shim: Shim, uv_args: list[str]) -> None:
+def _show_removals(ctx: Context, shim: CIContainer, uv_args: list[str]) -> None:
     """List what `--exact` will uninstall, in uv's own words (`uv sync --dry-run`)."""
     from uvdock.errors import CommandFailed
     from uvdock.project import syncplan

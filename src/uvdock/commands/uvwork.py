@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, Interrupted
 from uvdock.files import textlines
-from uvdock.run.shim import Shim
+from uvdock.run.ci_container import CIContainer
 
 
-def report_uv(ctx: Context, shim: Shim) -> None:
+def report_uv(ctx: Context, shim: CIContainer) -> None:
     """Say which uv runs, and warn when it differs from what is expected. In a run container
     the question rides along with the first uv run (one container start, not two)."""
     if ctx.dry_run:
@@ -24,7 +24,7 @@ def report_uv(ctx: Context, shim: Shim) -> None:
     _uv_said(ctx, shim, out.stdout if out.ok else "")
 
 
-def _uv_said(ctx: Context, shim: Shim, answer: str) -> None:
+def _uv_said(ctx: Context, shim: CIContainer, answer: str) -> None:
     from uvdock.project import pyproject, uvversion
 
     container = uvversion.parse(answer)

@@ -21,7 +21,7 @@ from uvdock.run import proc
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
 _PYTHON_VERSION = "import platform; print(platform.python_version())"
@@ -65,17 +65,17 @@ def _last_line(text: str) -> str:
 class _Checks:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self._shim: Shim | None = None
+        self._shim: CIContainer | None = None
         self.python = ""  # the venv's Python version, once the venv check read it
 
     @property
-    def shim(self) -> Shim:
+    def shim(self) -> CIContainer:
         if self._shim is None:
-            from uvdock.run.shim import Shim
+            from uvdock.run.ci_container import CIContainer
 
             ctx = self.ctx
             said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
-            self._shim = Shim(
+            self._shim = CIContainer(
                 ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
             )
         return self._shim

@@ -75,9 +75,9 @@ def _start(
     death: signal.Signals = signal.SIGKILL,
     **streams: Any,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in process group `group` (0: a new one it leads; another one outlives
-    uvdock, else it gets `death` when uvdock dies, unless `quick`: a captured call, started
-    the fast way). `foreground`: the terminal it gets."""
+    """Start `argv` in process group `group` (0: a new one it leads, which gets `death` when
+    uvdock dies, unless `quick`: a captured call, started the fast way; another group
+    outlives uvdock). `foreground`: the terminal it gets."""
     import subprocess
 
     environment = dict(os.environ if env is None else env)
@@ -139,15 +139,10 @@ def run(
     """Run to completion, capturing stdout and stderr as text (exact: no newline changes)."""
     argv = list(argv)
     data = input_text.encode() if input_text is not None else None
-    try:
-        code, out, err = _captured(argv, cwd, env, data, timeout)
-    except _NotStarted as failed:
-        if check:
-            raise CommandFailed(argv, failed.code, "", str(failed)) from None
-        return Completed(argv, failed.code, "", str(failed))
+    code, out, err = _captured(argv, cwd, env, data, timeout)
     result = Completed(argv, code, out.decode(errors="replace"), err.decode(errors="replace"))
     if check and not result.ok:
-        raise CommandFailed(argv, result.returncode, result.stdout, result.stderr)
+        raise CommandFailed(argv, code, result.stdout, result.stderr)
     return result
 
 
@@ -159,13 +154,9 @@ def c_messages(env: Mapping[str, str]) -> dict[str, str]:
 
 def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
     """Run to completion and return raw stdout (file contents from git, exact bytes)."""
-    argv = list(argv)
-    try:
-        code, out, err = _captured(argv, cwd, None, None, None)
-    except _NotStarted as failed:
-        raise CommandFailed(argv, failed.code, "", str(failed)) from None
+    code, out, err = _captured(list(argv), cwd, None, None, None)
     if code != 0:
-        raise CommandFailed(argv, code, "", err.decode(errors="replace"))
+        raise CommandFailed(list(argv), code, "", err.decode(errors="replace"))
     return out
 
 
@@ -180,7 +171,10 @@ def _captured(
 
     stdin = subprocess.PIPE if data else subprocess.DEVNULL
     pipe = subprocess.PIPE
-    child = _start(argv, env, cwd, quick=True, stdin=stdin, stdout=pipe, stderr=pipe)
+    try:
+        child = _start(argv, env, cwd, quick=True, stdin=stdin, stdout=pipe, stderr=pipe)
+    except _NotStarted as failed:
+        return failed.code, b"", str(failed).encode()
     try:
         out, err = child.communicate(data or None, timeout)
     except subprocess.TimeoutExpired as exc:
@@ -194,12 +188,11 @@ def _captured(
     return exit_code(child.returncode), out, err
 
 
-def forwarded_signal(mode: str) -> signal.Signals | None:
-    """The signal that stops a foreground child of placement `mode` cleanly: srun cancels its
-    tasks on SIGTERM (a single SIGINT only prints the job's state); a run container's engine
-    client none (its container is interrupted through the engine: run/stop.py); everything
-    else SIGINT, as from the terminal."""
-    return {"srun": signal.SIGTERM, "run": None}.get(mode, signal.SIGINT)
+# The signal that stops a foreground child of a placement cleanly (SIGINT, as from the
+# terminal, where not named): srun cancels its tasks on SIGTERM (a single SIGINT only prints
+# the job's state); a run container's engine client gets none (its container is interrupted
+# through the engine: run/stop.py).
+FORWARDED: dict[str, signal.Signals | None] = {"srun": signal.SIGTERM, "run": None}
 
 
 def run_foreground(
@@ -217,26 +210,22 @@ def run_foreground(
     """Run with the output streaming through and return the exit code.
 
     `interactive`: the child gets uvdock's terminal (stdin, the foreground); otherwise a
-    terminal stdin is replaced by /dev/null. On the first Ctrl-C or SIGTERM: see _stop;
-    then Interrupted is raised, so the caller restores files when nothing it started runs
-    any more. With `record_group` the child runs in the group of a placeholder whose pgid
-    is handed to `record_group(pgid)` before the child starts, so that the group can be
-    stopped after uvdock itself was killed (`lock resolve --abort`); it outlives uvdock.
-    `first_line` gets the first line of the child's stderr and returns what to show of it.
-    """
+    terminal stdin is replaced by /dev/null. On the first Ctrl-C or SIGTERM: see _stop,
+    then Interrupted, so the caller restores files once nothing it started runs. With
+    `record_group` the child runs in the group of a placeholder whose pgid is handed to
+    `record_group(pgid)` before the child starts, so that the group can be stopped after
+    uvdock itself was killed (`lock resolve --abort`); it outlives uvdock. `first_line`
+    gets the first line of the child's stderr and returns what to show of it."""
     import subprocess
 
-    argv = list(argv)
     child: subprocess.Popen[bytes] | None = None
     leader: subprocess.Popen[bytes] | None = None
     terminal = _terminal() if interactive else None
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                streams: dict[str, Any] = {
-                    "stdin": None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL,
-                    "stderr": None if first_line is None else subprocess.PIPE,
-                }
+                stdin = None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL
+                stderr = None if first_line is None else subprocess.PIPE
                 if record_group is not None:  # a placeholder leads the group meanwhile
                     leader = _start(["sleep", "2147483647"], env, None, stdin=subprocess.DEVNULL)
                     record_group(leader.pid)  # recorded before anything of the child runs
@@ -244,14 +233,15 @@ def run_foreground(
                 fd = terminal[0] if terminal else None
                 # If uvdock dies: srun gets SIGTERM (it cancels its step, pyxis cleans up); a
                 # child on the terminal a hang-up, which an engine client passes on to its
-                # container (conmon holds the container's pty: a killed client leaves it);
-                # any other is killed.
-                death = signal.SIGTERM if forward == signal.SIGTERM else signal.SIGKILL
-                death = signal.SIGHUP if interactive and death == signal.SIGKILL else death
-                child = _start(argv, env, cwd, group=group, foreground=fd, death=death, **streams)
+                # container (whose pty conmon holds); any other is killed.
+                death = signal.SIGHUP if interactive else signal.SIGKILL
+                death = signal.SIGTERM if forward == signal.SIGTERM else death
+                how: dict[str, Any] = {"group": group, "foreground": fd, "death": death}
+                child = _start(argv, env, cwd, **how, stdin=stdin, stderr=stderr)
                 relay = _relay(child, first_line)
             code = exit_code(child.wait())
-            relay.join(5)  # the rest of what it said
+            if relay is not None:
+                relay.join(5)  # the rest of what it said
             return code
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")
@@ -295,14 +285,12 @@ def _stop(
 
 def _relay(
     child: subprocess.Popen[bytes], first_line: Callable[[bytes], bytes] | None
-) -> threading.Thread:
+) -> threading.Thread | None:
     """Pass the child's stderr pipe on to uvdock's, its first line through `first_line`."""
     import threading
 
     if child.stderr is None or first_line is None:
-        nothing = threading.Thread()
-        nothing.start()
-        return nothing
+        return None
 
     def copy(pipe: IO[bytes]) -> None:
         with pipe:

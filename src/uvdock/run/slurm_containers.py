@@ -1,30 +1,20 @@
 """The srun engine's unpacked containers, per node: the record of the finished unpacks,
-the unpack in a step of its own, the removal of one cut short (on its node alone),
-enroot's list and remove on each node (for `doctor`), and Spread, which ties a shim's
-steps to their nodes (run/slurm_steps.py) and to the containers there.
-"""
+the unpack in a step of its own, the removal of one cut short (on its node alone), and
+enroot's list and remove on each node (for `doctor`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.files import textlines
 from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX, ask
-from uvdock.run.slurm_steps import (
-    EVERY_NODE,
-    ONCE,
-    NodeReport,
-    shape_args,
-    step_nodes,
-    without_pyxis,
-)
+from uvdock.run.slurm_steps import EVERY_NODE, shape_args, without_pyxis
 
 if TYPE_CHECKING:
-    from uvdock.config.settings import Config
     from uvdock.run.engines import Placement
     from uvdock.ui.output import Output
 
@@ -215,81 +205,3 @@ def _remove_cut_short(
             cancel_job(env, job, wait=30.0)
         problems = [remove_containers(env, extra_args, node, [pyxis_name]) for node in nodes]
         return [problem for problem in problems if problem]
-
-
-class Shim(Protocol):
-    """What Spread needs of run/shim.Shim (named here: shim imports this module)."""
-
-    repo: Path
-    env: Mapping[str, str]
-    out: Output
-    dry_run: bool
-    run_id: str
-
-    @property
-    def config(self) -> Config: ...
-
-    @property
-    def placement(self) -> Placement: ...
-
-    def argv(
-        self, command: Sequence[str], *, tty: bool = False, nodes: Sequence[str] | None = None
-    ) -> list[str]: ...
-
-    def foreground(self, argv: list[str]) -> int: ...
-
-
-class Spread:
-    """How one shim's srun steps spread over the nodes: `tasks` (ONCE unless the command
-    says otherwise), the nodes chosen for them (asked of Slurm once), the unpack there
-    first, and a step on every node with each node's outcome named."""
-
-    def __init__(self, shim: Shim) -> None:
-        self.shim = shim
-        self.tasks = ONCE
-        self._nodes: dict[str, list[str]] = {}
-
-    def nodes(self) -> list[str]:
-        if self.tasks not in self._nodes:
-            shim, found = self.shim, []
-            if not shim.dry_run:
-                from uvdock.run import git
-
-                git_dir = git.git_dir(shim.repo)
-                ready = ready_nodes(git_dir, shim.placement.container)
-                found = step_nodes(shim.env, shim.placement.extra_args, self.tasks, ready)
-            self._nodes[self.tasks] = found
-        return self._nodes[self.tasks]
-
-    def shape(self, nodes: Sequence[str] | None = None) -> list[str]:
-        """srun's options for the shim's steps, or for the unpack on `nodes`."""
-        if nodes is not None:
-            return shape_args(EVERY_NODE, nodes)
-        return shape_args(self.tasks, self.nodes())
-
-    def unpack(self) -> None:
-        """The image's container on each of the nodes that lacks it (not in a dry run)."""
-        from uvdock.run import git
-
-        shim = self.shim
-        if shim.dry_run:
-            return
-        unpack_once(
-            shim.placement,
-            self.nodes(),
-            lambda nodes: shim.argv(["true"], nodes=nodes),  # the step that unpacks
-            git.git_dir(shim.repo),
-            shim.foreground,
-            shim.out,
-            shim.env,
-        )
-
-    def on_every_node(self, command: Sequence[str]) -> int:
-        shim = self.shim
-        report = NodeReport(shim.repo, shim.config.workdir, shim.run_id, self.nodes())
-        try:
-            code = shim.foreground(shim.argv(report.command(command)))
-        except BaseException:
-            report.discard()  # interrupted: the nodes' codes say nothing new
-            raise
-        return report.outcome(code, shim.out)

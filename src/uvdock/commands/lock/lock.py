@@ -11,7 +11,7 @@ from uvdock.context import Context
 from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable
 
 if TYPE_CHECKING:
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 
 class Command(BaseCommand):
@@ -121,7 +121,7 @@ def _pr_body(
     return 0
 
 
-def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:
+def _check(ctx: Context, shim: CIContainer, uv_args: list[str]) -> int:
     """`uv lock --check`, captured: "out of date" only when uv says the lock needs updating."""
     from uvdock.project import lockcheck
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from uvdock.errors import CheckFailed, EnvironmentUnusable, UvdockError
 
 if TYPE_CHECKING:
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 # The words `uvdock lock --check` uses for the same situation.
 NETWORK_HINT = (
@@ -24,7 +24,7 @@ NETWORK_HINT = (
 
 
 def relock_failed(
-    shim: Shim, ref: str, files: str, code: int, lock: str, pyproject: str
+    shim: CIContainer, ref: str, files: str, code: int, lock: str, pyproject: str
 ) -> UvdockError:
     from uvdock.project import lockcheck
 

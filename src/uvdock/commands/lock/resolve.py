@@ -37,7 +37,7 @@ from uvdock.lock import branch_pins, lockfile, resolve_state
 from uvdock.run import git, signals
 
 if TYPE_CHECKING:
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
@@ -227,7 +227,7 @@ class Command(BaseCommand):
         ctx: Context,
         files: Files,
         index: RepoIndex,
-        shim: Shim,
+        shim: CIContainer,
         base: resolve_base.Base,
         merge: pyproject_resolve.PyprojectMerge | None,
         pins: list[branch_pins.Pin],
@@ -276,7 +276,7 @@ class Command(BaseCommand):
         ctx: Context,
         files: Files,
         index: RepoIndex,
-        shim: Shim,
+        shim: CIContainer,
         ref: str,
         ref_lock: bytes,
         operation: str | None,

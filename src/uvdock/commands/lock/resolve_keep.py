@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from uvdock.context import Context
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 LOCK = "uv.lock"
 
@@ -65,7 +65,7 @@ def candidates(
     return pins
 
 
-def keep(ctx: Context, shim: Shim, lock: Path, pins: list[branch_pins.Pin]) -> Kept:
+def keep(ctx: Context, shim: CIContainer, lock: Path, pins: list[branch_pins.Pin]) -> Kept:
     """Re-apply the pins the relock moved away from (the ones it kept need no word); the
     lock on disk (`lock`) is the result."""
     moved = branch_pins.lost(pins, textlines.read_bytes(lock, textlines.LOCK_LIMIT))
@@ -92,7 +92,7 @@ def _because(pin: branch_pins.Pin) -> str:
     )
 
 
-def _relock_with(ctx: Context, shim: Shim, pins: list[branch_pins.Pin]) -> bool:
+def _relock_with(ctx: Context, shim: CIContainer, pins: list[branch_pins.Pin]) -> bool:
     specs = [p.spec() for p in pins]
     ctx.out.info(f"keeping what only this branch changed in {LOCK}: {', '.join(specs)}")
     args = ["lock"]

@@ -13,10 +13,10 @@ from uvdock.lock import resolve_state
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 
-def started(shim: Shim) -> dict[str, str]:
+def started(shim: CIContainer) -> dict[str, str]:
     """What an interrupted or killed relock may leave running, for `--abort`."""
     placement = shim.placement
     if placement.mode == "run":
