@@ -23,16 +23,12 @@ _READY_FILE = "srun-containers"  # in .git/uvdock: NODE NAME of each finished un
 ANY_NODE = "*"  # the record's node when Slurm could not say which (engine-args pin their own)
 
 
-def _ready_path(git_dir: Path) -> Path:
-    return git_dir / "uvdock" / _READY_FILE
-
-
 def _entries(git_dir: Path) -> list[tuple[str, str]]:
     """The record: (node, name) whose unpack finished there. [] when it is missing or
-    damaged (not text): the containers are then unpacked again, not trusted. A line of
-    one word (a record of before it was per node) names no node: unpacked again too."""
+    damaged (not text): the containers are then unpacked again, not trusted, as is one on a
+    line of one word (a record of before it was per node)."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = textlines.read_text(_ready_path(git_dir)).splitlines()
+        lines = textlines.read_text(git_dir / "uvdock" / _READY_FILE).splitlines()
         return [(f[0], f[1]) for f in (line.split() for line in lines) if len(f) == 2]
     return []
 
@@ -40,9 +36,9 @@ def _entries(git_dir: Path) -> list[tuple[str, str]]:
 def _write(git_dir: Path, entries: Sequence[tuple[str, str]]) -> None:
     from uvdock.files.edit import atomic_write
 
-    path = _ready_path(git_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, "".join(f"{node} {name}\n" for node, name in sorted(set(entries))))
+    (git_dir / "uvdock").mkdir(parents=True, exist_ok=True)
+    text = "".join(f"{node} {name}\n" for node, name in sorted(set(entries)))
+    atomic_write(git_dir / "uvdock" / _READY_FILE, text)
 
 
 def ready_nodes(git_dir: Path, name: str) -> list[str]:
@@ -63,13 +59,7 @@ def forget(git_dir: Path, nodes: Sequence[str]) -> None:
 
 def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:
     # Run where pyxis unpacks (on each node named, as this user): enroot's data path is there.
-    return [
-        "srun",
-        "--quiet",
-        *without_pyxis(extra_args),
-        *shape_args(EVERY_NODE, nodes),
-        *command,
-    ]
+    return ["srun", "--quiet", *without_pyxis(extra_args), *shape_args(EVERY_NODE, nodes), *command]
 
 
 _LIST = 'enroot list | while read -r n; do echo "$SLURMD_NODENAME $n"; done'
@@ -85,10 +75,8 @@ def list_containers(
         last = (found.stderr.strip().splitlines() or [f"exit {found.returncode}"])[-1]
         raise EnvironmentUnusable(f"could not list enroot containers through srun: {last}")
     listed: dict[str, list[str]] = {node: [] for node in nodes}
-    prefix = PYXIS_PREFIX + NAME_PREFIX
-    for line in found.stdout.splitlines():
-        node, _, name = line.strip().partition(" ")
-        if name.startswith(prefix):
+    for node, _, name in (line.strip().partition(" ") for line in found.stdout.splitlines()):
+        if name.startswith(PYXIS_PREFIX + NAME_PREFIX):
             listed.setdefault(node, []).append(name)
     return {node: sorted(names) for node, names in listed.items()}
 
@@ -169,8 +157,7 @@ def unpack_once(
     where = ", ".join(missing) if nodes else "the node srun picks"
     out.info(f"unpacking {placement.image} on {where}, once, for reuse as {name}")
     argv = argv_for(list(nodes and missing))
-    code = -1
-    left: list[str] = []
+    code, left = -1, []
     try:
         code = foreground(argv)
         if code == 0:

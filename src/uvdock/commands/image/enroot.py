@@ -52,7 +52,7 @@ class Command(BaseCommand):
             ctx.out.command(imagebuild.enroot_argv(output, image, engine))
             return 0
         target = ctx.user_path(args.output) if args.output else ctx.repo / output
-        from uvdock.run.enroot_import import import_sqsh
+        from uvdock.run.slurm import import_sqsh
 
         import_sqsh(image, engine, target, env=ctx.env, cwd=ctx.repo, show=ctx.out.detail)
         ctx.out.info(f"wrote {ctx.rel(target)} from {engine}'s {image}; `--engine srun` uses it")
