@@ -70,21 +70,19 @@ class CIContainer:
             own = slurm.own_container_name(cfg.engine_args)  # replaces uvdock's, never both
             container = "" if own else slurm.container_name(image, self.repo, os.getuid())
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
-        engine = probe.pick_engine(
-            cfg.engine, self.env, dry_run=self.dry_run, said=self._said("engine")
-        )
+        said = self._said("engine")
+        engine = probe.pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=said)
         if cfg.container:
-            env = ((RUN_MARKER, self.run_id),)
-            return engines.Placement("exec", engine, container=cfg.container, env=env)
+            return engines.Placement(
+                "exec", engine, cfg.container, env=((RUN_MARKER, self.run_id),)
+            )
         if not cfg.image:
             raise EnvironmentUnusable(
                 "no image or container configured",
                 hint="get one with `uvdock image build` or `uvdock image pull`, or name one with --image / --container",
             )
         init = probe.engine_init(engine, self.env)
-        return engines.Placement(
-            "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
-        )
+        return engines.Placement("run", engine, "", cfg.image, cfg.engine_args, init=init)
 
     def _said(self, name: str) -> str:
         return self.said.get(name) or f"{name.replace('_', '-')} = {getattr(self.config, name)!r}"
@@ -97,12 +95,12 @@ class CIContainer:
         mounting = self.placement.mode in ("run", "srun")  # exec and local mount nothing
         if mounting:
             ownership.require_own_mounts(cache, cfg.engine_args, self._said, self.env)
-        if cache and not self.dry_run:
-            try:
+        try:
+            if cache and not self.dry_run:
                 Path(cache).mkdir(parents=True, exist_ok=True)
-            except OSError:
-                self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
-                cache = None
+        except OSError:
+            self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
+            cache = None
         if mounting and not self.dry_run:  # git's safe.directory rule, for the repo mount
             ownership.require_safe_directory(self.repo, self.env)
         return engines.Mounts(self.repo, cfg.workdir, cache, cfg.container_uv_cache)
@@ -125,15 +123,11 @@ class CIContainer:
         version: bool = False,
         nodes: Sequence[str] | None = None,
     ) -> list[str]:
-        target = self.target
+        at, mounts = self.target, self.mounts
+        name = self.container_name if at.mode in ("run", "srun") else None
+        shape = self.srun.shape(nodes) if at.mode == "srun" else []
         return engines.command_argv(
-            target,
-            command,
-            mounts=self.mounts,
-            tty=tty,
-            name=self.container_name if target.mode in ("run", "srun") else None,
-            version_first=version,
-            shape=self.srun.shape(nodes) if target.mode == "srun" else [],
+            at, command, mounts=mounts, tty=tty, name=name, version_first=version, shape=shape
         )
 
     @cached_property
@@ -215,9 +209,14 @@ class CIContainer:
             version = self._version_line(command)
             argv = self.argv(command, tty=tty, version=version is not None)
             code = self.foreground(argv, interactive=tty, first_line=version)
-        if code != 0 and mode == "exec" and self._verified_container_gone():
-            # The id we exec'd no longer exists, so nothing ran. A container recreated under
-            # the same name is checked like a new one, then the command runs once.
+        gone = probe.verified_gone  # the id we exec'd: does it still exist?
+        if (
+            code != 0
+            and mode == "exec"
+            and gone(self.placement, self.config.workdir, self.repo, self.env)
+        ):
+            # Then nothing ran. A container recreated under the same name is checked like a
+            # new one, then the command runs once.
             del self.__dict__["target"]
             code = self.foreground(self.argv(command, tty=tty), interactive=tty)
         if code == 125 and mode == "run":  # the engine's, unless it starts now
@@ -321,9 +320,6 @@ class CIContainer:
             first_line=first_line,
             record_group=self.on_local_start if mode == "local" else None,
         )
-
-    def _verified_container_gone(self) -> bool:
-        return probe.verified_gone(self.placement, self.config.workdir, self.repo, self.env)
 
     def _stop(self, grace: float = 10.0) -> None:
         """Ctrl-C or SIGTERM: stop what the command started in the container, and wait."""
