@@ -84,8 +84,7 @@ def git_dir(repo: Path) -> Path:
     # creates its lock and state there.
     out = _git(repo, "rev-parse", "--absolute-git-dir", check=False)
     if not out.ok:
-        said = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
-        raise EnvironmentUnusable(f"{repo}: git finds no repository here ({said})")
+        raise EnvironmentUnusable(f"{repo}: git finds no repository here ({out.said})")
     return Path(out.stdout.strip())
 
 

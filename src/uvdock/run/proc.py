@@ -1,16 +1,11 @@
-"""The one door for processes: quick captured calls (`run`) and foreground runs.
+"""The one door for processes: quick captured calls (`run`) and foreground runs. Argv lists
+only; programs are looked up on the PATH of the environment given, passed exactly.
 
-Argv lists only, never a shell string. Programs are looked up on the PATH of the
-environment given, at call time, and that environment is passed exactly.
-
-Every child leads a process group of its own, and everything it starts stays in that
-group: the terminal's Ctrl-C and a supervisor's `kill` of uvdock's group reach uvdock only,
-and uvdock passes exactly one signal on, to the child's whole group (run/signals.py turns
-the first one into KeyboardInterrupt). An interactive child (a shell on the user's
-terminal) is given the terminal's foreground instead, so its keys reach it and not uvdock.
-A child is killed when uvdock dies (an engine client must not hold the terminal or the
-pipes of whoever ran uvdock), unless its group is recorded to be stopped later.
-"""
+Every child leads a process group of its own: the terminal's Ctrl-C and a `kill` of
+uvdock's group reach uvdock only, which passes exactly one signal on, to the child's whole
+group. An interactive child (a shell on the user's terminal) gets the terminal's foreground
+instead. A child ends when uvdock dies (an engine client must not hold the terminal or the
+pipes of whoever ran uvdock), unless its group is recorded to be stopped later."""
 
 from __future__ import annotations
 
@@ -40,6 +35,11 @@ class Completed(NamedTuple):
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+    @property
+    def said(self) -> str:
+        """What it said last: the last line of stderr, else its exit code."""
+        return (self.stderr.strip().splitlines() or [f"exit {self.returncode}"])[-1]
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -270,8 +270,8 @@ def _stop(
 
     if group and forward is not None:
         _killpg(group, forward)
-    if on_interrupt is not None:
-        on_interrupt()
+    stop_elsewhere = on_interrupt or (lambda: None)
+    stop_elsewhere()
     if child is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(grace_seconds)
@@ -279,8 +279,7 @@ def _stop(
         _killpg(group, signal.SIGKILL)
     if child is not None:
         child.wait()
-    if on_interrupt is not None:
-        on_interrupt()  # a container created late
+    stop_elsewhere()  # a container created late
 
 
 def _relay(
@@ -307,12 +306,10 @@ def _terminal() -> tuple[int, list[Any]] | None:
     """stdin's fd and settings, when it is the terminal whose foreground group uvdock's is."""
     import termios
 
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError, termios.error):
         fd = sys.stdin.fileno()
         if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp():
             return fd, termios.tcgetattr(fd)
-    except (OSError, ValueError, AttributeError, termios.error):
-        pass
     return None
 
 
@@ -320,10 +317,9 @@ def _take_back(terminal: tuple[int, list[Any]] | None) -> None:
     """The terminal's foreground back to uvdock, as it was: `podman exec|run -t` makes it
     raw, and podman 4.3 interrupted by a signal it did not get from the terminal exits
     leaving it so (the user's shell then echoes nothing)."""
-    if terminal is None:
-        return
     import termios
 
-    _give_terminal(terminal[0], os.getpgrp())
-    with contextlib.suppress(termios.error):
-        termios.tcsetattr(terminal[0], termios.TCSADRAIN, terminal[1])
+    if terminal is not None:
+        _give_terminal(terminal[0], os.getpgrp())
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(terminal[0], termios.TCSADRAIN, terminal[1])

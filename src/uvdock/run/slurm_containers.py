@@ -72,8 +72,7 @@ def list_containers(
     (one task per node, at once)."""
     found = ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
     if not found.ok:
-        last = (found.stderr.strip().splitlines() or [f"exit {found.returncode}"])[-1]
-        raise EnvironmentUnusable(f"could not list enroot containers through srun: {last}")
+        raise EnvironmentUnusable(f"could not list enroot containers through srun: {found.said}")
     listed: dict[str, list[str]] = {node: [] for node in nodes}
     for node, _, name in (line.strip().partition(" ") for line in found.stdout.splitlines()):
         if name.startswith(PYXIS_PREFIX + NAME_PREFIX):
@@ -93,12 +92,10 @@ def remove_containers(
     done = ask(argv, env, timeout=120)
     if done.ok:
         return None
-    where = f" on {node}" if nodes else ""
+    where, pin = (f" on {node}", f" -w {node}") if nodes else ("", "")
     return (
-        f"could not remove {' '.join(pyxis_names)}{where} "
-        f"({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
-        f"remove with `srun{' -w ' + node if nodes else ''} enroot remove --force NAME` "
-        "or `uvdock doctor --prune`"
+        f"could not remove {' '.join(pyxis_names)}{where} ({done.said}); remove with "
+        f"`srun{pin} enroot remove --force NAME` or `uvdock doctor --prune`"
     )
 
 
@@ -107,13 +104,10 @@ def _listed(env: Mapping[str, str], job_name: str) -> list[str]:
     there is not a job of its own: scancel --name does not reach it)."""
     jobs = ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
     found = jobs.stdout.split() if jobs.ok else []
-    allocation = env.get("SLURM_JOB_ID", "")
-    if allocation:
+    if allocation := env.get("SLURM_JOB_ID", ""):
         argv = ["squeue", "--noheader", "--steps", f"--jobs={allocation}", "--format=%i %j"]
-        for line in ask(argv, env).stdout.splitlines():
-            step, _, name = line.strip().partition(" ")
-            if name == job_name:
-                found.append(step)
+        steps = (line.strip().partition(" ") for line in ask(argv, env).stdout.splitlines())
+        found += [step for step, _, name in steps if name == job_name]
     return found
 
 
@@ -128,9 +122,7 @@ def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> 
         if "." in step:
             ask(["scancel", "--quiet", step], env)
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if not _listed(env, job_name):
-            return
+    while time.monotonic() < deadline and _listed(env, job_name):
         time.sleep(0.2)
 
 
