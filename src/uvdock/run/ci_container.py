@@ -345,11 +345,9 @@ class CIContainer:
             return
         uid, gid = user
         foreign = [w for w in writes if (p := self.repo / w).exists() and p.stat().st_uid != uid]
-        if not foreign:
-            return
         targets = [f"{self.config.workdir}/{w}" for w in foreign]
-        argv = self.argv(["chown", f"{uid}:{gid}", "--", *targets])
-        if proc.run(argv, env=self.env, check=False).returncode != 0:
+        chown = self.argv(["chown", f"{uid}:{gid}", "--", *targets])
+        if foreign and not proc.run(chown, env=self.env, check=False).ok:
             self.out.warn(
                 f"could not give {', '.join(foreign)} back to uid {uid}; fix with sudo chown"
             )
@@ -369,14 +367,15 @@ class Spread:
     def nodes(self) -> list[str]:
         from uvdock.run import git, slurm_containers, slurm_steps
 
-        ci = self.ci
-        if self.tasks not in self._nodes and ci.dry_run:
-            self._nodes[self.tasks] = []
-        elif self.tasks not in self._nodes:
+        ci, tasks = self.ci, self.tasks
+        if tasks not in self._nodes and ci.dry_run:
+            self._nodes[tasks] = []
+        elif tasks not in self._nodes:
             ready = slurm_containers.ready_nodes(git.git_dir(ci.repo), ci.placement.container)
-            extra = ci.placement.extra_args
-            self._nodes[self.tasks] = slurm_steps.step_nodes(ci.env, extra, self.tasks, ready)
-        return self._nodes[self.tasks]
+            self._nodes[tasks] = slurm_steps.step_nodes(
+                ci.env, ci.placement.extra_args, tasks, ready
+            )
+        return self._nodes[tasks]
 
     def shape(self, nodes: Sequence[str] | None = None) -> list[str]:
         """srun's options for the steps, or for the unpack on `nodes`."""

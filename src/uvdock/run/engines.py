@@ -46,22 +46,17 @@ class Placement(NamedTuple):
         machine, or a named pyxis container (`--container-name` in engine-args), which later
         steps of the same Slurm allocation reuse; a run or unnamed srun container is not."""
         if self.mode == "srun":
-            return bool(self.container) or any(
-                arg == "--container-name" or arg.startswith("--container-name=")
-                for arg in self.extra_args
-            )
+            named = (arg.partition("=")[0] == "--container-name" for arg in self.extra_args)
+            return bool(self.container) or any(named)
         return self.mode != "run"
 
     def describe(self) -> str:
-        if self.mode == "local" and self.by_hand:
-            return f"locally with the uv on PATH ({self.said or '--engine local'})"
-        if self.mode == "local":
-            return "locally (already inside the CI container)"
-        if self.mode == "exec":
-            return f"in running container {self.container} ({self.engine} exec)"
-        if self.mode == "srun":
-            return f"on Slurm with pyxis, image {self.image}"
-        return f"in a fresh {self.engine} container of {self.image}"
+        by_hand = f"locally with the uv on PATH ({self.said or '--engine local'})"
+        return {
+            "local": by_hand if self.by_hand else "locally (already inside the CI container)",
+            "exec": f"in running container {self.container} ({self.engine} exec)",
+            "srun": f"on Slurm with pyxis, image {self.image}",
+        }.get(self.mode, f"in a fresh {self.engine} container of {self.image}")
 
 
 def operand(value: str, what: str) -> str:
@@ -78,9 +73,8 @@ def _with_link_mode(env: Sequence[tuple[str, str]], mounts: Mounts) -> list[tupl
     # The uv cache and the workdir are separate bind mounts, and Linux refuses hard links
     # across mounts (EXDEV) even on one filesystem: uv would warn on every install and copy.
     pairs = list(env)
-    if mounts.cache and not any(key == "UV_LINK_MODE" for key, _ in pairs):
-        pairs.append(("UV_LINK_MODE", "copy"))
-    return pairs
+    copy = [("UV_LINK_MODE", "copy")] if mounts.cache and "UV_LINK_MODE" not in dict(pairs) else []
+    return pairs + copy
 
 
 def _env_args(env: Sequence[tuple[str, str]]) -> list[str]:

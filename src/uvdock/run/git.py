@@ -36,7 +36,7 @@ def absolute_git_paths(env: MutableMapping[str, str], cwd: Path) -> None:
 def require_git_work_tree(repo: Path) -> None:
     """With GIT_DIR or GIT_WORK_TREE set, `repo` must lie in the work tree git acts on, or
     uvdock would edit one folder and stage into another repository."""
-    names = [name for name in ("GIT_DIR", "GIT_WORK_TREE") if os.environ.get(name)]
+    names = [name for name in GIT_PATHS if os.environ.get(name)]
     top = toplevel(repo) if names else repo
     if repo != top and top not in repo.parents:
         said = ", ".join(f"{name}={os.environ[name]}" for name in names)
@@ -49,13 +49,9 @@ def require_git_work_tree(repo: Path) -> None:
 
 def _dot_git(start: Path) -> Path | None:
     """The `.git` entry (a folder, or a file in worktrees and submodules) above `start`."""
-    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+    if any(os.environ.get(name) for name in GIT_PATHS):
         return None  # git's own rules apply; ask git
-    for folder in (start, *start.parents):
-        candidate = folder / ".git"
-        if candidate.exists():
-            return candidate
-    return None
+    return next((f / ".git" for f in (start, *start.parents) if (f / ".git").exists()), None)
 
 
 def toplevel(start: Path) -> Path:
@@ -267,16 +263,9 @@ def _commit_in(path: Path, before: str = r"\A\s*") -> str | None:
 
 def names_of(repo: Path, commit: str) -> list[str]:
     """Branch and tag names pointing at `commit`: local branches, then remote ones, then tags."""
-    out = _git(
-        repo,
-        "for-each-ref",
-        "--format=%(refname:short)",
-        f"--points-at={commit}",
-        "refs/heads",
-        "refs/remotes",
-        "refs/tags",
-        check=False,
-    )
+    refs = ("refs/heads", "refs/remotes", "refs/tags")
+    at = f"--points-at={commit}"
+    out = _git(repo, "for-each-ref", "--format=%(refname:short)", at, *refs, check=False)
     return [n for n in out.stdout.splitlines() if n and not n.endswith("/HEAD")] if out.ok else []
 
 
@@ -308,12 +297,9 @@ def set_index_entries(repo: Path, path: str, entries: list[IndexEntry]) -> None:
     written back with its mode, blob and stage (`git update-index --index-info`).
     """
     width = len(entries[0].sha) if entries else 40  # 64 in a SHA-256 repository
-    lines = [f"0 {'0' * width}\t{path}"]
-    lines += [f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries]
-    proc.run(
-        ["git", "-C", str(repo), "update-index", "--index-info"],
-        input_text="\n".join(lines) + "\n",
-    )
+    lines = [f"0 {'0' * width}\t{path}", *(f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries)]
+    text = "".join(line + "\n" for line in lines)
+    proc.run(["git", "-C", str(repo), "update-index", "--index-info"], input_text=text)
 
 
 def ls_files_unmerged_text(repo: Path, path: str) -> str:
