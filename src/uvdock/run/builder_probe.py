@@ -11,20 +11,16 @@ from uvdock.run import proc
 from uvdock.run.probe import daemon_silent
 
 
-def _ask(env: Mapping[str, str], *argv: str) -> proc.Completed:
-    return proc.run(list(argv), env=env, check=False, timeout=30.0)
-
-
 def builder(engine: str, env: Mapping[str, str]) -> Builder:
     if engine == "podman":
-        out = _ask(env, "podman", "version", "--format", "{{.Client.Version}}")
-        info = _ask(env, "podman", "info", "--format", "{{.Host.BuildahVersion}}")
+        out = proc.ask(["podman", "version", "--format", "{{.Client.Version}}"], env)
+        info = proc.ask(["podman", "info", "--format", "{{.Host.BuildahVersion}}"], env)
         return Builder(
             "podman",
             out.stdout.strip() if out.ok else "",
             buildah=info.stdout.strip() if info.ok else "",
         )
-    out = _ask(env, "docker", "version", "--format", "{{json .}}")
+    out = proc.ask(["docker", "version", "--format", "{{json .}}"], env)
     client, podman = _docker_versions(out.stdout)
     if not out.ok and daemon_silent(out.stderr):
         return Builder("docker", client)  # no daemon: the build itself says so, with its hint
@@ -32,7 +28,7 @@ def builder(engine: str, env: Mapping[str, str]) -> Builder:
         return Builder("docker", client, podman_server=podman)
     if env.get("DOCKER_BUILDKIT", "").strip() == "0":
         return Builder("docker", client, buildkit=False, buildkit_why="DOCKER_BUILDKIT=0")
-    if not _ask(env, "docker", "buildx", "version").ok:
+    if not proc.ask(["docker", "buildx", "version"], env).ok:
         why = "no buildx plugin: `docker build` falls back to the legacy builder"
         return Builder("docker", client, buildkit=False, buildkit_why=why)
     return Builder("docker", client)

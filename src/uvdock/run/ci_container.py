@@ -309,7 +309,10 @@ class CIContainer:
             import shlex
 
             self.out.detail("+ " + shlex.join(argv))
-        mode = self.placement.mode
+        mode, engine = self.placement.mode, self.placement.engine
+        # Should uvdock die while a shell runs in a run container, the shell is hung up
+        # through the engine, as a closed terminal would: nothing else would ever end it.
+        hang_up = [engine, "kill", "--signal", "HUP", "--", self.container_name]
         return proc.run_foreground(
             argv,
             cwd=self.repo,
@@ -319,6 +322,7 @@ class CIContainer:
             interactive=interactive,
             first_line=first_line,
             record_group=self.on_local_start if mode == "local" else None,
+            on_death=hang_up if interactive and mode == "run" else (),
         )
 
     def _stop(self, grace: float = 10.0) -> None:

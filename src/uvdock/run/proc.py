@@ -146,6 +146,15 @@ def run(
     return result
 
 
+def ask(argv: Sequence[str], env: Mapping[str, str], timeout: float = 30) -> Completed:
+    """A question to a program whose answer is read, never a failure: one that timed out
+    answers with exit -1 (no real exit code is negative: see exit_code)."""
+    try:
+        return run(argv, env=env, check=False, timeout=timeout)
+    except CommandFailed as exc:
+        return Completed(list(argv), -1, "", exc.message)
+
+
 def c_messages(env: Mapping[str, str]) -> dict[str, str]:
     """`env` for a program whose messages uvdock reads: untranslated (LC_ALL=C, and no
     LANGUAGE, which GNU gettext honours over LC_ALL unless the locale is C)."""
@@ -206,21 +215,20 @@ def run_foreground(
     interactive: bool = False,
     record_group: Callable[[int], None] | None = None,
     first_line: Callable[[bytes], bytes] | None = None,
+    on_death: Sequence[str] = (),
 ) -> int:
-    """Run with the output streaming through and return the exit code.
-
-    `interactive`: the child gets uvdock's terminal (stdin, the foreground); otherwise a
-    terminal stdin is replaced by /dev/null. On the first Ctrl-C or SIGTERM: see _stop,
-    then Interrupted, so the caller restores files once nothing it started runs. With
-    `record_group` the child runs in the group of a placeholder whose pgid is handed to
-    `record_group(pgid)` before the child starts, so that the group can be stopped after
-    uvdock itself was killed (`lock resolve --abort`); it outlives uvdock. `first_line`
-    gets the first line of the child's stderr and returns what to show of it."""
+    """Run with the output streaming through and return the exit code. `interactive`: the
+    child gets uvdock's terminal (stdin, the foreground), else never a terminal stdin. On
+    the first Ctrl-C or SIGTERM: see _stop, then Interrupted. `record_group`: the child
+    runs in the group of a placeholder whose pgid it hears before the child starts, to be
+    stopped after uvdock itself was killed (`lock resolve --abort`); it outlives uvdock.
+    `first_line` gets the first line of the child's stderr, returns what to show of it.
+    `on_death` runs should uvdock die while the child runs (see _watcher)."""
     import subprocess
 
     child: subprocess.Popen[bytes] | None = None
     leader: subprocess.Popen[bytes] | None = None
-    terminal = _terminal() if interactive else None
+    terminal, watcher = _terminal() if interactive else None, _watcher(on_death, env)
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
@@ -231,11 +239,9 @@ def run_foreground(
                     record_group(leader.pid)  # recorded before anything of the child runs
                 group = leader.pid if leader is not None else 0
                 fd = terminal[0] if terminal else None
-                # If uvdock dies: srun gets SIGTERM (it cancels its step, pyxis cleans up); a
-                # child on the terminal a hang-up, which an engine client passes on to its
-                # container (whose pty conmon holds); any other is killed.
-                death = signal.SIGHUP if interactive else signal.SIGKILL
-                death = signal.SIGTERM if forward == signal.SIGTERM else death
+                # A child whose clean stop is SIGTERM (srun cancels its step, pyxis cleans up)
+                # gets it if uvdock dies; any other is killed.
+                death = signal.SIGTERM if forward == signal.SIGTERM else signal.SIGKILL
                 how: dict[str, Any] = {"group": group, "foreground": fd, "death": death}
                 child = _start(argv, env, cwd, **how, stdin=stdin, stderr=stderr)
                 relay = _relay(child, first_line)
@@ -254,7 +260,25 @@ def run_foreground(
             if leader is not None:
                 leader.kill()
                 leader.wait()
+            if watcher is not None:
+                watcher.communicate(b"\n")  # uvdock outlived the child: nothing to do
             _take_back(terminal)
+
+
+def _watcher(
+    on_death: Sequence[str], env: Mapping[str, str] | None
+) -> subprocess.Popen[bytes] | None:
+    """A process that runs `on_death` if uvdock dies first, whatever killed it: it waits on
+    a pipe only uvdock holds, which the kernel closes with uvdock. (The engine client's
+    death is no message to a container: conmon holds its terminal, and rootless podman's
+    outer process dies of any signal without passing it on.)"""
+    import subprocess
+
+    if not on_death:
+        return None
+    argv = ["sh", "-c", 'read _ || exec "$@"', "sh", *on_death]
+    quiet = subprocess.DEVNULL
+    return _start(argv, env, None, quick=True, stdin=subprocess.PIPE, stdout=quiet, stderr=quiet)
 
 
 def _stop(

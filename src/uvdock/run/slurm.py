@@ -145,24 +145,17 @@ def partition_of(extra_args: Sequence[str], env: Mapping[str, str]) -> str:
     return option_value(extra_args, "-p", "--partition") or env.get("SLURM_PARTITION", "")
 
 
-def ask(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> proc.Completed:
-    try:
-        return proc.run(argv, env=env, check=False, timeout=timeout)
-    except CommandFailed as exc:
-        return proc.Completed(argv, -1, "", exc.message)
-
-
 def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
     """Exit 3, naming cause and fix, unless pyxis is loaded, the controller answers and the
     partition exists. About 50 ms on the happy path (no job is started)."""
-    helptext = ask(["srun", "--help"], env)
+    helptext = proc.ask(["srun", "--help"], env)
     if "--container-image" not in helptext.stdout + helptext.stderr:
         raise EnvironmentUnusable(
             "srun has no --container-image: the pyxis plugin is not loaded",
             hint="load pyxis in Slurm's plugstack.conf (or ask the cluster admins), "
             "or choose --engine docker|podman",
         )
-    ping = ask(["scontrol", "ping"], env)
+    ping = proc.ask(["scontrol", "ping"], env)
     if " is UP" not in ping.stdout:
         said = (ping.stdout + ping.stderr).strip().splitlines()
         raise EnvironmentUnusable(
@@ -171,7 +164,7 @@ def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
         )
     partition = partition_of(extra_args, env)
     if partition:
-        found = ask(["sinfo", "--noheader", f"--partition={partition}", "--format=%P"], env)
+        found = proc.ask(["sinfo", "--noheader", f"--partition={partition}", "--format=%P"], env)
         if not found.stdout.strip():
             raise EnvironmentUnusable(
                 f"Slurm partition {partition!r} does not exist",
@@ -188,7 +181,7 @@ def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[s
     argv = ["sinfo", "--noheader", "--format=%P %G"]
     if partition:
         argv.append(f"--partition={partition}")
-    found = ask(argv, env)
+    found = proc.ask(argv, env)
     gres = [
         (name.rstrip("*"), rest.strip())
         for name, _, rest in (line.strip().partition(" ") for line in found.stdout.splitlines())

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.files import textlines
-from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX, ask
+from uvdock.run import proc
+from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX
 from uvdock.run.slurm_steps import EVERY_NODE, shape_args, without_pyxis
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def list_containers(
 ) -> dict[str, list[str]]:
     """The reusable containers uvdock created (their pyxis names), on each node of `nodes`
     (one task per node, at once)."""
-    found = ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
+    found = proc.ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
     if not found.ok:
         raise EnvironmentUnusable(f"could not list enroot containers through srun: {found.said}")
     listed: dict[str, list[str]] = {node: [] for node in nodes}
@@ -89,7 +90,7 @@ def remove_containers(
         return None
     nodes = [node] if node and node != ANY_NODE else []
     argv = _enroot_step(extra_args, nodes, "enroot", "remove", "--force", *pyxis_names)
-    done = ask(argv, env, timeout=120)
+    done = proc.ask(argv, env, timeout=120)
     if done.ok:
         return None
     where, pin = (f" on {node}", f" -w {node}") if nodes else ("", "")
@@ -102,11 +103,11 @@ def remove_containers(
 def _listed(env: Mapping[str, str], job_name: str) -> list[str]:
     """The jobs named `job_name`, and inside an allocation its steps of that name (a step
     there is not a job of its own: scancel --name does not reach it)."""
-    jobs = ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
+    jobs = proc.ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
     found = jobs.stdout.split() if jobs.ok else []
     if allocation := env.get("SLURM_JOB_ID", ""):
         argv = ["squeue", "--noheader", "--steps", f"--jobs={allocation}", "--format=%i %j"]
-        steps = (line.strip().partition(" ") for line in ask(argv, env).stdout.splitlines())
+        steps = (line.strip().partition(" ") for line in proc.ask(argv, env).stdout.splitlines())
         found += [step for step, _, name in steps if name == job_name]
     return found
 
@@ -117,10 +118,10 @@ def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> 
     it, so nothing of it is left when uvdock exits."""
     import time
 
-    ask(["scancel", "--quiet", f"--name={job_name}"], env)
+    proc.ask(["scancel", "--quiet", f"--name={job_name}"], env)
     for step in _listed(env, job_name):
         if "." in step:
-            ask(["scancel", "--quiet", step], env)
+            proc.ask(["scancel", "--quiet", step], env)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and _listed(env, job_name):
         time.sleep(0.2)

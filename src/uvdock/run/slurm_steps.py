@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.files import textlines
-from uvdock.run.slurm import ask, option_value, partition_of
+from uvdock.run import proc
+from uvdock.run.slurm import option_value, partition_of
 
 if TYPE_CHECKING:
     from uvdock.ui.output import Output
@@ -26,7 +27,7 @@ _USABLE = ("idle", "mix", "alloc", "comp")  # sinfo states, best first
 
 
 def _hostnames(nodelist: str, env: Mapping[str, str]) -> list[str]:
-    found = ask(["scontrol", "show", "hostnames", nodelist], env) if nodelist else None
+    found = proc.ask(["scontrol", "show", "hostnames", nodelist], env) if nodelist else None
     return found.stdout.split() if found and found.ok else []
 
 
@@ -43,7 +44,7 @@ def partition_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[s
     if partition:
         argv.append(f"--partition={partition}")
     rank: dict[str, int] = {}
-    for line in ask(argv, env).stdout.splitlines():
+    for line in proc.ask(argv, env).stdout.splitlines():
         fields = line.split()
         if len(fields) != 3 or (not partition and not fields[1].endswith("*")):
             continue

@@ -9,7 +9,6 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 
-from uvdock.errors import CommandFailed
 from uvdock.run import proc
 
 RUN_MARKER = "UVDOCK_RUN"
@@ -40,10 +39,10 @@ exit 0
 def stop_tagged(
     engine: str, container: str, run_id: str, env: Mapping[str, str], *, grace: float = 10.0
 ) -> str | None:
-    argv = ["exec", container, "sh", "-c", _STOP_TAGGED, RUN_MARKER, run_id, str(int(grace * 10))]
-    done = _engine(engine, argv, env, grace + 20)
+    argv = [engine, "exec", container, "sh", "-c", _STOP_TAGGED, RUN_MARKER, run_id]
+    done = proc.ask([*argv, str(int(grace * 10))], env, grace + 20)
     failed = f"could not stop the command in container {container}"
-    if done is None:
+    if done.returncode == -1:
         return f"{failed} (timed out)"
     pids = " ".join(done.stdout.split())
     return (
@@ -53,35 +52,19 @@ def stop_tagged(
     )
 
 
-def _engine(
-    engine: str, args: list[str], env: Mapping[str, str], timeout: float = 30
-) -> proc.Completed | None:
-    """The engine command's outcome; None when it timed out (the caller looks again)."""
-    try:
-        return proc.run([engine, *args], env=env, check=False, timeout=timeout)
-    except CommandFailed:
-        return None
-
-
-def _code(done: proc.Completed | None) -> int:
-    return -1 if done is None else done.returncode
-
-
 def container_exists(engine: str, name: str, env: Mapping[str, str]) -> bool:
     # `ps -a` rather than `inspect`: podman's inspect already fails while a container is
     # being removed, and `ps -a` lists it until it is truly gone. No answer: assume the worst.
-    found = _engine(engine, ["ps", "--all", "--no-trunc", "--format", "{{.Names}}"], env)
-    return found is None or not found.ok or name in found.stdout.split()
+    found = proc.ask([engine, "ps", "--all", "--no-trunc", "--format", "{{.Names}}"], env)
+    return not found.ok or name in found.stdout.split()
 
 
 def _running(engine: str, name: str, env: Mapping[str, str]) -> bool:
     """Whether the container still runs. An engine that cannot say (busy, or the container
     is being removed) is asked whether it still lists it: never taken as ended on a guess."""
-    argv = ["container", "inspect", "--format", "{{.State.Running}}", "--", name]
-    found = _engine(engine, argv, env)
-    if found is not None and found.ok:
-        return found.stdout.strip() == "true"
-    return container_exists(engine, name, env)
+    argv = [engine, "container", "inspect", "--format", "{{.State.Running}}", "--", name]
+    found = proc.ask(argv, env)
+    return found.stdout.strip() == "true" if found.ok else container_exists(engine, name, env)
 
 
 def stop_container(
@@ -101,21 +84,23 @@ def stop_container(
     if not container_exists(engine, name, env):
         return None
     ends = time.monotonic() + grace
-    code = _code(_engine(engine, ["kill", "--signal", "INT", "--", name], env))
+    code = proc.ask([engine, "kill", "--signal", "INT", "--", name], env).returncode
     log(f"container {name}: SIGINT to the command's process group (exit {code})")
     # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
     # must not let the removal below cut its clean-up short.
     while (running := _running(engine, name, env)) and time.monotonic() < ends:
-        if _code(_engine(engine, ["wait", "--", name], env, max(0.5, ends - time.monotonic()))):
+        if proc.ask(
+            [engine, "wait", "--", name], env, max(0.5, ends - time.monotonic())
+        ).returncode:
             time.sleep(0.2)
     if running:
-        code = _code(_engine(engine, ["stop", "--time", "5", "--", name], env))
+        code = proc.ask([engine, "stop", "--time", "5", "--", name], env).returncode
         log(f"container {name}: still running after {grace:g} s, stopped (exit {code})")
     deadline = time.monotonic() + 10
     while container_exists(engine, name, env):
         if time.monotonic() > deadline:
             return f"could not stop container {name}; stop it with `{engine} rm --force {name}`"
-        _engine(engine, ["rm", "--force", "--", name], env)
+        proc.ask([engine, "rm", "--force", "--", name], env)
         time.sleep(0.2)
     log(f"container {name}: gone")
     return None
