@@ -19,6 +19,10 @@ def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
     return proc.run(["git", "-C", str(repo), *args], check=check)
 
 
+def _bytes(repo: Path, *args: str) -> bytes:
+    return proc.run_bytes(["git", "-C", str(repo), *args])
+
+
 # Paths git reads relative to the folder it was started in, while uvdock runs git with
 # `-C REPO`. (GIT_INDEX_FILE is read after git moved to the work tree's top, as with -C.)
 GIT_PATHS = ("GIT_DIR", "GIT_WORK_TREE")
@@ -126,17 +130,14 @@ def rev_exists(repo: Path, rev: str) -> bool:
 
 
 def rev_parse(repo: Path, rev: str) -> str:
-    return _git(
-        repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"
-    ).stdout.strip()
+    out = _git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+    return out.stdout.strip()
 
 
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
     """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
     try:
-        return proc.run_bytes(
-            ["git", "-C", str(repo), "show", "--end-of-options", f"{rev}:./{path}"]
-        )
+        return _bytes(repo, "show", "--end-of-options", f"{rev}:./{path}")
     except CommandFailed:
         return None
 
@@ -273,12 +274,8 @@ def add(repo: Path, *paths: str) -> None:
     _git(repo, "add", "--", *paths)
 
 
-# --- added for `lock resolve` / `merge-driver install` -------------------------------
-
-
 def blob_bytes(repo: Path, sha: str) -> bytes:
-    """The content of a blob object, exact bytes."""
-    return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", "--end-of-options", sha])
+    return _bytes(repo, "cat-file", "blob", "--end-of-options", sha)
 
 
 def object_exists(repo: Path, sha: str) -> bool:
@@ -291,11 +288,8 @@ def hash_object_file(repo: Path, file: Path) -> str:
 
 
 def set_index_entries(repo: Path, path: str, entries: list[IndexEntry]) -> None:
-    """Replace every index entry of `path` (all stages) with `entries`, exactly.
-
-    A mode-0 line first drops whatever the index holds for the path; then each entry is
-    written back with its mode, blob and stage (`git update-index --index-info`).
-    """
+    """Replace every index entry of `path` (all stages) with `entries`, exactly: a mode-0
+    line first drops whatever the index holds for the path (`git update-index --index-info`)."""
     width = len(entries[0].sha) if entries else 40  # 64 in a SHA-256 repository
     lines = [f"0 {'0' * width}\t{path}", *(f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries)]
     text = "".join(line + "\n" for line in lines)
@@ -309,8 +303,7 @@ def ls_files_unmerged_text(repo: Path, path: str) -> str:
 
 def git_path(repo: Path, name: str) -> Path:
     """`git rev-parse --git-path NAME`, absolute (info/attributes lives in the common dir)."""
-    out = _git(repo, "rev-parse", "--git-path", name).stdout.strip()
-    path = Path(out)
+    path = Path(_git(repo, "rev-parse", "--git-path", name).stdout.strip())
     return path if path.is_absolute() else repo / path
 
 
