@@ -72,10 +72,9 @@ class CIContainer:
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
         said = self._said("engine")
         engine = probe.pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=said)
+        marker = ((RUN_MARKER, self.run_id),)  # what stop.stop_tagged finds the command by
         if cfg.container:
-            return engines.Placement(
-                "exec", engine, cfg.container, env=((RUN_MARKER, self.run_id),)
-            )
+            return engines.Placement("exec", engine, cfg.container, env=marker)
         if not cfg.image:
             raise EnvironmentUnusable(
                 "no image or container configured",
@@ -209,14 +208,10 @@ class CIContainer:
             version = self._version_line(command)
             argv = self.argv(command, tty=tty, version=version is not None)
             code = self.foreground(argv, interactive=tty, first_line=version)
-        gone = probe.verified_gone  # the id we exec'd: does it still exist?
-        if (
-            code != 0
-            and mode == "exec"
-            and gone(self.placement, self.config.workdir, self.repo, self.env)
-        ):
-            # Then nothing ran. A container recreated under the same name is checked like a
-            # new one, then the command runs once.
+        at, workdir = self.placement, self.config.workdir
+        if code != 0 and mode == "exec" and probe.verified_gone(at, workdir, self.repo, self.env):
+            # The id we exec'd is gone, so nothing ran. A container recreated under the same
+            # name is checked like a new one, then the command runs once.
             del self.__dict__["target"]
             code = self.foreground(self.argv(command, tty=tty), interactive=tty)
         if code == 125 and mode == "run":  # the engine's, unless it starts now
@@ -375,10 +370,9 @@ class Spread:
         if tasks not in self._nodes and ci.dry_run:
             self._nodes[tasks] = []
         elif tasks not in self._nodes:
-            ready = slurm_containers.ready_nodes(git.git_dir(ci.repo), ci.placement.container)
-            self._nodes[tasks] = slurm_steps.step_nodes(
-                ci.env, ci.placement.extra_args, tasks, ready
-            )
+            at = ci.placement
+            ready = slurm_containers.ready_nodes(git.git_dir(ci.repo), at.container)
+            self._nodes[tasks] = slurm_steps.step_nodes(ci.env, at.extra_args, tasks, ready)
         return self._nodes[tasks]
 
     def shape(self, nodes: Sequence[str] | None = None) -> list[str]:

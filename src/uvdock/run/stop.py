@@ -89,9 +89,8 @@ def stop_container(
     # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
     # must not let the removal below cut its clean-up short.
     while (running := _running(engine, name, env)) and time.monotonic() < ends:
-        if proc.ask(
-            [engine, "wait", "--", name], env, max(0.5, ends - time.monotonic())
-        ).returncode:
+        waited = proc.ask([engine, "wait", "--", name], env, max(0.5, ends - time.monotonic()))
+        if waited.returncode:
             time.sleep(0.2)
     if running:
         code = proc.ask([engine, "stop", "--time", "5", "--", name], env).returncode
