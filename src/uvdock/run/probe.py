@@ -30,11 +30,9 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str 
         return asked
     has_docker, has_podman = (proc.which(name, env) is not None for name in ("docker", "podman"))
     docker_daemon = bool(env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
-    if has_docker and docker_daemon:
-        # A docker socket no daemon answers (stopped, or stale): podman takes over.
-        if has_podman and image("docker", "uvdock-probe", env, timeout=30).unreachable:
-            return "podman"
-        return "docker"
+    if has_docker and docker_daemon:  # unless no daemon answers it (stopped, or stale)
+        silent = has_podman and image("docker", "uvdock-probe", env, timeout=30).unreachable
+        return "podman" if silent else "docker"
     if has_podman or has_docker or dry_run:
         return "podman" if has_podman else "docker"
     raise EnvironmentUnusable(
@@ -45,12 +43,8 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str 
 def engine_init(engine: str, env: Mapping[str, str]) -> str:
     """podman's own init (catatonit) on this host, to run in a container with `-g` (see
     engines.run_argv); "" for docker, whose init (tini) takes a variable instead."""
-    if engine != "podman":
-        return ""
-    for found in ("/usr/libexec/podman/catatonit", proc.which("catatonit", env)):
-        if found and os.path.isfile(found):
-            return found
-    return ""
+    places = ("/usr/libexec/podman/catatonit", proc.which("catatonit", env) or "")
+    return next((p for p in places if engine == "podman" and os.path.isfile(p)), "")
 
 
 class ImageProbe(NamedTuple):
