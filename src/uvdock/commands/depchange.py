@@ -185,7 +185,9 @@ def change_dependencies(
     return 0
 
 
-def _sync_after(ctx: Context, shim: CIContainer, action: str, target: list[str], *, sync: bool) -> None:
+def _sync_after(
+    ctx: Context, shim: CIContainer, action: str, target: list[str], *, sync: bool
+) -> None:
     """Bring a persistent environment up to date the way `uvdock sync` does; else say why not."""
     placement = shim.placement
     if not placement.outlives_command():
