@@ -83,7 +83,7 @@ YAML_PACKAGES = ("formats",)
 
 # Who may write files (open for writing, Path.write_*, os.replace, mkdir, shutil.rmtree...).
 FILE_WRITER_PACKAGES = (
-    "run",  # the uv shim and its cache (run/shim.py): the files a run needs, beside the repo
+    "run",  # the CI container and its cache (run/ci_container.py): files a run needs, by the repo
 )
 FILE_WRITER_MODULES = (
     "files.edit",  # every edit of a repository file: atomic, confined to the repository
@@ -966,7 +966,7 @@ def test_a_file_write_outside_the_file_layer_is_reported(source: str, problem: s
         "uvdock.files.edit",
         "uvdock.files.state_store",
         "uvdock.files.repolock",
-        "uvdock.run.shim",
+        "uvdock.run.ci_container",
     ):
         assert write_violations({allowed: source}) == []
 

@@ -101,7 +101,6 @@ def test_git_argv_builders_keep_option_shaped_values_as_operands(tmp_path: Path)
     assert run_git.rev_exists(repo, hostile) is False
     assert run_git.show_file(repo, hostile, "f") is None
     assert run_git.verify_commit(repo, hostile) is None
-    assert run_git.ls_files(repo, hostile) == []
     assert run_git.grep_files(repo, hostile) == []
     assert run_git.remote_url(repo, hostile) is None
     assert run_git.config_get(repo, "--add") is None

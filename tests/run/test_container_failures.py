@@ -160,3 +160,39 @@ def test_a_command_that_exits_125_by_itself_is_its_own_exit(
     done = _run(_uvdock(repo, engine_image, "run", "--", "sh", "-c", "exit 125"))
     assert done.returncode == 125, done.stderr
     assert "could not start" not in done.stderr
+
+
+def _containers_mounting(repo: Path) -> list[str]:
+    listed = ["podman", "ps", "-a", "-q", "--no-trunc", f"--filter=volume={repo}"]
+    return subprocess.run(listed, capture_output=True, text=True, check=False).stdout.split()
+
+
+def test_a_killed_uvdock_leaves_no_shell_container(engine_image: str, tmp_path: Path) -> None:
+    # `uvdock shell` on a terminal, uvdock a job of the user's shell; kill -9 of uvdock took
+    # its `podman run -t` client with it, but conmon holds the container's pty, so the
+    # container's bash waited for input forever.
+    repo = init_repo(tmp_path / "repo")
+    uvdock = _uvdock(repo, engine_image, "shell")
+    shell, master = _on_a_terminal(["/bin/sh", "-c", '"$@"; exec sleep 60', "sh", *uvdock])
+    try:
+        os.write(master, b"echo $HOSTNAME > /workspace/.up\n")  # read once bash is up
+        deadline = time.monotonic() + 60
+        while not (repo / ".up").exists():
+            assert time.monotonic() < deadline, "the shell never started"
+            time.sleep(0.05)
+        assert _containers_mounting(repo), "the shell runs in no container of this repository"
+        (pid,) = _children(shell)
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        while _containers_mounting(repo) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = _containers_mounting(repo)
+    finally:
+        os.kill(shell, signal.SIGKILL)
+        os.waitpid(shell, 0)
+        os.close(master)
+        for name in _containers_mounting(repo):
+            subprocess.run(
+                ["podman", "rm", "-f", "-t", "0", name], capture_output=True, check=False
+            )
+    assert left == [], "the shell's container outlived uvdock"

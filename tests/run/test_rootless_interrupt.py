@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
+import pty
 import pwd
 import shutil
 import signal
@@ -166,3 +167,42 @@ def test_a_rootless_interrupt_reaches_the_grandchild_once(rootless: Rootless, ki
     assert count == "1", err.decode()
     listing = rootless.podman("ps", "-a", "--format", "{{.Names}} {{.Command}}").stdout.decode()
     assert tag not in listing
+
+
+def test_a_killed_uvdock_leaves_no_rootless_shell_container(rootless: Rootless) -> None:
+    # `uvdock shell` on a terminal, uvdock a job of the user's shell, then kill -9 of
+    # uvdock: the container's shell (whose pty conmon holds) must not wait on forever.
+    tag = f"shell-{time.monotonic_ns()}"
+    argv = [PYTHON, "-m", "uvdock", "--repo", str(rootless.repo), "--engine", "podman"]
+    argv += ["--image", rootless.image, "shell", "--shell", "sh"]
+    job = ["/bin/sh", "-c", '"$@"; exec sleep 60', "sh", *rootless.as_user(argv)]
+    shell, master = pty.fork()
+    if shell == 0:
+        os.execv(job[0], job)
+    mine = ["ps", "-a", "-q", f"--filter=volume={rootless.repo}"]
+    try:
+        os.write(master, f"echo up > .up-{tag}\n".encode())  # read once the shell is up
+        deadline = time.monotonic() + 120  # vfs copies the image for each container
+        while not (rootless.repo / f".up-{tag}").exists():
+            assert time.monotonic() < deadline, "the shell never started"
+            time.sleep(0.05)
+        assert rootless.podman(*mine).stdout.split(), "the shell runs in no container"
+        uvdock = subprocess.run(
+            ["pgrep", "-f", "-u", str(rootless.uid), "-n", f"uvdock --repo {rootless.repo}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.split()
+        assert uvdock, "no uvdock process found"
+        os.kill(int(uvdock[0]), signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        while rootless.podman(*mine).stdout.split() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = rootless.podman(*mine).stdout.split()
+    finally:
+        os.kill(shell, signal.SIGKILL)
+        os.waitpid(shell, 0)
+        os.close(master)
+        for name in rootless.podman(*mine).stdout.split():
+            rootless.podman("rm", "-f", "-t", "0", name.decode())
+    assert left == [], "the shell's container outlived uvdock"

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from uvdock.config.settings import Config
     from uvdock.context import Context
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 
 Argument = tuple[tuple[str, ...], dict[str, Any]]
@@ -53,14 +53,14 @@ class Command:
         raise NotImplementedError
 
 
-def shim_for(ctx: Context, config: Config | None = None, **said: str) -> Shim:
+def shim_for(ctx: Context, config: Config | None = None, **said: str) -> CIContainer:
     """The shim for this invocation: its configuration, repository, environment and output.
     A command whose own flag chose a setting passes the changed `config` and names the flag
     (`engine="--slurm"`), so messages say who chose it."""
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
     named = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
-    return Shim(
+    return CIContainer(
         config or ctx.config,
         repo=ctx.repo,
         env=ctx.env,
@@ -72,8 +72,8 @@ def shim_for(ctx: Context, config: Config | None = None, **said: str) -> Shim:
 
 
 def engine_for(ctx: Context) -> str:
-    """docker or podman, as configured or as found (see run.host.pick_engine)."""
-    from uvdock.run.host import pick_engine
+    """docker or podman, as configured or as found (see run.probe.pick_engine)."""
+    from uvdock.run.probe import pick_engine
 
     return pick_engine(ctx.config.engine, ctx.env, dry_run=ctx.dry_run, said=ctx.said("engine"))
 

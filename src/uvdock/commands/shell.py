@@ -10,9 +10,9 @@ from uvdock.commands.base import arg, engine_for, shim_for
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.run import engines, slurm, slurm_steps
+from uvdock.run.ci_container import CIContainer
 from uvdock.run.engines import Placement
-from uvdock.run.host import engine_init
-from uvdock.run.shim import Shim
+from uvdock.run.probe import engine_init
 
 
 class Command(BaseCommand):
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         return shim.foreground(argv, interactive=True)
 
 
-def _run_shell(ctx: Context, args: argparse.Namespace) -> tuple[Shim, Placement, list[str]]:
+def _run_shell(ctx: Context, args: argparse.Namespace) -> tuple[CIContainer, Placement, list[str]]:
     """A shell in a new container of the image, removed when the shell exits."""
     shim, engine = shim_for(ctx), engine_for(ctx)
     init = engine_init(engine, ctx.env)
@@ -77,7 +77,7 @@ def _run_shell(ctx: Context, args: argparse.Namespace) -> tuple[Shim, Placement,
     return shim, placement, argv
 
 
-def _srun_shell(ctx: Context, args: argparse.Namespace) -> tuple[Shim, Placement, list[str]]:
+def _srun_shell(ctx: Context, args: argparse.Namespace) -> tuple[CIContainer, Placement, list[str]]:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
     cfg = ctx.config

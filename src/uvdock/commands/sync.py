@@ -15,7 +15,7 @@ from uvdock.errors import InputRefused
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 
 class Command(BaseCommand):
@@ -92,7 +92,7 @@ def _words(args: argparse.Namespace) -> list[str]:
     return words + ["--exact"] * args.exact + ["--lts"] * args.lts
 
 
-def _refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str]) -> None:
+def _refuse_throwaway(ctx: Context, shim: CIContainer, words: Sequence[str]) -> None:
     """A sync into a container removed when uv exits (run placement, --rm; an srun step's
     unnamed pyxis container) is lost at once."""
     placement = shim.placement

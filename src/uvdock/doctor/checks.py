@@ -22,7 +22,7 @@ from uvdock.run import proc
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 FORK_DOC = "docs/contributing-from-a-fork.md"
 LOW_DISK_BYTES = 5 * 10**9  # warn under 5 GB where the uv cache lives
@@ -57,12 +57,12 @@ class _Checks:
         self.python = ""  # the venv's Python version, once the venv check read it
 
     @cached_property
-    def shim(self) -> Shim:
-        from uvdock.run.shim import Shim
+    def shim(self) -> CIContainer:
+        from uvdock.run.ci_container import CIContainer
 
         ctx = self.ctx
         said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
-        return Shim(
+        return CIContainer(
             ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
         )
 

@@ -10,36 +10,17 @@ from uvdock.image.heredoc import Builder
 from uvdock.run import proc
 from uvdock.run.probe import daemon_silent
 
-_TIMEOUT = 30.0
-
 
 def builder(engine: str, env: Mapping[str, str]) -> Builder:
     if engine == "podman":
-        return _podman(env)
-    return _docker(env)
-
-
-def _podman(env: Mapping[str, str]) -> Builder:
-    out = proc.run(
-        ["podman", "version", "--format", "{{.Client.Version}}"],
-        env=env,
-        check=False,
-        timeout=_TIMEOUT,
-    )
-    version = out.stdout.strip() if out.ok else ""
-    info = proc.run(
-        ["podman", "info", "--format", "{{.Host.BuildahVersion}}"],
-        env=env,
-        check=False,
-        timeout=_TIMEOUT,
-    )
-    return Builder("podman", version, buildah=info.stdout.strip() if info.ok else "")
-
-
-def _docker(env: Mapping[str, str]) -> Builder:
-    out = proc.run(
-        ["docker", "version", "--format", "{{json .}}"], env=env, check=False, timeout=_TIMEOUT
-    )
+        out = proc.ask(["podman", "version", "--format", "{{.Client.Version}}"], env)
+        info = proc.ask(["podman", "info", "--format", "{{.Host.BuildahVersion}}"], env)
+        return Builder(
+            "podman",
+            out.stdout.strip() if out.ok else "",
+            buildah=info.stdout.strip() if info.ok else "",
+        )
+    out = proc.ask(["docker", "version", "--format", "{{json .}}"], env)
     client, podman = _docker_versions(out.stdout)
     if not out.ok and daemon_silent(out.stderr):
         return Builder("docker", client)  # no daemon: the build itself says so, with its hint
@@ -47,8 +28,7 @@ def _docker(env: Mapping[str, str]) -> Builder:
         return Builder("docker", client, podman_server=podman)
     if env.get("DOCKER_BUILDKIT", "").strip() == "0":
         return Builder("docker", client, buildkit=False, buildkit_why="DOCKER_BUILDKIT=0")
-    buildx = proc.run(["docker", "buildx", "version"], env=env, check=False, timeout=_TIMEOUT)
-    if not buildx.ok:
+    if not proc.ask(["docker", "buildx", "version"], env).ok:
         why = "no buildx plugin: `docker build` falls back to the legacy builder"
         return Builder("docker", client, buildkit=False, buildkit_why=why)
     return Builder("docker", client)
@@ -63,8 +43,6 @@ def _docker_versions(text: str) -> tuple[str, str]:
     if not isinstance(data, dict):
         return "", ""
     client = str((data.get("Client") or {}).get("Version", ""))
-    server = data.get("Server") or {}
-    for component in server.get("Components") or []:
-        if "podman" in str(component.get("Name", "")).lower():
-            return client, str(component.get("Version", ""))
-    return client, ""
+    components = (data.get("Server") or {}).get("Components") or []
+    podman = [c for c in components if "podman" in str(c.get("Name", "")).lower()]
+    return client, str(podman[0].get("Version", "")) if podman else ""

@@ -1,8 +1,5 @@
-"""Where a command runs: docker, podman, srun (Slurm + pyxis) or locally. Pure argv builders.
-
-Nothing here starts a process or reads the filesystem except `inside_ci_container`, which
-only looks at marker files and the environment.
-"""
+"""Where a command runs: docker, podman, srun (Slurm + pyxis) or locally. Pure argv builders:
+nothing here starts a process; only `inside_ci_container` looks at marker files."""
 
 from __future__ import annotations
 
@@ -23,16 +20,12 @@ class Mounts(NamedTuple):
     container_cache: str
 
     def volume_args(self) -> list[str]:
-        args = ["-v", f"{self.repo}:{self.workdir}", "-w", self.workdir]
-        if self.cache:
-            args += ["-v", f"{self.cache}:{self.container_cache}"]
-        return args
+        cache = ["-v", f"{self.cache}:{self.container_cache}"] if self.cache else []
+        return ["-v", f"{self.repo}:{self.workdir}", "-w", self.workdir, *cache]
 
     def pyxis_mounts(self) -> str:
-        mounts = [f"{self.repo}:{self.workdir}"]
-        if self.cache:
-            mounts.append(f"{self.cache}:{self.container_cache}")
-        return ",".join(mounts)
+        cache = [f"{self.cache}:{self.container_cache}"] if self.cache else []
+        return ",".join([f"{self.repo}:{self.workdir}", *cache])
 
 
 class Placement(NamedTuple):
@@ -53,22 +46,17 @@ class Placement(NamedTuple):
         machine, or a named pyxis container (`--container-name` in engine-args), which later
         steps of the same Slurm allocation reuse; a run or unnamed srun container is not."""
         if self.mode == "srun":
-            return bool(self.container) or any(
-                arg == "--container-name" or arg.startswith("--container-name=")
-                for arg in self.extra_args
-            )
+            named = (arg.partition("=")[0] == "--container-name" for arg in self.extra_args)
+            return bool(self.container) or any(named)
         return self.mode != "run"
 
     def describe(self) -> str:
-        if self.mode == "local" and self.by_hand:
-            return f"locally with the uv on PATH ({self.said or '--engine local'})"
-        if self.mode == "local":
-            return "locally (already inside the CI container)"
-        if self.mode == "exec":
-            return f"in running container {self.container} ({self.engine} exec)"
-        if self.mode == "srun":
-            return f"on Slurm with pyxis, image {self.image}"
-        return f"in a fresh {self.engine} container of {self.image}"
+        by_hand = f"locally with the uv on PATH ({self.said or '--engine local'})"
+        return {
+            "local": by_hand if self.by_hand else "locally (already inside the CI container)",
+            "exec": f"in running container {self.container} ({self.engine} exec)",
+            "srun": f"on Slurm with pyxis, image {self.image}",
+        }.get(self.mode, f"in a fresh {self.engine} container of {self.image}")
 
 
 def operand(value: str, what: str) -> str:
@@ -85,27 +73,21 @@ def _with_link_mode(env: Sequence[tuple[str, str]], mounts: Mounts) -> list[tupl
     # The uv cache and the workdir are separate bind mounts, and Linux refuses hard links
     # across mounts (EXDEV) even on one filesystem: uv would warn on every install and copy.
     pairs = list(env)
-    if mounts.cache and not any(key == "UV_LINK_MODE" for key, _ in pairs):
-        pairs.append(("UV_LINK_MODE", "copy"))
-    return pairs
+    copy = [("UV_LINK_MODE", "copy")] if mounts.cache and "UV_LINK_MODE" not in dict(pairs) else []
+    return pairs + copy
 
 
 def _env_args(env: Sequence[tuple[str, str]]) -> list[str]:
-    args: list[str] = []
-    for key, value in env:
-        args += ["-e", f"{key}={value}"]
-    return args
+    return [arg for key, value in env for arg in ("-e", f"{key}={value}")]
 
 
 def exec_argv(
     placement: Placement, command: Sequence[str], *, workdir: str, tty: bool
 ) -> list[str]:
-    argv = [placement.engine, "exec", "-i"]
-    if tty:
-        argv.append("-t")
+    tty_args = ["-t"] if tty else []
     container = operand(placement.container, "container")
-    argv += ["-w", workdir, *_env_args(placement.env), container, *command]
-    return argv
+    env = _env_args(placement.env)
+    return [placement.engine, "exec", "-i", *tty_args, "-w", workdir, *env, container, *command]
 
 
 def run_argv(
@@ -124,21 +106,14 @@ def run_argv(
     # --init (podman's catatonit, docker's tini) hands the proxied signal to its one child;
     # the command's whole process group must get it, once, as from a terminal's Ctrl-C:
     # tini does so by its variable, catatonit by `-g`, so podman's is mounted and run so.
-    argv = [placement.engine, "run", "--rm", "--init", "-i"]
-    if tty:
-        argv.append("-t")
-    if name:
-        argv.append(f"--name={operand(name, 'container name')}")
-    if gpus:
-        argv += ["--gpus", "all"]
-    argv += mounts.volume_args()
-    if placement.init:
-        argv += ["-v", f"{placement.init}:{INIT}:ro"]
-    tini = () if placement.init else (("TINI_KILL_PROCESS_GROUP", "1"),)
+    argv = [placement.engine, "run", "--rm", "--init", "-i", *(["-t"] if tty else [])]
+    argv += [f"--name={operand(name, 'container name')}"] if name else []
+    argv += (["--gpus", "all"] if gpus else []) + mounts.volume_args()
+    init = placement.init
+    argv += ["-v", f"{init}:{INIT}:ro"] if init else []
+    tini = () if init else (("TINI_KILL_PROCESS_GROUP", "1"),)
     argv += _env_args(_with_link_mode([*placement.env, *tini], mounts))
-    argv += [*placement.extra_args, image]
-    if placement.init:
-        argv += [INIT, "-g", "--"]
+    argv += [*placement.extra_args, image, *([INIT, "-g", "--"] if init else [])]
     script = VERSION_FIRST if version_first else FOUND_OR_127
     return [*argv, "/bin/sh", "-c", script, *command]
 
@@ -210,12 +185,9 @@ def srun_argv(
     sync` installs into it), as is one named in engine-args unless they say otherwise.
     `shape` (nodes, tasks: run/slurm.shape_args) comes after engine-args, so it wins."""
     argv = ["srun"]
-    if job_name:
-        argv.append(f"--job-name={operand(job_name, 'job name')}")
-    if nodes is not None:
-        argv.append(f"--nodes={nodes}")
-    if gpus_per_node is not None:
-        argv.append(f"--gpus-per-node={gpus_per_node}")
+    argv += [f"--job-name={operand(job_name, 'job name')}"] if job_name else []
+    argv += [f"--nodes={nodes}"] if nodes is not None else []
+    argv += [f"--gpus-per-node={gpus_per_node}"] if gpus_per_node is not None else []
     argv += [
         f"--container-image={operand(placement.image, 'image')}",
         f"--container-mounts={mounts.pyxis_mounts()}",
@@ -226,15 +198,9 @@ def srun_argv(
     ]
     if placement.container:
         argv.append(f"--container-name={operand(placement.container, 'container name')}:no_exec")
-    if placement.outlives_command() and not any(
-        arg in ("--container-writable", "--container-readonly") for arg in placement.extra_args
-    ):
-        argv.append("--container-writable")
-    argv += [*placement.extra_args, *shape]
-    if pty:
-        argv.append("--pty")
-    argv += list(command)
-    return argv
+    chosen = {"--container-writable", "--container-readonly"} & set(placement.extra_args)
+    argv += ["--container-writable"] if placement.outlives_command() and not chosen else []
+    return [*argv, *placement.extra_args, *shape, *(["--pty"] if pty else []), *command]
 
 
 def srun_env(
@@ -280,11 +246,9 @@ def command_argv(
 
 
 def inside_ci_container(env: Mapping[str, str], venv: str) -> bool:
-    """True when this process already runs in the CI image.
-
-    Being in *some* container (a /.dockerenv alone) is not enough: CI sandboxes are
-    containers too. The CI image sets IMAGE_TYPE and has the configured venv.
-    """
+    """True when this process already runs in the CI image: it sets IMAGE_TYPE and has the
+    configured venv. Being in *some* container (a /.dockerenv alone) is not enough: CI
+    sandboxes are containers too."""
     if env.get("IMAGE_TYPE"):
         return True
     in_container = os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")

@@ -1,7 +1,5 @@
-"""Small git helpers. Each runs one short captured git command and returns plain data.
-
-They go through run.proc, the process door.
-"""
+"""Small git helpers: each runs one short captured git command (through run/proc.py) and
+returns plain data."""
 
 from __future__ import annotations
 
@@ -21,6 +19,10 @@ def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
     return proc.run(["git", "-C", str(repo), *args], check=check)
 
 
+def _bytes(repo: Path, *args: str) -> bytes:
+    return proc.run_bytes(["git", "-C", str(repo), *args])
+
+
 # Paths git reads relative to the folder it was started in, while uvdock runs git with
 # `-C REPO`. (GIT_INDEX_FILE is read after git moved to the work tree's top, as with -C.)
 GIT_PATHS = ("GIT_DIR", "GIT_WORK_TREE")
@@ -38,7 +40,7 @@ def absolute_git_paths(env: MutableMapping[str, str], cwd: Path) -> None:
 def require_git_work_tree(repo: Path) -> None:
     """With GIT_DIR or GIT_WORK_TREE set, `repo` must lie in the work tree git acts on, or
     uvdock would edit one folder and stage into another repository."""
-    names = [name for name in ("GIT_DIR", "GIT_WORK_TREE") if os.environ.get(name)]
+    names = [name for name in GIT_PATHS if os.environ.get(name)]
     top = toplevel(repo) if names else repo
     if repo != top and top not in repo.parents:
         said = ", ".join(f"{name}={os.environ[name]}" for name in names)
@@ -51,13 +53,9 @@ def require_git_work_tree(repo: Path) -> None:
 
 def _dot_git(start: Path) -> Path | None:
     """The `.git` entry (a folder, or a file in worktrees and submodules) above `start`."""
-    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+    if any(os.environ.get(name) for name in GIT_PATHS):
         return None  # git's own rules apply; ask git
-    for folder in (start, *start.parents):
-        candidate = folder / ".git"
-        if candidate.exists():
-            return candidate
-    return None
+    return next((f / ".git" for f in (start, *start.parents) if (f / ".git").exists()), None)
 
 
 def toplevel(start: Path) -> Path:
@@ -86,8 +84,7 @@ def git_dir(repo: Path) -> Path:
     # creates its lock and state there.
     out = _git(repo, "rev-parse", "--absolute-git-dir", check=False)
     if not out.ok:
-        said = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
-        raise EnvironmentUnusable(f"{repo}: git finds no repository here ({said})")
+        raise EnvironmentUnusable(f"{repo}: git finds no repository here ({out.said})")
     return Path(out.stdout.strip())
 
 
@@ -97,12 +94,10 @@ _NOT_IN_REVISION = re.compile(r"[\x00-\x20\x7f:]")
 
 
 def checked_ref(ref: str, origin: str) -> str:
-    """`ref` when it can only be read as a revision, else InputRefused naming `origin`.
-
-    Runs no process, so it comes before any other use of the word: a part starting with
-    `-` (`--upload-pack=...`, or `origin/--upload-pack=...` once uvdock splits off the
-    remote) is refused before git could take it for an option.
-    """
+    """`ref` when it can only be read as a revision, else InputRefused naming `origin`. Runs
+    no process, so it comes before any other use of the word: a part starting with `-`
+    (`origin/--upload-pack=...` once uvdock splits off the remote) is refused before git
+    could take it for an option."""
     if not ref:
         raise InputRefused(f"{origin}: empty revision")
     if any(part.startswith("-") for part in ref.split("/")):
@@ -125,13 +120,7 @@ def ref_name_ok(repo: Path, name: str) -> bool:
 def verify_commit(repo: Path, rev: str) -> str | None:
     """The commit `rev` names (`git rev-parse --verify --end-of-options REV^{commit}`)."""
     out = _git(
-        repo,
-        "rev-parse",
-        "--verify",
-        "--quiet",
-        "--end-of-options",
-        f"{rev}^{{commit}}",
-        check=False,
+        repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False
     )
     return out.stdout.strip() if out.ok else None
 
@@ -141,24 +130,16 @@ def rev_exists(repo: Path, rev: str) -> bool:
 
 
 def rev_parse(repo: Path, rev: str) -> str:
-    return _git(
-        repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"
-    ).stdout.strip()
+    out = _git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+    return out.stdout.strip()
 
 
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
     """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
     try:
-        return proc.run_bytes(
-            ["git", "-C", str(repo), "show", "--end-of-options", f"{rev}:./{path}"]
-        )
+        return _bytes(repo, "show", "--end-of-options", f"{rev}:./{path}")
     except CommandFailed:
         return None
-
-
-def ls_files(repo: Path, *pathspecs: str) -> list[str]:
-    out = _git(repo, "ls-files", "-z", "--", *pathspecs)
-    return [p for p in out.stdout.split("\0") if p]
 
 
 def ls_files_skipped(repo: Path, *pathspecs: str) -> dict[str, bool]:
@@ -172,12 +153,8 @@ def grep_files(repo: Path, pattern: str, *pathspecs: str) -> list[tuple[str, int
     out = _git(repo, "grep", "-n", "-I", "-F", "-z", "-e", pattern, "--", *pathspecs, check=False)
     if out.returncode not in (0, 1):
         raise CommandFailed(out.argv, out.returncode, out.stdout, out.stderr)
-    hits: list[tuple[str, int, str]] = []
-    for line in out.stdout.splitlines():
-        parts = line.split("\0", 2)
-        if len(parts) == 3:
-            hits.append((parts[0], int(parts[1]), parts[2]))
-    return hits
+    hits = (line.split("\0", 2) for line in out.stdout.splitlines())
+    return [(path, int(number), text) for path, number, text in (h for h in hits if len(h) == 3)]
 
 
 def remote_url(repo: Path, name: str) -> str | None:
@@ -203,21 +180,22 @@ class IndexEntry(NamedTuple):
     path: str
 
 
+def _index_entries(repo: Path, which: str, path: str) -> list[IndexEntry]:
+    entries = []
+    for item in filter(None, _git(repo, "ls-files", which, "-z", "--", path).stdout.split("\0")):
+        meta, name = item.split("\t", 1)
+        mode, sha, stage = meta.split()
+        entries.append(IndexEntry(mode, sha, int(stage), name))
+    return entries
+
+
 def unmerged_entries(repo: Path, path: str) -> list[IndexEntry]:
-    out = _git(repo, "ls-files", "-u", "-z", "--", path)
-    return [_index_entry(item) for item in out.stdout.split("\0") if item]
+    return _index_entries(repo, "-u", path)
 
 
 def stage_entries(repo: Path, path: str) -> list[IndexEntry]:
     """All index entries of a path (stage 0 when clean, stages 1-3 when conflicted)."""
-    out = _git(repo, "ls-files", "-s", "-z", "--", path)
-    return [_index_entry(item) for item in out.stdout.split("\0") if item]
-
-
-def _index_entry(item: str) -> IndexEntry:
-    meta, path = item.split("\t", 1)
-    mode, sha, stage = meta.split()
-    return IndexEntry(mode, sha, int(stage), path)
+    return _index_entries(repo, "-s", path)
 
 
 def unmerged_paths(repo: Path) -> list[str]:
@@ -232,16 +210,17 @@ def in_progress_operation(repo: Path) -> str | None:
         return "am"  # `git am` keeps its state in rebase-apply/ too, marked by `applying`
     if (gd / "rebase-merge").is_dir() or (gd / "rebase-apply").is_dir():
         return "rebase"
-    for marker, name in (
-        ("MERGE_HEAD", "merge"),
-        ("CHERRY_PICK_HEAD", "cherry-pick"),
-        ("REVERT_HEAD", "revert"),
-    ):
-        if (gd / marker).exists():
-            return name
-    if (gd / "SQUASH_MSG").exists():
-        return "merge"  # `git merge --squash` stopped: no MERGE_HEAD, SQUASH_MSG until commit
-    return None
+    return next((name for marker, name in _MARKERS.items() if (gd / marker).exists()), None)
+
+
+# The file git keeps while each operation is stopped; SQUASH_MSG: `git merge --squash`
+# (no MERGE_HEAD), until the commit.
+_MARKERS = {
+    "MERGE_HEAD": "merge",
+    "CHERRY_PICK_HEAD": "cherry-pick",
+    "REVERT_HEAD": "revert",
+    "SQUASH_MSG": "merge",
+}
 
 
 class InProgress(NamedTuple):
@@ -253,59 +232,41 @@ class InProgress(NamedTuple):
 
 
 def in_progress(repo: Path) -> InProgress | None:
-    """What a conflict resolution should build on: the lock of the ref being merged in.
-
-    A merge brings in MERGE_HEAD; a rebase replays onto its `onto` commit; cherry-pick,
-    revert and `git am` apply onto HEAD.
-    """
+    """What a conflict resolution should build on: the lock of the ref being merged in. A
+    merge brings in MERGE_HEAD; a rebase replays onto its `onto` commit; cherry-pick, revert
+    and `git am` apply onto HEAD."""
     operation = in_progress_operation(repo)
     if operation is None:
         return None
     gd = git_dir(repo)
     if operation == "merge" and not (gd / "MERGE_HEAD").exists():
-        return InProgress(operation, _squashed_tip(gd / "SQUASH_MSG"), "SQUASH_MSG")
+        # SQUASH_MSG lists the squashed commits newest first, each as a `commit SHA` line
+        return InProgress(operation, _commit_in(gd / "SQUASH_MSG", "^commit "), "SQUASH_MSG")
     if operation == "merge":
-        return InProgress(operation, _first_word(gd / "MERGE_HEAD"), "MERGE_HEAD")
+        return InProgress(operation, _commit_in(gd / "MERGE_HEAD"), "MERGE_HEAD")
     if operation == "rebase":
         for source in ("rebase-merge/onto", "rebase-apply/onto"):
-            onto = _first_word(gd / source)
-            if onto is not None:
+            if onto := _commit_in(gd / source):
                 return InProgress(operation, onto, source)
         return InProgress(operation, None, "rebase-merge/onto")
     return InProgress(operation, verify_commit(repo, "HEAD"), "HEAD")
 
 
-def _first_word(path: Path) -> str | None:
-    try:
-        words = textlines.read_text(path, errors="replace").split()
-    except OSError:
-        return None
-    return words[0] if words and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", words[0]) else None
-
-
-def _squashed_tip(path: Path) -> str | None:
-    """The tip of the branch a `git merge --squash` brings in: SQUASH_MSG lists the squashed
-    commits newest first, each as a `commit SHA` line."""
+def _commit_in(path: Path, before: str = r"\A\s*") -> str | None:
+    """The first full commit id in a file of git's, right after `before` (a regex)."""
     try:
         text = textlines.read_text(path, errors="replace", newlines=True)
     except OSError:
         return None
-    found = re.search(r"^commit ([0-9a-f]{40}|[0-9a-f]{64})$", text, re.MULTILINE)
+    found = re.search(before + r"([0-9a-f]{40}|[0-9a-f]{64})(?!\S)", text, re.MULTILINE)
     return found.group(1) if found else None
 
 
 def names_of(repo: Path, commit: str) -> list[str]:
     """Branch and tag names pointing at `commit`: local branches, then remote ones, then tags."""
-    out = _git(
-        repo,
-        "for-each-ref",
-        "--format=%(refname:short)",
-        f"--points-at={commit}",
-        "refs/heads",
-        "refs/remotes",
-        "refs/tags",
-        check=False,
-    )
+    refs = ("refs/heads", "refs/remotes", "refs/tags")
+    at = f"--points-at={commit}"
+    out = _git(repo, "for-each-ref", "--format=%(refname:short)", at, *refs, check=False)
     return [n for n in out.stdout.splitlines() if n and not n.endswith("/HEAD")] if out.ok else []
 
 
@@ -313,12 +274,8 @@ def add(repo: Path, *paths: str) -> None:
     _git(repo, "add", "--", *paths)
 
 
-# --- added for `lock resolve` / `merge-driver install` -------------------------------
-
-
 def blob_bytes(repo: Path, sha: str) -> bytes:
-    """The content of a blob object, exact bytes."""
-    return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", "--end-of-options", sha])
+    return _bytes(repo, "cat-file", "blob", "--end-of-options", sha)
 
 
 def object_exists(repo: Path, sha: str) -> bool:
@@ -331,18 +288,12 @@ def hash_object_file(repo: Path, file: Path) -> str:
 
 
 def set_index_entries(repo: Path, path: str, entries: list[IndexEntry]) -> None:
-    """Replace every index entry of `path` (all stages) with `entries`, exactly.
-
-    A mode-0 line first drops whatever the index holds for the path; then each entry is
-    written back with its mode, blob and stage (`git update-index --index-info`).
-    """
+    """Replace every index entry of `path` (all stages) with `entries`, exactly: a mode-0
+    line first drops whatever the index holds for the path (`git update-index --index-info`)."""
     width = len(entries[0].sha) if entries else 40  # 64 in a SHA-256 repository
-    lines = [f"0 {'0' * width}\t{path}"]
-    lines += [f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries]
-    proc.run(
-        ["git", "-C", str(repo), "update-index", "--index-info"],
-        input_text="\n".join(lines) + "\n",
-    )
+    lines = [f"0 {'0' * width}\t{path}", *(f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries)]
+    text = "".join(line + "\n" for line in lines)
+    proc.run(["git", "-C", str(repo), "update-index", "--index-info"], input_text=text)
 
 
 def ls_files_unmerged_text(repo: Path, path: str) -> str:
@@ -352,8 +303,7 @@ def ls_files_unmerged_text(repo: Path, path: str) -> str:
 
 def git_path(repo: Path, name: str) -> Path:
     """`git rev-parse --git-path NAME`, absolute (info/attributes lives in the common dir)."""
-    out = _git(repo, "rev-parse", "--git-path", name).stdout.strip()
-    path = Path(out)
+    path = Path(_git(repo, "rev-parse", "--git-path", name).stdout.strip())
     return path if path.is_absolute() else repo / path
 
 

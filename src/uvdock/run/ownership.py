@@ -1,11 +1,5 @@
-"""Whose files these are: git's safe.directory rule, and the host paths a container writes.
-
-git (since 2.35.2) refuses to work in a repository owned by another user unless that
-path is listed in `safe.directory` (global, system or command-line configuration; never
-the repository's own). uvdock writes into the repository and mounts it read-write into a
-container, so it follows the same rule, and asks git itself when the owner differs: git's
-answer honours `safe.directory`, `*` and the SUDO_UID exception exactly as git does.
-"""
+"""Whose files these are: git's safe.directory rule, the host paths a container writes,
+and who gets back the files a root container wrote."""
 
 from __future__ import annotations
 
@@ -25,28 +19,20 @@ def _owner(path: Path) -> int | None:
 
 
 def invoking_user(env: Mapping[str, str]) -> tuple[int, int] | None:
-    """Who should own files written for this run: the user, or under sudo the sudoer.
-
-    None when that is root itself (nothing to give back).
-    """
+    """Who should own files written for this run: the user, or under sudo the sudoer. None
+    when that is root itself (nothing to give back)."""
     uid, gid = os.getuid(), os.getgid()
     if uid == 0 and env.get("SUDO_UID", "").isdigit():
-        sudo_uid = int(env["SUDO_UID"])
         sudo_gid = env.get("SUDO_GID", "")
-        return sudo_uid, int(sudo_gid) if sudo_gid.isdigit() else sudo_uid
+        return int(env["SUDO_UID"]), int(sudo_gid if sudo_gid.isdigit() else env["SUDO_UID"])
     return None if uid == 0 else (uid, gid)
 
 
-def _own_uids(env: Mapping[str, str]) -> set[int]:
-    """The owners that count as "the user": uvdock's user, and under sudo the sudoer."""
-    uids = {os.geteuid()}
-    if os.geteuid() == 0 and env.get("SUDO_UID", "").isdigit():
-        uids.add(int(env["SUDO_UID"]))
-    return uids
-
-
 def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | None = None) -> None:
-    """Exit 3 when git would refuse this repository as owned by someone else."""
+    """Exit 3 when git (since 2.35.2) would refuse this repository as owned by someone else
+    (not in `safe.directory`): uvdock writes into it and mounts it read-write, so it follows
+    the same rule, and asks git itself when the owner differs, whose answer honours
+    `safe.directory`, `*` and the SUDO_UID exception exactly as git does."""
     if git_dir is None:
         from uvdock.run import git
 
@@ -76,7 +62,9 @@ def require_own_mount(path: str, what: str, said: str, env: Mapping[str, str]) -
             hint=f"give the {what} a folder of your own",
         )
     owner = _owner(real)
-    if owner is not None and owner not in _own_uids(env):
+    sudoer = env.get("SUDO_UID", "") if os.geteuid() == 0 else ""  # under sudo: theirs too
+    theirs = sudoer.isdigit() and owner == int(sudoer)
+    if owner is not None and owner != os.geteuid() and not theirs:
         raise InputRefused(
             f"{said}: the {what} {real} is owned by uid {owner}, not by you; it would be "
             "mounted read-write into the container; refused",
@@ -93,18 +81,16 @@ def rw_bind_sources(engine_args: tuple[str, ...]) -> list[str]:
         if word.startswith("-v") and not word.startswith(("--", "-v=")) and len(word) > 2:
             word = "-v=" + word[2:]  # `-v/:/host`: the value attached, as engines accept
         flag, has_value, value = word.partition("=")
-        if flag in ("-v", "--volume", "--mount") and not has_value:
-            value = words[index + 1] if index + 1 < len(words) else ""
-        elif flag not in ("-v", "--volume", "--mount"):
+        if flag not in ("-v", "--volume", "--mount"):
             continue
+        if not has_value:
+            value = words[index + 1] if index + 1 < len(words) else ""
         if flag == "--mount":
             fields = dict(part.partition("=")[::2] for part in value.split(","))
-            source = fields.get("source") or fields.get("src") or ""
-            flag_value = fields.get("readonly", fields.get("ro"))
+            ro = fields.get("readonly", fields.get("ro"))
             # A bare `readonly` (value "") is read-only; `readonly=false` is not.
-            readonly = flag_value is not None and flag_value.lower() not in ("false", "0")
-            if fields.get("type") == "bind" and not readonly:
-                found.append(source)
+            if fields.get("type") == "bind" and (ro is None or ro.lower() in ("false", "0")):
+                found.append(fields.get("source") or fields.get("src") or "")
             continue
         source, _, rest = value.partition(":")
         options = rest.partition(":")[2].split(",")

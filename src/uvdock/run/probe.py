@@ -1,20 +1,50 @@
-"""What the container engine knows about an image or a container, asked without changing anything."""
+"""What this host's container engine is and knows, asked without changing anything: which
+engine, its init, an image, a container, and whether an exec target mounts this repository."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import NamedTuple
 
-from uvdock.run import proc
-from uvdock.run.engines import operand
+from uvdock.errors import EnvironmentUnusable
+from uvdock.run import engines, proc
 
 # What docker and podman say when nothing answers on their socket.
 _NO_DAEMON = ("Cannot connect", "connect:", "dial unix", "Is the docker daemon running")
 
 
 def daemon_silent(stderr: str) -> bool:
-    """Whether an engine's error output says its daemon did not answer at all."""
     return any(sign in stderr for sign in _NO_DAEMON)
+
+
+def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str = "") -> str:
+    """docker or podman: the one asked for, else the one most likely to be reachable.
+    `said`: the setting as the user should read it (who chose it), for messages."""
+    if asked in engines.CONTAINER_ENGINES:
+        if proc.which(asked, env) is None and not dry_run:
+            raise EnvironmentUnusable(
+                f"{said or '--engine ' + asked}: `{asked}` is not installed or not on PATH"
+            )
+        return asked
+    has_docker, has_podman = (proc.which(name, env) is not None for name in ("docker", "podman"))
+    docker_daemon = bool(env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
+    if has_docker and docker_daemon:  # unless no daemon answers it (stopped, or stale)
+        silent = has_podman and image("docker", "uvdock-probe", env, timeout=30).unreachable
+        return "podman" if silent else "docker"
+    if has_podman or has_docker or dry_run:
+        return "podman" if has_podman else "docker"
+    raise EnvironmentUnusable(
+        "no container engine found: install docker or podman, or use --engine srun / --engine local",
+    )
+
+
+def engine_init(engine: str, env: Mapping[str, str]) -> str:
+    """podman's own init (catatonit) on this host, to run in a container with `-g` (see
+    engines.run_argv); "" for docker, whose init (tini) takes a variable instead."""
+    places = ("/usr/libexec/podman/catatonit", proc.which("catatonit", env) or "")
+    return next((p for p in places if engine == "podman" and os.path.isfile(p)), "")
 
 
 class ImageProbe(NamedTuple):
@@ -26,13 +56,8 @@ class ImageProbe(NamedTuple):
 def image(
     engine: str, image: str, env: Mapping[str, str], *, timeout: float | None = None
 ) -> ImageProbe:
-    """Whether `image` is in the engine's local store."""
-    out = proc.run(
-        [engine, "image", "inspect", "--format", "{{.Id}}", operand(image, "image")],
-        env=env,
-        check=False,
-        timeout=timeout,
-    )
+    argv = [engine, "image", "inspect", "--format", "{{.Id}}", engines.operand(image, "image")]
+    out = proc.run(argv, env=env, check=False, timeout=timeout)
     return ImageProbe(out.ok, not out.ok and daemon_silent(out.stderr), out.stderr)
 
 
@@ -47,12 +72,8 @@ def container(
 ) -> ContainerInfo | None:
     """A container's id, state and mounts, or None when the engine knows no such container."""
     # Plain JSON rather than --format: docker says .Id where podman's template says .ID.
-    out = proc.run(
-        [engine, "container", "inspect", operand(target, "container")],
-        env=env,
-        check=False,
-        timeout=timeout,
-    )
+    argv = [engine, "container", "inspect", engines.operand(target, "container")]
+    out = proc.run(argv, env=env, check=False, timeout=timeout)
     if not out.ok:
         return None
     import json
@@ -67,3 +88,80 @@ def container(
         running=bool((info.get("State") or {}).get("Running")),
         mounts=mounts if isinstance(mounts, list) else [],
     )
+
+
+# An exec target checked to run and mount this repository at the workdir: the check (an
+# inspect) is the slow part of a cached exec, so its id is kept in the git dir, keyed by
+# engine, container, workdir and repository. Mounts never change after a container is
+# created, so a verified id stays valid until the container is gone.
+
+
+def _verified_file(repo: Path) -> Path:
+    from uvdock.run import git
+
+    return git.git_dir(repo) / "uvdock" / "verified-containers"
+
+
+def _verified_ids(repo: Path) -> dict[str, str]:
+    # Tab-separated lines rather than JSON: this is read on every exec, and importing
+    # json is a measurable share of that path's start-up budget.
+    from uvdock.files import textlines
+
+    try:
+        text = textlines.read_text(_verified_file(repo), errors="replace", newlines=True)
+    except OSError:
+        return {}
+    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+
+
+def _remember(repo: Path, key: str, container_id: str | None) -> None:
+    from uvdock.files.edit import atomic_write
+
+    data = _verified_ids(repo)
+    data.pop(key, None)
+    data.update({key: container_id} if container_id else {})
+    path = _verified_file(repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, "".join(f"{k}\t{v}\n" for k, v in sorted(data.items())))
+
+
+def verified(
+    placement: engines.Placement, workdir: str, repo: Path, env: Mapping[str, str], *, cached: bool
+) -> str:
+    """The exec target's id, once checked to run and mount `repo` at `workdir` (`cached`:
+    an id checked before, without asking the engine)."""
+    key = f"{placement.engine}:{placement.container}:{workdir}:{repo}"
+    if cached and (known := _verified_ids(repo).get(key)):
+        return known
+    info = container(placement.engine, placement.container, env)
+    if info is None:
+        raise EnvironmentUnusable(
+            f"no container named {placement.container} ({placement.engine} container inspect failed)",
+            hint="start one with the repository mounted, or use --image to run a fresh container",
+        )
+    if not info.running:
+        raise EnvironmentUnusable(
+            f"container {placement.container} is not running (start it first)"
+        )
+    source = engines.mounted_at(info.mounts, workdir)
+    if source is None or Path(source).resolve() != repo.resolve():
+        where = f"mounts {source}" if source else "mounts nothing"
+        raise EnvironmentUnusable(
+            f"container {placement.container} {where} at {workdir}, not this repository "
+            f"({repo.resolve()}); refusing to run uv on another checkout",
+            hint=f"start a container with -v {repo.resolve()}:{workdir}, or use --image",
+        )
+    _remember(repo, key, info.id)
+    return info.id
+
+
+def verified_gone(
+    placement: engines.Placement, workdir: str, repo: Path, env: Mapping[str, str]
+) -> bool:
+    """Whether the id last verified for this exec target no longer exists (then forgotten)."""
+    key = f"{placement.engine}:{placement.container}:{workdir}:{repo}"
+    known = _verified_ids(repo).get(key)
+    if known and container(placement.engine, known, env) is None:
+        _remember(repo, key, None)
+        return True
+    return False

@@ -1,16 +1,11 @@
-"""The one door for processes: quick captured calls (`run`) and foreground runs.
+"""The one door for processes: quick captured calls (`run`) and foreground runs. Argv lists
+only; programs are looked up on the PATH of the environment given, passed exactly.
 
-Argv lists only, never a shell string. Programs are looked up on the PATH of the
-environment given, at call time, and that environment is passed exactly.
-
-Every child leads a process group of its own, and everything it starts stays in that
-group: the terminal's Ctrl-C and a supervisor's `kill` of uvdock's group reach uvdock only,
-and uvdock passes exactly one signal on, to the child's whole group (run/signals.py turns
-the first one into KeyboardInterrupt). An interactive child (a shell on the user's
-terminal) is given the terminal's foreground instead, so its keys reach it and not uvdock.
-A child is killed when uvdock dies (an engine client must not hold the terminal or the
-pipes of whoever ran uvdock), unless its group is recorded to be stopped later.
-"""
+Every child leads a process group of its own: the terminal's Ctrl-C and a `kill` of
+uvdock's group reach uvdock only, which passes exactly one signal on, to the child's whole
+group. An interactive child (a shell on the user's terminal) gets the terminal's foreground
+instead. A child ends when uvdock dies (an engine client must not hold the terminal or the
+pipes of whoever ran uvdock), unless its group is recorded to be stopped later."""
 
 from __future__ import annotations
 
@@ -40,6 +35,11 @@ class Completed(NamedTuple):
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+    @property
+    def said(self) -> str:
+        """What it said last: the last line of stderr, else its exit code."""
+        return (self.stderr.strip().splitlines() or [f"exit {self.returncode}"])[-1]
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -75,9 +75,9 @@ def _start(
     death: signal.Signals = signal.SIGKILL,
     **streams: Any,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in process group `group` (0: a new one it leads; another one outlives
-    uvdock, else it gets `death` when uvdock dies, unless `quick`: a captured call, started
-    the fast way). `foreground`: the terminal it gets."""
+    """Start `argv` in process group `group` (0: a new one it leads, which gets `death` when
+    uvdock dies, unless `quick`: a captured call, started the fast way; another group
+    outlives uvdock). `foreground`: the terminal it gets."""
     import subprocess
 
     environment = dict(os.environ if env is None else env)
@@ -139,16 +139,20 @@ def run(
     """Run to completion, capturing stdout and stderr as text (exact: no newline changes)."""
     argv = list(argv)
     data = input_text.encode() if input_text is not None else None
-    try:
-        code, out, err = _captured(argv, cwd, env, data, timeout)
-    except _NotStarted as failed:
-        if check:
-            raise CommandFailed(argv, failed.code, "", str(failed)) from None
-        return Completed(argv, failed.code, "", str(failed))
+    code, out, err = _captured(argv, cwd, env, data, timeout)
     result = Completed(argv, code, out.decode(errors="replace"), err.decode(errors="replace"))
     if check and not result.ok:
-        raise CommandFailed(argv, result.returncode, result.stdout, result.stderr)
+        raise CommandFailed(argv, code, result.stdout, result.stderr)
     return result
+
+
+def ask(argv: Sequence[str], env: Mapping[str, str], timeout: float = 30) -> Completed:
+    """A question to a program whose answer is read, never a failure: one that timed out
+    answers with exit -1 (no real exit code is negative: see exit_code)."""
+    try:
+        return run(argv, env=env, check=False, timeout=timeout)
+    except CommandFailed as exc:
+        return Completed(list(argv), -1, "", exc.message)
 
 
 def c_messages(env: Mapping[str, str]) -> dict[str, str]:
@@ -159,13 +163,9 @@ def c_messages(env: Mapping[str, str]) -> dict[str, str]:
 
 def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
     """Run to completion and return raw stdout (file contents from git, exact bytes)."""
-    argv = list(argv)
-    try:
-        code, out, err = _captured(argv, cwd, None, None, None)
-    except _NotStarted as failed:
-        raise CommandFailed(argv, failed.code, "", str(failed)) from None
+    code, out, err = _captured(list(argv), cwd, None, None, None)
     if code != 0:
-        raise CommandFailed(argv, code, "", err.decode(errors="replace"))
+        raise CommandFailed(list(argv), code, "", err.decode(errors="replace"))
     return out
 
 
@@ -180,7 +180,10 @@ def _captured(
 
     stdin = subprocess.PIPE if data else subprocess.DEVNULL
     pipe = subprocess.PIPE
-    child = _start(argv, env, cwd, quick=True, stdin=stdin, stdout=pipe, stderr=pipe)
+    try:
+        child = _start(argv, env, cwd, quick=True, stdin=stdin, stdout=pipe, stderr=pipe)
+    except _NotStarted as failed:
+        return failed.code, b"", str(failed).encode()
     try:
         out, err = child.communicate(data or None, timeout)
     except subprocess.TimeoutExpired as exc:
@@ -194,12 +197,11 @@ def _captured(
     return exit_code(child.returncode), out, err
 
 
-def forwarded_signal(mode: str) -> signal.Signals | None:
-    """The signal that stops a foreground child of placement `mode` cleanly: srun cancels its
-    tasks on SIGTERM (a single SIGINT only prints the job's state); a run container's engine
-    client none (its container is interrupted through the engine: run/stop.py); everything
-    else SIGINT, as from the terminal."""
-    return {"srun": signal.SIGTERM, "run": None}.get(mode, signal.SIGINT)
+# The signal that stops a foreground child of a placement cleanly (SIGINT, as from the
+# terminal, where not named): srun cancels its tasks on SIGTERM (a single SIGINT only prints
+# the job's state); a run container's engine client gets none (its container is interrupted
+# through the engine: run/stop.py).
+FORWARDED: dict[str, signal.Signals | None] = {"srun": signal.SIGTERM, "run": None}
 
 
 def run_foreground(
@@ -213,30 +215,25 @@ def run_foreground(
     interactive: bool = False,
     record_group: Callable[[int], None] | None = None,
     first_line: Callable[[bytes], bytes] | None = None,
+    on_death: Sequence[str] = (),
 ) -> int:
-    """Run with the output streaming through and return the exit code.
-
-    `interactive`: the child gets uvdock's terminal (stdin, the foreground); otherwise a
-    terminal stdin is replaced by /dev/null. On the first Ctrl-C or SIGTERM: see _stop;
-    then Interrupted is raised, so the caller restores files when nothing it started runs
-    any more. With `record_group` the child runs in the group of a placeholder whose pgid
-    is handed to `record_group(pgid)` before the child starts, so that the group can be
+    """Run with the output streaming through and return the exit code. `interactive`: the
+    child gets uvdock's terminal (stdin, the foreground), else never a terminal stdin. On
+    the first Ctrl-C or SIGTERM: see _stop, then Interrupted. `record_group`: the child
+    runs in the group of a placeholder whose pgid it hears before the child starts, to be
     stopped after uvdock itself was killed (`lock resolve --abort`); it outlives uvdock.
-    `first_line` gets the first line of the child's stderr and returns what to show of it.
-    """
+    `first_line` gets the first line of the child's stderr, returns what to show of it.
+    `on_death` runs should uvdock die while the child runs (see _watcher)."""
     import subprocess
 
-    argv = list(argv)
     child: subprocess.Popen[bytes] | None = None
     leader: subprocess.Popen[bytes] | None = None
-    terminal = _terminal() if interactive else None
+    terminal, watcher = _terminal() if interactive else None, _watcher(on_death, env)
     with signals.interruptible():
         try:
             with signals.held():  # a signal during the start is handled once `child` is known
-                streams: dict[str, Any] = {
-                    "stdin": None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL,
-                    "stderr": None if first_line is None else subprocess.PIPE,
-                }
+                stdin = None if interactive or not sys.stdin.isatty() else subprocess.DEVNULL
+                stderr = None if first_line is None else subprocess.PIPE
                 if record_group is not None:  # a placeholder leads the group meanwhile
                     leader = _start(["sleep", "2147483647"], env, None, stdin=subprocess.DEVNULL)
                     record_group(leader.pid)  # recorded before anything of the child runs
@@ -245,10 +242,12 @@ def run_foreground(
                 # A child whose clean stop is SIGTERM (srun cancels its step, pyxis cleans up)
                 # gets it if uvdock dies; any other is killed.
                 death = signal.SIGTERM if forward == signal.SIGTERM else signal.SIGKILL
-                child = _start(argv, env, cwd, group=group, foreground=fd, death=death, **streams)
+                how: dict[str, Any] = {"group": group, "foreground": fd, "death": death}
+                child = _start(argv, env, cwd, **how, stdin=stdin, stderr=stderr)
                 relay = _relay(child, first_line)
             code = exit_code(child.wait())
-            relay.join(5)  # the rest of what it said
+            if relay is not None:
+                relay.join(5)  # the rest of what it said
             return code
         except _NotStarted as failed:
             sys.stderr.write(f"{failed}\n")
@@ -261,7 +260,25 @@ def run_foreground(
             if leader is not None:
                 leader.kill()
                 leader.wait()
+            if watcher is not None:
+                watcher.communicate(b"\n")  # uvdock outlived the child: nothing to do
             _take_back(terminal)
+
+
+def _watcher(
+    on_death: Sequence[str], env: Mapping[str, str] | None
+) -> subprocess.Popen[bytes] | None:
+    """A process that runs `on_death` if uvdock dies first, whatever killed it: it waits on
+    a pipe only uvdock holds, which the kernel closes with uvdock. (The engine client's
+    death is no message to a container: conmon holds its terminal, and rootless podman's
+    outer process dies of any signal without passing it on.)"""
+    import subprocess
+
+    if not on_death:
+        return None
+    argv = ["sh", "-c", 'read _ || exec "$@"', "sh", *on_death]
+    quiet = subprocess.DEVNULL
+    return _start(argv, env, None, quick=True, stdin=subprocess.PIPE, stdout=quiet, stderr=quiet)
 
 
 def _stop(
@@ -277,8 +294,8 @@ def _stop(
 
     if group and forward is not None:
         _killpg(group, forward)
-    if on_interrupt is not None:
-        on_interrupt()
+    stop_elsewhere = on_interrupt or (lambda: None)
+    stop_elsewhere()
     if child is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(grace_seconds)
@@ -286,20 +303,17 @@ def _stop(
         _killpg(group, signal.SIGKILL)
     if child is not None:
         child.wait()
-    if on_interrupt is not None:
-        on_interrupt()  # a container created late
+    stop_elsewhere()  # a container created late
 
 
 def _relay(
     child: subprocess.Popen[bytes], first_line: Callable[[bytes], bytes] | None
-) -> threading.Thread:
+) -> threading.Thread | None:
     """Pass the child's stderr pipe on to uvdock's, its first line through `first_line`."""
     import threading
 
     if child.stderr is None or first_line is None:
-        nothing = threading.Thread()
-        nothing.start()
-        return nothing
+        return None
 
     def copy(pipe: IO[bytes]) -> None:
         with pipe:
@@ -316,12 +330,10 @@ def _terminal() -> tuple[int, list[Any]] | None:
     """stdin's fd and settings, when it is the terminal whose foreground group uvdock's is."""
     import termios
 
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError, termios.error):
         fd = sys.stdin.fileno()
         if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp():
             return fd, termios.tcgetattr(fd)
-    except (OSError, ValueError, AttributeError, termios.error):
-        pass
     return None
 
 
@@ -329,10 +341,9 @@ def _take_back(terminal: tuple[int, list[Any]] | None) -> None:
     """The terminal's foreground back to uvdock, as it was: `podman exec|run -t` makes it
     raw, and podman 4.3 interrupted by a signal it did not get from the terminal exits
     leaving it so (the user's shell then echoes nothing)."""
-    if terminal is None:
-        return
     import termios
 
-    _give_terminal(terminal[0], os.getpgrp())
-    with contextlib.suppress(termios.error):
-        termios.tcsetattr(terminal[0], termios.TCSADRAIN, terminal[1])
+    if terminal is not None:
+        _give_terminal(terminal[0], os.getpgrp())
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(terminal[0], termios.TCSADRAIN, terminal[1])

@@ -1,11 +1,5 @@
-"""All of uvdock's signal handling: the moments that must not be cut in half.
-
-`as_interrupts()` (around the whole CLI, from its first import) makes a Ctrl-C or a `kill`
-(SIGINT, SIGTERM) raise KeyboardInterrupt, so it ends as exit 130, never as a death by the
-signal or a traceback, and ignores both once uvdock is on its way out. `interruptible()`
-turns the first one into KeyboardInterrupt and only notes any later one, so the clean-up
-that the first one starts (stopping what the command started, then restoring files) runs to
-its end. `held()` defers both while files are swapped or restored, then raises
+"""All of uvdock's signal handling (SIGINT, SIGTERM): the moments that must not be cut in
+half. `held()` defers both while files are swapped or restored, then raises
 KeyboardInterrupt, unless an interrupt is already being handled. Children never need
 shielding: each runs in a process group of its own (run/proc.py), out of the terminal's reach.
 """
@@ -31,15 +25,10 @@ class _Interrupts:
 
 
 def _install(handler: Any) -> dict[signal.Signals, Any] | None:
-    previous: dict[signal.Signals, Any] = {}
     try:
-        for sig in _DEFERRED:
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread: signals are not ours to handle
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        return {sig: signal.signal(sig, handler) for sig in _DEFERRED}
+    except ValueError:  # not the main thread (the first call fails): not ours to handle
         return None
-    return previous
 
 
 def _reinstall(previous: dict[signal.Signals, Any] | None) -> None:
@@ -53,8 +42,8 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def as_interrupts() -> Iterator[None]:
-    """SIGINT and SIGTERM raise KeyboardInterrupt while the block runs; both are ignored
-    after it, when uvdock is on its way out."""
+    """Around the whole CLI: a Ctrl-C or a `kill` raises KeyboardInterrupt (exit 130, never a
+    death by the signal or a traceback); both are ignored after it, on the way out."""
     previous = _install(_raise_interrupt)
     try:
         yield
@@ -85,10 +74,9 @@ def _first_interrupt(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
-    """SIGINT and SIGTERM raise KeyboardInterrupt once; later ones are ignored until the
-    outermost block ends, and after it too when it ends by an interrupt: uvdock is then on
-    its way out with 130, and an impatient second Ctrl-C must not turn that into a death
-    by signal."""
+    """The first interrupt raises KeyboardInterrupt, later ones are ignored until the
+    outermost block ends (the clean-up the first one starts runs to its end), and after it
+    when it ended by one: an impatient second Ctrl-C must not turn exit 130 into a death."""
     if _Interrupts.depth == 0:
         _Interrupts.fired = False
     previous = _install(_first_interrupt)

@@ -1,17 +1,13 @@
-"""Slurm + pyxis + enroot: which image a step gets, the unpacked container it reuses, the
-checks that turn a bad setup into exit 3 before anything runs, and what an interrupted
-step leaves to clean up.
-
-pyxis reads an image as a squashfs file only when the value starts with '/' or '.';
-anything else is a registry reference it imports itself, and a bare local tag
-(`megatron-lm:local`) would be looked up on Docker Hub.
-"""
+"""Slurm + pyxis + enroot: which image a step gets, the unpacked container it reuses, and
+the checks that turn a bad setup into exit 3 before anything runs. pyxis reads an image as
+a squashfs file only when the value starts with '/' or '.'; anything else is a registry
+reference, and a bare local tag (`megatron-lm:local`) would be looked up on Docker Hub."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,12 +41,9 @@ def lts_output(enroot_output: str) -> str:
 def step_image(
     image: str, *, repo: Path, enroot_output: str, lts_image: str = "", check: bool = True
 ) -> str:
-    """What `--container-image` gets: an absolute .sqsh path, or a registry reference.
-
-    A local tag means the local build, which reaches Slurm as the .sqsh that `uvdock image
-    enroot` wrote (enroot-output; for `lts_image`, the LTS lane's, from `image enroot
-    --lts`); without that file it is refused (exit 3).
-    """
+    """What `--container-image` gets: an absolute .sqsh path, or a registry reference. A
+    local tag means the local build, which reaches Slurm as the .sqsh `uvdock image enroot`
+    wrote (enroot-output; for `lts_image`, `image enroot --lts`'s); without it: exit 3."""
     if is_path(image):
         path = Path(image).expanduser().absolute()
     elif is_local_tag(image):
@@ -79,14 +72,8 @@ def step_image(
 
 
 def configured_image(cfg: Config, repo: Path, *, check: bool = True) -> str:
-    """step_image for the configured image (--image, or the local build's tag)."""
-    return step_image(
-        cfg.image,
-        repo=repo,
-        enroot_output=cfg.enroot_output,
-        lts_image=cfg.lts_image,
-        check=check,
-    )
+    out, lts = cfg.enroot_output, cfg.lts_image
+    return step_image(cfg.image, repo=repo, enroot_output=out, lts_image=lts, check=check)
 
 
 def source_file(sqsh: Path) -> Path:
@@ -116,11 +103,10 @@ def check_squashfs(path: Path) -> None:
 
 
 def container_name(image: str, repo: Path, uid: int) -> str:
-    """The reusable container for a .sqsh, for one user and one checkout: keyed by the file's
-    path, size, mtime and inode (a re-imported file gets a new name, so a stale unpack is
-    never served), the user and the checkout's path, as `uvdock sync` writes into it and two
-    checkouts or two users must never share a writable root filesystem by accident. "" for
-    a registry reference (its tag may move: pyxis unpacks it each time)."""
+    """The reusable container for a .sqsh, keyed by the file's path, size, mtime and inode (a
+    re-imported file gets a new name: a stale unpack is never served), the user and the
+    checkout (`uvdock sync` writes into it: never shared by accident). "" for a registry
+    reference (its tag may move: pyxis unpacks it each time)."""
     if not image.startswith("/"):
         return ""
     import hashlib
@@ -138,13 +124,7 @@ def container_name(image: str, repo: Path, uid: int) -> str:
 def own_container_name(extra_args: Sequence[str]) -> str:
     """The pyxis container engine-args name (`--container-name=NAME`), which then replaces
     uvdock's own; "" when they name none."""
-    args = list(extra_args)
-    for i, arg in enumerate(args):
-        if arg.startswith("--container-name="):
-            return arg.split("=", 1)[1]
-        if arg == "--container-name" and i + 1 < len(args):
-            return args[i + 1]
-    return ""
+    return option_value(extra_args, "--container-name", "--container-name") or ""
 
 
 def option_value(extra_args: Sequence[str], short: str, long: str) -> str | None:
@@ -165,24 +145,17 @@ def partition_of(extra_args: Sequence[str], env: Mapping[str, str]) -> str:
     return option_value(extra_args, "-p", "--partition") or env.get("SLURM_PARTITION", "")
 
 
-def ask(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> proc.Completed:
-    try:
-        return proc.run(argv, env=env, check=False, timeout=timeout)
-    except CommandFailed as exc:
-        return proc.Completed(argv, -1, "", exc.message)
-
-
 def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
     """Exit 3, naming cause and fix, unless pyxis is loaded, the controller answers and the
     partition exists. About 50 ms on the happy path (no job is started)."""
-    helptext = ask(["srun", "--help"], env)
+    helptext = proc.ask(["srun", "--help"], env)
     if "--container-image" not in helptext.stdout + helptext.stderr:
         raise EnvironmentUnusable(
             "srun has no --container-image: the pyxis plugin is not loaded",
             hint="load pyxis in Slurm's plugstack.conf (or ask the cluster admins), "
             "or choose --engine docker|podman",
         )
-    ping = ask(["scontrol", "ping"], env)
+    ping = proc.ask(["scontrol", "ping"], env)
     if " is UP" not in ping.stdout:
         said = (ping.stdout + ping.stderr).strip().splitlines()
         raise EnvironmentUnusable(
@@ -191,7 +164,7 @@ def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
         )
     partition = partition_of(extra_args, env)
     if partition:
-        found = ask(["sinfo", "--noheader", f"--partition={partition}", "--format=%P"], env)
+        found = proc.ask(["sinfo", "--noheader", f"--partition={partition}", "--format=%P"], env)
         if not found.stdout.strip():
             raise EnvironmentUnusable(
                 f"Slurm partition {partition!r} does not exist",
@@ -208,7 +181,7 @@ def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[s
     argv = ["sinfo", "--noheader", "--format=%P %G"]
     if partition:
         argv.append(f"--partition={partition}")
-    found = ask(argv, env)
+    found = proc.ask(argv, env)
     gres = [
         (name.rstrip("*"), rest.strip())
         for name, _, rest in (line.strip().partition(" ") for line in found.stdout.splitlines())
@@ -218,3 +191,89 @@ def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[s
         return partition, None
     with_gpus = [g for _, g in gres if "gpu" in g]
     return gres[0][0], with_gpus[0] if with_gpus else gres[0][1]
+
+
+def import_sqsh(
+    image: str,
+    engine: str,
+    target: Path,
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    show: Callable[[str], None],
+) -> None:
+    """Import `engine`'s `image` to `target` (and record the tag it came from beside it).
+    enroot's `podman://` import removes its temporary container with a hard-coded `docker
+    rm` (enroot 4.1.2), so enroot runs with a `docker` that is podman first on its PATH; an
+    image without CMD/ENTRYPOINT, which enroot's `create` refuses, is imported through a
+    derived image that has one. The .sqsh is written beside the target and renamed over
+    it: a re-import is a new file, so the reusable container keyed by it is never stale."""
+    import tempfile
+
+    from uvdock.image import build as imagebuild
+
+    partial = target.with_name(target.name + ".part")
+    partial.unlink(missing_ok=True)  # a cut-short import: enroot refuses to overwrite
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="uvdock-enroot-") as scratch,
+            _with_cmd(engine, image, Path(scratch), env, cwd) as source,
+        ):
+            argv = imagebuild.enroot_argv(str(partial), source, engine)
+            show("+ " + " ".join(argv))
+            code = proc.run_foreground(argv, cwd=cwd, env=_enroot_env(engine, Path(scratch), env))
+            if code != 0:
+                raise CommandFailed(argv, code, message=f"enroot import exited with status {code}")
+        if not partial.is_file():
+            raise CommandFailed(argv, 0, message="enroot import wrote no file")
+        # The tag record goes first, so a kill between the two never pairs a new .sqsh with
+        # an old tag (srun then refuses the unrecorded file for a local tag: import again).
+        source_file(target).unlink(missing_ok=True)
+        os.replace(partial, target)
+        from uvdock.files.edit import atomic_write
+
+        atomic_write(source_file(target), image + "\n")
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _with_cmd(
+    engine: str, image: str, scratch: Path, env: Mapping[str, str], cwd: Path
+) -> Iterator[str]:
+    """The image to import: `image`, or a derived one with a CMD (removed afterwards)."""
+    from uvdock.image import build as imagebuild
+
+    found = proc.run([engine, "image", "inspect", image], env=env, check=False, timeout=60)
+    if not found.ok:
+        raise EnvironmentUnusable(
+            f"image {image} is not present in {engine}",
+            hint="build it with `uvdock image build` (or pull it), or name one with --image",
+        )
+    if not imagebuild.needs_cmd(found.stdout):
+        yield image
+        return
+    derived = f"localhost/uvdock-enroot-{os.getpid()}-{os.urandom(3).hex()}:cmd"
+    (scratch / "Containerfile").write_text(imagebuild.ENROOT_CMD_CONTAINERFILE.format(image=image))
+    build = [engine, "build", "-q", "-t", derived, "-f", str(scratch / "Containerfile")]
+    build += ["--pull=never"] if engine == "podman" else []
+    try:
+        built = proc.run([*build, str(scratch)], cwd=cwd, env=env, check=False)
+        if not built.ok:
+            raise CommandFailed(build, built.returncode, built.stdout, built.stderr)
+        yield derived
+    finally:
+        from uvdock.run import signals
+
+        with signals.held(reraise=False):
+            proc.run([engine, "image", "rm", "--force", derived], env=env, check=False)
+
+
+def _enroot_env(engine: str, scratch: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """enroot's environment: for podman, a `docker` that is podman first on PATH."""
+    podman = proc.which("podman", env) if engine == "podman" else None
+    if podman is None:
+        return dict(env)
+    (scratch / "bin").mkdir()
+    (scratch / "bin" / "docker").symlink_to(podman)
+    return {**env, "PATH": f"{scratch / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"}

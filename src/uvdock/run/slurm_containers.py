@@ -1,30 +1,21 @@
 """The srun engine's unpacked containers, per node: the record of the finished unpacks,
-the unpack in a step of its own, the removal of one cut short (on its node alone),
-enroot's list and remove on each node (for `doctor`), and Spread, which ties a shim's
-steps to their nodes (run/slurm_steps.py) and to the containers there.
-"""
+the unpack in a step of its own, the removal of one cut short (on its node alone), and
+enroot's list and remove on each node (for `doctor`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.files import textlines
-from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX, ask
-from uvdock.run.slurm_steps import (
-    EVERY_NODE,
-    ONCE,
-    NodeReport,
-    shape_args,
-    step_nodes,
-    without_pyxis,
-)
+from uvdock.run import proc
+from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX
+from uvdock.run.slurm_steps import EVERY_NODE, shape_args, without_pyxis
 
 if TYPE_CHECKING:
-    from uvdock.config.settings import Config
     from uvdock.run.engines import Placement
     from uvdock.ui.output import Output
 
@@ -33,16 +24,12 @@ _READY_FILE = "srun-containers"  # in .git/uvdock: NODE NAME of each finished un
 ANY_NODE = "*"  # the record's node when Slurm could not say which (engine-args pin their own)
 
 
-def _ready_path(git_dir: Path) -> Path:
-    return git_dir / "uvdock" / _READY_FILE
-
-
 def _entries(git_dir: Path) -> list[tuple[str, str]]:
     """The record: (node, name) whose unpack finished there. [] when it is missing or
-    damaged (not text): the containers are then unpacked again, not trusted. A line of
-    one word (a record of before it was per node) names no node: unpacked again too."""
+    damaged (not text): the containers are then unpacked again, not trusted, as is one on a
+    line of one word (a record of before it was per node)."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = textlines.read_text(_ready_path(git_dir)).splitlines()
+        lines = textlines.read_text(git_dir / "uvdock" / _READY_FILE).splitlines()
         return [(f[0], f[1]) for f in (line.split() for line in lines) if len(f) == 2]
     return []
 
@@ -50,9 +37,9 @@ def _entries(git_dir: Path) -> list[tuple[str, str]]:
 def _write(git_dir: Path, entries: Sequence[tuple[str, str]]) -> None:
     from uvdock.files.edit import atomic_write
 
-    path = _ready_path(git_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, "".join(f"{node} {name}\n" for node, name in sorted(set(entries))))
+    (git_dir / "uvdock").mkdir(parents=True, exist_ok=True)
+    text = "".join(f"{node} {name}\n" for node, name in sorted(set(entries)))
+    atomic_write(git_dir / "uvdock" / _READY_FILE, text)
 
 
 def ready_nodes(git_dir: Path, name: str) -> list[str]:
@@ -73,13 +60,7 @@ def forget(git_dir: Path, nodes: Sequence[str]) -> None:
 
 def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:
     # Run where pyxis unpacks (on each node named, as this user): enroot's data path is there.
-    return [
-        "srun",
-        "--quiet",
-        *without_pyxis(extra_args),
-        *shape_args(EVERY_NODE, nodes),
-        *command,
-    ]
+    return ["srun", "--quiet", *without_pyxis(extra_args), *shape_args(EVERY_NODE, nodes), *command]
 
 
 _LIST = 'enroot list | while read -r n; do echo "$SLURMD_NODENAME $n"; done'
@@ -90,15 +71,12 @@ def list_containers(
 ) -> dict[str, list[str]]:
     """The reusable containers uvdock created (their pyxis names), on each node of `nodes`
     (one task per node, at once)."""
-    found = ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
+    found = proc.ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
     if not found.ok:
-        last = (found.stderr.strip().splitlines() or [f"exit {found.returncode}"])[-1]
-        raise EnvironmentUnusable(f"could not list enroot containers through srun: {last}")
+        raise EnvironmentUnusable(f"could not list enroot containers through srun: {found.said}")
     listed: dict[str, list[str]] = {node: [] for node in nodes}
-    prefix = PYXIS_PREFIX + NAME_PREFIX
-    for line in found.stdout.splitlines():
-        node, _, name = line.strip().partition(" ")
-        if name.startswith(prefix):
+    for node, _, name in (line.strip().partition(" ") for line in found.stdout.splitlines()):
+        if name.startswith(PYXIS_PREFIX + NAME_PREFIX):
             listed.setdefault(node, []).append(name)
     return {node: sorted(names) for node, names in listed.items()}
 
@@ -112,30 +90,25 @@ def remove_containers(
         return None
     nodes = [node] if node and node != ANY_NODE else []
     argv = _enroot_step(extra_args, nodes, "enroot", "remove", "--force", *pyxis_names)
-    done = ask(argv, env, timeout=120)
+    done = proc.ask(argv, env, timeout=120)
     if done.ok:
         return None
-    where = f" on {node}" if nodes else ""
+    where, pin = (f" on {node}", f" -w {node}") if nodes else ("", "")
     return (
-        f"could not remove {' '.join(pyxis_names)}{where} "
-        f"({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
-        f"remove with `srun{' -w ' + node if nodes else ''} enroot remove --force NAME` "
-        "or `uvdock doctor --prune`"
+        f"could not remove {' '.join(pyxis_names)}{where} ({done.said}); remove with "
+        f"`srun{pin} enroot remove --force NAME` or `uvdock doctor --prune`"
     )
 
 
 def _listed(env: Mapping[str, str], job_name: str) -> list[str]:
     """The jobs named `job_name`, and inside an allocation its steps of that name (a step
     there is not a job of its own: scancel --name does not reach it)."""
-    jobs = ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
+    jobs = proc.ask(["squeue", "--noheader", f"--name={job_name}", "--format=%i"], env)
     found = jobs.stdout.split() if jobs.ok else []
-    allocation = env.get("SLURM_JOB_ID", "")
-    if allocation:
+    if allocation := env.get("SLURM_JOB_ID", ""):
         argv = ["squeue", "--noheader", "--steps", f"--jobs={allocation}", "--format=%i %j"]
-        for line in ask(argv, env).stdout.splitlines():
-            step, _, name = line.strip().partition(" ")
-            if name == job_name:
-                found.append(step)
+        steps = (line.strip().partition(" ") for line in proc.ask(argv, env).stdout.splitlines())
+        found += [step for step, _, name in steps if name == job_name]
     return found
 
 
@@ -145,14 +118,12 @@ def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> 
     it, so nothing of it is left when uvdock exits."""
     import time
 
-    ask(["scancel", "--quiet", f"--name={job_name}"], env)
+    proc.ask(["scancel", "--quiet", f"--name={job_name}"], env)
     for step in _listed(env, job_name):
         if "." in step:
-            ask(["scancel", "--quiet", step], env)
+            proc.ask(["scancel", "--quiet", step], env)
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if not _listed(env, job_name):
-            return
+    while time.monotonic() < deadline and _listed(env, job_name):
         time.sleep(0.2)
 
 
@@ -179,8 +150,7 @@ def unpack_once(
     where = ", ".join(missing) if nodes else "the node srun picks"
     out.info(f"unpacking {placement.image} on {where}, once, for reuse as {name}")
     argv = argv_for(list(nodes and missing))
-    code = -1
-    left: list[str] = []
+    code, left = -1, []
     try:
         code = foreground(argv)
         if code == 0:
@@ -215,81 +185,3 @@ def _remove_cut_short(
             cancel_job(env, job, wait=30.0)
         problems = [remove_containers(env, extra_args, node, [pyxis_name]) for node in nodes]
         return [problem for problem in problems if problem]
-
-
-class Shim(Protocol):
-    """What Spread needs of run/shim.Shim (named here: shim imports this module)."""
-
-    repo: Path
-    env: Mapping[str, str]
-    out: Output
-    dry_run: bool
-    run_id: str
-
-    @property
-    def config(self) -> Config: ...
-
-    @property
-    def placement(self) -> Placement: ...
-
-    def argv(
-        self, command: Sequence[str], *, tty: bool = False, nodes: Sequence[str] | None = None
-    ) -> list[str]: ...
-
-    def foreground(self, argv: list[str]) -> int: ...
-
-
-class Spread:
-    """How one shim's srun steps spread over the nodes: `tasks` (ONCE unless the command
-    says otherwise), the nodes chosen for them (asked of Slurm once), the unpack there
-    first, and a step on every node with each node's outcome named."""
-
-    def __init__(self, shim: Shim) -> None:
-        self.shim = shim
-        self.tasks = ONCE
-        self._nodes: dict[str, list[str]] = {}
-
-    def nodes(self) -> list[str]:
-        if self.tasks not in self._nodes:
-            shim, found = self.shim, []
-            if not shim.dry_run:
-                from uvdock.run import git
-
-                git_dir = git.git_dir(shim.repo)
-                ready = ready_nodes(git_dir, shim.placement.container)
-                found = step_nodes(shim.env, shim.placement.extra_args, self.tasks, ready)
-            self._nodes[self.tasks] = found
-        return self._nodes[self.tasks]
-
-    def shape(self, nodes: Sequence[str] | None = None) -> list[str]:
-        """srun's options for the shim's steps, or for the unpack on `nodes`."""
-        if nodes is not None:
-            return shape_args(EVERY_NODE, nodes)
-        return shape_args(self.tasks, self.nodes())
-
-    def unpack(self) -> None:
-        """The image's container on each of the nodes that lacks it (not in a dry run)."""
-        from uvdock.run import git
-
-        shim = self.shim
-        if shim.dry_run:
-            return
-        unpack_once(
-            shim.placement,
-            self.nodes(),
-            lambda nodes: shim.argv(["true"], nodes=nodes),  # the step that unpacks
-            git.git_dir(shim.repo),
-            shim.foreground,
-            shim.out,
-            shim.env,
-        )
-
-    def on_every_node(self, command: Sequence[str]) -> int:
-        shim = self.shim
-        report = NodeReport(shim.repo, shim.config.workdir, shim.run_id, self.nodes())
-        try:
-            code = shim.foreground(shim.argv(report.command(command)))
-        except BaseException:
-            report.discard()  # interrupted: the nodes' codes say nothing new
-            raise
-        return report.outcome(code, shim.out)

@@ -1,18 +1,18 @@
-"""Where a srun step runs: on how many nodes, which, as how many tasks (issue 31). Writes
-run once, `sync` once per node, `run` as srun itself would; each step is pinned to the
-nodes uvdock chose, so the per-node record of unpacked containers
-(run/slurm_containers.py) speaks of the nodes the step really gets.
-"""
+"""Where a srun step runs: on how many nodes, which, as how many tasks. Writes run once,
+`sync` once per node, `run` as srun itself would; each step is pinned to the nodes uvdock
+chose, so the per-node record of unpacked containers (slurm_containers.py) is true."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.files import textlines
-from uvdock.run.slurm import ask, option_value, partition_of
+from uvdock.run import proc
+from uvdock.run.slurm import option_value, partition_of
 
 if TYPE_CHECKING:
     from uvdock.ui.output import Output
@@ -26,14 +26,14 @@ STRAGGLER_SECONDS = 20
 _USABLE = ("idle", "mix", "alloc", "comp")  # sinfo states, best first
 
 
+def _hostnames(nodelist: str, env: Mapping[str, str]) -> list[str]:
+    found = proc.ask(["scontrol", "show", "hostnames", nodelist], env) if nodelist else None
+    return found.stdout.split() if found and found.ok else []
+
+
 def allocation_nodes(env: Mapping[str, str]) -> list[str]:
-    """The nodes of the allocation uvdock runs in (salloc, sbatch), in Slurm's order; []
-    outside one."""
-    nodelist = env.get("SLURM_JOB_NODELIST", "") if env.get("SLURM_JOB_ID") else ""
-    if not nodelist:
-        return []
-    found = ask(["scontrol", "show", "hostnames", nodelist], env)
-    return found.stdout.split() if found.ok else []
+    """The nodes of the allocation uvdock runs in (salloc, sbatch), in Slurm's order."""
+    return _hostnames(env.get("SLURM_JOB_NODELIST", "") if env.get("SLURM_JOB_ID") else "", env)
 
 
 def partition_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
@@ -44,7 +44,7 @@ def partition_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[s
     if partition:
         argv.append(f"--partition={partition}")
     rank: dict[str, int] = {}
-    for line in ask(argv, env).stdout.splitlines():
+    for line in proc.ask(argv, env).stdout.splitlines():
         fields = line.split()
         if len(fields) != 3 or (not partition and not fields[1].endswith("*")):
             continue
@@ -104,12 +104,8 @@ def doctor_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]
     """Every node `doctor` looks at: the allocation's, else the partition's."""
     named = option_value(extra_args, "-w", "--nodelist")
     if named:
-        found = ask(["scontrol", "show", "hostnames", named], env)
-        return found.stdout.split() if found.ok else []
+        return _hostnames(named, env)
     return allocation_nodes(env) or partition_nodes(env, extra_args)
-
-
-# Each task prints its node's name before every container name.
 
 
 class NodeReport:
@@ -137,9 +133,9 @@ class NodeReport:
         return ["sh", "-c", script, "sh", *command]
 
     def discard(self) -> None:
-        if self.folder is not None:
-            import shutil
+        import shutil
 
+        if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def outcome(self, code: int, out: Output) -> int:
@@ -148,15 +144,14 @@ class NodeReport:
         if self.folder is None:
             return code
         try:
-            unfinished = []
+            said: dict[str, str] = {}
             for node in self.nodes:
-                try:
-                    said = textlines.read_text(self.folder / node, errors="replace").strip()
-                except OSError:
-                    unfinished.append(node)
-                    continue
-                if said != "0":
-                    out.error(f"{node}: exit {said}")
+                with contextlib.suppress(OSError):
+                    said[node] = textlines.read_text(self.folder / node, errors="replace").strip()
+            for node, code_there in said.items():
+                if code_there != "0":
+                    out.error(f"{node}: exit {code_there}")
+            unfinished = [node for node in self.nodes if node not in said]
             for node in unfinished:
                 out.error(
                     f"{node}: did not finish (the node stopped answering, or its task was "

@@ -1,8 +1,6 @@
-"""Stop what an interrupted command started in a container, and wait until it is gone.
-
-Each function returns None when nothing is left running, or a sentence saying what could
-not be stopped (the caller shows it; uvdock still exits 130).
-"""
+"""Stop what an interrupted command started, one routine per placement, and wait until it
+is gone: None when nothing is left running, else a sentence saying what could not be stopped
+(the caller shows it; uvdock still exits 130)."""
 
 from __future__ import annotations
 
@@ -11,7 +9,6 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 
-from uvdock.errors import CommandFailed
 from uvdock.run import proc
 
 RUN_MARKER = "UVDOCK_RUN"
@@ -43,29 +40,31 @@ def stop_tagged(
     engine: str, container: str, run_id: str, env: Mapping[str, str], *, grace: float = 10.0
 ) -> str | None:
     argv = [engine, "exec", container, "sh", "-c", _STOP_TAGGED, RUN_MARKER, run_id]
-    try:
-        done = proc.run([*argv, str(int(grace * 10))], env=env, check=False, timeout=grace + 20)
-    except CommandFailed:
-        return f"could not stop the command in container {container} (timed out)"
-    if done.returncode == 0:
-        return None
+    done = proc.ask([*argv, str(int(grace * 10))], env, grace + 20)
+    failed = f"could not stop the command in container {container}"
+    if done.returncode == -1:
+        return f"{failed} (timed out)"
     pids = " ".join(done.stdout.split())
-    return f"could not stop the command in container {container}" + (
-        f" (processes {pids} still run)" if pids else f": {done.stderr.strip()}"
+    return (
+        None
+        if done.ok
+        else failed + (f" (processes {pids} still run)" if pids else f": {done.stderr.strip()}")
     )
 
 
 def container_exists(engine: str, name: str, env: Mapping[str, str]) -> bool:
     # `ps -a` rather than `inspect`: podman's inspect already fails while a container is
-    # being removed, and `ps -a` lists it until it is truly gone.
-    argv = [engine, "ps", "--all", "--no-trunc", "--format", "{{.Names}}"]
-    try:
-        found = proc.run(argv, env=env, check=False, timeout=30)
-    except CommandFailed:
-        return True  # the engine did not answer: assume the worst
-    if not found.ok:
-        return True
-    return name in found.stdout.split()
+    # being removed, and `ps -a` lists it until it is truly gone. No answer: assume the worst.
+    found = proc.ask([engine, "ps", "--all", "--no-trunc", "--format", "{{.Names}}"], env)
+    return not found.ok or name in found.stdout.split()
+
+
+def _running(engine: str, name: str, env: Mapping[str, str]) -> bool:
+    """Whether the container still runs. An engine that cannot say (busy, or the container
+    is being removed) is asked whether it still lists it: never taken as ended on a guess."""
+    argv = [engine, "container", "inspect", "--format", "{{.State.Running}}", "--", name]
+    found = proc.ask(argv, env)
+    return found.stdout.strip() == "true" if found.ok else container_exists(engine, name, env)
 
 
 def stop_container(
@@ -85,50 +84,25 @@ def stop_container(
     if not container_exists(engine, name, env):
         return None
     ends = time.monotonic() + grace
-    code = _engine_code(engine, ["kill", "--signal", "INT", "--", name], env, 30)
+    code = proc.ask([engine, "kill", "--signal", "INT", "--", name], env).returncode
     log(f"container {name}: SIGINT to the command's process group (exit {code})")
     # Until the command has ended by itself: a `wait` that fails at once (a busy engine)
     # must not let the removal below cut its clean-up short.
-    running = _running(engine, name, env)
-    while running and time.monotonic() < ends:
-        if _engine_code(engine, ["wait", "--", name], env, max(0.5, ends - time.monotonic())):
+    while (running := _running(engine, name, env)) and time.monotonic() < ends:
+        waited = proc.ask([engine, "wait", "--", name], env, max(0.5, ends - time.monotonic()))
+        if waited.returncode:
             time.sleep(0.2)
-        running = _running(engine, name, env)
     if running:
-        code = _engine_code(engine, ["stop", "--time", "5", "--", name], env, 30)
+        code = proc.ask([engine, "stop", "--time", "5", "--", name], env).returncode
         log(f"container {name}: still running after {grace:g} s, stopped (exit {code})")
     deadline = time.monotonic() + 10
     while container_exists(engine, name, env):
-        _engine_code(engine, ["rm", "--force", "--", name], env, 30)
         if time.monotonic() > deadline:
-            if container_exists(engine, name, env):
-                return f"could not stop container {name}; stop it with `{engine} rm --force {name}`"
-            break
+            return f"could not stop container {name}; stop it with `{engine} rm --force {name}`"
+        proc.ask([engine, "rm", "--force", "--", name], env)
         time.sleep(0.2)
     log(f"container {name}: gone")
     return None
-
-
-def _running(engine: str, name: str, env: Mapping[str, str]) -> bool:
-    """Whether the container still runs. An engine that cannot say (busy, or the container
-    is being removed) is asked whether it still lists it: never taken as ended on a guess."""
-    argv = [engine, "container", "inspect", "--format", "{{.State.Running}}", "--", name]
-    try:
-        found = proc.run(argv, env=env, check=False, timeout=30)
-    except CommandFailed:
-        return container_exists(engine, name, env)
-    if found.ok:
-        return found.stdout.strip() == "true"
-    return container_exists(engine, name, env)
-
-
-def _engine_code(engine: str, args: list[str], env: Mapping[str, str], timeout: float) -> int:
-    """The engine command's exit code, -1 when it timed out (not reported: the caller
-    checks what it wanted by looking again)."""
-    try:
-        return proc.run([engine, *args], env=env, check=False, timeout=timeout).returncode
-    except CommandFailed:
-        return -1
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -146,9 +120,7 @@ def group_identity(pgid: int) -> dict[str, str]:
     """What identifies the process group `pgid` leads, for `stop_group` after a kill:
     its session and the leader's start time (a pid number alone may be reused)."""
     fields = _stat(pgid)
-    if fields is None:
-        return {"pgid": str(pgid)}
-    return {"pgid": str(pgid), "sid": fields[3], "start": fields[19]}
+    return {"pgid": str(pgid)} | ({"sid": fields[3], "start": fields[19]} if fields else {})
 
 
 def _members(identity: Mapping[str, str]) -> list[int]:
@@ -156,15 +128,12 @@ def _members(identity: Mapping[str, str]) -> list[int]:
     than its leader (a reused number belongs to a later, unrelated group)."""
     pgid, sid = identity.get("pgid", ""), identity.get("sid", "")
     start = int(identity.get("start", "0") or 0)
-    found = []
-    for entry in os.listdir("/proc"):
-        fields = _stat(int(entry)) if entry.isdigit() else None
-        if fields is None or fields[0] in ("Z", "X") or fields[2] != pgid:
-            continue
-        if (sid and fields[3] != sid) or int(fields[19]) < start:
-            continue
-        found.append(int(entry))
-    return found
+    stats = ((int(entry), _stat(int(entry))) for entry in os.listdir("/proc") if entry.isdigit())
+    return [
+        pid
+        for pid, f in stats
+        if f and f[0] not in "ZX" and f[2] == pgid and sid in ("", f[3]) and int(f[19]) >= start
+    ]
 
 
 def stop_group(identity: Mapping[str, str], *, grace: float = 10.0) -> str | None:

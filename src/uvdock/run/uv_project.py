@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused, Interrupted
 from uvdock.files import textlines
-from uvdock.run.shim import Shim
+from uvdock.run.ci_container import CIContainer
 
 NO_SYNC_HELP = "do not bring a running container's environment up to date afterwards"
 
 
-def report_uv(ctx: Context, shim: Shim) -> None:
+def report_uv(ctx: Context, shim: CIContainer) -> None:
     """Say which uv runs, and warn when it differs from what is expected. In a run container
     the question rides along with the first uv run (one container start, not two)."""
     if ctx.dry_run:
@@ -34,7 +34,7 @@ def report_uv(ctx: Context, shim: Shim) -> None:
     _uv_said(ctx, shim, out.stdout if out.ok else "")
 
 
-def _uv_said(ctx: Context, shim: Shim, answer: str) -> None:
+def _uv_said(ctx: Context, shim: CIContainer, answer: str) -> None:
     """Which uv answered in the container, and how it differs from the project's and the host's."""
     from uvdock.project import pyproject, uvversion
     from uvdock.run import proc
@@ -94,7 +94,7 @@ def uv_failed(uv_args: Sequence[str], code: int) -> CommandFailed:
 
 
 def change_dependencies(
-    ctx: Context, action: str, args: argparse.Namespace, shim_for: Callable[[Context], Shim]
+    ctx: Context, action: str, args: argparse.Namespace, shim_for: Callable[[Context], CIContainer]
 ) -> int:
     """`uvdock add` / `uvdock remove`: uv's verb on the project, the lock diff, the sync after
     it, and the commit to make. The shim is made once the arguments are checked."""
@@ -134,7 +134,9 @@ def change_dependencies(
     return 0
 
 
-def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, sync: bool) -> None:
+def _sync_after(
+    ctx: Context, shim: CIContainer, action: str, target: list[str], *, sync: bool
+) -> None:
     """Bring a persistent environment up to date the way `uvdock sync` does; else say why not."""
     placement = shim.placement
     if not placement.outlives_command():
@@ -178,7 +180,7 @@ def _sync_after(ctx: Context, shim: Shim, action: str, target: list[str], *, syn
         )
 
 
-def show_removals(ctx: Context, shim: Shim, uv_args: list[str]) -> None:
+def show_removals(ctx: Context, shim: CIContainer, uv_args: list[str]) -> None:
     """List what `sync --exact` will uninstall, in uv's own words (`uv sync --dry-run`)."""
     from uvdock.project import syncplan
 

@@ -1,5 +1,5 @@
 """`uvdock image enroot [--output FILE]`: import the CI image as a squashfs for enroot / pyxis,
-also where only podman is installed (run/enroot_import.py)."""
+also where only podman is installed (run/slurm.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from uvdock.errors import EnvironmentUnusable
 from uvdock.image import build as imagebuild
 from uvdock.run import proc, slurm
 from uvdock.run.engines import operand
-from uvdock.run.enroot_import import import_sqsh
+from uvdock.run.slurm import import_sqsh
 
 if TYPE_CHECKING:
     from uvdock.context import Context

@@ -13,7 +13,7 @@ from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable, Input
 from uvdock.run import uv_project as uvwork
 
 if TYPE_CHECKING:
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 NOT_JUDGED = (
     "the lock was not judged; fix the network or the container's Python, or use --offline "
@@ -115,7 +115,7 @@ def _pr_body(
     return 0
 
 
-def _check(ctx: Context, shim: Shim, uv_args: list[str]) -> int:
+def _check(ctx: Context, shim: CIContainer, uv_args: list[str]) -> int:
     """`uv lock --check`, captured: "out of date" only when uv says the lock needs updating."""
     from uvdock.project import lockcheck
 

@@ -31,7 +31,7 @@ from uvdock.run import git, signals, stop
 
 if TYPE_CHECKING:
     from uvdock.merge.pyproject import MergeResult
-    from uvdock.run.shim import Shim
+    from uvdock.run.ci_container import CIContainer
 
 LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
@@ -176,7 +176,7 @@ class Resolution:
     ref_lock: bytes
     operation: str | None
     merge: PyprojectMerge | None
-    shim: Shim
+    shim: CIContainer
     pins: list[Pin]
 
     @property
@@ -476,7 +476,7 @@ def _branch_pins(
     return pins
 
 
-def _keep(ctx: Context, shim: Shim, lock: Path, pins: list[Pin]) -> Kept:
+def _keep(ctx: Context, shim: CIContainer, lock: Path, pins: list[Pin]) -> Kept:
     """Ask again for the pins the relock moved away from: all at once, then one by one in
     name order when together they do not resolve."""
     moved = lost(pins, textlines.read_bytes(lock, textlines.LOCK_LIMIT))
@@ -488,7 +488,7 @@ def _keep(ctx: Context, shim: Shim, lock: Path, pins: list[Pin]) -> Kept:
     return Kept(kept, [(p, unresolvable(p)) for p in moved if p not in kept])
 
 
-def _relock_with(ctx: Context, shim: Shim, pins: list[Pin]) -> bool:
+def _relock_with(ctx: Context, shim: CIContainer, pins: list[Pin]) -> bool:
     specs = [p.spec() for p in pins]
     ctx.out.info(f"keeping what only this branch changed in {LOCK}: {', '.join(specs)}")
     args = ["lock"]
@@ -510,7 +510,9 @@ def _restore_after(index: RepoIndex, state: state_store.SavedState) -> None:
     state_store.discard(index.git_dir)
 
 
-def _relock_failed(shim: Shim, ref: str, saved: str, code: int, index: RepoIndex) -> UvdockError:
+def _relock_failed(
+    shim: CIContainer, ref: str, saved: str, code: int, index: RepoIndex
+) -> UvdockError:
     """uv's words went to the terminal. Asked once more, offline and without writing, uv
     tells the network (a failure an offline resolve gets past, or one naming being offline)
     from the project (one it repeats), as `lock --check` does."""
@@ -537,7 +539,7 @@ def _relock_failed(shim: Shim, ref: str, saved: str, code: int, index: RepoIndex
     )
 
 
-def _started(shim: Shim) -> dict[str, str]:
+def _started(shim: CIContainer) -> dict[str, str]:
     """What an interrupted or killed relock may leave running, for `--abort`."""
     mode, engine = shim.placement.mode, shim.placement.engine
     if mode == "srun":  # the step runs on under Slurm when uvdock is killed

@@ -1,5 +1,5 @@
-"""What the shim adds to uv's argv and says about where it runs (dry runs and --engine local;
-no engine needed)."""
+"""What the CI container adds to uv's argv and says about where it runs (dry runs and
+--engine local; no engine needed)."""
 
 from __future__ import annotations
 

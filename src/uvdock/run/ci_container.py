@@ -1,13 +1,11 @@
-"""Run commands in the CI container: choose where, verify it is safe, run, clean up.
-
-The argv shapes live in engines.py; this module adds what needs processes: probing the
-engine, checking that an exec target mounts *this* repository, stopping the in-container
-process on Ctrl-C, and giving written files back to the invoking user.
-"""
+"""The CI container a repository's commands run in: where it is (docker, podman, srun, or
+this machine), whether it can run them, running them there, stopping them on Ctrl-C, and
+giving the files they wrote back to the invoking user. The argv shapes are engines.py's."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
@@ -15,19 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import engines, ownership, proc, stop, verified_containers
-from uvdock.run.host import engine_init, pick_engine
-from uvdock.run.ownership import invoking_user as invoking_user  # re-exported
+from uvdock.run import engines, ownership, probe, proc, stop
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
-    from uvdock.run.slurm_containers import Spread
     from uvdock.ui.output import Output
 
 RUN_MARKER = stop.RUN_MARKER
 
 
-class Shim:
+class CIContainer:
     """Runs commands where the configuration says uv belongs, for one repository."""
 
     def __init__(
@@ -41,17 +36,13 @@ class Shim:
         said: Mapping[str, str] | None = None,
         project: str = "",
     ) -> None:
-        self.config = config
+        self.config, self.repo, self.env, self.out, self.dry_run = config, repo, env, out, dry_run
         # A uv project nested in the repository (its path from the root, "" for the root):
         # uv runs there (`uv --directory`), so it finds that project's pyproject and lock.
         self.project = project
         # Settings as the user should read them, naming who chose them (Context.said):
         # "engine = 'local' (from uvdock.toml)" is never reported as "--engine local".
         self.said = dict(said or {})
-        self.repo = repo
-        self.env = env
-        self.out = out
-        self.dry_run = dry_run
         self.run_id, self._usable = os.urandom(6).hex(), False
         self._stop_problems: list[str] = []
         # Local placement: gets the pid of the child, which then leads its own process group
@@ -61,41 +52,36 @@ class Shim:
 
     @property
     def container_name(self) -> str:
-        """The name a run-placement container gets, so an interrupt (or `lock resolve
-        --abort` after a kill) can stop it."""
+        """A run or srun container's name, so an interrupt (or `lock resolve --abort` after
+        a kill) can stop it."""
         return f"uvdock-{self.run_id}"
-
-    # -- where ---------------------------------------------------------------------------
 
     @cached_property
     def placement(self) -> engines.Placement:
         cfg = self.config
-        mode = cfg.engine
-        if mode == "local":
+        if cfg.engine == "local":
             return engines.Placement("local", by_hand=True, said=self._said("engine"))
-        if mode == "auto" and engines.inside_ci_container(self.env, cfg.venv):
+        if cfg.engine == "auto" and engines.inside_ci_container(self.env, cfg.venv):
             return engines.Placement("local")
-        if mode == "srun":
+        if cfg.engine == "srun":
             from uvdock.run import slurm
 
             image = slurm.configured_image(cfg, self.repo, check=False)
             own = slurm.own_container_name(cfg.engine_args)  # replaces uvdock's, never both
             container = "" if own else slurm.container_name(image, self.repo, os.getuid())
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
-        engine = pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=self._said("engine"))
+        said = self._said("engine")
+        engine = probe.pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=said)
+        marker = ((RUN_MARKER, self.run_id),)  # what stop.stop_tagged finds the command by
         if cfg.container:
-            return engines.Placement(
-                "exec", engine, container=cfg.container, env=((RUN_MARKER, self.run_id),)
-            )
+            return engines.Placement("exec", engine, cfg.container, env=marker)
         if not cfg.image:
             raise EnvironmentUnusable(
                 "no image or container configured",
                 hint="get one with `uvdock image build` or `uvdock image pull`, or name one with --image / --container",
             )
-        init = engine_init(engine, self.env)
-        return engines.Placement(
-            "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
-        )
+        init = probe.engine_init(engine, self.env)
+        return engines.Placement("run", engine, "", cfg.image, cfg.engine_args, init=init)
 
     def _said(self, name: str) -> str:
         return self.said.get(name) or f"{name.replace('_', '-')} = {getattr(self.config, name)!r}"
@@ -108,23 +94,25 @@ class Shim:
         mounting = self.placement.mode in ("run", "srun")  # exec and local mount nothing
         if mounting:
             ownership.require_own_mounts(cache, cfg.engine_args, self._said, self.env)
-        if cache and not self.dry_run:
-            try:
+        try:
+            if cache and not self.dry_run:
                 Path(cache).mkdir(parents=True, exist_ok=True)
-            except OSError:
-                self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
-                cache = None
+        except OSError:
+            self.out.warn(f"uv cache {cache} cannot be created; running without a cache mount")
+            cache = None
         if mounting and not self.dry_run:  # git's safe.directory rule, for the repo mount
             ownership.require_safe_directory(self.repo, self.env)
         return engines.Mounts(self.repo, cfg.workdir, cache, cfg.container_uv_cache)
 
     @cached_property
     def target(self) -> engines.Placement:
-        """The placement to use now: an exec target is resolved to its verified id."""
-        placement = self.placement
-        if placement.mode == "exec" and not self.dry_run:
-            return self._exec_target(placement)
-        return placement
+        """The placement to use now: an exec target by its verified id, so a container
+        recreated under the same name is checked like a new one."""
+        at = self.placement
+        if at.mode != "exec" or self.dry_run:
+            return at
+        found = probe.verified(at, self.config.workdir, self.repo, self.env, cached=True)
+        return at._replace(container=found)
 
     def argv(
         self,
@@ -134,24 +122,15 @@ class Shim:
         version: bool = False,
         nodes: Sequence[str] | None = None,
     ) -> list[str]:
-        target = self.target
-        name = self.container_name if target.mode in ("run", "srun") else None
-        shape = self.srun.shape(nodes) if target.mode == "srun" else []
+        at, mounts = self.target, self.mounts
+        name = self.container_name if at.mode in ("run", "srun") else None
+        shape = self.srun.shape(nodes) if at.mode == "srun" else []
         return engines.command_argv(
-            target,
-            command,
-            mounts=self.mounts,
-            tty=tty,
-            name=name,
-            version_first=version,
-            shape=shape,
+            at, command, mounts=mounts, tty=tty, name=name, version_first=version, shape=shape
         )
 
     @cached_property
     def srun(self) -> Spread:
-        """srun: how the steps spread over the nodes (uv's writes: once)."""
-        from uvdock.run.slurm_containers import Spread
-
         return Spread(self)
 
     def _version_line(self, command: Sequence[str]) -> Callable[[bytes], bytes] | None:
@@ -168,45 +147,20 @@ class Shim:
             return self.env
         return engines.srun_env(self.env, self.placement, self.mounts, venv=self.config.venv)
 
-    # -- safety checks -------------------------------------------------------------------
-
-    def _key(self, placement: engines.Placement) -> str:
-        return verified_containers.key(placement, self.config.workdir, self.repo)
-
-    def verify_container(self, placement: engines.Placement) -> str:
-        """The container's id, after checking it runs and mounts this repo at the workdir."""
-        return verified_containers.verify(placement, self.config.workdir, self.repo, self.env)
-
-    def _exec_target(self, placement: engines.Placement) -> engines.Placement:
-        """Exec by the verified id: a container recreated under the same name is re-checked."""
-        cached = verified_containers.lookup(self.repo, self._key(placement))
-        container_id = cached or self.verify_container(placement)
-        return engines.Placement(placement.mode, placement.engine, container_id, env=placement.env)
-
     def check_usable(self) -> None:
-        """Exit 3 unless the command could run: engine, image or container, mounts.
-
-        Probed once per Shim: `add` asks through `capture` and again through `run`.
-        """
+        """Exit 3 unless the command could run: engine, image or container, mounts. Probed
+        once: `add` asks through `capture` and again through `run`."""
         if self._usable:
             return
-        self._check_usable()
-        self._usable = True
-
-    def _check_usable(self) -> None:
-        placement = self.placement
-        if self.dry_run or placement.mode == "local":
-            if (
-                placement.mode == "local"
-                and not self.dry_run
-                and proc.which("uv", self.env) is None
-            ):
-                mine = f"on this machine ({placement.said or '--engine local'})"
-                raise EnvironmentUnusable(
-                    f"uv is not on PATH {mine if placement.by_hand else 'in this container'}"
-                )
-            return
-        if placement.mode == "srun":
+        at = self.placement
+        if at.mode == "local" and not self.dry_run and proc.which("uv", self.env) is None:
+            mine = f"on this machine ({at.said or '--engine local'})"
+            raise EnvironmentUnusable(
+                f"uv is not on PATH {mine if at.by_hand else 'in this container'}"
+            )
+        if self.dry_run or at.mode == "local":
+            pass
+        elif at.mode == "srun":
             from uvdock.run import slurm
 
             if proc.which("srun", self.env) is None:
@@ -214,25 +168,26 @@ class Shim:
                     f"{self._said('engine')}: `srun` is not on PATH (not on a Slurm login node?)"
                 )
             slurm.configured_image(self.config, self.repo)
-            slurm.preflight(self.env, placement.extra_args)
-            return
-        if placement.mode == "exec":
-            self.verify_container(placement)
-            return
-        from uvdock.run import probe
-
-        found = probe.image(placement.engine, placement.image, self.env)
-        if found.unreachable:
+            slurm.preflight(self.env, at.extra_args)
+        elif at.mode == "exec":
+            probe.verified(at, self.config.workdir, self.repo, self.env, cached=False)
+        elif (found := probe.image(at.engine, at.image, self.env)).unreachable:
             raise EnvironmentUnusable(
-                f"{placement.engine} is installed but its daemon is not reachable: {found.stderr.strip().splitlines()[-1]}"
+                f"{at.engine} is installed but its daemon is not reachable: {found.stderr.strip().splitlines()[-1]}"
             )
-        if not found.present:
+        elif not found.present:
             raise EnvironmentUnusable(
-                f"image {placement.image} is not present in {placement.engine}",
+                f"image {at.image} is not present in {at.engine}",
                 hint="build it with `uvdock image build`, pull it with `uvdock image pull`, or name another with --image",
             )
+        self._usable = True
 
-    # -- running -------------------------------------------------------------------------
+    def _ready(self) -> None:
+        """Before a run or srun container starts: it can, and srun's image is unpacked."""
+        if self.placement.mode in ("run", "srun"):
+            self.check_usable()
+        if self.placement.mode == "srun":
+            self.srun.unpack()
 
     def run(
         self, command: Sequence[str], *, tty: bool | None = None, writes: Sequence[str] = ()
@@ -245,22 +200,21 @@ class Shim:
         if self.dry_run:
             self.out.command(self.argv(command, tty=tty), placement=self.target)
             return 0
-        if self.placement.mode in ("run", "srun"):
-            self.check_usable()
-        if self.placement.mode == "srun":
-            self.srun.unpack()
-        if self.placement.mode == "srun" and self.srun.tasks == "every node":
+        self._ready()
+        mode = self.placement.mode
+        if mode == "srun" and self.srun.tasks == "every node":
             code = self.srun.on_every_node(command)
         else:
             version = self._version_line(command)
             argv = self.argv(command, tty=tty, version=version is not None)
             code = self.foreground(argv, interactive=tty, first_line=version)
-        if code != 0 and self.placement.mode == "exec" and self._verified_container_gone():
-            # The id we exec'd no longer exists, so nothing ran. A container recreated under
-            # the same name is checked like a new one, then the command runs once.
+        at, workdir = self.placement, self.config.workdir
+        if code != 0 and mode == "exec" and probe.verified_gone(at, workdir, self.repo, self.env):
+            # The id we exec'd is gone, so nothing ran. A container recreated under the same
+            # name is checked like a new one, then the command runs once.
             del self.__dict__["target"]
             code = self.foreground(self.argv(command, tty=tty), interactive=tty)
-        if code == 125 and self.placement.mode == "run":  # the engine's, unless it starts now
+        if code == 125 and mode == "run":  # the engine's, unless it starts now
             again = proc.run(self.argv(["true"]), env=self.env, check=False)
             if not again.ok:  # its words went to the terminal: these are the same
                 raise self.engine_failed(again.stderr)
@@ -274,12 +228,9 @@ class Shim:
 
     def run_uv(self, args: Sequence[str], *, writes: Sequence[str] = ()) -> int:
         """uv, without a terminal (`-t`): the user's Ctrl-C reaches uvdock, which stops it."""
-        if self.project:
-            writes = [f"{self.project}/{w}" for w in writes]
-        if self.out.quiet:
-            args = ["-q", *args]
-        elif self.out.verbose:
-            args = ["-v", *args]
+        writes = [f"{self.project}/{w}" for w in writes] if self.project else writes
+        if self.out.quiet or self.out.verbose:
+            args = ["-q" if self.out.quiet else "-v", *args]
         code = self.run(self.uv_argv(args), tty=False, writes=writes)
         if code in (126, 127):
             raise self.uv_missing()
@@ -293,14 +244,12 @@ class Shim:
     def _stopped_from_outside(self, code: int) -> bool:
         """`podman stop`/`kill` from elsewhere: exec's target is no longer running, or a run
         container's command died by SIGTERM/SIGKILL that uvdock did not send."""
-        placement = self.target
-        if placement.mode == "run":
+        at = self.target
+        if at.mode == "run":
             return code in (137, 143)
-        if placement.mode != "exec":
+        if at.mode != "exec":
             return False
-        from uvdock.run import probe
-
-        info = probe.container(placement.engine, placement.container, self.env)
+        info = probe.container(at.engine, at.container, self.env)
         return info is None or not info.running
 
     def uv_missing(self) -> EnvironmentUnusable:
@@ -317,10 +266,7 @@ class Shim:
 
     def capture(self, command: Sequence[str]) -> proc.Completed:
         """Run captured; a run container that could not start is the engine's failure."""
-        if self.placement.mode in ("run", "srun"):
-            self.check_usable()
-        if self.placement.mode == "srun":
-            self.srun.unpack()
+        self._ready()
         version = self._version_line(command)
         argv = self.argv(command, tty=False, version=version is not None)
         from uvdock.run import signals
@@ -329,8 +275,7 @@ class Shim:
             try:
                 done = proc.run(argv, cwd=self.repo, env=self.step_env, check=False)
             except KeyboardInterrupt:
-                # Killing the engine client leaves its container: stop that too.
-                self._stop(grace=0)
+                self._stop(grace=0)  # killing the engine client leaves its container
                 raise
         if done.returncode == 125 and self.placement.mode == "run":
             raise self.engine_failed(done.stderr)
@@ -343,8 +288,8 @@ class Shim:
     def engine_failed(self, message: str) -> EnvironmentUnusable:
         from uvdock.config.settings import user_config_file
 
-        placement, config = self.placement, user_config_file(self.env)
-        return engines.start_failure(placement, message, config, self._said("engine_args"))
+        config = user_config_file(self.env)
+        return engines.start_failure(self.placement, message, config, self._said("engine_args"))
 
     def foreground(
         self,
@@ -353,45 +298,38 @@ class Shim:
         interactive: bool = False,
         first_line: Callable[[bytes], bytes] | None = None,
     ) -> int:
-        """Run an argv built for this shim's placement; an interrupt stops what it started.
+        """Run an argv built for this placement; an interrupt stops what it started.
         `interactive`: it has a terminal (`-t`, `--pty`) and gets the user's keys."""
         if self.out.verbose:
             import shlex
 
             self.out.detail("+ " + shlex.join(argv))
-        mode = self.placement.mode
+        mode, engine = self.placement.mode, self.placement.engine
+        # Should uvdock die while a shell runs in a run container, the shell is hung up
+        # through the engine, as a closed terminal would: nothing else would ever end it.
+        hang_up = [engine, "kill", "--signal", "HUP", "--", self.container_name]
         return proc.run_foreground(
             argv,
             cwd=self.repo,
             env=self.step_env,
             on_interrupt=self._stop,
-            forward=proc.forwarded_signal(mode),
+            forward=proc.FORWARDED.get(mode, signal.SIGINT),
             interactive=interactive,
             first_line=first_line,
             record_group=self.on_local_start if mode == "local" else None,
+            on_death=hang_up if interactive and mode == "run" else (),
         )
-
-    def _verified_container_gone(self) -> bool:
-        placement = self.placement
-        cached = verified_containers.lookup(self.repo, self._key(placement))
-        from uvdock.run import probe
-
-        if cached and probe.container(placement.engine, cached, self.env) is None:
-            verified_containers.remember(self.repo, self._key(placement), None)
-            return True
-        return False
 
     def _stop(self, grace: float = 10.0) -> None:
         """Ctrl-C or SIGTERM: stop what the command started in the container, and wait."""
-        placement = self.target
-        problem = None
-        if placement.mode == "exec":
-            problem = stop.stop_tagged(placement.engine, placement.container, self.run_id, self.env)
-        elif placement.mode == "run":
+        at, problem = self.target, None
+        if at.mode == "exec":
+            problem = stop.stop_tagged(at.engine, at.container, self.run_id, self.env)
+        elif at.mode == "run":
             problem = stop.stop_container(
-                placement.engine, self.container_name, self.env, grace=grace, log=self.out.detail
+                at.engine, self.container_name, self.env, grace=grace, log=self.out.detail
             )
-        elif placement.mode == "srun":  # should srun have died before it ended its job
+        elif at.mode == "srun":  # should srun have died before it ended its job
             from uvdock.run import slurm_containers
 
             slurm_containers.cancel_job(self.env, self.container_name)
@@ -401,18 +339,74 @@ class Shim:
 
     def _give_back(self, writes: Sequence[str]) -> None:
         """Files a root container wrote into the repo go back to the invoking user."""
-        user = invoking_user(self.env)
+        user = ownership.invoking_user(self.env)
         if self.placement.mode == "local" or user is None:
             return
         uid, gid = user
-        foreign = [
-            w for w in writes if (self.repo / w).exists() and (self.repo / w).stat().st_uid != uid
-        ]
-        if not foreign:
-            return
+        foreign = [w for w in writes if (p := self.repo / w).exists() and p.stat().st_uid != uid]
         targets = [f"{self.config.workdir}/{w}" for w in foreign]
-        argv = self.argv(["chown", f"{uid}:{gid}", "--", *targets])
-        if proc.run(argv, env=self.env, check=False).returncode != 0:
+        chown = self.argv(["chown", f"{uid}:{gid}", "--", *targets])
+        if foreign and not proc.run(chown, env=self.env, check=False).ok:
             self.out.warn(
                 f"could not give {', '.join(foreign)} back to uid {uid}; fix with sudo chown"
             )
+
+
+class Spread:
+    """How a CI container's srun steps spread over the nodes: `tasks` (ONCE unless the
+    command says otherwise), the nodes chosen for them (asked of Slurm once), the unpack
+    there first, and a step on every node with each node's outcome named."""
+
+    def __init__(self, ci: CIContainer) -> None:
+        from uvdock.run.slurm_steps import ONCE
+
+        self.ci, self.tasks = ci, ONCE
+        self._nodes: dict[str, list[str]] = {}
+
+    def nodes(self) -> list[str]:
+        from uvdock.run import git, slurm_containers, slurm_steps
+
+        ci, tasks = self.ci, self.tasks
+        if tasks not in self._nodes and ci.dry_run:
+            self._nodes[tasks] = []
+        elif tasks not in self._nodes:
+            at = ci.placement
+            ready = slurm_containers.ready_nodes(git.git_dir(ci.repo), at.container)
+            self._nodes[tasks] = slurm_steps.step_nodes(ci.env, at.extra_args, tasks, ready)
+        return self._nodes[tasks]
+
+    def shape(self, nodes: Sequence[str] | None = None) -> list[str]:
+        """srun's options for the steps, or for the unpack on `nodes`."""
+        from uvdock.run import slurm_steps
+
+        if nodes is not None:
+            return slurm_steps.shape_args(slurm_steps.EVERY_NODE, nodes)
+        return slurm_steps.shape_args(self.tasks, self.nodes())
+
+    def unpack(self) -> None:
+        """The image's container on each of the nodes that lacks it (not in a dry run)."""
+        from uvdock.run import git, slurm_containers
+
+        ci = self.ci
+        if not ci.dry_run:
+            slurm_containers.unpack_once(
+                ci.placement,
+                self.nodes(),
+                lambda nodes: ci.argv(["true"], nodes=nodes),  # the step that unpacks
+                git.git_dir(ci.repo),
+                ci.foreground,
+                ci.out,
+                ci.env,
+            )
+
+    def on_every_node(self, command: Sequence[str]) -> int:
+        from uvdock.run.slurm_steps import NodeReport
+
+        ci = self.ci
+        report = NodeReport(ci.repo, ci.config.workdir, ci.run_id, self.nodes())
+        try:
+            code = ci.foreground(ci.argv(report.command(command)))
+        except BaseException:
+            report.discard()  # interrupted: the nodes' codes say nothing new
+            raise
+        return report.outcome(code, ci.out)
