@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Collection
-from typing import Any
 
 from uvdock.errors import InputRefused
 from uvdock.lock import markdown
@@ -93,7 +92,3 @@ def render(
     if "downgrade" in kinds(diff):
         text += "- [ ] The downgrades flagged above are intended\n"
     return text
-
-
-def to_json(diff: LockDiff, title_text: str, body: str) -> dict[str, Any]:
-    return {"title": title_text, "kinds": kinds(diff), "pr_body": body}
