@@ -23,7 +23,8 @@ class Pin(NamedTuple):
 
     def said(self) -> str:
         if self.before:
-            return f"{self.name} {self.version}, which only this branch pinned (the base has {self.before})"
+            base = f"the base has {self.before}"
+            return f"{self.name} {self.version}, which only this branch pinned ({base})"
         return f"{self.name} {self.version}, which only this branch locked"
 
 

@@ -85,7 +85,8 @@ def render(
             "`uvdock sync` never reinstalls them.\n\n"
         )
     text += (
-        "### Checklist\n\n- [ ] Verify the presubmit CI; merge only when it completed successfully\n"
+        "### Checklist\n\n"
+        "- [ ] Verify the presubmit CI; merge only when it completed successfully\n"
         f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)\n"
         f"- [ ] From a fork: one `{RERUN}` comment for each new commit\n"
     )

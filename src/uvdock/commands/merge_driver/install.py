@@ -57,7 +57,8 @@ class Command(BaseCommand):
     def _install(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = ctx.repo
         wanted = {
-            f"merge.{DRIVER}.name": "uv.lock: keep one side unmerged, finish with `uvdock lock resolve`",
+            f"merge.{DRIVER}.name": "uv.lock: keep one side unmerged, finish with "
+            "`uvdock lock resolve`",
             f"merge.{DRIVER}.driver": 'echo "uvdock: kept one side of %P unmerged (no conflict '
             'markers); finish with: uvdock lock resolve" >&2; exit 1',
         }
