@@ -110,13 +110,11 @@ def save(
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(folder.with_name(folder.name + ".discarded"), ignore_errors=True)
-    staging.mkdir(parents=True)
     data = _record(repo.worktree, path, staging)
-    data["also"] = []
-    for number, other in enumerate(also):
-        (staging / f"also{number}").mkdir()
-        record = _record(repo.worktree, other, staging / f"also{number}")
-        data["also"].append({**record, "dir": f"also{number}"})
+    data["also"] = [
+        {**_record(repo.worktree, other, staging / f"also{n}"), "dir": f"also{n}"}
+        for n, other in enumerate(also)
+    ]
     data.update(ref=ref, operation=operation, created=time.time(), pid=os.getpid())
     data["started"] = dict(started or {})
     with (staging / STATE_FILE).open("wb") as fh:
@@ -132,6 +130,7 @@ def save(
 
 def _record(worktree: Path, path: str, folder: Path) -> dict[str, Any]:
     """One file's part of `state.json`, its bytes and index stages' blobs copied to `folder`."""
+    folder.mkdir(parents=True)
     target = worktree / path
     present = target.is_file()
     if present:

@@ -23,29 +23,31 @@ class Pin(NamedTuple):
 
     def said(self) -> str:
         if self.before:
-            return f"{self.name} {self.version}, which only this branch pinned (the base has {self.before})"
+            base = f"the base has {self.before}"
+            return f"{self.name} {self.version}, which only this branch pinned ({base})"
         return f"{self.name} {self.version}, which only this branch locked"
 
 
-class Kept(NamedTuple):  # the pins asked for again: kept, or not with the reason
+class Kept(NamedTuple):  # the pins asked for again: kept, or not (they do not resolve)
     kept: list[Pin]
-    not_kept: list[tuple[Pin, str]]
+    not_kept: list[Pin]
 
     def lines(self) -> list[str]:
         return [f"kept: {p.said()}" for p in self.kept] + [
-            f"could not keep: {p.said()}, because {why}" for p, why in self.not_kept
+            f"could not keep: {p.said()}, because {_unresolvable(p)}" for p in self.not_kept
         ]
 
     def to_json(self) -> dict[str, list[dict[str, str]]]:
         return {
             "kept": [{"name": p.name, "version": p.version} for p in self.kept],
             "not_kept": [
-                {"name": p.name, "version": p.version, "reason": why} for p, why in self.not_kept
+                {"name": p.name, "version": p.version, "reason": _unresolvable(p)}
+                for p in self.not_kept
             ],
         }
 
 
-def unresolvable(pin: Pin) -> str:
+def _unresolvable(pin: Pin) -> str:
     return (
         f"`uv lock --upgrade-package {pin.spec()}` does not resolve with the merged "
         "requirements (uv's words are above)"

@@ -101,9 +101,7 @@ def read_packages(data: bytes | str) -> dict[str, frozenset[Entry]]:
     return {name: frozenset(entries) for name, entries in packages.items()}
 
 
-_LOCAL_SOURCES = ("virtual", "editable", "directory")
 _LOCAL_SOURCE_RE = re.compile(r"^source = \{ (?:virtual|editable|directory) = ", re.MULTILINE)
-_MANIFEST_LISTS = ("requirements", "constraints", "overrides")
 
 
 def declared_requirements(data: bytes | str) -> dict[str, frozenset[str]]:
@@ -122,16 +120,13 @@ def declared_requirements(data: bytes | str) -> dict[str, frozenset[str]]:
     except tomllib.TOMLDecodeError as exc:
         raise LockfileError(f"not valid TOML: {exc}") from exc
     found: list[tuple[str, Any]] = []
-    for table in document.get("package", []):
-        source = table.get("source") or {}
-        if not any(kind in source for kind in _LOCAL_SOURCES):
-            continue
+    for table in document.get("package", []):  # the local projects' only
         metadata = table.get("metadata") or {}
         found += [(table["name"], r) for r in metadata.get("requires-dist", [])]
         for group, listed in (metadata.get("requires-dev") or {}).items():
             found += [(f"{table['name']}:{group}", r) for r in listed]
     manifest = document.get("manifest") or {}
-    for key in _MANIFEST_LISTS:
+    for key in ("requirements", "constraints", "overrides"):
         found += [(f"manifest:{key}", r) for r in manifest.get(key, [])]
     declared: dict[str, set[str]] = {}
     for where, requirement in found:

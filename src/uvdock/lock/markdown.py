@@ -114,7 +114,8 @@ def _source_cell(before: tuple[str, ...], after: tuple[str, ...]) -> str:
     if len(old) == len(new) == 1 and old[0].startswith("git ") and new[0].startswith("git "):
         (old_url, _, old_rev), (new_url, _, new_rev) = (s[0].rpartition("@") for s in (old, new))
         if old_url == new_url:  # the usual case: the same repository at another revision
-            return f"{_source_text(new[0]).rpartition(' ')[0]} {code_span(old_rev)} → {code_span(new_rev)}"
+            repository = _source_text(new[0]).rpartition(" ")[0]
+            return f"{repository} {code_span(old_rev)} → {code_span(new_rev)}"
     return f"{_sources(old)} → {_sources(new)}"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Collection
-from typing import Any
 
 from uvdock.errors import InputRefused
 from uvdock.lock import markdown
@@ -86,14 +85,11 @@ def render(
             "`uvdock sync` never reinstalls them.\n\n"
         )
     text += (
-        "### Checklist\n\n- [ ] Verify the presubmit CI; merge only when it completed successfully\n"
+        "### Checklist\n\n"
+        "- [ ] Verify the presubmit CI; merge only when it completed successfully\n"
         f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)\n"
         f"- [ ] From a fork: one `{RERUN}` comment for each new commit\n"
     )
     if "downgrade" in kinds(diff):
         text += "- [ ] The downgrades flagged above are intended\n"
     return text
-
-
-def to_json(diff: LockDiff, title_text: str, body: str) -> dict[str, Any]:
-    return {"title": title_text, "kinds": kinds(diff), "pr_body": body}

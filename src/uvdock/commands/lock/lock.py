@@ -44,9 +44,8 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        branch = title = None
-        if args.pr_body:  # checked before uv runs: a refused title must not cost a relock
-            branch, title = _pr_title(ctx, args)
+        # Checked before uv runs: a refused title must not cost a relock.
+        pr = _pr_title(ctx, args) if args.pr_body else None
         shim = shim_for(ctx)
         uv_args = ["lock", *["--check"] * args.check, *["--upgrade"] * args.upgrade]
         for package in args.upgrade_package:
@@ -57,13 +56,13 @@ class Command(BaseCommand):
         before = uvwork.lock_bytes(ctx)
         code = shim.run_uv(uv_args, writes=() if args.check else ("uv.lock",))
         if ctx.dry_run:
-            if title is not None:
+            if pr is not None:
                 ctx.out.info("dry run: the pull request body is printed after a real relock")
             return 0
         if code != 0:
             raise uvwork.uv_failed(uv_args, code)
-        if title is not None and branch is not None:
-            return _pr_body(ctx, before, title, branch, uv_args)
+        if pr is not None:
+            return _pr_body(ctx, before, *pr, uv_args)
         uvwork.show_lock_change(ctx, before, args.format)
         return 0
 
@@ -90,7 +89,7 @@ def _pr_title(ctx: Context, args: argparse.Namespace) -> tuple[str, str]:
 
 
 def _pr_body(
-    ctx: Context, before: bytes | None, title: str, branch: str, uv_args: list[str]
+    ctx: Context, before: bytes | None, branch: str, title: str, uv_args: list[str]
 ) -> int:
     """The pull request on stdout; nothing when uv.lock did not move (no PR to open)."""
     from uvdock.lock import lockfile, pr_body
@@ -108,7 +107,8 @@ def _pr_body(
         diff, title_text=title, branch=branch, upgrade=upgrade, protected=protected
     )
     if ctx.options.json:
-        ctx.out.json({"lock_changed": True, **diff.to_json(), **pr_body.to_json(diff, title, body)})
+        made = {"title": title, "kinds": pr_body.kinds(diff), "pr_body": body}
+        ctx.out.json({"lock_changed": True, **diff.to_json(), **made})
         return 0
     ctx.out.info(f"uv.lock changed on {branch}: {pr_body.summary(diff)}")
     ctx.out.document_text(body.rstrip("\n"))

@@ -25,7 +25,7 @@ from uvdock.errors import CheckFailed, EnvironmentUnusable, InputRefused, Interr
 from uvdock.files import state_store, textlines
 from uvdock.files.edit import atomic_write_bytes
 from uvdock.lock import lockfile
-from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost, unresolvable
+from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost
 from uvdock.merge.report import lines, report, sides
 from uvdock.run import git, signals, stop
 
@@ -84,12 +84,10 @@ class Base(NamedTuple):
     source: str  # --onto, base-ref (names worth fetching), MERGE_HEAD, rebase-merge/onto, HEAD
 
 
-@dataclass(frozen=True)
-class PyprojectMerge:
-    merged: bytes
+class PyprojectMerge(NamedTuple):
+    text: str  # the merged file
     result: MergeResult
     texts: list[str]  # base, ours, theirs (index stages 1, 2, 3)
-    path: str  # from the work tree's root: `infra/tool/pyproject.toml` when nested
 
 
 class Command(BaseCommand):
@@ -151,7 +149,7 @@ class Command(BaseCommand):
         ref_lock = _ref_lock(index, base)
         shim = shim_for(ctx)
         shim.check_usable()
-        pins = _branch_pins(ctx, index, operation, ref_lock, index.lock)
+        pins = _branch_pins(ctx, index, operation, ref_lock)
         resolution = Resolution(ctx, index, base, ref_lock, operation, merge, shim, pins)
         if ctx.dry_run:
             return resolution.dry_run()
@@ -198,12 +196,12 @@ class Resolution:
         if merge is not None:
             from uvdock.commands.merge_driver.pyproject import show_sides_diff
 
-            ctx.out.info(f"would write the merged {merge.path}:")
-            show_sides_diff(ctx, merge.texts, merge.merged.decode("utf-8"), merge.path)
+            ctx.out.info(f"would write the merged {index.pyproject}:")
+            show_sides_diff(ctx, merge.texts, merge.text, index.pyproject)
             for line in lines(merge.result):
                 ctx.out.info(f"  {line}")
             ctx.out.info("then run:")
-            ctx.out.command(["git", "add", "--", merge.path])
+            ctx.out.command(["git", "add", "--", index.pyproject])
         folder = state_store.state_dir(self.index.git_dir)
         ctx.out.info(f"would save {' and '.join(self.paths)} and their index entries to {folder}")
         sha = git.rev_parse(index.worktree, self.base.rev)[:12]
@@ -237,9 +235,11 @@ class Resolution:
         with signals.interruptible():
             try:
                 if merge is not None:
-                    atomic_write_bytes(repo / index.pyproject, merge.merged)
+                    atomic_write_bytes(repo / index.pyproject, merge.text.encode("utf-8"))
                     git.add(repo, index.pyproject)
-                    ctx.out.info(f"merged {merge.path} ({sides(self.operation)}) and staged it:")
+                    ctx.out.info(
+                        f"merged {index.pyproject} ({sides(self.operation)}) and staged it:"
+                    )
                     for line in lines(merge.result):
                         ctx.out.info(f"  {line}")
                 atomic_write_bytes(repo / lock, self.ref_lock)
@@ -452,14 +452,15 @@ def _merge_pyproject(ctx: Context, repo: Path, path: str, sides: str) -> Pyproje
             f"{said}:{conflicts}",
             hint=f"edit {path}, `git add {path}`, then run `uvdock lock resolve` again",
         )
-    return PyprojectMerge(result.text.encode("utf-8"), result, texts, path)
+    return PyprojectMerge(result.text, result, texts)
 
 
 def _branch_pins(
-    ctx: Context, index: RepoIndex, operation: str | None, ref_lock: bytes, lock: str
+    ctx: Context, index: RepoIndex, operation: str | None, ref_lock: bytes
 ) -> list[Pin]:
     """What only the branch changed, from the index stages of `lock`: the branch's own is
     ours in a merge, theirs when a rebase, cherry-pick, revert or am replays its commit."""
+    lock = index.lock
     stages = {e.stage: e.sha for e in git.stage_entries(index.worktree, lock)}
     branch = 2 if operation in ("merge", None) else 3
     if 1 not in stages or branch not in stages:
@@ -482,10 +483,8 @@ def _keep(ctx: Context, shim: CIContainer, lock: Path, pins: list[Pin]) -> Kept:
     moved = lost(pins, textlines.read_bytes(lock, textlines.LOCK_LIMIT))
     if not moved or _relock_with(ctx, shim, moved):
         return Kept(moved, [])
-    if len(moved) == 1:
-        return Kept([], [(moved[0], unresolvable(moved[0]))])
-    kept = [pin for pin in moved if _relock_with(ctx, shim, [pin])]
-    return Kept(kept, [(p, unresolvable(p)) for p in moved if p not in kept])
+    kept = [pin for pin in moved if len(moved) > 1 and _relock_with(ctx, shim, [pin])]
+    return Kept(kept, [p for p in moved if p not in kept])
 
 
 def _relock_with(ctx: Context, shim: CIContainer, pins: list[Pin]) -> bool:

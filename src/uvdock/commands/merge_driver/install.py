@@ -32,11 +32,8 @@ def attributes_edit(path: Path, display: str, wanted: tuple[str, ...]) -> FileEd
     old = read_text(path) if path.is_file() else ""
     present = {line.strip() for line in old.splitlines()}
     missing = "".join(f"{line}\n" for line in wanted if line not in present)
-    if not missing:
-        return FileEdit(path, old, old, display)
-    return FileEdit(
-        path, old, old + ("\n" if old and not old.endswith("\n") else "") + missing, display
-    )
+    gap = "\n" if missing and old and not old.endswith("\n") else ""
+    return FileEdit(path, old, old + gap + missing, display)
 
 
 class Command(BaseCommand):
@@ -60,7 +57,8 @@ class Command(BaseCommand):
     def _install(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = ctx.repo
         wanted = {
-            f"merge.{DRIVER}.name": "uv.lock: keep one side unmerged, finish with `uvdock lock resolve`",
+            f"merge.{DRIVER}.name": "uv.lock: keep one side unmerged, finish with "
+            "`uvdock lock resolve`",
             f"merge.{DRIVER}.driver": 'echo "uvdock: kept one side of %P unmerged (no conflict '
             'markers); finish with: uvdock lock resolve" >&2; exit 1',
         }
