@@ -13,7 +13,7 @@ The steps run through recipes/plan.py, which unmark shares.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
@@ -36,9 +36,7 @@ from uvdock.recipes.parse import (
     indent_of,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
-from uvdock.recipes.verify import Run, verify_recipe_edit
-
-LTS_ENVIRONMENT = "lts"  # recipe rows of `environment: [lts]` change only with --lts
+from uvdock.recipes.runs import LTS_ENVIRONMENT, Asked, Runs, Who, verify_edit
 
 
 class MarkRequest(NamedTuple):
@@ -245,24 +243,18 @@ def _base(scope: str, suffix: str) -> str:
     return scope[: -len(suffix)] if scope.endswith(suffix) and scope != suffix else scope
 
 
-def _moved_by(request: MarkRequest) -> Callable[[Run], Run]:
-    """Where a run (as YAML reads the recipe) must be after the mark."""
-
-    def moved(run: Run) -> Run:
-        case, environment, platform, scope, entry, row = run
-        selected = (
+def _asked(request: MarkRequest) -> Asked:
+    def asked(who: Who, scope: str) -> bool:
+        case, environment, platform = who
+        return (
             case == request.case
-            and scope is not None
             and request.breaks(scope)
             and (not request.environments or environment in request.environments)
             and (request.lts or environment != LTS_ENVIRONMENT)
             and (not request.platforms or platform in request.platforms)
         )
-        if not selected or scope is None:
-            return run
-        return (case, environment, platform, scope + request.suffix, entry, row)
 
-    return moved
+    return asked
 
 
 def _refuse_empty_scopes(request: MarkRequest, matching: Sequence[Placement]) -> None:
@@ -302,7 +294,7 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     changes: list[Change] = []
     for recipe in recipes:
         edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
-        verify_recipe_edit(recipe.display, edit.old, edit.new, _moved_by(request))
+        verify_edit(recipe.display, edit.old, edit.new, _asked(request), Runs(), request.suffix)
         edits.append(edit)
         changes.extend(done)
     if not changes:

@@ -9,12 +9,11 @@ suffix go back to their base names (or to the `# was: [...]` list when there is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
 from uvdock.files.textlines import ending_of
-from uvdock.recipes.mark import LTS_ENVIRONMENT
 from uvdock.recipes.marks import (
     ADDED,
     LOOSE_WAS_SUFFIX,
@@ -34,7 +33,7 @@ from uvdock.recipes.parse import (
     parse,
 )
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
-from uvdock.recipes.verify import Run, verify_recipe_edit
+from uvdock.recipes.runs import LTS_ENVIRONMENT, Runs, verify_edit
 
 
 def _restore_line(lines: list[str], index: int, original: str) -> None:
@@ -149,19 +148,6 @@ def _unmark_step(
     return None
 
 
-def _unchanged(run: Run) -> Run:
-    return run
-
-
-def _own_runs(case: str, lts: bool) -> Callable[[Run], bool]:
-    """The runs unmark may change: the case's, and its LTS ones only with --lts."""
-
-    def own(run: Run) -> bool:
-        return run[0] == case and (lts or run[1] != LTS_ENVIRONMENT)
-
-    return own
-
-
 def plan_unmark(
     recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
 ) -> Plan:
@@ -173,7 +159,9 @@ def plan_unmark(
     changes: list[Change] = []
     for recipe in recipes:
         edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case, suffix, lts))
-        verify_recipe_edit(recipe.display, edit.old, edit.new, _unchanged, _own_runs(case, lts))
+        if edit.changed:
+            own = Runs(lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT))
+            verify_edit(recipe.display, edit.old, edit.new, lambda who, s: False, own, suffix)
         edits.append(edit)
         changes.extend(done)
     notes: list[str] = []
