@@ -1,13 +1,10 @@
 """`recipe mark-broken` as an edit plan over the recipe lines (recipes/unmark.py undoes it).
 
 A mark replaces a row's scopes by their broken forms, puts `# Broken: REASON - see issue #N.`
-above the scope line and `  # was: [OLD]` at its end. When only some of a row's platforms
-(or environments) are selected, the row is split: the original keeps the others, marked
-`# uvdock-kept: ORIGINAL LINE`, and a copy with the selected ones follows it, marked
-`# uvdock-split: ORIGINAL LINE`. An entry that lists several cases is split the same way on
-its `test_case` line. The markers carry the exact original line, so unmark restores the bytes.
-
-The steps run through recipes/plan.py, which unmark shares.
+above the scope line and `  # was: [OLD]` at its end. A row of which only some platforms (or
+environments) are selected is split: the original keeps the others (`# uvdock-kept: LINE`), a
+copy with the selected ones follows (`# uvdock-split: LINE`); an entry of several cases splits
+the same way on its `test_case` line. The markers carry the original line for unmark.
 """
 
 from __future__ import annotations
@@ -19,22 +16,8 @@ from typing import NamedTuple
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
 from uvdock.files.textlines import ending_of
-from uvdock.recipes.marks import (
-    ADDED,
-    KEPT_MARKER,
-    SPLIT_MARKER,
-    Placement,
-    placements,
-)
-from uvdock.recipes.parse import (
-    Entry,
-    FlowList,
-    Recipe,
-    Row,
-    body_of,
-    flow_list,
-    indent_of,
-)
+from uvdock.recipes.marks import ADDED, KEPT_MARKER, SPLIT_MARKER, Placement, placements
+from uvdock.recipes.parse import Entry, FlowList, Recipe, Row, body_of, flow_list, indent_of
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.runs import LTS_ENVIRONMENT, Asked, Runs, Who, verify_edit
 
@@ -50,7 +33,6 @@ class MarkRequest(NamedTuple):
     lts: bool = False  # the opt-in: without it, rows of the LTS environment are left alone
 
     def breaks(self, scope: str) -> bool:
-        """Whether this request breaks `scope` (an unbroken scope name)."""
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
 
 
@@ -71,31 +53,24 @@ def parse_issue(text: str) -> int:
     return int(match["plain"] or match["url"])
 
 
+# C0 and C1 controls (tab, CR, the \x1c-\x1e separators), DEL, YAML's other line breaks, and
+# what YAML readers reject (lone surrogates from undecodable argv bytes, U+FFFE/U+FFFF) or drop
+# silently (a BOM): a reason becomes a one-line YAML comment.
+_UNSAFE_IN_COMMENT = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+
 def validate(issue: int, reason: str) -> None:
     if issue <= 0:
         raise InputRefused(f"--issue {issue}: expected a positive issue number")
     if not reason.strip():
         raise InputRefused("--reason is empty: say why the test is broken")
-    bad = next((ch for ch in reason if _unsafe_in_comment(ch)), None)
+    bad = _UNSAFE_IN_COMMENT.search(reason)
     if bad is not None:
         raise InputRefused(
-            f"--reason holds the control character U+{ord(bad):04X}: it must be one line of"
+            f"--reason holds the control character U+{ord(bad[0]):04X}: it must be one line of"
             " printable text (it becomes a YAML comment)",
             hint="retype the reason without pasted control characters",
         )
-
-
-def _unsafe_in_comment(ch: str) -> bool:
-    """C0 and C1 controls (tab, CR and the \\x1c-\\x1e separators included), DEL, YAML's
-    other line breaks, and what YAML readers reject as non-printable (lone surrogates from
-    undecodable argv bytes, U+FFFE/U+FFFF) or drop silently (a BOM)."""
-    code = ord(ch)
-    return (
-        code < 0x20
-        or 0x7F <= code <= 0x9F
-        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
-        or 0xD800 <= code <= 0xDFFF
-    )
 
 
 def _user_tail(tail: str) -> str:
@@ -113,67 +88,39 @@ def _flow(recipe: Recipe, index: int) -> FlowList:
     return parsed
 
 
-def _rebuilt(parsed: FlowList, keep: Sequence[str], marker: str, original: str) -> str:
-    raw = ", ".join(
-        r for item, r in zip(parsed.items, parsed.raw_items, strict=True) if item in keep
-    )
-    return parsed.with_raw(raw, _user_tail(parsed.tail)) + marker + original
-
-
-def _split_lines(
-    recipe: Recipe, index: int, keep: Sequence[str], selected: Sequence[str]
-) -> tuple[str, str]:
-    line = recipe.lines[index]
-    parsed = _flow(recipe, index)
-    original = body_of(line)[indent_of(line) :]
-    eol = ending_of(line)
-    return (
-        _rebuilt(parsed, keep, KEPT_MARKER, original) + eol,
-        _rebuilt(parsed, selected, SPLIT_MARKER, original) + eol,
-    )
-
-
-def _split_entry(recipe: Recipe, lines: list[str], entry: Entry, case: str) -> Change:
-    rest = [c for c in entry.cases if c != case]
-    kept_line, split_line = _split_lines(recipe, entry.case_line, rest, [case])
-    block = lines[entry.start : entry.end]
-    offset = entry.case_line - entry.start
-    kept = [*block[:offset], kept_line, *block[offset + 1 :]]
-    split = [*block[:offset], split_line, *block[offset + 1 :]]
-    replace_span(lines, entry.start, entry.end, kept + split)
-    return Change(
-        recipe.display,
-        entry.start + len(kept) + 1,
-        f"split {case} out of [{', '.join(entry.cases)}]",
-    )
-
-
-def _split_row(
+def _split(
     recipe: Recipe,
     lines: list[str],
-    row: Row,
-    key: str,
+    block: Entry | Row,
+    index: int | None,
     values: Sequence[str],
     selected: Sequence[str],
-) -> Change:
-    rest = [v for v in values if v not in selected]
-    block = lines[row.start : row.end]
-    index = row.keys.get(key)
-    if index is None:  # platforms inherited from the spec: both halves get their own line
-        head = f"{' ' * row.key_column}{key}: "
-        kept = [*block, f"{head}[{', '.join(rest)}]{KEPT_MARKER}{ADDED}"]
-        split = [*block, f"{head}[{', '.join(selected)}]{SPLIT_MARKER}{ADDED}"]
-    else:
-        kept_line, split_line = _split_lines(recipe, index, rest, selected)
-        offset = index - row.start
-        kept = [*block[:offset], kept_line, *block[offset + 1 :]]
-        split = [*block[:offset], split_line, *block[offset + 1 :]]
-    replace_span(lines, row.start, row.end, kept + split)
-    return Change(
-        recipe.display,
-        row.start + len(kept) + 1,
-        f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart",
-    )
+) -> int:
+    """The block twice, the others of `values` on line `index` in the first copy and the
+    `selected` ones in the second (platforms from the spec get a line of their own in each).
+    Returns the 1-based line of the second copy."""
+    halves = []
+    for marker, keep in (
+        (KEPT_MARKER, [v for v in values if v not in selected]),
+        (SPLIT_MARKER, selected),
+    ):
+        body = lines[block.start : block.end]
+        if index is None:
+            body.append(f"{' ' * block.key_column}platforms: [{', '.join(keep)}]{marker}{ADDED}")
+        else:
+            line, parsed = recipe.lines[index], _flow(recipe, index)
+            raw = ", ".join(
+                r for i, r in zip(parsed.items, parsed.raw_items, strict=True) if i in keep
+            )
+            new = (
+                parsed.with_raw(raw, _user_tail(parsed.tail))
+                + marker
+                + body_of(line)[indent_of(line) :]
+            )
+            body[index - block.start] = new + ending_of(line)
+        halves.append(body)
+    replace_span(lines, block.start, block.end, halves[0] + halves[1])
+    return block.start + len(halves[0]) + 1
 
 
 def _broken_raw(raw: str, suffix: str) -> str:
@@ -215,7 +162,10 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
             if row.scope_line is None or not any(request.breaks(s) for s in row.scopes):
                 continue
             if len(entry.cases) > 1:
-                return _split_entry(recipe, lines, entry, request.case)
+                line = _split(recipe, lines, entry, entry.case_line, entry.cases, [request.case])
+                return Change(
+                    recipe.display, line, f"split {request.case} out of [{', '.join(entry.cases)}]"
+                )
             split_env = len(environments) < len(row.environments)
             split_platform = len(platforms) < len(row.platforms)
             if split_env and split_platform:
@@ -224,10 +174,15 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
                     " and platform",
                     hint="narrow with --environment or with --platform, one at a time",
                 )
-            if split_platform:
-                return _split_row(recipe, lines, row, "platforms", row.platforms, platforms)
-            if split_env:
-                return _split_row(recipe, lines, row, "environment", row.environments, environments)
+            if split_platform or split_env:
+                key, values, selected = (
+                    ("platforms", row.platforms, platforms)
+                    if split_platform
+                    else ("environment", row.environments, environments)
+                )
+                line = _split(recipe, lines, row, row.keys.get(key), values, selected)
+                what = f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart"
+                return Change(recipe.display, line, what)
             return _mark_row(recipe, lines, row, request)
     return None
 

@@ -1,18 +1,13 @@
 """HTTP for the OCI distribution API: stdlib http.client, bounded time, careful redirects.
 
-Imported only by the commands that ask a registry (`image bump`, `image tags`): http.client
-and ssl cost start-up time no other command should pay. What the headers and bodies mean is
-decided in uvdock.registry.oci; this module moves bytes, authenticates and turns every network
-failure into one EnvironmentUnusable (exit 3) with its cause.
-
-Authentication is the registry's own dance: a request answered 401 with
-`WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (anonymous, or
-with the user's credentials as Basic auth when their auth file has some). Credentials and
-tokens go only into Authorization headers: never into a message, a log line or a URL, and
-only to the registry's own origin and the token realm its own 401 names (the rule docker
-and containerd follow): a Link page or a redirect elsewhere gets none, and a 401 from
-elsewhere is refused. One deadline bounds each whole answer, whatever the server's pace. https goes through `HTTPS_PROXY` (an http://
-proxy, CONNECT tunnel) unless `NO_PROXY` or a loopback address says otherwise.
+Imported only by the commands that ask a registry (http.client and ssl cost start-up time).
+Every network failure is one EnvironmentUnusable (exit 3) with its cause. A 401 with
+`WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (with the user's
+credentials as Basic auth when their auth file has some). Credentials and tokens go only into
+Authorization headers, and only to the registry's own origin and the token realm its own 401
+names (docker's and containerd's rule): a Link page or a redirect elsewhere gets none, a 401
+from elsewhere is refused. One deadline bounds each whole answer, whatever the server's pace.
+https goes through `HTTPS_PROXY` (an http:// proxy) unless `NO_PROXY` or loopback says not.
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ import socket
 import ssl
 import threading
 import time
-from base64 import b64encode
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
@@ -37,7 +31,6 @@ from uvdock.registry.auth import Credentials
 MAX_BODY = 16 * 1024 * 1024  # manifests are at most 4 MiB (distribution spec); tag pages less
 MAX_REDIRECTS = 5
 MAX_PAGES = 1000
-_CHUNK = 64 * 1024
 
 
 class Response(NamedTuple):
@@ -69,26 +62,18 @@ class RegistryClient:
         hint: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.repository = repository
-        self.credentials = credentials
-        self.connect_timeout = connect_timeout
-        self.total_timeout = total_timeout
-        self.page_size = page_size
-        self._log = log or (lambda _message: None)
-        self._hint = hint
-        self._env = env or {}
+        self.base_url, self.repository = base_url.rstrip("/"), repository
+        self.credentials, self.page_size = credentials, page_size
+        self.connect_timeout, self.total_timeout = connect_timeout, total_timeout
+        self._log, self._hint, self._env = log or (lambda _message: None), hint, env or {}
         self._deadline = time.monotonic() + total_timeout
         self._authorization: str | None = None  # a bearer token, once the registry asked
         self._ssl: ssl.SSLContext | None = None
-
-    # --- the API --------------------------------------------------------------------------
 
     def _api(self, path: str) -> str:
         return f"{self.base_url}/v2/{self.repository}/{path}"
 
     def manifest(self, reference: str) -> Manifest | None:
-        """The manifest (list) a tag or digest names; None when the registry has no such tag."""
         url = self._api("manifests/" + quote(reference, safe=":"))
         response = self.get(url, accept=oci.MANIFEST_ACCEPT)
         if response.status == 404:
@@ -99,12 +84,10 @@ class RegistryClient:
         return Manifest(media_type, body, digest)
 
     def blob_json(self, digest: str) -> dict[str, Any]:
-        """A small JSON blob (an image config), following the registry's redirect to storage."""
         response = self._expect_ok(self.get(self._api("blobs/" + digest), accept="*/*"))
         return self._json(response, "blob " + digest)
 
     def tags(self) -> list[str]:
-        """Every tag of the repository, page after page as the Link headers lead."""
         url = self._api("tags/list")
         if self.page_size > 0:
             url += "?" + urlencode({"n": self.page_size})
@@ -114,23 +97,30 @@ class RegistryClient:
             seen.add(url)
             response = self._expect_ok(self.get(url, accept="application/json"))
             tags.extend(oci.tags_page(self._json(response, "tag list")))
-            current = url
             try:
-                url = oci.next_page(response.headers.get("Link"), url) or ""
-                oci.checked_split(url)
+                link = oci.next_page(response.headers.get("Link"), url)
             except ValueError as exc:
                 raise self._unusable(f"the registry's Link header is malformed: {exc}") from None
-            if url and not oci.redirect_allowed(current, url):
-                raise self._unusable(
-                    f"{_origin(current)} named its next tag page on {_origin(url)}; uvdock "
-                    "pages only to https or to the same loopback host"
-                )
+            url = self._follow(url, link, "tag pages") if link else ""
         return tags
 
-    # --- requests -------------------------------------------------------------------------
+    def _follow(self, current: str, location: str, what: str) -> str:
+        """The URL `location` names, if uvdock follows `what` there."""
+        try:
+            target = urljoin(current, location)
+            oci.checked_split(target)
+        except ValueError as exc:
+            raise self._unusable(
+                f"{_origin(current)} sent uvdock to a malformed URL: {exc}"
+            ) from None
+        if not oci.redirect_allowed(current, target):
+            raise self._unusable(
+                f"{_origin(current)} sent uvdock to {_origin(target)}; uvdock follows {what}"
+                " only to https or to the same loopback host"
+            )
+        return target
 
     def get(self, url: str, *, accept: str) -> Response:
-        """GET with the registry's authentication; 401 after authenticating is an error."""
         headers = {"Accept": accept}
         if self._authorization and oci.same_origin(url, self.base_url):
             headers["Authorization"] = self._authorization  # never to a page elsewhere
@@ -154,15 +144,10 @@ class RegistryClient:
         return response
 
     def _authenticate(self, challenge: oci.Challenge | None) -> str | None:
-        if challenge is None:
+        if challenge is not None and challenge.scheme == "basic" and self.credentials:
+            return self.credentials.basic_header()
+        if challenge is None or challenge.scheme != "bearer" or "realm" not in challenge.params:
             return None
-        if challenge.scheme == "basic":
-            return self.credentials.basic_header() if self.credentials else None
-        if challenge.scheme != "bearer" or "realm" not in challenge.params:
-            return None
-        return "Bearer " + self._token(challenge)
-
-    def _token(self, challenge: oci.Challenge) -> str:
         realm = challenge.params["realm"]
         problem = oci.url_problem(realm)
         if problem is not None:
@@ -181,28 +166,16 @@ class RegistryClient:
         token = body.get("token") or body.get("access_token")
         if not isinstance(token, str) or not token:
             raise self._unusable(f"the token endpoint {_origin(realm)} sent no token")
-        return token
+        return "Bearer " + token
 
     def _request(self, method: str, url: str, headers: Mapping[str, str]) -> Response:
-        """One request, following allowed redirects; Authorization stays with its origin."""
         current, sent = url, dict(headers)
         for _ in range(MAX_REDIRECTS + 1):
             response = self._exchange(method, current, sent)
             location = response.headers.get("Location")
             if response.status not in (301, 302, 303, 307, 308) or not location:
                 return response
-            try:
-                target = urljoin(current, location)
-                oci.checked_split(target)
-            except ValueError as exc:
-                raise self._unusable(
-                    f"{_origin(current)} redirected to a malformed URL: {exc}"
-                ) from None
-            if not oci.redirect_allowed(current, target):
-                raise self._unusable(
-                    f"{_origin(current)} redirected to {_origin(target)}; uvdock follows "
-                    "redirects only to https or to the same loopback host"
-                )
+            target = self._follow(current, location, "redirects")
             if not oci.same_origin(current, target):
                 sent.pop("Authorization", None)
             self._log(f"registry: redirected to {_origin(target)}")
@@ -230,7 +203,9 @@ class RegistryClient:
                 method, target, headers={"User-Agent": f"uvdock/{__version__}", **headers}
             )
             raw = connection.getresponse()
-            body = self._read_body(raw)
+            body = raw.read(MAX_BODY + 1)
+            if len(body) > MAX_BODY:
+                raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
             if watchdog.fired:  # the body was cut short by the deadline, not complete
                 raise self._timed_out()
             self._log(f"registry: {method} {_origin(url)}{parts.path} -> {raw.status}")
@@ -268,31 +243,17 @@ class RegistryClient:
         )
         tunnel_headers = {}
         if parts.username is not None:
-            raw = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-            tunnel_headers["Proxy-Authorization"] = "Basic " + b64encode(raw).decode("ascii")
+            login = Credentials(unquote(parts.username), unquote(parts.password or ""), "")
+            tunnel_headers["Proxy-Authorization"] = login.basic_header()
         target = urlsplit(f"//{netloc}")
         connection.set_tunnel(target.hostname or netloc, target.port or 443, tunnel_headers)
         return connection
 
-    def _read_body(self, raw: http.client.HTTPResponse) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := raw.read(_CHUNK):
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    # --- errors ---------------------------------------------------------------------------
-
     def _expect_ok(self, response: Response) -> Response:
         if 200 <= response.status < 300:
             return response
-        raise self._unusable(
-            f"{_origin(response.url)} answered HTTP {response.status} "
-            f"for {urlsplit(response.url).path}"
-        )
+        path = urlsplit(response.url).path
+        raise self._unusable(f"{_origin(response.url)} answered HTTP {response.status} for {path}")
 
     def _json(self, response: Response, what: str) -> dict[str, Any]:
         try:
@@ -312,22 +273,21 @@ class RegistryClient:
         )
 
     def _denied(self, status: int, *, token: bool = False) -> EnvironmentUnusable:
-        who = "its token endpoint" if token else "it"
-        if self.credentials is None:
-            detail = "anonymous access was refused; log in with `docker login` or `podman login`"
-        else:
-            detail = f"the credentials from {self.credentials.source} were refused"
+        detail = (
+            f"the credentials from {self.credentials.source} were refused"
+            if self.credentials
+            else "anonymous access was refused; log in with `docker login` or `podman login`"
+        )
         return self._unusable(
-            f"{_origin(self.base_url)} denied access to {self.repository} "
-            f"(HTTP {status} from {who}): {detail}"
+            f"{_origin(self.base_url)} denied access to {self.repository} (HTTP {status} from"
+            f" {'its token endpoint' if token else 'it'}): {detail}"
         )
 
 
 class _Watchdog:
-    """The one deadline of a request, whatever the server's pace: a socket timeout counts
-    per receive (one byte every half second never trips it), so when the time is up this
-    shuts the connection's socket down, which ends any wait on it at once (connect, TLS,
-    headers, body). The connect itself is bounded by its own timeout until a socket exists."""
+    """The one deadline of a request: a socket timeout counts per receive (one byte every half
+    second never trips it), so when the time is up this shuts the socket down, which ends any
+    wait on it (TLS, headers, body). The connect is bounded by its own timeout."""
 
     def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
         self.fired = False
@@ -368,15 +328,11 @@ def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:
 def _origin(url: str) -> str:
     """scheme://host[:port] without userinfo, path or query: safe to show."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname or ""
+    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
 
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f"TLS certificate not trusted ({exc.verify_message})"
-    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return str(reason)
+    return str(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)

@@ -1,8 +1,5 @@
 """The OCI distribution API as data: challenges, paging links, manifests, platforms, tag order.
-
-Pure: the HTTP transport (uvdock.registry.client) hands the headers and bodies it received
-to these functions and acts on what they return. Nothing here opens a socket or prints.
-"""
+The transport (registry/client.py) hands it the headers and bodies it received."""
 
 from __future__ import annotations
 
@@ -22,11 +19,7 @@ OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
-LIST_TYPES = (OCI_INDEX, DOCKER_LIST)
 MANIFEST_ACCEPT = ", ".join((OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST))
-
-DOCKER_HUB_API = "https://registry-1.docker.io"
-_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 
 class Challenge(NamedTuple):
@@ -40,11 +33,7 @@ class Platform(NamedTuple):
     variant: str = ""
 
     def __str__(self) -> str:
-        parts = [self.os, self.architecture] + ([self.variant] if self.variant else [])
-        return "/".join(parts)
-
-
-# --- where the registry is ------------------------------------------------------------
+        return "/".join(self[:2] + ((self.variant,) if self.variant else ()))
 
 
 def split_image(image: str) -> tuple[str, str]:
@@ -56,15 +45,15 @@ def split_image(image: str) -> tuple[str, str]:
 
 
 def default_registry_url(host: str) -> str:
-    return DOCKER_HUB_API if host == "docker.io" else f"https://{host}"
+    return "https://registry-1.docker.io" if host == "docker.io" else f"https://{host}"
 
 
 def is_loopback(host: str) -> bool:
     name = host.strip("[]").lower()
-    if name in _LOOPBACK_NAMES or name == "::1":
-        return True
     octets = name.split(".")
-    return len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
+    return name in ("localhost", "ip6-localhost", "ip6-loopback", "::1") or (
+        len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
+    )
 
 
 def checked_split(url: str) -> SplitResult:
@@ -121,8 +110,6 @@ def same_origin(a: str, b: str) -> bool:
     return (left.scheme, left.netloc.lower()) == (right.scheme, right.netloc.lower())
 
 
-# --- headers ----------------------------------------------------------------------------
-
 _AUTH_PARAM = re.compile(r'\s*([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
 
 
@@ -163,11 +150,8 @@ def next_page(link_header: str | None, current_url: str) -> str | None:
     return None
 
 
-# --- manifests ----------------------------------------------------------------------------
-
-
 def is_list(media_type: str) -> bool:
-    return media_type.split(";")[0].strip() in LIST_TYPES
+    return media_type.split(";")[0].strip() in (OCI_INDEX, DOCKER_LIST)
 
 
 def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> str:
@@ -175,23 +159,21 @@ def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> st
     declared = body.get("mediaType")
     if isinstance(declared, str) and declared:
         return declared
-    if content_type:
-        return content_type.split(";")[0].strip()
-    return OCI_INDEX if "manifests" in body else OCI_MANIFEST
+    return (content_type or "").split(";")[0].strip() or (
+        OCI_INDEX if "manifests" in body else OCI_MANIFEST
+    )
 
 
 def _platform_entries(body: Mapping[str, Any]) -> Iterator[tuple[Platform, object]]:
-    """(platform, digest as written) of each entry of a manifest list / OCI index that
-    names a platform; attestation entries (unknown/unknown) skipped."""
+    """(platform, digest as written) of each entry of a manifest list that names a platform."""
     for entry in _list(body, "manifests"):
         platform = entry.get("platform") if isinstance(entry, Mapping) else None
         found = config_platform(platform) if isinstance(platform, Mapping) else None
-        if found is not None:
+        if found is not None:  # attestation entries (unknown/unknown) skipped
             yield found, entry.get("digest")
 
 
 def list_platforms(body: Mapping[str, Any]) -> list[Platform]:
-    """The platforms of a manifest list / OCI index, each once."""
     return list(dict.fromkeys(platform for platform, _ in _platform_entries(body)))
 
 
@@ -204,51 +186,33 @@ def config_platform(config: Mapping[str, Any]) -> Platform | None:
     return Platform(os_name, arch, variant if isinstance(variant, str) else "")
 
 
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-
-
-def is_digest(value: object) -> bool:
-    """A sha256 content digest, exactly: what a registry names goes into URLs and messages."""
-    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
+def _digest(value: object) -> str | None:
+    """A sha256 digest, exactly: what a registry names goes into URLs and messages."""
+    good = isinstance(value, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", value)
+    return value if good and isinstance(value, str) else None
 
 
 def sha256_digest(data: bytes) -> str:
-    """The content digest of a manifest as the registry computes it."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:
     """(platform, manifest digest) of each entry of a manifest list; attestations skipped."""
-    return [
-        (platform, digest)
-        for platform, digest in _platform_entries(body)
-        if isinstance(digest, str) and is_digest(digest)  # isinstance: for the type
-    ]
+    found = [(platform, _digest(digest)) for platform, digest in _platform_entries(body)]
+    return [(platform, digest) for platform, digest in found if digest]
 
 
 def config_digest(body: Mapping[str, Any]) -> str | None:
     """The config blob of a single-platform manifest: where its platform is written."""
     config = body.get("config")
-    digest = config.get("digest") if isinstance(config, Mapping) else None
-    return digest if isinstance(digest, str) and is_digest(digest) else None
-
-
-def platform_matches(wanted: str, platform: Platform) -> bool:
-    """`arm64` matches any OS; `linux/arm64` and `linux/arm64/v8` match more narrowly."""
-    parts = wanted.strip().split("/")
-    if len(parts) == 1:
-        return parts[0] == platform.architecture
-    if len(parts) == 2:
-        return (parts[0], parts[1]) == (platform.os, platform.architecture)
-    return tuple(parts[:3]) == (platform.os, platform.architecture, platform.variant)
+    return _digest(config.get("digest")) if isinstance(config, Mapping) else None
 
 
 def missing_platforms(wanted: Sequence[str], have: Iterable[Platform]) -> list[str]:
+    """`arm64` matches any OS; `linux/arm64` and `linux/arm64/v8` match more narrowly."""
     have = list(have)
-    return [w for w in wanted if not any(platform_matches(w, p) for p in have)]
-
-
-# --- tags -------------------------------------------------------------------------------
+    parts = {w: tuple(w.strip().split("/"))[:3] for w in wanted}
+    return [w for w in wanted if not any(parts[w] in (p[1:2], p[:2], tuple(p)) for p in have)]
 
 
 def release_tags(tags: Iterable[str]) -> list[str]:
