@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.files.edit import FileEdit
 from uvdock.files.textlines import ending_of
 from uvdock.recipes.marks import ADDED, KEPT_MARKER, SPLIT_MARKER, Placement, placements
 from uvdock.recipes.parse import Entry, FlowList, Recipe, Row, body_of, flow_list, indent_of
@@ -245,13 +244,11 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         raise InputRefused(
             f"{request.case} has no row for {_filters_text(request)}", hint=f"it runs: {where}"
         )
-    edits: list[FileEdit] = []
-    changes: list[Change] = []
-    for recipe in recipes:
-        edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
-        verify_edit(recipe.display, edit.old, edit.new, _asked(request), Runs(), request.suffix)
-        edits.append(edit)
-        changes.extend(done)
+    edits, changes = run_steps(
+        recipes,
+        lambda r, lines: _mark_step(r, lines, request),
+        lambda e: verify_edit(e.name, e.old, e.new, _asked(request), Runs(), request.suffix),
+    )
     if not changes:
         _refuse_empty_scopes(request, matching)
     what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""

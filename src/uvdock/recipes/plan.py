@@ -1,8 +1,6 @@
-"""A recipe edit as a plan: steps over a recipe's lines, the changes they made, the report.
-
-Shared by mark (recipes/mark.py) and unmark (recipes/unmark.py). Each step re-parses the
-file and acts on the first thing left to do, top to bottom: the files are small and this
-keeps every line index honest after an insertion.
+"""A recipe edit as a plan (mark and unmark): steps over a recipe's lines, the changes they
+made, the report. Each step re-parses the file and acts on the first thing left to do: the
+files are small and this keeps every line index honest after an insertion.
 """
 
 from __future__ import annotations
@@ -41,7 +39,6 @@ class Plan(NamedTuple):
         }
 
     def report(self, dry_run: bool) -> list[str]:
-        """What a person reads after the plan was applied (or shown, with --dry-run)."""
         lines = [f"{c.path}:{c.line}: {c.what}" for c in self.changes] + self.notes
         count = len(self.changed_edits)
         if count and dry_run:
@@ -51,18 +48,11 @@ class Plan(NamedTuple):
         return lines
 
 
-def _file_eol(lines: Sequence[str]) -> str:
-    for line in lines:
-        if ending_of(line):
-            return ending_of(line)
-    return "\n"
-
-
 def replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> None:
     """lines[start:end] = new, keeping the file's final newline (or its absence) as it was."""
     at_end = end >= len(lines)
     final_eol = bool(lines) and bool(ending_of(lines[-1]))
-    default = _file_eol(lines)
+    default = next((ending_of(line) for line in lines if ending_of(line)), "\n")
     lines[start:end] = [line if ending_of(line) else line + default for line in new]
     if at_end and lines and not final_eol:
         lines[-1] = body_of(lines[-1])
@@ -71,14 +61,21 @@ def replace_span(lines: list[str], start: int, end: int, new: Sequence[str]) -> 
 Step = Callable[[Recipe, list[str]], Change | None]
 
 
-def run_steps(recipe: Recipe, act: Step) -> tuple[FileEdit, list[Change]]:
-    lines = list(recipe.lines)
+def run_steps(
+    recipes: Sequence[Recipe], act: Step, verify: Callable[[FileEdit], None]
+) -> tuple[list[FileEdit], list[Change]]:
+    """Each recipe's edit, step after step until `act` has nothing left to do, verified."""
+    edits: list[FileEdit] = []
     changes: list[Change] = []
-    current = recipe
-    for _ in range(_MAX_STEPS):
-        change = act(current, lines)
-        if change is None:
-            break
-        changes.append(change)
-        current = parse(recipe.path, recipe.display, "".join(lines))
-    return FileEdit(recipe.path, recipe.text, "".join(lines), recipe.display), changes
+    for recipe in recipes:
+        lines = list(recipe.lines)
+        current = recipe
+        for _ in range(_MAX_STEPS):
+            change = act(current, lines)
+            if change is None:
+                break
+            changes.append(change)
+            current = parse(recipe.path, recipe.display, "".join(lines))
+        edits.append(FileEdit(recipe.path, recipe.text, "".join(lines), recipe.display))
+        verify(edits[-1])
+    return edits, changes

@@ -1,10 +1,9 @@
 """`recipe unmark`: undo the marks of recipes/mark.py, restoring the original bytes.
 
-Top to bottom, one step at a time: a case split out of an entry is joined back first (its
-rows go with it), then split rows are joined back, then scopes are restored from `# was:`.
-Marks made by hand in the team's convention are undone too: scopes ending in the broken
-suffix go back to their base names (or to the `# was: [...]` list when there is one), and a
-`# Broken: ... see issue #N.` comment above the row (dash `-` or em dash) goes with them.
+Top to bottom, one step at a time: a case split out of an entry is joined back first, then
+split rows, then scopes are restored from `# was:`. Marks made by hand are undone too: scopes
+ending in the broken suffix go back to their base names (or to the `# was: [...]` list), and
+a `# Broken: ... see issue #N.` comment above the row (any dash) goes with them.
 """
 
 from __future__ import annotations
@@ -14,24 +13,9 @@ from collections.abc import Sequence
 from uvdock.errors import InputRefused
 from uvdock.files.edit import FileEdit
 from uvdock.files.textlines import ending_of
-from uvdock.recipes.marks import (
-    ADDED,
-    LOOSE_WAS_SUFFIX,
-    WAS_SUFFIX,
-    broken_comment_line,
-    is_marked,
-    placements,
-    split_marker,
-)
-from uvdock.recipes.parse import (
-    Entry,
-    Recipe,
-    Row,
-    body_of,
-    flow_list,
-    indent_of,
-    parse,
-)
+from uvdock.recipes import marks
+from uvdock.recipes.marks import ADDED, broken_comment_line, placements, split_marker
+from uvdock.recipes.parse import Entry, Recipe, Row, body_of, flow_list, indent_of, parse
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.runs import LTS_ENVIRONMENT, Runs, verify_edit
 
@@ -42,11 +26,6 @@ def _restore_line(lines: list[str], index: int, original: str) -> None:
         replace_span(lines, index, index + 1, [])
     else:
         lines[index] = " " * indent_of(line) + original + ending_of(line)
-
-
-def _kept_partner(recipe: Recipe, index: int, original: str) -> bool:
-    marker = split_marker(body_of(recipe.lines[index]))
-    return marker is not None and marker == ("kept", original)
 
 
 def _undo_entry_split(
@@ -80,7 +59,8 @@ def _undo_row_split(
 ) -> Change:
     split = rows[at]
     kept_index = rows[at - 1].keys.get(key) if at > 0 else None
-    if kept_index is None or not _kept_partner(recipe, kept_index, original):
+    kept = split_marker(body_of(recipe.lines[kept_index])) if kept_index is not None else None
+    if kept_index is None or kept != ("kept", original):
         raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
     replace_span(lines, split.start, split.end, [])
     _restore_line(lines, kept_index, original)
@@ -92,13 +72,13 @@ def _unmark_row(
 ) -> Change | None:
     """Undo one row's mark: uvdock's exactly, a hand-made one by the team's convention."""
     index = row.scope_line
-    if index is None or not is_marked(recipe, row, suffix):
+    if index is None or not marks.is_marked(recipe, row, suffix):
         return None
     if not lts and LTS_ENVIRONMENT in row.environments:
         return None  # the row runs in LTS: its scope changes only with --lts
     line = recipe.lines[index]
     body = body_of(line)
-    was = WAS_SUFFIX.match(body) or LOOSE_WAS_SUFFIX.match(body)
+    was = marks.WAS_SUFFIX.match(body) or marks.LOOSE_WAS_SUFFIX.match(body)
     parsed = flow_list(was["rest"] if was else body)
     if parsed is None:
         return None  # a block-style scope list: not something to rewrite safely
@@ -151,31 +131,27 @@ def _unmark_step(
 def plan_unmark(
     recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
 ) -> Plan:
-    """Undo every uvdock mark of `case`: scopes, comments, split rows and entries.
+    """Undo every mark of `case`; without `lts` (the opt-in) an LTS row keeps its mark."""
 
-    Without `lts` (the --lts opt-in) a row that runs in the LTS environment keeps its mark.
-    """
-    edits: list[FileEdit] = []
-    changes: list[Change] = []
-    for recipe in recipes:
-        edit, done = run_steps(recipe, lambda r, lines: _unmark_step(r, lines, case, suffix, lts))
+    def verify(edit: FileEdit) -> None:  # every run but the case's own stays as it was
+        own = Runs(lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT))
         if edit.changed:
-            own = Runs(lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT))
-            verify_edit(recipe.display, edit.old, edit.new, lambda who, s: False, own, suffix)
-        edits.append(edit)
-        changes.extend(done)
+            verify_edit(edit.name, edit.old, edit.new, lambda who, s: False, own, suffix)
+
+    edits, changes = run_steps(
+        recipes, lambda r, lines: _unmark_step(r, lines, case, suffix, lts), verify
+    )
     notes: list[str] = []
-    final = [parse(e.path, e.name, e.new) for e in edits]
-    for place in placements(final, case):
-        if not lts and LTS_ENVIRONMENT in place.environments:
-            if any(s.endswith(suffix) for s in place.scopes):
-                notes.append(f"{place.path}:{place.line}: an LTS row; left as is without --lts")
-            continue
+    for place in placements([parse(e.path, e.name, e.new) for e in edits], case):
         if any(s.endswith(suffix) for s in place.scopes):
-            notes.append(
-                f"{place.path}:{place.line}: [{', '.join(place.scopes)}] is still broken"
-                " (not a one-line scope list uvdock can rewrite); left as is"
-            )
+            where = f"{place.path}:{place.line}: "
+            if not lts and LTS_ENVIRONMENT in place.environments:
+                notes.append(f"{where}an LTS row; left as is without --lts")
+            else:
+                notes.append(
+                    f"{where}[{', '.join(place.scopes)}] is still broken (not a one-line scope"
+                    " list uvdock can rewrite); left as is"
+                )
     if not changes:
         notes.insert(0, f"{case} has no broken mark to undo; nothing changed")
     return Plan(edits, changes, notes)

@@ -50,7 +50,7 @@ class Command(base.Command):
     @staticmethod
     def _list(ctx: Context) -> int:
         from uvdock.recipes import parse as recipes
-        from uvdock.recipes.summary import case_summaries
+        from uvdock.recipes.marks import case_summaries
 
         summaries = case_summaries(recipes.load(ctx.repo, ctx.config.recipes_dir))
         if ctx.options.json:
