@@ -15,10 +15,10 @@ from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import ending_of
-from uvdock.recipes.marks import ADDED, KEPT_MARKER, SPLIT_MARKER, Placement, placements
+from uvdock.recipes.marks import ADDED, KEPT_MARKER, SPLIT_MARKER, Placement, placements, unbroken
 from uvdock.recipes.parse import Entry, FlowList, Recipe, Row, body_of, flow_list, indent_of
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
-from uvdock.recipes.runs import LTS_ENVIRONMENT, Asked, Runs, Who, verify_edit
+from uvdock.recipes.runs import LTS_ENVIRONMENT, Runs, Who, verify_edit
 
 
 class MarkRequest(NamedTuple):
@@ -33,6 +33,17 @@ class MarkRequest(NamedTuple):
 
     def breaks(self, scope: str) -> bool:
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
+
+    def asks(self, who: Who, scope: str) -> bool:
+        """Whether this run's `scope` must be broken after the edit (runs.verify_edit)."""
+        case, environment, platform = who
+        return (
+            case == self.case
+            and self.breaks(scope)
+            and (not self.environments or environment in self.environments)
+            and (self.lts or environment != LTS_ENVIRONMENT)
+            and (not self.platforms or platform in self.platforms)
+        )
 
 
 # `4321`, `#4321`, or the issue's address on GitHub (`/issues/N`) or GitLab (`/-/issues/N`).
@@ -186,31 +197,6 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
     return None
 
 
-def _filters_text(request: MarkRequest) -> str:
-    parts = [f"environment {', '.join(request.environments)}"] if request.environments else []
-    parts += [f"platform {', '.join(request.platforms)}"] if request.platforms else []
-    parts += [f"scope {', '.join(request.scopes)}"] if request.scopes else []
-    return " and ".join(parts)
-
-
-def _base(scope: str, suffix: str) -> str:
-    return scope[: -len(suffix)] if scope.endswith(suffix) and scope != suffix else scope
-
-
-def _asked(request: MarkRequest) -> Asked:
-    def asked(who: Who, scope: str) -> bool:
-        case, environment, platform = who
-        return (
-            case == request.case
-            and request.breaks(scope)
-            and (not request.environments or environment in request.environments)
-            and (request.lts or environment != LTS_ENVIRONMENT)
-            and (not request.platforms or platform in request.platforms)
-        )
-
-    return asked
-
-
 def _refuse_empty_scopes(request: MarkRequest, matching: Sequence[Placement]) -> None:
     """`scope: []` runs nowhere: nothing to break is no "already broken"."""
     empty = [p for p in matching if not p.scopes]
@@ -232,7 +218,8 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         if (not request.environments or set(p.environments) & set(request.environments))
         and (not request.platforms or set(p.platforms) & set(request.platforms))
         and (
-            not request.scopes or {_base(s, request.suffix) for s in p.scopes} & set(request.scopes)
+            not request.scopes
+            or {unbroken(s, request.suffix) for s in p.scopes} & set(request.scopes)
         )
     ]
     if not matching:
@@ -241,13 +228,17 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
             + (f" in [{', '.join(p.scopes)}]" if request.scopes else "")
             for p in runs
         )
-        raise InputRefused(
-            f"{request.case} has no row for {_filters_text(request)}", hint=f"it runs: {where}"
+        asked = zip(
+            ("environment", "platform", "scope"),
+            (request.environments, request.platforms, request.scopes),
+            strict=True,
         )
+        filters = " and ".join(f"{name} {', '.join(values)}" for name, values in asked if values)
+        raise InputRefused(f"{request.case} has no row for {filters}", hint=f"it runs: {where}")
     edits, changes = run_steps(
         recipes,
         lambda r, lines: _mark_step(r, lines, request),
-        lambda e: verify_edit(e.name, e.old, e.new, _asked(request), Runs(), request.suffix),
+        lambda e: verify_edit(e.name, e.old, e.new, request.asks, Runs(), request.suffix),
     )
     if not changes:
         _refuse_empty_scopes(request, matching)

@@ -26,6 +26,16 @@ SPLIT_MARKER = "  # uvdock-split: "
 ADDED = "(added)"  # a split marker's original when the line did not exist before
 
 
+def unbroken(raw: str, suffix: str) -> str:
+    """A scope (quoted or not) without the broken suffix."""
+    quoted = len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
+    inner = raw[1:-1] if quoted else raw
+    if not inner.endswith(suffix) or inner == suffix:
+        return raw
+    inner = inner[: -len(suffix)]
+    return raw[0] + inner + raw[-1] if quoted else inner
+
+
 def split_marker(body: str) -> tuple[str, str] | None:
     """("kept" | "split", original line without indentation) of the first marker on a line."""
     found = [(body.find(m), k, m) for k, m in (("kept", KEPT_MARKER), ("split", SPLIT_MARKER))]

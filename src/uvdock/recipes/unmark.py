@@ -85,7 +85,7 @@ def _unmark_row(
     if was is not None:
         restored_raw = was["old"]
     else:
-        restored_raw = ", ".join(_unbroken_raw(raw, suffix) for raw in parsed.raw_items)
+        restored_raw = ", ".join(marks.unbroken(raw, suffix) for raw in parsed.raw_items)
         if restored_raw == ", ".join(parsed.raw_items):
             return None
     comment = broken_comment_line(recipe, row)
@@ -94,15 +94,6 @@ def _unmark_row(
         replace_span(lines, comment, comment + 1, [])
     line_number = index if comment is not None and comment < index else index + 1
     return Change(recipe.display, line_number, f"scope [{parsed.raw}] -> [{restored_raw}]")
-
-
-def _unbroken_raw(raw: str, suffix: str) -> str:
-    quoted = len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
-    inner = raw[1:-1] if quoted else raw
-    if not inner.endswith(suffix) or inner == suffix:
-        return raw
-    inner = inner[: -len(suffix)]
-    return raw[0] + inner + raw[-1] if quoted else inner
 
 
 def _unmark_step(

@@ -78,14 +78,13 @@ class RegistryClient:
         response = self.get(url, accept=oci.MANIFEST_ACCEPT)
         if response.status == 404:
             return None
-        body = self._json(self._expect_ok(response), "manifest " + reference)
+        body = self._json(response, "manifest " + reference)
         media_type = oci.manifest_media_type(response.headers.get("Content-Type"), body)
         digest = response.headers.get("Docker-Content-Digest") or oci.sha256_digest(response.body)
         return Manifest(media_type, body, digest)
 
     def blob_json(self, digest: str) -> dict[str, Any]:
-        response = self._expect_ok(self.get(self._api("blobs/" + digest), accept="*/*"))
-        return self._json(response, "blob " + digest)
+        return self._json(self.get(self._api("blobs/" + digest), accept="*/*"), "blob " + digest)
 
     def tags(self) -> list[str]:
         url = self._api("tags/list")
@@ -95,7 +94,7 @@ class RegistryClient:
         seen: set[str] = set()
         while url and url not in seen and len(seen) < MAX_PAGES:
             seen.add(url)
-            response = self._expect_ok(self.get(url, accept="application/json"))
+            response = self.get(url, accept="application/json")
             tags.extend(oci.tags_page(self._json(response, "tag list")))
             try:
                 link = oci.next_page(response.headers.get("Link"), url)
@@ -162,7 +161,7 @@ class RegistryClient:
         response = self._request("GET", url, headers)
         if response.status in (401, 403):
             raise self._denied(response.status, token=True)
-        body = self._json(self._expect_ok(response), "token")
+        body = self._json(response, "token")
         token = body.get("token") or body.get("access_token")
         if not isinstance(token, str) or not token:
             raise self._unusable(f"the token endpoint {_origin(realm)} sent no token")
@@ -249,13 +248,13 @@ class RegistryClient:
         connection.set_tunnel(target.hostname or netloc, target.port or 443, tunnel_headers)
         return connection
 
-    def _expect_ok(self, response: Response) -> Response:
-        if 200 <= response.status < 300:
-            return response
-        path = urlsplit(response.url).path
-        raise self._unusable(f"{_origin(response.url)} answered HTTP {response.status} for {path}")
-
     def _json(self, response: Response, what: str) -> dict[str, Any]:
+        """The JSON object of a 2xx answer."""
+        if not 200 <= response.status < 300:
+            path = urlsplit(response.url).path
+            raise self._unusable(
+                f"{_origin(response.url)} answered HTTP {response.status} for {path}"
+            )
         try:
             data = json.loads(response.body)
         except (ValueError, RecursionError):  # bad bytes or syntax, huge integers, deep nesting

@@ -1,7 +1,4 @@
-"""The body `recipe mark-broken` and `recipe unmark` share: plan, then show or write, then report.
-
-Each command only says how to plan its edit of the recipes that run the case.
-"""
+"""The body `recipe mark-broken` and `recipe unmark` share: plan, then show or write, report."""
 
 from __future__ import annotations
 
@@ -15,16 +12,10 @@ if TYPE_CHECKING:
 
 
 def edit_recipes(
-    ctx: Context,
-    case: str,
-    make_plan: Callable[[list[Recipe]], Plan],
-    *,
-    nothing_to_do_exit: int = 0,
+    ctx: Context, case: str, make_plan: Callable[[list[Recipe]], Plan], *, nothing_exit: int = 0
 ) -> int:
-    """Plan over the recipes that run `case` (unknown cases are refused), then apply or diff.
-
-    Returns `nothing_to_do_exit` when the plan changes nothing (unmark: nothing to undo).
-    """
+    """Plan over the recipes that run `case` (an unknown case is refused), then apply or show
+    the diff; `nothing_exit` when the plan changes nothing."""
     from uvdock.files import edit
     from uvdock.recipes.parse import require_case
 
@@ -33,10 +24,9 @@ def edit_recipes(
         ctx.out.diff(edit.plan_diff(plan.changed_edits))
     else:
         edit.apply(plan.changed_edits)
-    code = 0 if plan.changes else nothing_to_do_exit
     if ctx.options.json:
         ctx.out.json(plan.as_json(case))
-        return code
-    for line in plan.report(ctx.dry_run):
-        ctx.out.info(line)
-    return code
+    else:
+        for line in plan.report(ctx.dry_run):
+            ctx.out.info(line)
+    return 0 if plan.changes else nothing_exit

@@ -34,4 +34,4 @@ class Command(base.Command):
                 optin.require_lts(False, "recipe unmark on LTS rows", argv)
             return plan
 
-        return edit_recipes(ctx, args.case, make_plan, nothing_to_do_exit=1)
+        return edit_recipes(ctx, args.case, make_plan, nothing_exit=1)
