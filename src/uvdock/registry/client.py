@@ -193,7 +193,23 @@ class RegistryClient:
             parts.scheme, parts.netloc, min(self.connect_timeout, remaining)
         )
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        watchdog = _Watchdog(connection, remaining)
+        done, fired = threading.Event(), threading.Event()
+
+        def watch() -> None:
+            """The one deadline, whatever the server's pace: a socket timeout counts per receive
+            (one byte every half second never trips it), so when the time is up the socket is
+            shut down, which ends any wait on it (TLS, headers, body). The connect is bounded
+            by its own timeout: until a socket exists, this tries again."""
+            if done.wait(remaining):
+                return
+            fired.set()
+            while not done.is_set():
+                if connection.sock is not None:
+                    with contextlib.suppress(OSError):  # the plain socket's, even under TLS
+                        socket.socket.shutdown(connection.sock, socket.SHUT_RDWR)
+                done.wait(0.05)
+
+        threading.Thread(target=watch, daemon=True).start()
         try:
             connection.connect()
             assert connection.sock is not None  # the connect timeout ends here
@@ -205,16 +221,16 @@ class RegistryClient:
             body = raw.read(MAX_BODY + 1)
             if len(body) > MAX_BODY:
                 raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
-            if watchdog.fired:  # the body was cut short by the deadline, not complete
+            if fired.is_set():  # the body was cut short by the deadline, not complete
                 raise self._timed_out()
             self._log(f"registry: {method} {_origin(url)}{parts.path} -> {raw.status}")
             return Response(raw.status, raw.headers, body, url)
         except (OSError, http.client.HTTPException) as exc:
-            if isinstance(exc, TimeoutError) or watchdog.fired:
+            if isinstance(exc, TimeoutError) or fired.is_set():
                 raise self._timed_out() from None
             raise self._unusable(f"cannot reach {_origin(url)}: {_describe(exc)}") from None
         finally:
-            watchdog.stop()
+            done.set()
             connection.close()
 
     def _connection(self, scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:
@@ -281,32 +297,6 @@ class RegistryClient:
             f"{_origin(self.base_url)} denied access to {self.repository} (HTTP {status} from"
             f" {'its token endpoint' if token else 'it'}): {detail}"
         )
-
-
-class _Watchdog:
-    """The one deadline of a request: a socket timeout counts per receive (one byte every half
-    second never trips it), so when the time is up this shuts the socket down, which ends any
-    wait on it (TLS, headers, body). The connect is bounded by its own timeout."""
-
-    def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
-        self.fired = False
-        self._connection = connection
-        self._done = threading.Event()
-        threading.Thread(target=self._watch, args=(seconds,), daemon=True).start()
-
-    def _watch(self, seconds: float) -> None:
-        if self._done.wait(seconds):
-            return
-        self.fired = True
-        while not self._done.is_set():  # until a socket exists and has been shut
-            sock = self._connection.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):  # the plain socket's, even under TLS
-                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            self._done.wait(0.05)
-
-    def stop(self) -> None:
-        self._done.set()
 
 
 def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:

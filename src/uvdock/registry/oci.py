@@ -68,15 +68,14 @@ def url_problem(url: str) -> str | None:
     """Why uvdock will not talk to `url` (None: it will): https anywhere, http on loopback only."""
     try:
         parts = checked_split(url.strip())
-        hostname = parts.hostname
     except ValueError as exc:  # e.g. an unclosed IPv6 bracket, a port that is no port
         return f"`{url}` is malformed: {exc}"
-    if parts.scheme not in ("http", "https") or not hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         return f"`{url}` is not an http(s) URL"
     if url_credentials(url):  # over http(s), any userinfo
         return "the URL must not hold credentials"
-    if parts.scheme == "http" and not is_loopback(hostname):
-        return f"plain http is allowed only for a loopback registry, not {hostname}"
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        return f"plain http is allowed only for a loopback registry, not {parts.hostname}"
     return None
 
 
@@ -96,11 +95,10 @@ def registry_url(url: str, origin: str) -> str:
 
 def redirect_allowed(origin: str, target: str) -> bool:
     """Follow a redirect only to https, or to the same host over loopback http."""
-    source, dest = urlsplit(origin), urlsplit(target)
-    if dest.scheme == "https":
-        return bool(dest.hostname)
+    dest = urlsplit(target)
+    same_loopback = dest.netloc == urlsplit(origin).netloc and is_loopback(dest.hostname or "")
     return (
-        dest.scheme == "http" and dest.netloc == source.netloc and is_loopback(dest.hostname or "")
+        bool(dest.hostname) if dest.scheme == "https" else dest.scheme == "http" and same_loopback
     )
 
 
@@ -140,13 +138,10 @@ _LINK = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]+)*)")
 
 def next_page(link_header: str | None, current_url: str) -> str | None:
     """The `rel="next"` target of a Link header, absolute (registries send a path)."""
-    if not link_header:
-        return None
-    for match in _LINK.finditer(link_header):
+    for match in _LINK.finditer(link_header or ""):
         rels = re.findall(r';\s*rel\s*=\s*"?([^";]+)"?', match[2])
         if any("next" in rel.split() for rel in rels):
-            target: str = match[1]
-            return urljoin(current_url, target)
+            return urljoin(current_url, str(match[1]))
     return None
 
 
@@ -220,19 +215,14 @@ def release_tags(tags: Iterable[str]) -> list[str]:
     return sorted({tag for tag in tags if is_tag(tag)}, key=tag_key, reverse=True)
 
 
-def _months(tag: str) -> int:
-    year, month = tag_key(tag)
-    return year * 12 + month
-
-
 def nearest_tags(tag: str, existing: Iterable[str], count: int = 3) -> list[str]:
     """The existing YY.MM-py3 tags closest in time to `tag`, newest first."""
     candidates = release_tags(existing)
     if not is_tag(tag) or not candidates:
         return candidates[:count]
-    target = _months(tag)
-    closest = sorted(candidates, key=lambda t: (abs(_months(t) - target), -_months(t)))[:count]
-    return release_tags(closest)
+    months = {t: tag_key(t)[0] * 12 + tag_key(t)[1] for t in [tag, *candidates]}
+    closest = sorted(candidates, key=lambda t: (abs(months[t] - months[tag]), -months[t]))
+    return release_tags(closest[:count])
 
 
 def tags_page(body: Mapping[str, Any]) -> list[str]:
