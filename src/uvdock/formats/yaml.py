@@ -116,8 +116,8 @@ def paused_collector() -> Iterator[None]:
 
 
 def compose(text: str, display: str = "", *, after_edit: bool = False) -> list[Any] | None:
-    """The documents' nodes, each with its span in `text`. Text YAML rejects: None, or
-    refused (exit 2) when the caller names the file (`display`)."""
+    """The documents' nodes with their spans. Text YAML rejects: None, or refused (exit 2)
+    when the caller names the file (`display`)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -179,7 +179,6 @@ def is_scalar(node: Any) -> bool:
 
 
 def mappings(root: Any) -> Iterator[Any]:
-    """Every mapping node under `root`, in document order."""
     return (node for node in nodes(root) if type(node).__name__ == "MappingNode")
 
 
@@ -203,7 +202,6 @@ def nodes(root: Any) -> Iterator[Any]:
 
 
 def by_key(mapping: Any) -> dict[str, Any]:
-    """A mapping node's values by their plain keys."""
     return {k.value: v for k, v in mapping.value if is_scalar(k) and isinstance(k.value, str)}
 
 

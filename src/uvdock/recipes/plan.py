@@ -34,17 +34,17 @@ class Plan(NamedTuple):
         return {
             "case": case,
             "files": [e.name for e in self.changed_edits],
-            "changes": [{"path": c.path, "line": c.line, "what": c.what} for c in self.changes],
+            "changes": [c._asdict() for c in self.changes],
             "notes": self.notes,
         }
 
     def report(self, dry_run: bool) -> list[str]:
         lines = [f"{c.path}:{c.line}: {c.what}" for c in self.changes] + self.notes
-        count = len(self.changed_edits)
-        if count and dry_run:
-            lines.append(f"would change {count} file(s) (dry run: nothing written)")
-        elif count:
-            lines.append(f"changed {count} file(s)")
+        if count := len(self.changed_edits):
+            done = "would change" if dry_run else "changed"
+            lines.append(
+                f"{done} {count} file(s)" + (" (dry run: nothing written)" if dry_run else "")
+            )
         return lines
 
 

@@ -24,12 +24,7 @@ class PlatformImage(NamedTuple):
     problem: str = ""  # why env could not be read
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "platform": self.platform,
-            "digest": self.digest,
-            "env": self.env,
-            "problem": self.problem or None,
-        }
+        return {**self._asdict(), "problem": self.problem or None}
 
 
 class TagImage(NamedTuple):
@@ -38,11 +33,7 @@ class TagImage(NamedTuple):
     platforms: tuple[PlatformImage, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "tag": self.tag,
-            "digest": self.digest,
-            "platforms": [p.to_json() for p in self.platforms],
-        }
+        return {**self._asdict(), "platforms": [p.to_json() for p in self.platforms]}
 
 
 def environment(config: Mapping[str, Any]) -> dict[str, str]:
