@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from uvdock.errors import InputRefused
 from uvdock.files.textlines import ending_of
-from uvdock.recipes.marks import ADDED, KEPT_MARKER, SPLIT_MARKER, Placement, placements, unbroken
+from uvdock.recipes.marks import ADDED, KEPT_MARKER, SPLIT_MARKER, broken, placements, unbroken
 from uvdock.recipes.parse import Entry, FlowList, Recipe, Row, body_of, flow_list, indent_of
 from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.runs import LTS_ENVIRONMENT, Runs, Who, verify_edit
@@ -83,12 +83,6 @@ def validate(issue: int, reason: str) -> None:
         )
 
 
-def _user_tail(tail: str) -> str:
-    """A flow list's tail without uvdock's split markers (they are rebuilt, not repeated)."""
-    cut = [p for p in (tail.find(KEPT_MARKER), tail.find(SPLIT_MARKER)) if p >= 0]
-    return tail[: min(cut)] if cut else tail
-
-
 def _flow(recipe: Recipe, index: int) -> FlowList:
     parsed = flow_list(body_of(recipe.lines[index]))
     if parsed is None:
@@ -119,24 +113,16 @@ def _split(
             body.append(f"{' ' * block.key_column}platforms: [{', '.join(keep)}]{marker}{ADDED}")
         else:
             line, parsed = recipe.lines[index], _flow(recipe, index)
-            raw = ", ".join(
-                r for i, r in zip(parsed.items, parsed.raw_items, strict=True) if i in keep
-            )
-            new = (
-                parsed.with_raw(raw, _user_tail(parsed.tail))
-                + marker
-                + body_of(line)[indent_of(line) :]
-            )
+            raw = ", ".join(r for i, r in parsed.pairs if i in keep)
+            markers = [
+                p for p in (parsed.tail.find(KEPT_MARKER), parsed.tail.find(SPLIT_MARKER)) if p >= 0
+            ]
+            tail = parsed.tail[: min(markers, default=len(parsed.tail))]  # rebuilt, not repeated
+            new = parsed.with_raw(raw, tail) + marker + body_of(line)[indent_of(line) :]
             body[index - block.start] = new + ending_of(line)
         halves.append(body)
     replace_span(lines, block.start, block.end, halves[0] + halves[1])
     return block.start + len(halves[0]) + 1
-
-
-def _broken_raw(raw: str, suffix: str) -> str:
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-        return raw[:-1] + suffix + raw[-1]
-    return raw + suffix
 
 
 def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) -> Change:
@@ -145,8 +131,7 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     line = recipe.lines[index]
     parsed = _flow(recipe, index)
     new_raw = ", ".join(
-        _broken_raw(raw, request.suffix) if request.breaks(item) else raw
-        for item, raw in zip(parsed.items, parsed.raw_items, strict=True)
+        broken(raw, request.suffix) if request.breaks(i) else raw for i, raw in parsed.pairs
     )
     comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
     scope = f"{parsed.with_raw(new_raw)}  # was: [{parsed.raw}]"
@@ -197,17 +182,6 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
     return None
 
 
-def _refuse_empty_scopes(request: MarkRequest, matching: Sequence[Placement]) -> None:
-    """`scope: []` runs nowhere: nothing to break is no "already broken"."""
-    empty = [p for p in matching if not p.scopes]
-    if empty and len(empty) == len(matching):
-        place = empty[0]
-        raise InputRefused(
-            f"{place.path}:{place.line}: {request.case} has an empty scope list here (`scope: []`):"
-            " it runs in no scope, so there is nothing to mark broken; nothing was changed"
-        )
-
-
 def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
     validate(request.issue, request.reason)
@@ -240,8 +214,13 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         lambda r, lines: _mark_step(r, lines, request),
         lambda e: verify_edit(e.name, e.old, e.new, request.asks, Runs(), request.suffix),
     )
-    if not changes:
-        _refuse_empty_scopes(request, matching)
+    empty = [p for p in matching if not p.scopes]
+    if not changes and empty and len(empty) == len(matching):  # runs nowhere: nothing to break
+        raise InputRefused(
+            f"{empty[0].path}:{empty[0].line}: {request.case} has an empty scope list here"
+            " (`scope: []`): it runs in no scope, so there is nothing to mark broken; nothing was"
+            " changed"
+        )
     what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""
     lts_rows = [] if request.lts else [p for p in matching if LTS_ENVIRONMENT in p.environments]
     which = "non-LTS row" if lts_rows else "row"

@@ -26,9 +26,18 @@ SPLIT_MARKER = "  # uvdock-split: "
 ADDED = "(added)"  # a split marker's original when the line did not exist before
 
 
+def _quoted(raw: str) -> bool:
+    return len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
+
+
+def broken(raw: str, suffix: str) -> str:
+    """A scope (quoted or not) with the broken suffix."""
+    return raw[:-1] + suffix + raw[-1] if _quoted(raw) else raw + suffix
+
+
 def unbroken(raw: str, suffix: str) -> str:
     """A scope (quoted or not) without the broken suffix."""
-    quoted = len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
+    quoted = _quoted(raw)
     inner = raw[1:-1] if quoted else raw
     if not inner.endswith(suffix) or inner == suffix:
         return raw

@@ -48,6 +48,11 @@ class FlowList(NamedTuple):
         # A comma inside quotes (`["mr,x", nightly]`) is part of the item, as YAML reads it.
         return tuple(m[0].strip() for m in _FLOW_ITEM.finditer(self.raw) if m[0].strip())
 
+    @property
+    def pairs(self) -> zip[tuple[str, str]]:
+        """(item as YAML reads it, item as written)."""
+        return zip(self.items, self.raw_items, strict=True)
+
     def with_raw(self, raw: str, tail: str | None = None) -> str:
         return f"{self.prefix}{raw}]{self.tail if tail is None else tail}"
 
