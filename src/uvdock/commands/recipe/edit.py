@@ -12,14 +12,26 @@ if TYPE_CHECKING:
 
 
 def edit_recipes(
-    ctx: Context, case: str, make_plan: Callable[[list[Recipe]], Plan], *, nothing_exit: int = 0
+    ctx: Context,
+    command: str,
+    case: str,
+    make_plan: Callable[[list[Recipe], bool], Plan],
+    *,
+    lts: bool,
+    argv: list[str],
+    nothing_exit: int = 0,
 ) -> int:
-    """Plan over the recipes that run `case` (an unknown case is refused), then apply or show
-    the diff; `nothing_exit` when the plan changes nothing."""
+    """Plan over the recipes that run `case` (an unknown case is refused; `lts`: the opt-in),
+    then apply or show the diff; `nothing_exit` when the plan changes nothing."""
+    from uvdock.commands import optin
     from uvdock.files import edit
     from uvdock.recipes.parse import require_case
 
-    plan = make_plan(require_case(ctx.repo, ctx.config.recipes_dir, case))
+    found = require_case(ctx.repo, ctx.config.recipes_dir, case)
+    plan = make_plan(found, lts)
+    # Nothing outside LTS to change: if LTS rows are what is left, say how to opt in.
+    if not plan.changes and not lts and make_plan(found, True).changes:
+        optin.require_lts(False, f"{command} on LTS rows", argv)
     if ctx.dry_run:
         ctx.out.diff(edit.plan_diff(plan.changed_edits))
     else:

@@ -9,8 +9,6 @@ from uvdock.commands import base, optin
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.recipes.parse import Recipe
-    from uvdock.recipes.plan import Plan
 
 # The filters: option, metavar, help (each repeatable).
 _FILTERS = (
@@ -61,12 +59,11 @@ class Command(base.Command):
         if LTS_ENVIRONMENT in request.environments:
             optin.require_lts(args.lts, "recipe mark-broken --environment lts", argv)
 
-        def make_plan(found: list[Recipe]) -> Plan:
-            plan = mark.plan_mark(found, request)
-            # Nothing outside LTS to mark: if LTS rows are what is left, say how to opt in.
-            lts_left = not plan.changes and not args.lts
-            if lts_left and mark.plan_mark(found, request._replace(lts=True)).changes:
-                optin.require_lts(False, "recipe mark-broken on LTS rows", argv)
-            return plan
-
-        return edit_recipes(ctx, args.case, make_plan)
+        return edit_recipes(
+            ctx,
+            "recipe mark-broken",
+            args.case,
+            lambda found, lts: mark.plan_mark(found, request._replace(lts=lts)),
+            lts=args.lts,
+            argv=argv,
+        )
