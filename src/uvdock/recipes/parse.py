@@ -18,9 +18,9 @@ from uvdock.errors import InputRefused
 from uvdock.files.textlines import ending_of, read_text, split_lines, unquote
 from uvdock.formats.yaml import compose, is_scalar, paused_collector
 
-# A one-line flow list: text up to and including "[", the items, "]", then the tail; and one
-# item of it: quoted runs (commas inside them included) and unquoted characters.
-_FLOW_LIST = re.compile(r"^(?P<prefix>[^\[#]*\[)(?P<raw>[^\]#]*)\](?P<tail>.*)$")
+# A one-line flow list: text up to and including "[", the items, "]", then spaces and a comment;
+# and one item of it: quoted runs (commas inside them included) and unquoted characters.
+_FLOW_LIST = re.compile(r"^([^\[#]*\[)([^\]#]*)\](\s*(?:#.*)?)$")
 _FLOW_ITEM = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'])+""")
 
 
@@ -59,12 +59,7 @@ class FlowList(NamedTuple):
 
 def flow_list(body: str) -> FlowList | None:
     match = _FLOW_LIST.match(body)
-    if match is None:
-        return None
-    tail = match["tail"]
-    if tail.strip() and not tail.lstrip().startswith("#"):
-        return None
-    return FlowList(match["prefix"], match["raw"], tail)
+    return FlowList(*match.groups()) if match else None
 
 
 class Row(NamedTuple):  # line numbers are 0-based
