@@ -186,14 +186,21 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
     validate(request.issue, request.reason)
     runs = placements(recipes, request.case)
+    filters = {
+        "environment": request.environments,
+        "platform": request.platforms,
+        "scope": request.scopes,
+    }
     matching = [
         p
         for p in runs
-        if (not request.environments or set(p.environments) & set(request.environments))
-        and (not request.platforms or set(p.platforms) & set(request.platforms))
-        and (
-            not request.scopes
-            or {unbroken(s, request.suffix) for s in p.scopes} & set(request.scopes)
+        if all(
+            not wanted or set(have) & set(wanted)
+            for have, wanted in zip(
+                (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes]),
+                filters.values(),
+                strict=True,
+            )
         )
     ]
     if not matching:
@@ -202,13 +209,8 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
             + (f" in [{', '.join(p.scopes)}]" if request.scopes else "")
             for p in runs
         )
-        asked = zip(
-            ("environment", "platform", "scope"),
-            (request.environments, request.platforms, request.scopes),
-            strict=True,
-        )
-        filters = " and ".join(f"{name} {', '.join(values)}" for name, values in asked if values)
-        raise InputRefused(f"{request.case} has no row for {filters}", hint=f"it runs: {where}")
+        asked = " and ".join(f"{name} {', '.join(v)}" for name, v in filters.items() if v)
+        raise InputRefused(f"{request.case} has no row for {asked}", hint=f"it runs: {where}")
     edits, changes = run_steps(
         recipes,
         lambda r, lines: _mark_step(r, lines, request),
