@@ -20,12 +20,13 @@ from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
 from uvdock.recipes.runs import LTS_ENVIRONMENT, Runs, verify_edit
 
 
-def _restore_line(lines: list[str], index: int, original: str) -> None:
-    line = lines[index]
+def _join(lines: list[str], split: Entry | Row, kept: int, original: str) -> None:
+    """Drop the split copy, and put the kept one's marked line back as it was."""
+    replace_span(lines, split.start, split.end, [])
     if original == ADDED:
-        replace_span(lines, index, index + 1, [])
+        replace_span(lines, kept, kept + 1, [])
     else:
-        lines[index] = " " * indent_of(line) + original + ending_of(line)
+        lines[kept] = " " * indent_of(lines[kept]) + original + ending_of(lines[kept])
 
 
 def _undo_entry_split(
@@ -44,8 +45,7 @@ def _undo_entry_split(
                 f"{recipe.display}:{split.case_line + 1}: a case was split out of this entry later",
                 hint=f"unmark the case(s) split after it first (the entry now holds [{later}])",
             )
-        replace_span(lines, split.start, split.end, [])
-        _restore_line(lines, kept.case_line, original)
+        _join(lines, split, kept.case_line, original)
         return Change(
             recipe.display, kept.case_line + 1, f"joined {split.cases[0]} back into its entry"
         )
@@ -62,8 +62,7 @@ def _undo_row_split(
     kept = split_marker(body_of(recipe.lines[kept_index])) if kept_index is not None else None
     if kept_index is None or kept != ("kept", original):
         raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
-    replace_span(lines, split.start, split.end, [])
-    _restore_line(lines, kept_index, original)
+    _join(lines, split, kept_index, original)
     return Change(recipe.display, split.start + 1, f"joined the {key} split back")
 
 
