@@ -1,7 +1,7 @@
 """formats/yaml.edit_changes, the one edit verifier, read through a caller's view of the meaning.
 
 A recipe edit splits rows (one row becomes two): compared path by path that is a change of
-structure, read as runs (recipes/runs.py) it is no change at all; every other change still shows.
+structure, read as runs (recipes/plan.py) it is no change at all; every other change still shows.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from uvdock.errors import InputRefused
 from uvdock.formats.yaml import edit_changes
-from uvdock.recipes.runs import Runs
+from uvdock.recipes.plan import Runs
 
 OLD = (
     "products:\n  - test_case: [alpha]\n    products:\n"

@@ -206,8 +206,8 @@ def by_key(mapping: Any) -> dict[str, Any]:
 
 
 class Edit(NamedTuple):
-    before: list[YValue]  # the documents as they are (through the caller's view)
-    after: dict[Path, YScalar]  # every scalar after the edit, by (document, *path)
+    before: dict[Path, YScalar]  # every scalar before the edit, by (document, *path)
+    after: dict[Path, YScalar]  # and after it
     changed: dict[Path, YScalar]  # the scalars the edit changes, as they were
 
 
@@ -221,9 +221,9 @@ def edit_changes(
     are split); both texts are compared through it, so only what it keeps may change.
     """
     see = view or (lambda doc: doc)
-    before = [see(doc) for doc in load(old, display)]
-    old_leaves = _leaves(before)
-    new_leaves = _leaves([see(doc) for doc in load(new, display, after_edit=True)])
+    # Paths start with the document's index: the documents read as one sequence.
+    old_leaves = scalar_leaves(YSeq(0, [see(doc) for doc in load(old, display)]))
+    new_leaves = scalar_leaves(YSeq(0, [see(doc) for doc in load(new, display, after_edit=True)]))
     if old_leaves.keys() != new_leaves.keys():
         moved = min(old_leaves.keys() ^ new_leaves.keys(), key=str)
         line = (old_leaves.get(moved) or new_leaves[moved]).line
@@ -233,8 +233,4 @@ def edit_changes(
         for path, was in old_leaves.items()
         if (was.tag, was.value) != (new_leaves[path].tag, new_leaves[path].value)
     }
-    return Edit(before, new_leaves, changed)
-
-
-def _leaves(docs: list[YValue]) -> dict[Path, YScalar]:
-    return {p: s for n, doc in enumerate(docs) for p, s in scalar_leaves(doc, (n,)).items()}
+    return Edit(old_leaves, new_leaves, changed)

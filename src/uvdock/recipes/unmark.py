@@ -11,13 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from uvdock.errors import InputRefused
-from uvdock.files.edit import FileEdit
 from uvdock.files.textlines import ending_of
 from uvdock.recipes import marks
 from uvdock.recipes.marks import ADDED, broken_comment_line, placements, split_marker
 from uvdock.recipes.parse import Entry, Recipe, Row, body_of, flow_list, indent_of, parse
-from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
-from uvdock.recipes.runs import LTS_ENVIRONMENT, Runs, verify_edit
+from uvdock.recipes.plan import LTS_ENVIRONMENT, Change, Plan, replace_span, run_steps
 
 
 def _join(lines: list[str], split: Entry | Row, kept: int, original: str) -> None:
@@ -122,14 +120,13 @@ def plan_unmark(
     recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
 ) -> Plan:
     """Undo every mark of `case`; without `lts` (the opt-in) an LTS row keeps its mark."""
-
-    def verify(edit: FileEdit) -> None:  # every run but the case's own stays as it was
-        own = Runs(lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT))
-        if edit.changed:
-            verify_edit(edit.name, edit.old, edit.new, lambda who, s: False, own, suffix)
-
     edits, changes = run_steps(
-        recipes, lambda r, lines: _unmark_step(r, lines, case, suffix, lts), verify
+        recipes,
+        lambda r, lines: _unmark_step(r, lines, case, suffix, lts),
+        lambda who, scope: False,
+        # every run but the case's own stays as it was
+        lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT),
+        suffix,
     )
     notes: list[str] = []
     for place in placements([parse(e.path, e.name, e.new) for e in edits], case):

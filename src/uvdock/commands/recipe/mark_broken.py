@@ -37,7 +37,7 @@ class Command(base.Command):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.recipe.edit import edit_recipes
         from uvdock.recipes import mark
-        from uvdock.recipes.runs import LTS_ENVIRONMENT
+        from uvdock.recipes.plan import LTS_ENVIRONMENT
 
         issue = mark.parse_issue(args.issue)
         mark.validate(issue, args.reason)
