@@ -206,8 +206,8 @@ def by_key(mapping: Any) -> dict[str, Any]:
 
 
 class Edit(NamedTuple):
-    before: dict[Path, YScalar]  # every scalar before the edit, by (document, *path)
-    after: dict[Path, YScalar]  # and after it
+    before: list[YValue]  # the documents as they are (through the caller's view)
+    after: dict[Path, YScalar]  # every scalar after the edit, by (document, *path)
     changed: dict[Path, YScalar]  # the scalars the edit changes, as they were
 
 
@@ -222,7 +222,8 @@ def edit_changes(
     """
     see = view or (lambda doc: doc)
     # Paths start with the document's index: the documents read as one sequence.
-    old_leaves = scalar_leaves(YSeq(0, [see(doc) for doc in load(old, display)]))
+    before = [see(doc) for doc in load(old, display)]
+    old_leaves = scalar_leaves(YSeq(0, before))
     new_leaves = scalar_leaves(YSeq(0, [see(doc) for doc in load(new, display, after_edit=True)]))
     if old_leaves.keys() != new_leaves.keys():
         moved = min(old_leaves.keys() ^ new_leaves.keys(), key=str)
@@ -233,4 +234,4 @@ def edit_changes(
         for path, was in old_leaves.items()
         if (was.tag, was.value) != (new_leaves[path].tag, new_leaves[path].value)
     }
-    return Edit(old_leaves, new_leaves, changed)
+    return Edit(before, new_leaves, changed)

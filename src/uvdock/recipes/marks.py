@@ -118,10 +118,6 @@ class CaseSummary(NamedTuple):
     files: tuple[str, ...]
     scopes: dict[str, tuple[str, ...]]  # environment -> scopes, in file order, each once
 
-    def as_json(self) -> dict[str, object]:
-        scopes = {env: list(scopes) for env, scopes in self.scopes.items()}
-        return {"case": self.case, "files": list(self.files), "scopes": scopes}
-
 
 def case_summaries(recipes: Sequence[Recipe]) -> list[CaseSummary]:
     """Every case with its files and scopes, in one pass over every entry (asking each case's

@@ -22,7 +22,17 @@ from typing import NamedTuple
 
 from uvdock.files.edit import FileEdit
 from uvdock.files.textlines import ending_of
-from uvdock.formats.yaml import YMap, YScalar, YSeq, YValue, edit_changes, plain, refusal, words
+from uvdock.formats.yaml import (
+    YMap,
+    YScalar,
+    YSeq,
+    YValue,
+    edit_changes,
+    plain,
+    refusal,
+    scalar_leaves,
+    words,
+)
 from uvdock.recipes.parse import Recipe, body_of, parse
 
 _MAX_STEPS = 10_000  # a guard: every step removes one thing left to do
@@ -88,7 +98,7 @@ def verify_edit(edit: FileEdit, asked: Asked, runs: Runs, suffix: str) -> None:
     """Refuse unless, as YAML reads them, the new text is the old one with exactly the asked
     scopes broken."""
     found = edit_changes(edit.name, edit.old, edit.new, runs)
-    for path, was in found.before.items():
+    for path, was in scalar_leaves(YSeq(0, found.before)).items():
         who = runs.who.get(str(path[2])) if path[1:2] == ("products",) and len(path) == 4 else None
         if who and was.text and asked(who, was.text):
             if found.after[path].text != was.value + suffix:

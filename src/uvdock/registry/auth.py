@@ -58,14 +58,11 @@ def _entry_key(key: str) -> str:
 
 def _matches(key: str, host: str, repository: str) -> int:
     """How specific a match the entry is (0: none)."""
+    namespace = key.removeprefix(host + "/")
     if key == host:
         return 1
-    prefix = host + "/"
-    if key.startswith(prefix):
-        namespace = key[len(prefix) :]
-        if repository == namespace or repository.startswith(namespace + "/"):
-            return 1 + namespace.count("/") + 1
-    return 0
+    inside = namespace != key and f"{repository}/".startswith(f"{namespace}/")
+    return 2 + namespace.count("/") if inside else 0
 
 
 def _decode(entry: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -90,14 +87,14 @@ def _from_file(path: Path, host: str, repository: str) -> Credentials | None:
     auths = data.get("auths") if isinstance(data, dict) else None
     if not isinstance(auths, dict):
         return None
-    best: tuple[int, tuple[str, str]] | None = None
-    for key, entry in auths.items():
-        score = _matches(_entry_key(str(key)), host.lower(), repository)
-        if not score or not isinstance(entry, Mapping):
-            continue
-        decoded = _decode(entry)
-        if decoded is not None and (best is None or score > best[0]):
-            best = (score, decoded)
+    found = [
+        (score, decoded)
+        for key, entry in auths.items()
+        if isinstance(entry, Mapping)
+        and (score := _matches(_entry_key(str(key)), host.lower(), repository))
+        and (decoded := _decode(entry))
+    ]
+    best = max(found, key=lambda f: f[0], default=None)  # the first of the most specific
     return Credentials(*best[1], str(path)) if best else None
 
 

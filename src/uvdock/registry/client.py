@@ -13,6 +13,7 @@ https goes through `HTTPS_PROXY` (an http:// proxy) unless `NO_PROXY` or loopbac
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import json
 import socket
@@ -43,7 +44,7 @@ class Response(NamedTuple):
 class Manifest(NamedTuple):
     media_type: str
     body: dict[str, Any]
-    digest: str = ""  # the registry's Docker-Content-Digest, else the sha256 of the bytes
+    digest: str  # the registry's Docker-Content-Digest, else the sha256 of the bytes
 
 
 class RegistryClient:
@@ -80,8 +81,8 @@ class RegistryClient:
             return None
         body = self._json(response, "manifest " + reference)
         media_type = oci.manifest_media_type(response.headers.get("Content-Type"), body)
-        digest = response.headers.get("Docker-Content-Digest") or oci.sha256_digest(response.body)
-        return Manifest(media_type, body, digest)
+        sha256 = "sha256:" + hashlib.sha256(response.body).hexdigest()
+        return Manifest(media_type, body, response.headers.get("Docker-Content-Digest") or sha256)
 
     def blob_json(self, digest: str) -> dict[str, Any]:
         return self._json(self.get(self._api("blobs/" + digest), accept="*/*"), "blob " + digest)
@@ -236,8 +237,7 @@ class RegistryClient:
     def _connection(self, scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:
         if scheme != "https":
             return http.client.HTTPConnection(netloc, timeout=timeout)  # loopback only
-        if self._ssl is None:
-            self._ssl = ssl.create_default_context()
+        self._ssl = self._ssl or ssl.create_default_context()
         proxy = https_proxy(netloc, self._env)
         if proxy is None:
             return http.client.HTTPSConnection(netloc, timeout=timeout, context=self._ssl)

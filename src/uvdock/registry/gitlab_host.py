@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from uvdock.errors import InputRefused
+
 # scp-like syntax (git's rule): [user@]host:path, with no slash before the first colon.
 _SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(?P<host>\[[^\]/]+\]|[^:/\s\[\]@]+):(?!//)")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -21,8 +23,6 @@ def registry_host(remote_url: str) -> str | None:
             parts = urlsplit(url)
             host = parts.hostname
         except ValueError as exc:  # e.g. an unclosed IPv6 bracket: bad configuration
-            from uvdock.errors import InputRefused
-
             raise InputRefused(f"git remote URL {url!r} is malformed: {exc}") from None
         return None if parts.scheme == "file" else host or None
     match = _SCP_LIKE.match(url)

@@ -40,12 +40,8 @@ def environment(config: Mapping[str, Any]) -> dict[str, str]:
     """`config.Env` of an image configuration as a mapping (later entries win, as docker does)."""
     inner = config.get("config")
     entries = inner.get("Env") if isinstance(inner, Mapping) else None
-    env: dict[str, str] = {}
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, str) and "=" in entry:
-            key, _, value = entry.partition("=")
-            env[key] = value
-    return env
+    found = entries if isinstance(entries, list) else []
+    return dict(entry.split("=", 1) for entry in found if isinstance(entry, str) and "=" in entry)
 
 
 def _read(

@@ -4,7 +4,6 @@ The transport (registry/client.py) hands it the headers and bodies it received."
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -185,10 +184,6 @@ def _digest(value: object) -> str | None:
     """A sha256 digest, exactly: what a registry names goes into URLs and messages."""
     good = isinstance(value, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", value)
     return value if good and isinstance(value, str) else None
-
-
-def sha256_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:

@@ -24,7 +24,7 @@ class Command(base.Command):
         if args.case is None:
             summaries = marks.case_summaries(recipes.load(ctx.repo, ctx.config.recipes_dir))
             if ctx.options.json:
-                ctx.out.json({"cases": [summary.as_json() for summary in summaries]})
+                ctx.out.json({"cases": [summary._asdict() for summary in summaries]})
                 return 0
             table = [
                 (
