@@ -33,15 +33,22 @@ class MarkRequest(NamedTuple):
     def breaks(self, scope: str) -> bool:
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
 
+    def takes(self, environment: str | None) -> bool:
+        """Whether rows of `environment` are marked: asked for, and LTS only with the opt-in."""
+        envs = self.environments
+        return (not envs or environment in envs) and (self.lts or environment != LTS_ENVIRONMENT)
+
+    def on(self, platform: str | None) -> bool:
+        return not self.platforms or platform in self.platforms
+
     def asks(self, who: Who, scope: str) -> bool:
         """Whether this run's `scope` must be broken after the edit (plan.verify_edit)."""
         case, environment, platform = who
         return (
             case == self.case
             and self.breaks(scope)
-            and (not self.environments or environment in self.environments)
-            and (self.lts or environment != LTS_ENVIRONMENT)
-            and (not self.platforms or platform in self.platforms)
+            and self.takes(environment)
+            and self.on(platform)
         )
 
 
@@ -138,22 +145,16 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     return Change(recipe.display, index + 2, f"scope [{parsed.raw}] -> [{new_raw}]")
 
 
-def _selected(values: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[str, ...]:
-    return values if not wanted else tuple(v for v in values if v in wanted)
-
-
 def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change | None:
     for entry in recipe.entries_of(request.case):
         for row in entry.rows:
-            environments = _selected(row.environments, request.environments)
-            if not request.lts:
-                environments = tuple(e for e in environments if e != LTS_ENVIRONMENT)
-                if row.environments and not environments:
-                    continue  # an LTS-only row: never touched without --lts
-            platforms = _selected(row.platforms, request.platforms)
-            if (request.environments and not environments) or (request.platforms and not platforms):
+            environments = tuple(filter(request.takes, row.environments))
+            platforms = tuple(filter(request.on, row.platforms))
+            if (request.environments or row.environments) and not environments:
+                continue  # none of the asked environments, or an LTS-only row without --lts
+            if (request.platforms and not platforms) or row.scope_line is None:
                 continue
-            if row.scope_line is None or not any(request.breaks(s) for s in row.scopes):
+            if not any(request.breaks(s) for s in row.scopes):
                 continue
             if len(entry.cases) > 1:
                 line = _split(recipe, lines, entry, entry.case_line, entry.cases, [request.case])
