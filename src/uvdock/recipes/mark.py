@@ -120,10 +120,8 @@ def _split(
         else:
             line, parsed = recipe.lines[index], _flow(recipe, index)
             raw = ", ".join(r for i, r in parsed.pairs if i in keep)
-            markers = [
-                p for p in (parsed.tail.find(KEPT_MARKER), parsed.tail.find(SPLIT_MARKER)) if p >= 0
-            ]
-            tail = parsed.tail[: min(markers, default=len(parsed.tail))]  # rebuilt, not repeated
+            # the tail up to the first marker: the markers are rebuilt, not repeated
+            tail = parsed.tail.split(KEPT_MARKER)[0].split(SPLIT_MARKER)[0]
             new = parsed.with_raw(raw, tail) + marker + body_of(line)[indent_of(line) :]
             body[index - block.start] = new + ending_of(line)
         halves.append(body)

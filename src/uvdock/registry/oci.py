@@ -117,10 +117,7 @@ def parse_challenge(header: str) -> Challenge | None:
         return None
     params: dict[str, str] = {}
     position = 0
-    while position < len(rest):
-        match = _AUTH_PARAM.match(rest, position)
-        if match is None or match.end() == position:
-            break
+    while match := _AUTH_PARAM.match(rest, position):  # each match moves on by a name and "="
         value = match[2] if match[2] is not None else match[3]
         params[match[1].lower()] = re.sub(r"\\(.)", r"\1", value)
         position = match.end()
@@ -188,8 +185,7 @@ def _digest(value: object) -> str | None:
 
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:
     """(platform, manifest digest) of each entry of a manifest list; attestations skipped."""
-    found = [(platform, _digest(digest)) for platform, digest in _platform_entries(body)]
-    return [(platform, digest) for platform, digest in found if digest]
+    return [(platform, d) for platform, raw in _platform_entries(body) if (d := _digest(raw))]
 
 
 def config_digest(body: Mapping[str, Any]) -> str | None:
