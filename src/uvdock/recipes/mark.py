@@ -216,10 +216,9 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         lambda case, env: False,
         request.suffix,
     )
-    empty = [p for p in matching if not p.scopes]
-    if not changes and empty and len(empty) == len(matching):  # runs nowhere: nothing to break
+    if not changes and not any(p.scopes for p in matching):  # runs nowhere: nothing to break
         raise InputRefused(
-            f"{empty[0].path}:{empty[0].line}: {request.case} has an empty scope list here"
+            f"{matching[0].path}:{matching[0].line}: {request.case} has an empty scope list here"
             " (`scope: []`): it runs in no scope, so there is nothing to mark broken; nothing was"
             " changed"
         )

@@ -40,18 +40,14 @@ class FlowList(NamedTuple):
     tail: str  # everything after "]": spaces, a comment, markers
 
     @property
-    def items(self) -> tuple[str, ...]:
-        return tuple(unquote(i) for i in self.raw_items)
-
-    @property
     def raw_items(self) -> tuple[str, ...]:
         # A comma inside quotes (`["mr,x", nightly]`) is part of the item, as YAML reads it.
         return tuple(m[0].strip() for m in _FLOW_ITEM.finditer(self.raw) if m[0].strip())
 
     @property
-    def pairs(self) -> zip[tuple[str, str]]:
+    def pairs(self) -> list[tuple[str, str]]:
         """(item as YAML reads it, item as written)."""
-        return zip(self.items, self.raw_items, strict=True)
+        return [(unquote(raw), raw) for raw in self.raw_items]
 
     def with_raw(self, raw: str, tail: str | None = None) -> str:
         return f"{self.prefix}{raw}]{self.tail if tail is None else tail}"
