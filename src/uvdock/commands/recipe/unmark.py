@@ -20,14 +20,14 @@ class Command(base.Command):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.recipe.edit import edit_recipes
-        from uvdock.recipes import unmark
+        from uvdock.recipes import mark
 
         suffix = ctx.config.broken_suffix
         return edit_recipes(
             ctx,
             "recipe unmark",
             args.case,
-            lambda found, lts: unmark.plan_unmark(found, args.case, suffix, lts=lts),
+            lambda found, lts: mark.plan_unmark(found, args.case, suffix, lts=lts),
             lts=args.lts,
             argv=optin.command_line(ctx, "recipe", "unmark", args.case),
             nothing_exit=1,
