@@ -52,7 +52,7 @@ def _read(
     keep_going: bool,
     body: Mapping[str, Any] | None = None,
 ) -> PlatformImage:
-    """One platform's image; `body`: the tag is this one manifest, whose config names the platform."""
+    """One platform's image; `body`: the tag is this one manifest, its config names the platform."""
     try:
         if body is None:
             manifest = client.manifest(digest)

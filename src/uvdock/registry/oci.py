@@ -36,7 +36,7 @@ class Platform(NamedTuple):
 
 
 def split_image(image: str) -> tuple[str, str]:
-    """`nvcr.io/nvidia/pytorch` -> ("nvcr.io", "nvidia/pytorch"); Docker Hub names as docker reads them."""
+    """`nvcr.io/nvidia/pytorch` -> ("nvcr.io", "nvidia/pytorch"); Docker Hub as docker reads it."""
     first, sep, rest = image.partition("/")
     if sep and ("." in first or ":" in first or first == "localhost"):
         return first, rest
@@ -202,7 +202,7 @@ def missing_platforms(wanted: Sequence[str], have: Iterable[Platform]) -> list[s
 
 
 def release_tags(tags: Iterable[str]) -> list[str]:
-    """The tags that look like YY.MM-py3, newest first, each once (registries list them lexically)."""
+    """The YY.MM-py3 tags, newest first, each once (registries list them lexically)."""
     return sorted({tag for tag in tags if is_tag(tag)}, key=tag_key, reverse=True)
 
 
