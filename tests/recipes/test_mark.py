@@ -11,9 +11,9 @@ from samples.recipes import MODEL, OTHER, crlf, runs, unbroken, without_scopes
 
 from uvdock.errors import InputRefused
 from uvdock.recipes import mark as recipes_edit
+from uvdock.recipes import mark as recipes_unmark
 from uvdock.recipes import marks
 from uvdock.recipes import parse as recipes
-from uvdock.recipes import unmark as recipes_unmark
 from uvdock.recipes.mark import MarkRequest
 
 

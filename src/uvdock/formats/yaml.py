@@ -1,28 +1,21 @@
-"""YAML as PyYAML reads it: the one YAML reader, for the CI builds and the span edits.
+"""The one YAML reader (PyYAML) and the one edit verifier.
 
 The editors of image/ and recipes/ change bytes in place (quotes, comments and key order
-survive). `compose` gives the nodes with their positions in the text (where a value starts and
-ends); `load` gives what YAML means: anchors and aliases resolved, `<<:` merge keys applied
-(the mapping's own keys win), the last of duplicate keys winning (as PyYAML, GitLab and
-Megatron-LM's recipe loader read them), tags kept on scalars. Every value remembers its line,
-so a refusal names file and line. `edit_changes` reads an edit before and after: the structure
-must stay, and the callers say which of the changed scalars they meant to change.
-
-Domain-pure: never prints, never starts a process. PyYAML is imported inside the functions
-(start-up time of `image check` is budgeted).
+survive): `compose` gives them the nodes with their positions. `load` gives what YAML means:
+aliases resolved, `<<:` merges applied (the mapping's own keys win), the last of duplicate keys
+winning (as PyYAML, GitLab and Megatron-LM's recipe loader read them), every value with its
+line so that a refusal names file and line. `edit_changes` reads an edit before and after.
+PyYAML is imported inside the functions (start-up time of `image check` is budgeted).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple, Union
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple, Union
 
 from uvdock.errors import InputRefused
-
-if TYPE_CHECKING:
-    from yaml.nodes import Node
 
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
@@ -39,7 +32,6 @@ class YScalar(NamedTuple):
 
     @property
     def text(self) -> str | None:
-        """The value as a string; None for anything YAML does not read as a string."""
         return self.value if self.tag == _STR else None
 
 
@@ -57,79 +49,57 @@ YValue = Union[YScalar, YMap, YSeq]  # noqa: UP007 (a runtime alias: NamedTuples
 Path = tuple[str | int, ...]
 
 
-def _line(node: Node) -> int:
-    return int(node.start_mark.line) + 1
-
-
-class _Builder:
-    """Composed nodes to YValues. A node reached through several aliases is built once."""
-
-    def __init__(self, display: str) -> None:
-        self.display = display
-        self.built: dict[int, tuple[YValue, int]] = {}  # id(node) -> (value, expanded size)
-        self.active: set[int] = set()
-
-    def refuse(self, node: Node, message: str) -> InputRefused:
-        return refusal(self.display, _line(node), message)
-
-    def build(self, node: Node, depth: int = 0) -> tuple[YValue, int]:
-        from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-        key = id(node)
-        if key in self.built:
-            return self.built[key]
-        if key in self.active or depth > _MAX_DEPTH:
-            raise self.refuse(node, "a recursive or too deeply nested YAML structure")
-        self.active.add(key)
-        try:
-            if isinstance(node, ScalarNode):
-                result: tuple[YValue, int] = (YScalar(_line(node), node.tag, node.value), 1)
-            elif isinstance(node, SequenceNode):
-                built = [self.build(item, depth + 1) for item in node.value]
-                size = 1 + sum(s for _, s in built)
-                result = (YSeq(_line(node), [v for v, _ in built]), size)
-            elif isinstance(node, MappingNode):
-                result = self._mapping(node, depth)
-            else:  # pragma: no cover - the composer makes only these three
-                raise self.refuse(node, f"an unknown YAML node {type(node).__name__}")
-        finally:
-            self.active.discard(key)
-        if result[1] > _MAX_EXPANDED:
-            raise self.refuse(node, f"aliases expand this YAML beyond {_MAX_EXPANDED} values")
-        self.built[key] = result
-        return result
-
-    def _mapping(self, node: Node, depth: int) -> tuple[YValue, int]:
-        from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-        merged: dict[str, YValue] = {}
-        own: dict[str, YValue] = {}
-        size = 1
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE:
-                sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
-                for source in reversed(sources):  # earlier sources win over later ones
-                    if not isinstance(source, MappingNode):
-                        raise self.refuse(source, "a `<<:` merge of something not a mapping")
-                    value, count = self.build(source, depth + 1)
-                    assert isinstance(value, YMap)
-                    merged.update(value.items)
-                    size += count
-                continue
-            if not isinstance(key_node, ScalarNode):
-                raise self.refuse(key_node, "a mapping key that is not a plain value")
-            value, count = self.build(value_node, depth + 1)
-            own[key_node.value] = value  # a duplicate key: the last one wins
-            size += count
-        return YMap(_line(node), {**merged, **own}), size
+def refusal(display: str, line: int, message: str) -> InputRefused:
+    return InputRefused(f"{display}:{line}: {message}; nothing was changed")
 
 
 def load(text: str, display: str, *, after_edit: bool = False) -> list[YValue]:
     """The documents of `text` as YAML reads them. Text YAML rejects is refused (exit 2)."""
+    built: dict[int, tuple[YValue, int]] = {}  # id(node) -> (value, expanded size)
+    active: set[int] = set()
+
+    def build(node: Any, depth: int) -> tuple[YValue, int]:
+        if id(node) in built:  # a node reached through several aliases is built once
+            return built[id(node)]
+        line = node.start_mark.line + 1
+        if id(node) in active or depth > _MAX_DEPTH:
+            raise refusal(display, line, "a recursive or too deeply nested YAML structure")
+        active.add(id(node))
+        kind = type(node).__name__
+        if kind == "ScalarNode":
+            result: tuple[YValue, int] = (YScalar(line, node.tag, node.value), 1)
+        elif kind == "SequenceNode":
+            items = [build(item, depth + 1) for item in node.value]
+            result = (YSeq(line, [v for v, _ in items]), 1 + sum(s for _, s in items))
+        else:
+            merged: dict[str, YValue] = {}
+            own: dict[str, YValue] = {}
+            size = 1
+            for key, value_node in node.value:
+                if key.tag == _MERGE:
+                    many = type(value_node).__name__ == "SequenceNode"
+                    for source in reversed(value_node.value if many else [value_node]):
+                        value, count = build(source, depth + 1)  # earlier sources win
+                        if not isinstance(value, YMap):
+                            raise refusal(display, value.line, "a `<<:` merge of no mapping")
+                        merged.update(value.items)
+                        size += count
+                    continue
+                if not is_scalar(key):
+                    line = key.start_mark.line + 1
+                    raise refusal(display, line, "a mapping key that is not a plain value")
+                own[key.value], count = build(value_node, depth + 1)  # the last key wins
+                size += count
+            result = (YMap(line, {**merged, **own}), size)
+        active.discard(id(node))
+        if result[1] > _MAX_EXPANDED:
+            raise refusal(display, line, f"aliases expand this YAML beyond {_MAX_EXPANDED} values")
+        built[id(node)] = result
+        return result
+
     documents = compose(text, display, after_edit=after_edit) or []
-    builder = _Builder(display)
     with paused_collector():
-        return [builder.build(node)[0] for node in documents if node is not None]
+        return [build(node, 0)[0] for node in documents]
 
 
 @contextlib.contextmanager
@@ -145,12 +115,23 @@ def paused_collector() -> Iterator[None]:
             gc.enable()
 
 
-def _not_yaml(exc: Exception, display: str, after_edit: bool = False) -> InputRefused:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    where = f"{display}:{mark.line + 1}" if mark is not None else display
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    state = "the edit would make it invalid YAML" if after_edit else "not valid YAML"
-    return InputRefused(f"{where}: {state} ({problem}); nothing was changed")
+def compose(text: str, display: str = "", *, after_edit: bool = False) -> list[Any] | None:
+    """The documents' nodes with their spans. Text YAML rejects: None, or refused (exit 2)
+    when the caller names the file (`display`)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with paused_collector():
+        try:
+            return list(yaml.compose_all(text, Loader=loader))
+        except (yaml.YAMLError, RecursionError) as exc:
+            if not display:
+                return None
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            where = f"{display}:{mark.line + 1}" if mark is not None else display
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            state = "the edit would make it invalid YAML" if after_edit else "not valid YAML"
+            raise InputRefused(f"{where}: {state} ({problem}); nothing was changed") from None
 
 
 def plain(value: YValue) -> object:
@@ -166,29 +147,22 @@ def words(value: YValue | None) -> tuple[str, ...] | None:
     """A list of strings (or one string) as a tuple; None for any other shape."""
     if value is None:
         return ()
-    if isinstance(value, YScalar):
-        return (value.value,) if value.tag == _STR else None
-    if isinstance(value, YSeq):
-        found = [item.value for item in value.items if isinstance(item, YScalar)]
-        if len(found) != len(value.items) or any(
-            isinstance(item, YScalar) and item.tag != _STR for item in value.items
-        ):
-            return None
-        return tuple(found)
-    return None
+    found = [value] if isinstance(value, YScalar) else value.items
+    if isinstance(value, YMap) or any(getattr(item, "tag", "") != _STR for item in found):
+        return None
+    return tuple(item.value for item in found if isinstance(item, YScalar))
 
 
 def sequence_mappings(value: YValue, path: Path = ()) -> list[tuple[Path, YMap]]:
     """Every mapping that is an item of a sequence, anywhere in the document, with its path."""
+    if isinstance(value, YScalar):
+        return []
     found: list[tuple[Path, YMap]] = []
-    if isinstance(value, YSeq):
-        for index, item in enumerate(value.items):
-            if isinstance(item, YMap):
-                found.append(((*path, index), item))
-            found.extend(sequence_mappings(item, (*path, index)))
-    elif isinstance(value, YMap):
-        for key, item in value.items.items():
-            found.extend(sequence_mappings(item, (*path, key)))
+    items = value.items.items() if isinstance(value, YMap) else enumerate(value.items)
+    for key, item in items:
+        if isinstance(value, YSeq) and isinstance(item, YMap):
+            found.append(((*path, key), item))
+        found.extend(sequence_mappings(item, (*path, key)))
     return found
 
 
@@ -197,25 +171,7 @@ def scalar_leaves(value: YValue, path: Path = ()) -> dict[Path, YScalar]:
     if isinstance(value, YScalar):
         return {path: value}
     items = value.items.items() if isinstance(value, YMap) else enumerate(value.items)
-    leaves: dict[Path, YScalar] = {}
-    for key, item in items:
-        leaves.update(scalar_leaves(item, (*path, key)))
-    return leaves
-
-
-def compose(text: str, display: str = "", *, after_edit: bool = False) -> list[Any] | None:
-    """The documents' nodes, each with its span in `text`. Text YAML rejects: None, or
-    refused (exit 2) when the caller names the file (`display`)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with paused_collector():
-        try:
-            return list(yaml.compose_all(text, Loader=loader))
-        except (yaml.YAMLError, RecursionError) as exc:
-            if display:
-                raise _not_yaml(exc, display, after_edit) from None
-            return None
+    return {p: s for key, item in items for p, s in scalar_leaves(item, (*path, key)).items()}
 
 
 def is_scalar(node: Any) -> bool:
@@ -223,7 +179,6 @@ def is_scalar(node: Any) -> bool:
 
 
 def mappings(root: Any) -> Iterator[Any]:
-    """Every mapping node under `root`, in document order."""
     return (node for node in nodes(root) if type(node).__name__ == "MappingNode")
 
 
@@ -247,26 +202,29 @@ def nodes(root: Any) -> Iterator[Any]:
 
 
 def by_key(mapping: Any) -> dict[str, Any]:
-    """A mapping node's values by their plain keys."""
     return {k.value: v for k, v in mapping.value if is_scalar(k) and isinstance(k.value, str)}
 
 
 class Edit(NamedTuple):
-    before: list[YValue]  # the documents as they are
+    before: list[YValue]  # the documents as they are (through the caller's view)
     after: dict[Path, YScalar]  # every scalar after the edit, by (document, *path)
     changed: dict[Path, YScalar]  # the scalars the edit changes, as they were
 
 
-def refusal(display: str, line: int, message: str) -> InputRefused:
-    return InputRefused(f"{display}:{line}: {message}; nothing was changed")
-
-
-def edit_changes(display: str, old: str, new: str) -> Edit:
+def edit_changes(
+    display: str, old: str, new: str, view: Callable[[YValue], YValue] | None = None
+) -> Edit:
     """What an edit changes as YAML reads it. Refused (exit 2) when `new` is no YAML or when
-    the edit changes the structure (a key, an item, a scalar become a collection)."""
-    before = load(old, display)
-    after = load(new, display, after_edit=True)
-    old_leaves, new_leaves = _leaves(before), _leaves(after)
+    the edit changes the structure (a key, an item, a scalar become a collection).
+
+    `view` says what a document means to the caller (a recipe: its runs, however its rows
+    are split); both texts are compared through it, so only what it keeps may change.
+    """
+    see = view or (lambda doc: doc)
+    # Paths start with the document's index: the documents read as one sequence.
+    before = [see(doc) for doc in load(old, display)]
+    old_leaves = scalar_leaves(YSeq(0, before))
+    new_leaves = scalar_leaves(YSeq(0, [see(doc) for doc in load(new, display, after_edit=True)]))
     if old_leaves.keys() != new_leaves.keys():
         moved = min(old_leaves.keys() ^ new_leaves.keys(), key=str)
         line = (old_leaves.get(moved) or new_leaves[moved]).line
@@ -277,7 +235,3 @@ def edit_changes(display: str, old: str, new: str) -> Edit:
         if (was.tag, was.value) != (new_leaves[path].tag, new_leaves[path].value)
     }
     return Edit(before, new_leaves, changed)
-
-
-def _leaves(docs: list[YValue]) -> dict[Path, YScalar]:
-    return {(n, *p): s for n, doc in enumerate(docs) for p, s in scalar_leaves(doc).items()}

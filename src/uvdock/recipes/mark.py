@@ -1,44 +1,30 @@
-"""`recipe mark-broken` as an edit plan over the recipe lines (recipes/unmark.py undoes it).
+"""`recipe mark-broken` and `recipe unmark` as edit plans over the recipe lines.
 
 A mark replaces a row's scopes by their broken forms, puts `# Broken: REASON - see issue #N.`
-above the scope line and `  # was: [OLD]` at its end. When only some of a row's platforms
-(or environments) are selected, the row is split: the original keeps the others, marked
-`# uvdock-kept: ORIGINAL LINE`, and a copy with the selected ones follows it, marked
-`# uvdock-split: ORIGINAL LINE`. An entry that lists several cases is split the same way on
-its `test_case` line. The markers carry the exact original line, so unmark restores the bytes.
+above the scope line and `  # was: [OLD]` at its end. A row of which only some platforms (or
+environments) are selected is split: the original keeps the others (`# uvdock-kept: LINE`), a
+copy with the selected ones follows (`# uvdock-split: LINE`); an entry of several cases splits
+the same way on its `test_case` line. The markers carry the original line for unmark.
 
-The steps run through recipes/plan.py, which unmark shares.
+Unmark restores the original bytes, top to bottom, one step at a time: a case split out of an
+entry is joined back first, then split rows, then scopes are restored from `# was:`. Marks made
+by hand are undone too: scopes ending in the broken suffix go back to their base names (or to
+the `# was: [...]` list), and a `# Broken: ... see issue #N.` comment above the row (any dash)
+goes with them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.files.edit import FileEdit
 from uvdock.files.textlines import ending_of
-from uvdock.recipes.marks import (
-    ADDED,
-    KEPT_MARKER,
-    SPLIT_MARKER,
-    Placement,
-    placements,
-)
-from uvdock.recipes.parse import (
-    Entry,
-    FlowList,
-    Recipe,
-    Row,
-    body_of,
-    flow_list,
-    indent_of,
-)
-from uvdock.recipes.plan import Change, Plan, replace_span, run_steps
-from uvdock.recipes.verify import Run, verify_recipe_edit
-
-LTS_ENVIRONMENT = "lts"  # recipe rows of `environment: [lts]` change only with --lts
+from uvdock.recipes import marks
+from uvdock.recipes.marks import ADDED, KEPT_MARKER, SPLIT_MARKER, broken, placements, unbroken
+from uvdock.recipes.parse import Entry, FlowList, Recipe, Row, body_of, flow_list, indent_of, parse
+from uvdock.recipes.plan import LTS_ENVIRONMENT, Change, Plan, Who, replace_span, run_steps
 
 
 class MarkRequest(NamedTuple):
@@ -52,8 +38,25 @@ class MarkRequest(NamedTuple):
     lts: bool = False  # the opt-in: without it, rows of the LTS environment are left alone
 
     def breaks(self, scope: str) -> bool:
-        """Whether this request breaks `scope` (an unbroken scope name)."""
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
+
+    def takes(self, environment: str | None) -> bool:
+        """Whether rows of `environment` are marked: asked for, and LTS only with the opt-in."""
+        envs = self.environments
+        return (not envs or environment in envs) and (self.lts or environment != LTS_ENVIRONMENT)
+
+    def on(self, platform: str | None) -> bool:
+        return not self.platforms or platform in self.platforms
+
+    def asks(self, who: Who, scope: str) -> bool:
+        """Whether this run's `scope` must be broken after the edit (plan.verify_edit)."""
+        case, environment, platform = who
+        return (
+            case == self.case
+            and self.breaks(scope)
+            and self.takes(environment)
+            and self.on(platform)
+        )
 
 
 # `4321`, `#4321`, or the issue's address on GitHub (`/issues/N`) or GitLab (`/-/issues/N`).
@@ -73,37 +76,24 @@ def parse_issue(text: str) -> int:
     return int(match["plain"] or match["url"])
 
 
+# C0 and C1 controls (tab, CR, the \x1c-\x1e separators), DEL, YAML's other line breaks, and
+# what YAML readers reject (lone surrogates from undecodable argv bytes, U+FFFE/U+FFFF) or drop
+# silently (a BOM): a reason becomes a one-line YAML comment.
+_UNSAFE_IN_COMMENT = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+
 def validate(issue: int, reason: str) -> None:
     if issue <= 0:
         raise InputRefused(f"--issue {issue}: expected a positive issue number")
     if not reason.strip():
         raise InputRefused("--reason is empty: say why the test is broken")
-    bad = next((ch for ch in reason if _unsafe_in_comment(ch)), None)
+    bad = _UNSAFE_IN_COMMENT.search(reason)
     if bad is not None:
         raise InputRefused(
-            f"--reason holds the control character U+{ord(bad):04X}: it must be one line of"
+            f"--reason holds the control character U+{ord(bad[0]):04X}: it must be one line of"
             " printable text (it becomes a YAML comment)",
             hint="retype the reason without pasted control characters",
         )
-
-
-def _unsafe_in_comment(ch: str) -> bool:
-    """C0 and C1 controls (tab, CR and the \\x1c-\\x1e separators included), DEL, YAML's
-    other line breaks, and what YAML readers reject as non-printable (lone surrogates from
-    undecodable argv bytes, U+FFFE/U+FFFF) or drop silently (a BOM)."""
-    code = ord(ch)
-    return (
-        code < 0x20
-        or 0x7F <= code <= 0x9F
-        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
-        or 0xD800 <= code <= 0xDFFF
-    )
-
-
-def _user_tail(tail: str) -> str:
-    """A flow list's tail without uvdock's split markers (they are rebuilt, not repeated)."""
-    cut = [p for p in (tail.find(KEPT_MARKER), tail.find(SPLIT_MARKER)) if p >= 0]
-    return tail[: min(cut)] if cut else tail
 
 
 def _flow(recipe: Recipe, index: int) -> FlowList:
@@ -115,73 +105,35 @@ def _flow(recipe: Recipe, index: int) -> FlowList:
     return parsed
 
 
-def _rebuilt(parsed: FlowList, keep: Sequence[str], marker: str, original: str) -> str:
-    raw = ", ".join(
-        r for item, r in zip(parsed.items, parsed.raw_items, strict=True) if item in keep
-    )
-    return parsed.with_raw(raw, _user_tail(parsed.tail)) + marker + original
-
-
-def _split_lines(
-    recipe: Recipe, index: int, keep: Sequence[str], selected: Sequence[str]
-) -> tuple[str, str]:
-    line = recipe.lines[index]
-    parsed = _flow(recipe, index)
-    original = body_of(line)[indent_of(line) :]
-    eol = ending_of(line)
-    return (
-        _rebuilt(parsed, keep, KEPT_MARKER, original) + eol,
-        _rebuilt(parsed, selected, SPLIT_MARKER, original) + eol,
-    )
-
-
-def _split_entry(recipe: Recipe, lines: list[str], entry: Entry, case: str) -> Change:
-    rest = [c for c in entry.cases if c != case]
-    kept_line, split_line = _split_lines(recipe, entry.case_line, rest, [case])
-    block = lines[entry.start : entry.end]
-    offset = entry.case_line - entry.start
-    kept = [*block[:offset], kept_line, *block[offset + 1 :]]
-    split = [*block[:offset], split_line, *block[offset + 1 :]]
-    replace_span(lines, entry.start, entry.end, kept + split)
-    return Change(
-        recipe.display,
-        entry.start + len(kept) + 1,
-        f"split {case} out of [{', '.join(entry.cases)}]",
-    )
-
-
-def _split_row(
+def _split(
     recipe: Recipe,
     lines: list[str],
-    row: Row,
-    key: str,
+    block: Entry | Row,
+    index: int | None,
     values: Sequence[str],
     selected: Sequence[str],
-) -> Change:
-    rest = [v for v in values if v not in selected]
-    block = lines[row.start : row.end]
-    index = row.keys.get(key)
-    if index is None:  # platforms inherited from the spec: both halves get their own line
-        head = f"{' ' * row.key_column}{key}: "
-        kept = [*block, f"{head}[{', '.join(rest)}]{KEPT_MARKER}{ADDED}"]
-        split = [*block, f"{head}[{', '.join(selected)}]{SPLIT_MARKER}{ADDED}"]
-    else:
-        kept_line, split_line = _split_lines(recipe, index, rest, selected)
-        offset = index - row.start
-        kept = [*block[:offset], kept_line, *block[offset + 1 :]]
-        split = [*block[:offset], split_line, *block[offset + 1 :]]
-    replace_span(lines, row.start, row.end, kept + split)
-    return Change(
-        recipe.display,
-        row.start + len(kept) + 1,
-        f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart",
-    )
-
-
-def _broken_raw(raw: str, suffix: str) -> str:
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-        return raw[:-1] + suffix + raw[-1]
-    return raw + suffix
+) -> int:
+    """The block twice, the others of `values` on line `index` in the first copy and the
+    `selected` ones in the second (platforms from the spec get a line of their own in each).
+    Returns the 1-based line of the second copy."""
+    halves = []
+    for marker, keep in (
+        (KEPT_MARKER, [v for v in values if v not in selected]),
+        (SPLIT_MARKER, selected),
+    ):
+        body = lines[block.start : block.end]
+        if index is None:
+            body.append(f"{' ' * block.key_column}platforms: [{', '.join(keep)}]{marker}{ADDED}")
+        else:
+            line, parsed = recipe.lines[index], _flow(recipe, index)
+            raw = ", ".join(r for i, r in parsed.pairs if i in keep)
+            # the tail up to the first marker: the markers are rebuilt, not repeated
+            tail = parsed.tail.split(KEPT_MARKER)[0].split(SPLIT_MARKER)[0]
+            new = parsed.with_raw(raw, tail) + marker + body_of(line)[indent_of(line) :]
+            body[index - block.start] = new + ending_of(line)
+        halves.append(body)
+    replace_span(lines, block.start, block.end, halves[0] + halves[1])
+    return block.start + len(halves[0]) + 1
 
 
 def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) -> Change:
@@ -190,8 +142,7 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     line = recipe.lines[index]
     parsed = _flow(recipe, index)
     new_raw = ", ".join(
-        _broken_raw(raw, request.suffix) if request.breaks(item) else raw
-        for item, raw in zip(parsed.items, parsed.raw_items, strict=True)
+        broken(raw, request.suffix) if request.breaks(i) else raw for i, raw in parsed.pairs
     )
     comment = f"{' ' * indent_of(line)}# Broken: {request.reason} - see issue #{request.issue}."
     scope = f"{parsed.with_raw(new_raw)}  # was: [{parsed.raw}]"
@@ -199,25 +150,22 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
     return Change(recipe.display, index + 2, f"scope [{parsed.raw}] -> [{new_raw}]")
 
 
-def _selected(values: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[str, ...]:
-    return values if not wanted else tuple(v for v in values if v in wanted)
-
-
 def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change | None:
     for entry in recipe.entries_of(request.case):
         for row in entry.rows:
-            environments = _selected(row.environments, request.environments)
-            if not request.lts:
-                environments = tuple(e for e in environments if e != LTS_ENVIRONMENT)
-                if row.environments and not environments:
-                    continue  # an LTS-only row: never touched without --lts
-            platforms = _selected(row.platforms, request.platforms)
-            if (request.environments and not environments) or (request.platforms and not platforms):
+            environments = tuple(filter(request.takes, row.environments))
+            platforms = tuple(filter(request.on, row.platforms))
+            if (request.environments or row.environments) and not environments:
+                continue  # none of the asked environments, or an LTS-only row without --lts
+            if (request.platforms and not platforms) or row.scope_line is None:
                 continue
-            if row.scope_line is None or not any(request.breaks(s) for s in row.scopes):
+            if not any(request.breaks(s) for s in row.scopes):
                 continue
             if len(entry.cases) > 1:
-                return _split_entry(recipe, lines, entry, request.case)
+                line = _split(recipe, lines, entry, entry.case_line, entry.cases, [request.case])
+                return Change(
+                    recipe.display, line, f"split {request.case} out of [{', '.join(entry.cases)}]"
+                )
             split_env = len(environments) < len(row.environments)
             split_platform = len(platforms) < len(row.platforms)
             if split_env and split_platform:
@@ -226,67 +174,38 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
                     " and platform",
                     hint="narrow with --environment or with --platform, one at a time",
                 )
-            if split_platform:
-                return _split_row(recipe, lines, row, "platforms", row.platforms, platforms)
-            if split_env:
-                return _split_row(recipe, lines, row, "environment", row.environments, environments)
+            if split_platform or split_env:
+                key, values, selected = (
+                    ("platforms", row.platforms, platforms)
+                    if split_platform
+                    else ("environment", row.environments, environments)
+                )
+                line = _split(recipe, lines, row, row.keys.get(key), values, selected)
+                what = f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart"
+                return Change(recipe.display, line, what)
             return _mark_row(recipe, lines, row, request)
     return None
-
-
-def _filters_text(request: MarkRequest) -> str:
-    parts = [f"environment {', '.join(request.environments)}"] if request.environments else []
-    parts += [f"platform {', '.join(request.platforms)}"] if request.platforms else []
-    parts += [f"scope {', '.join(request.scopes)}"] if request.scopes else []
-    return " and ".join(parts)
-
-
-def _base(scope: str, suffix: str) -> str:
-    return scope[: -len(suffix)] if scope.endswith(suffix) and scope != suffix else scope
-
-
-def _moved_by(request: MarkRequest) -> Callable[[Run], Run]:
-    """Where a run (as YAML reads the recipe) must be after the mark."""
-
-    def moved(run: Run) -> Run:
-        case, environment, platform, scope, entry, row = run
-        selected = (
-            case == request.case
-            and scope is not None
-            and request.breaks(scope)
-            and (not request.environments or environment in request.environments)
-            and (request.lts or environment != LTS_ENVIRONMENT)
-            and (not request.platforms or platform in request.platforms)
-        )
-        if not selected or scope is None:
-            return run
-        return (case, environment, platform, scope + request.suffix, entry, row)
-
-    return moved
-
-
-def _refuse_empty_scopes(request: MarkRequest, matching: Sequence[Placement]) -> None:
-    """`scope: []` runs nowhere: nothing to break is no "already broken"."""
-    empty = [p for p in matching if not p.scopes]
-    if empty and len(empty) == len(matching):
-        place = empty[0]
-        raise InputRefused(
-            f"{place.path}:{place.line}: {request.case} has an empty scope list here (`scope: []`):"
-            " it runs in no scope, so there is nothing to mark broken; nothing was changed"
-        )
 
 
 def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
     validate(request.issue, request.reason)
     runs = placements(recipes, request.case)
+    filters = {
+        "environment": request.environments,
+        "platform": request.platforms,
+        "scope": request.scopes,
+    }
     matching = [
         p
         for p in runs
-        if (not request.environments or set(p.environments) & set(request.environments))
-        and (not request.platforms or set(p.platforms) & set(request.platforms))
-        and (
-            not request.scopes or {_base(s, request.suffix) for s in p.scopes} & set(request.scopes)
+        if all(
+            not wanted or set(have) & set(wanted)
+            for have, wanted in zip(
+                (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes]),
+                filters.values(),
+                strict=True,
+            )
         )
     ]
     if not matching:
@@ -295,18 +214,21 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
             + (f" in [{', '.join(p.scopes)}]" if request.scopes else "")
             for p in runs
         )
+        asked = " and ".join(f"{name} {', '.join(v)}" for name, v in filters.items() if v)
+        raise InputRefused(f"{request.case} has no row for {asked}", hint=f"it runs: {where}")
+    edits, changes = run_steps(
+        recipes,
+        lambda r, lines: _mark_step(r, lines, request),
+        request.asks,
+        lambda case, env: False,
+        request.suffix,
+    )
+    if not changes and not any(p.scopes for p in matching):  # runs nowhere: nothing to break
         raise InputRefused(
-            f"{request.case} has no row for {_filters_text(request)}", hint=f"it runs: {where}"
+            f"{matching[0].path}:{matching[0].line}: {request.case} has an empty scope list here"
+            " (`scope: []`): it runs in no scope, so there is nothing to mark broken; nothing was"
+            " changed"
         )
-    edits: list[FileEdit] = []
-    changes: list[Change] = []
-    for recipe in recipes:
-        edit, done = run_steps(recipe, lambda r, lines: _mark_step(r, lines, request))
-        verify_recipe_edit(recipe.display, edit.old, edit.new, _moved_by(request))
-        edits.append(edit)
-        changes.extend(done)
-    if not changes:
-        _refuse_empty_scopes(request, matching)
     what = f"in scope {', '.join(request.scopes)} " if request.scopes else ""
     lts_rows = [] if request.lts else [p for p in matching if LTS_ENVIRONMENT in p.environments]
     which = "non-LTS row" if lts_rows else "row"
@@ -318,4 +240,132 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         for p in lts_rows
         if any(request.breaks(scope) for scope in p.scopes)
     ]
+    return Plan(edits, changes, notes)
+
+
+def _join(lines: list[str], split: Entry | Row, kept: int, original: str) -> None:
+    """Drop the split copy, and put the kept one's marked line back as it was."""
+    replace_span(lines, split.start, split.end, [])
+    if original == ADDED:
+        replace_span(lines, kept, kept + 1, [])
+    else:
+        lines[kept] = " " * indent_of(lines[kept]) + original + ending_of(lines[kept])
+
+
+def _undo_entry_split(
+    recipe: Recipe, lines: list[str], entries: Sequence[Entry], at: int, original: str
+) -> Change:
+    split = entries[at]
+    for kept in reversed(entries[:at]):
+        marker = marks.split_marker(body_of(recipe.lines[kept.case_line]))
+        if marker is not None and marker[0] == "split":
+            continue  # another case split out of the same entry later sits in between
+        if marker is None:
+            break
+        if marker[1] != original:
+            later = ", ".join(kept.cases)
+            raise InputRefused(
+                f"{recipe.display}:{split.case_line + 1}: a case was split out of this entry later",
+                hint=f"unmark the case(s) split after it first (the entry now holds [{later}])",
+            )
+        _join(lines, split, kept.case_line, original)
+        return Change(
+            recipe.display, kept.case_line + 1, f"joined {split.cases[0]} back into its entry"
+        )
+    raise InputRefused(
+        f"{recipe.display}:{split.case_line + 1}: the entry it was split from is gone"
+    )
+
+
+def _undo_row_split(
+    recipe: Recipe, lines: list[str], rows: Sequence[Row], at: int, key: str, original: str
+) -> Change:
+    split = rows[at]
+    kept_index = rows[at - 1].keys.get(key) if at > 0 else None
+    kept = marks.split_marker(body_of(recipe.lines[kept_index])) if kept_index is not None else None
+    if kept_index is None or kept != ("kept", original):
+        raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
+    _join(lines, split, kept_index, original)
+    return Change(recipe.display, split.start + 1, f"joined the {key} split back")
+
+
+def _unmark_row(
+    recipe: Recipe, lines: list[str], row: Row, suffix: str, lts: bool
+) -> Change | None:
+    """Undo one row's mark: uvdock's exactly, a hand-made one by the team's convention."""
+    index = row.scope_line
+    if index is None or not marks.is_marked(recipe, row, suffix):
+        return None
+    if not lts and LTS_ENVIRONMENT in row.environments:
+        return None  # the row runs in LTS: its scope changes only with --lts
+    line = recipe.lines[index]
+    body = body_of(line)
+    was = marks.WAS_SUFFIX.match(body) or marks.LOOSE_WAS_SUFFIX.match(body)
+    parsed = flow_list(was["rest"] if was else body)
+    if parsed is None:
+        return None  # a block-style scope list: not something to rewrite safely
+    if was is not None:
+        restored_raw = was["old"]
+    else:
+        restored_raw = ", ".join(unbroken(raw, suffix) for raw in parsed.raw_items)
+        if restored_raw == ", ".join(parsed.raw_items):
+            return None
+    comment = marks.broken_comment_line(recipe, row)
+    replace_span(lines, index, index + 1, [parsed.with_raw(restored_raw) + ending_of(line)])
+    if comment is not None:
+        replace_span(lines, comment, comment + 1, [])
+    line_number = index if comment is not None and comment < index else index + 1
+    return Change(recipe.display, line_number, f"scope [{parsed.raw}] -> [{restored_raw}]")
+
+
+def _unmark_step(
+    recipe: Recipe, lines: list[str], case: str, suffix: str, lts: bool
+) -> Change | None:
+    entries = recipe.entries
+    for at, entry in enumerate(entries):
+        marker = marks.split_marker(body_of(recipe.lines[entry.case_line]))
+        if entry.cases == (case,) and marker is not None and marker[0] == "split":
+            return _undo_entry_split(recipe, lines, entries, at, marker[1])
+    for entry in recipe.entries_of(case):
+        for at, row in enumerate(entry.rows):
+            for key in ("platforms", "environment"):
+                index = row.keys.get(key)
+                marker = (
+                    marks.split_marker(body_of(recipe.lines[index])) if index is not None else None
+                )
+                if marker is not None and marker[0] == "split":
+                    return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
+    for entry in recipe.entries_of(case):
+        for row in entry.rows:
+            change = _unmark_row(recipe, lines, row, suffix, lts)
+            if change is not None:
+                return change
+    return None
+
+
+def plan_unmark(
+    recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
+) -> Plan:
+    """Undo every mark of `case`; without `lts` (the opt-in) an LTS row keeps its mark."""
+    edits, changes = run_steps(
+        recipes,
+        lambda r, lines: _unmark_step(r, lines, case, suffix, lts),
+        lambda who, scope: False,
+        # every run but the case's own stays as it was
+        lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT),
+        suffix,
+    )
+    notes: list[str] = []
+    for place in placements([parse(e.path, e.name, e.new) for e in edits], case):
+        if any(s.endswith(suffix) for s in place.scopes):
+            where = f"{place.path}:{place.line}: "
+            if not lts and LTS_ENVIRONMENT in place.environments:
+                notes.append(f"{where}an LTS row; left as is without --lts")
+            else:
+                notes.append(
+                    f"{where}[{', '.join(place.scopes)}] is still broken (not a one-line scope"
+                    " list uvdock can rewrite); left as is"
+                )
+    if not changes:
+        notes.insert(0, f"{case} has no broken mark to undo; nothing changed")
     return Plan(edits, changes, notes)

@@ -1,17 +1,17 @@
-"""Marks on recipe rows: the comments and suffixes that say a row is broken, and reading them back.
+"""Where a case runs (`recipe show`), and the marks that say a row is broken.
 
-`recipe mark-broken` writes them (recipes/mark.py), `recipe unmark` reads them to restore the
-original bytes (recipes/unmark.py), and `recipe show` reports the issue a marked row names
-(`placements`). People write the same marks by hand, so reading them is lenient.
+`recipe mark-broken` writes the marks, `recipe unmark` reads them back to restore the original
+bytes, `recipe show` reports the issue a marked row names. People write the same marks by hand,
+so reading them is lenient.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from uvdock.recipes.parse import Recipe, Row, body_of
+from uvdock.recipes.parse import Recipe, Row, all_cases, body_of
 
 # Markers uvdock writes so that `recipe unmark` can restore the original bytes.
 # The team writes the same comment by hand with an em dash (or an en dash) as often as "-".
@@ -26,21 +26,33 @@ SPLIT_MARKER = "  # uvdock-split: "
 ADDED = "(added)"  # a split marker's original when the line did not exist before
 
 
+def _quoted(raw: str) -> bool:
+    return len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
+
+
+def broken(raw: str, suffix: str) -> str:
+    """A scope (quoted or not) with the broken suffix."""
+    return raw[:-1] + suffix + raw[-1] if _quoted(raw) else raw + suffix
+
+
+def unbroken(raw: str, suffix: str) -> str:
+    """A scope (quoted or not) without the broken suffix."""
+    quoted = _quoted(raw)
+    inner = raw[1:-1] if quoted else raw
+    if not inner.endswith(suffix) or inner == suffix:
+        return raw
+    inner = inner[: -len(suffix)]
+    return raw[0] + inner + raw[-1] if quoted else inner
+
+
 def split_marker(body: str) -> tuple[str, str] | None:
     """("kept" | "split", original line without indentation) of the first marker on a line."""
-    found = [
-        (body.find(m), kind, m) for kind, m in (("kept", KEPT_MARKER), ("split", SPLIT_MARKER))
-    ]
-    present = [f for f in found if f[0] >= 0]
-    if not present:
-        return None
-    position, kind, marker = min(present)
-    return kind, body[position + len(marker) :]
+    found = [(body.find(m), k, m) for k, m in (("kept", KEPT_MARKER), ("split", SPLIT_MARKER))]
+    position, kind, marker = min((f for f in found if f[0] >= 0), default=(-1, "", ""))
+    return (kind, body[position + len(marker) :]) if kind else None
 
 
-class Placement(NamedTuple):
-    """Where a case runs: one row of one entry, as `recipe show` reports it."""
-
+class Placement(NamedTuple):  # one row of one entry
     path: str
     line: int  # 1-based, the row's scope line (or its first line)
     environments: tuple[str, ...]
@@ -72,10 +84,10 @@ def broken_comment_line(recipe: Recipe, row: Row) -> int | None:
 def is_marked(recipe: Recipe, row: Row, suffix: str = "-broken") -> bool:
     """A row broken by uvdock or by hand: a broken scope, or a `# was:` list on its scope."""
     scope = row.scope_line
-    if scope is None:
-        return False
-    was = LOOSE_WAS_SUFFIX.match(body_of(recipe.lines[scope]))
-    return was is not None or any(s.endswith(suffix) for s in row.scopes)
+    return scope is not None and (
+        LOOSE_WAS_SUFFIX.match(body_of(recipe.lines[scope])) is not None
+        or any(s.endswith(suffix) for s in row.scopes)
+    )
 
 
 def marked_issue(recipe: Recipe, row: Row) -> int | None:
@@ -85,20 +97,44 @@ def marked_issue(recipe: Recipe, row: Row) -> int | None:
 
 
 def placements(recipes: Iterable[Recipe], case: str) -> list[Placement]:
-    found: list[Placement] = []
+    return [
+        Placement(
+            recipe.display,
+            (row.start if row.scope_line is None else row.scope_line) + 1,
+            row.environments,
+            row.scopes,
+            row.platforms,
+            "platforms" not in row.keys,
+            marked_issue(recipe, row),
+        )
+        for recipe in recipes
+        for entry in recipe.entries_of(case)
+        for row in entry.rows
+    ]
+
+
+class CaseSummary(NamedTuple):
+    case: str
+    files: tuple[str, ...]
+    scopes: dict[str, tuple[str, ...]]  # environment -> scopes, in file order, each once
+
+
+def case_summaries(recipes: Sequence[Recipe]) -> list[CaseSummary]:
+    """Every case with its files and scopes, in one pass over every entry (asking each case's
+    placements would be quadratic: a recipe tree of 8000 cases took seconds)."""
+    files: dict[str, dict[str, None]] = {}
+    scopes: dict[str, dict[str, dict[str, None]]] = {}
     for recipe in recipes:
-        for entry in recipe.entries_of(case):
-            for row in entry.rows:
-                line = row.scope_line if row.scope_line is not None else row.start
-                found.append(
-                    Placement(
-                        path=recipe.display,
-                        line=line + 1,
-                        environments=row.environments,
-                        scopes=row.scopes,
-                        platforms=row.platforms,
-                        inherited_platforms="platforms" not in row.keys,
-                        issue=marked_issue(recipe, row),
-                    )
-                )
-    return found
+        for entry in recipe.entries:
+            for case in entry.cases:
+                files.setdefault(case, {}).setdefault(recipe.display)
+                per_environment = scopes.setdefault(case, {})
+                for row in entry.rows:
+                    for environment in row.environments or ("",):
+                        per_environment.setdefault(environment, {}).update(
+                            dict.fromkeys(row.scopes)
+                        )
+    return [
+        CaseSummary(case, tuple(files[case]), {e: tuple(s) for e, s in scopes[case].items()})
+        for case in all_cases(recipes)
+    ]

@@ -1,10 +1,8 @@
 """Test recipes (`tests/test_utils/recipes/**/*.yaml`): where each test case runs.
 
-A recipe has a top-level `products:` list of entries (`- test_case: [name, ...]`), each with
-a nested `products:` list of rows (`environment: [...]`, `scope: [...]`, optional
-`platforms: [...]`; a row without platforms inherits the spec's). PyYAML's node positions
-(formats/yaml.py) say where each entry, row and key sits; the edits in recipes/mark.py then
-change those lines and keep every untouched byte.
+A recipe's top-level `products:` lists entries (`- test_case: [name, ...]`), each with a
+`products:` list of rows (`environment`, `scope`, optional `platforms`, else the spec's).
+PyYAML's node positions say where each entry, row and key sits, for the line editors.
 """
 
 from __future__ import annotations
@@ -20,9 +18,9 @@ from uvdock.errors import InputRefused
 from uvdock.files.textlines import ending_of, read_text, split_lines, unquote
 from uvdock.formats.yaml import compose, is_scalar, paused_collector
 
-# A one-line flow list: text up to and including "[", the items, "]", then the tail; and one
-# item of it: quoted runs (commas inside them included) and unquoted characters.
-_FLOW_LIST = re.compile(r"^(?P<prefix>[^\[#]*\[)(?P<raw>[^\]#]*)\](?P<tail>.*)$")
+# A one-line flow list: text up to and including "[", the items, "]", then spaces and a comment;
+# and one item of it: quoted runs (commas inside them included) and unquoted characters.
+_FLOW_LIST = re.compile(r"^([^\[#]*\[)([^\]#]*)\](\s*(?:#.*)?)$")
 _FLOW_ITEM = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'])+""")
 
 
@@ -42,13 +40,14 @@ class FlowList(NamedTuple):
     tail: str  # everything after "]": spaces, a comment, markers
 
     @property
-    def items(self) -> tuple[str, ...]:
-        return tuple(unquote(i) for i in self.raw_items)
-
-    @property
     def raw_items(self) -> tuple[str, ...]:
         # A comma inside quotes (`["mr,x", nightly]`) is part of the item, as YAML reads it.
         return tuple(m[0].strip() for m in _FLOW_ITEM.finditer(self.raw) if m[0].strip())
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """(item as YAML reads it, item as written)."""
+        return [(unquote(raw), raw) for raw in self.raw_items]
 
     def with_raw(self, raw: str, tail: str | None = None) -> str:
         return f"{self.prefix}{raw}]{self.tail if tail is None else tail}"
@@ -56,17 +55,10 @@ class FlowList(NamedTuple):
 
 def flow_list(body: str) -> FlowList | None:
     match = _FLOW_LIST.match(body)
-    if match is None:
-        return None
-    tail = match["tail"]
-    if tail.strip() and not tail.lstrip().startswith("#"):
-        return None
-    return FlowList(match["prefix"], match["raw"], tail)
+    return FlowList(*match.groups()) if match else None
 
 
-class Row(NamedTuple):
-    """One `- environment: ...` item of an entry's products list. Line numbers are 0-based."""
-
+class Row(NamedTuple):  # line numbers are 0-based
     start: int
     end: int  # exclusive; after the last content line (trailing comments are not the row's)
     key_column: int
@@ -125,31 +117,28 @@ class _Positions:
     def column(self, mark: Any) -> int:
         return int(mark.index) - self.starts[self.line(mark)]
 
-    def last_line(self, node: Any) -> int:
-        """The line of the node's last character (a block collection ends where the next begins,
-        so its last value's last line is its own)."""
+    def block(self, node: Any) -> tuple[int, int, int]:
+        """(first line, line after the last, key column) of a mapping item of a block sequence.
+        A block collection ends where the next begins: its last value's last line is its own."""
+        first, column = self.line(node.start_mark), self.column(node.value[0][0].start_mark)
         while isinstance(node.value, list) and node.value and not node.flow_style:
             last = node.value[-1]
             node = last[1] if isinstance(last, tuple) else last
         end = node.end_mark
         line = self.line(end)
-        return (
-            line - 1
-            if end.index == self.starts[line] and end.index > node.start_mark.index
-            else line
-        )
+        at_start = end.index == self.starts[line] and end.index > node.start_mark.index
+        return first, line - at_start + 1, column
 
 
 def _keyed(node: Any) -> dict[str, tuple[Any, Any]]:
-    """A block mapping's (key, value) nodes by key; the last of duplicate keys, as YAML reads
-    it. A flow mapping has none the line editors can edit."""
+    """A block mapping's (key, value) nodes by key, the last of duplicates winning as in YAML.
+    A flow mapping has none the line editors can edit."""
     if type(node).__name__ != "MappingNode" or node.flow_style:
         return {}
     return {k.value: (k, v) for k, v in node.value if is_scalar(k) and isinstance(k.value, str)}
 
 
 def _values(found: tuple[Any, Any] | None) -> tuple[str, ...]:
-    """A list of strings, or one string, as YAML reads it."""
     node = found[1] if found else None
     if node is None or type(node).__name__ == "MappingNode":
         return ()
@@ -159,7 +148,6 @@ def _values(found: tuple[Any, Any] | None) -> tuple[str, ...]:
 
 
 def _items(node: tuple[Any, Any] | None) -> list[Any]:
-    """The mapping items of a block sequence."""
     if node is None or type(node[1]).__name__ != "SequenceNode" or node[1].flow_style:
         return []
     return [item for item in node[1].value if type(item).__name__ == "MappingNode" and item.value]
@@ -167,43 +155,30 @@ def _items(node: tuple[Any, Any] | None) -> list[Any]:
 
 def parse(path: Path, display: str, text: str) -> Recipe:
     lines = [line.text for line in split_lines(text)]
-    with paused_collector():
-        documents = compose(text.translate(_CONTROLS), display) or [None]
-        spec_platforms, entries = _entries(_Positions(text), _keyed(documents[0]))
-    return Recipe(path, display, lines, spec_platforms, entries)
+    with paused_collector():  # no collector passes over the growing node graph
+        top = _keyed((compose(text.translate(_CONTROLS), display) or [None])[0])
+        at = _Positions(text)
+        spec_platforms = _values(_keyed((top.get("spec") or (None, None))[1]).get("platforms"))
+        entries: list[Entry] = []
+        for item in _items(top.get("products")):
+            keys = _keyed(item)
+            if "test_case" not in keys:
+                continue
+            rows = []
+            for node in _items(keys.get("products")):
+                own = _keyed(node)
+                keys_at = {name: at.line(key.start_mark) for name, (key, _) in own.items()}
+                environments, scopes = _values(own.get("environment")), _values(own.get("scope"))
+                platforms = _values(own.get("platforms")) or spec_platforms
+                rows.append(Row(*at.block(node), keys_at, environments, scopes, platforms))
+            case_line = at.line(keys["test_case"][0].start_mark)
+            cases = _values(keys["test_case"])
+            entries.append(Entry(*at.block(item), case_line, cases, tuple(rows)))
+        return Recipe(path, display, lines, spec_platforms, tuple(entries))
 
 
-def _entries(at: _Positions, top: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Entry, ...]]:
-    spec_platforms = _values(_keyed((top.get("spec") or (None, None))[1]).get("platforms"))
-    entries: list[Entry] = []
-    for item in _items(top.get("products")):
-        keys = _keyed(item)
-        if "test_case" not in keys:
-            continue
-        rows = []
-        for node in _items(keys.get("products")):
-            own = _keyed(node)
-            rows.append(
-                Row(
-                    *_block(at, node),
-                    keys={name: at.line(key.start_mark) for name, (key, _) in own.items()},
-                    environments=_values(own.get("environment")),
-                    scopes=_values(own.get("scope")),
-                    platforms=_values(own.get("platforms")) or spec_platforms,
-                )
-            )
-        case_line = at.line(keys["test_case"][0].start_mark)
-        cases = _values(keys["test_case"])
-        entries.append(Entry(*_block(at, item), case_line, cases, tuple(rows)))
-    return spec_platforms, tuple(entries)
-
-
-def _block(at: _Positions, node: Any) -> tuple[int, int, int]:
-    """(first line, line after the last, key column) of a mapping item of a block sequence."""
-    return at.line(node.start_mark), at.last_line(node) + 1, at.column(node.value[0][0].start_mark)
-
-
-def recipe_paths(repo: Path, recipes_dir: str) -> list[Path]:
+def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
+    """Parse the recipes; with `case`, only those whose text mentions it (a cheap pre-filter)."""
     root = repo / recipes_dir
     if not root.is_dir():
         raise InputRefused(
@@ -217,27 +192,17 @@ def recipe_paths(repo: Path, recipes_dir: str) -> list[Path]:
         for name in names
         if name.endswith((".yaml", ".yml"))
     ]
-    return [Path(p) for p in sorted(found)]
-
-
-def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
-    """Parse the recipes; with `case`, only those whose text mentions it (a cheap pre-filter)."""
     recipes: list[Recipe] = []
-    for path in recipe_paths(repo, recipes_dir):
-        text = _read(path)
-        if case is not None and case not in text:
-            continue
-        recipes.append(parse(path, path.relative_to(repo).as_posix(), text))
+    for path in map(Path, sorted(found)):
+        try:
+            text = read_text(path)
+        except UnicodeDecodeError as exc:
+            raise InputRefused(
+                f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed"
+            ) from None
+        if case is None or case in text:
+            recipes.append(parse(path, path.relative_to(repo).as_posix(), text))
     return recipes
-
-
-def _read(path: Path) -> str:
-    try:
-        return read_text(path)
-    except UnicodeDecodeError as exc:
-        raise InputRefused(
-            f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed"
-        ) from None
 
 
 def all_cases(recipes: Iterable[Recipe]) -> list[str]:

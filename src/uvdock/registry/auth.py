@@ -1,12 +1,9 @@
 """Registry credentials from the user's docker / podman auth file, never shown.
 
-Files are read in podman's order (containers-auth.json(5)), then docker's:
-$REGISTRY_AUTH_FILE; ${XDG_RUNTIME_DIR}/containers/auth.json (podman writes
-/run/containers/$UID/auth.json when XDG_RUNTIME_DIR is unset, as for root);
-${XDG_CONFIG_HOME:-~/.config}/containers/auth.json; ${DOCKER_CONFIG:-~/.docker}/config.json.
-The first file holding an entry for the registry wins. Entries may be keyed by host, by
-host/namespace (podman; the longest matching one wins) or by URL (`https://nvcr.io/v1/`).
-Credential helpers (`credHelpers`, `credsStore`) start processes and are not consulted.
+Files in podman's order (containers-auth.json(5)), then docker's; the first one holding an
+entry for the registry wins. Entries are keyed by host, by host/namespace (podman; the longest
+matching one wins) or by URL (`https://nvcr.io/v1/`). Credential helpers (`credHelpers`,
+`credsStore`) start processes and are not consulted.
 """
 
 from __future__ import annotations
@@ -40,43 +37,32 @@ class Credentials:
 
 
 def auth_files(env: Mapping[str, str], uid: int | None = None) -> list[Path]:
+    """Podman writes /run/containers/$UID/auth.json when XDG_RUNTIME_DIR is unset (root)."""
     home = Path(env.get("HOME") or Path.home())
-    files = []
-    if env.get("REGISTRY_AUTH_FILE"):
-        files.append(Path(env["REGISTRY_AUTH_FILE"]))
-    if env.get("XDG_RUNTIME_DIR"):
-        files.append(Path(env["XDG_RUNTIME_DIR"]) / "containers" / "auth.json")
-    else:
-        files.append(Path(f"/run/containers/{os.getuid() if uid is None else uid}/auth.json"))
-    config_home = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
-    files.append(config_home / "containers" / "auth.json")
-    docker_dir = Path(env["DOCKER_CONFIG"]) if env.get("DOCKER_CONFIG") else home / ".docker"
-    files.append(docker_dir / "config.json")
-    return files
+    runtime = env.get("XDG_RUNTIME_DIR") or f"/run/containers/{os.getuid() if uid is None else uid}"
+    return [
+        *([Path(env["REGISTRY_AUTH_FILE"])] if env.get("REGISTRY_AUTH_FILE") else []),
+        Path(runtime, "containers" if env.get("XDG_RUNTIME_DIR") else "", "auth.json"),
+        Path(env.get("XDG_CONFIG_HOME") or home / ".config", "containers", "auth.json"),
+        Path(env.get("DOCKER_CONFIG") or home / ".docker", "config.json"),
+    ]
 
 
 def _entry_key(key: str) -> str:
     """`https://index.docker.io/v1/` -> `docker.io`; `nvcr.io/nvidia/` -> `nvcr.io/nvidia`."""
-    for scheme in ("https://", "http://"):
-        if key.startswith(scheme):
-            key = key[len(scheme) :]
-            host, _, _ = key.partition("/")  # a URL key names a host, its path is the API's
-            key = host
-            break
+    if key.startswith(("https://", "http://")):  # a URL names a host, its path is the API's
+        key = key.split("://", 1)[1].partition("/")[0]
     key = key.rstrip("/").lower()
     return "docker.io" if key in ("index.docker.io", "registry-1.docker.io") else key
 
 
 def _matches(key: str, host: str, repository: str) -> int:
     """How specific a match the entry is (0: none)."""
+    namespace = key.removeprefix(host + "/")
     if key == host:
         return 1
-    prefix = host + "/"
-    if key.startswith(prefix):
-        namespace = key[len(prefix) :]
-        if repository == namespace or repository.startswith(namespace + "/"):
-            return 1 + namespace.count("/") + 1
-    return 0
+    inside = namespace != key and f"{repository}/".startswith(f"{namespace}/")
+    return 2 + namespace.count("/") if inside else 0
 
 
 def _decode(entry: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -93,38 +79,28 @@ def _decode(entry: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _from_file(path: Path, host: str, repository: str) -> Credentials | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):  # ValueError: bad text, syntax, huge ints
         return None  # an unreadable or broken auth file means anonymous, as for the engines
-    return data if isinstance(data, dict) else None
-
-
-def _from_file(path: Path, host: str, repository: str) -> Credentials | None:
-    data = _read(path)
-    auths = data.get("auths") if data else None
+    auths = data.get("auths") if isinstance(data, dict) else None
     if not isinstance(auths, dict):
         return None
-    best: tuple[int, tuple[str, str]] | None = None
-    for key, entry in auths.items():
-        score = _matches(_entry_key(str(key)), host.lower(), repository)
-        if not score or not isinstance(entry, Mapping):
-            continue
-        decoded = _decode(entry)
-        if decoded is not None and (best is None or score > best[0]):
-            best = (score, decoded)
-    if best is None:
-        return None
-    return Credentials(best[1][0], best[1][1], str(path))
+    found = [
+        (score, decoded)
+        for key, entry in auths.items()
+        if isinstance(entry, Mapping)
+        and (score := _matches(_entry_key(str(key)), host.lower(), repository))
+        and (decoded := _decode(entry))
+    ]
+    best = max(found, key=lambda f: f[0], default=None)  # the first of the most specific
+    return Credentials(*best[1], str(path)) if best else None
 
 
 def find_credentials(
     host: str, repository: str, env: Mapping[str, str], uid: int | None = None
 ) -> Credentials | None:
     """The user's credentials for `host` (host[:port]) and `repository`, or None (anonymous)."""
-    for path in auth_files(env, uid):
-        credentials = _from_file(path, host, repository)
-        if credentials is not None:
-            return credentials
-    return None
+    found = (_from_file(path, host, repository) for path in auth_files(env, uid))
+    return next((credentials for credentials in found if credentials), None)

@@ -1,30 +1,25 @@
 """HTTP for the OCI distribution API: stdlib http.client, bounded time, careful redirects.
 
-Imported only by the commands that ask a registry (`image bump`, `image tags`): http.client
-and ssl cost start-up time no other command should pay. What the headers and bodies mean is
-decided in uvdock.registry.oci; this module moves bytes, authenticates and turns every network
-failure into one EnvironmentUnusable (exit 3) with its cause.
-
-Authentication is the registry's own dance: a request answered 401 with
-`WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (anonymous, or
-with the user's credentials as Basic auth when their auth file has some). Credentials and
-tokens go only into Authorization headers: never into a message, a log line or a URL, and
-only to the registry's own origin and the token realm its own 401 names (the rule docker
-and containerd follow): a Link page or a redirect elsewhere gets none, and a 401 from
-elsewhere is refused. One deadline bounds each whole answer, whatever the server's pace. https goes through `HTTPS_PROXY` (an http://
-proxy, CONNECT tunnel) unless `NO_PROXY` or a loopback address says otherwise.
+Imported only by the commands that ask a registry (http.client and ssl cost start-up time).
+Every network failure is one EnvironmentUnusable (exit 3) with its cause. A 401 with
+`WWW-Authenticate: Bearer realm=...` is retried with a token from the realm (with the user's
+credentials as Basic auth when their auth file has some). Credentials and tokens go only into
+Authorization headers, and only to the registry's own origin and the token realm its own 401
+names (docker's and containerd's rule): a Link page or a redirect elsewhere gets none, a 401
+from elsewhere is refused. One deadline bounds each whole answer, whatever the server's pace.
+https goes through `HTTPS_PROXY` (an http:// proxy) unless `NO_PROXY` or loopback says not.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import json
 import socket
 import ssl
 import threading
 import time
-from base64 import b64encode
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
@@ -37,7 +32,6 @@ from uvdock.registry.auth import Credentials
 MAX_BODY = 16 * 1024 * 1024  # manifests are at most 4 MiB (distribution spec); tag pages less
 MAX_REDIRECTS = 5
 MAX_PAGES = 1000
-_CHUNK = 64 * 1024
 
 
 class Response(NamedTuple):
@@ -50,7 +44,7 @@ class Response(NamedTuple):
 class Manifest(NamedTuple):
     media_type: str
     body: dict[str, Any]
-    digest: str = ""  # the registry's Docker-Content-Digest, else the sha256 of the bytes
+    digest: str  # the registry's Docker-Content-Digest, else the sha256 of the bytes
 
 
 class RegistryClient:
@@ -69,42 +63,31 @@ class RegistryClient:
         hint: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.repository = repository
-        self.credentials = credentials
-        self.connect_timeout = connect_timeout
-        self.total_timeout = total_timeout
-        self.page_size = page_size
-        self._log = log or (lambda _message: None)
-        self._hint = hint
-        self._env = env or {}
+        self.base_url, self.repository = base_url.rstrip("/"), repository
+        self.credentials, self.page_size = credentials, page_size
+        self.connect_timeout, self.total_timeout = connect_timeout, total_timeout
+        self._log, self._hint, self._env = log or (lambda _message: None), hint, env or {}
         self._deadline = time.monotonic() + total_timeout
         self._authorization: str | None = None  # a bearer token, once the registry asked
         self._ssl: ssl.SSLContext | None = None
-
-    # --- the API --------------------------------------------------------------------------
 
     def _api(self, path: str) -> str:
         return f"{self.base_url}/v2/{self.repository}/{path}"
 
     def manifest(self, reference: str) -> Manifest | None:
-        """The manifest (list) a tag or digest names; None when the registry has no such tag."""
         url = self._api("manifests/" + quote(reference, safe=":"))
         response = self.get(url, accept=oci.MANIFEST_ACCEPT)
         if response.status == 404:
             return None
-        body = self._json(self._expect_ok(response), "manifest " + reference)
+        body = self._json(response, "manifest " + reference)
         media_type = oci.manifest_media_type(response.headers.get("Content-Type"), body)
-        digest = response.headers.get("Docker-Content-Digest") or oci.sha256_digest(response.body)
-        return Manifest(media_type, body, digest)
+        sha256 = "sha256:" + hashlib.sha256(response.body).hexdigest()
+        return Manifest(media_type, body, response.headers.get("Docker-Content-Digest") or sha256)
 
     def blob_json(self, digest: str) -> dict[str, Any]:
-        """A small JSON blob (an image config), following the registry's redirect to storage."""
-        response = self._expect_ok(self.get(self._api("blobs/" + digest), accept="*/*"))
-        return self._json(response, "blob " + digest)
+        return self._json(self.get(self._api("blobs/" + digest), accept="*/*"), "blob " + digest)
 
     def tags(self) -> list[str]:
-        """Every tag of the repository, page after page as the Link headers lead."""
         url = self._api("tags/list")
         if self.page_size > 0:
             url += "?" + urlencode({"n": self.page_size})
@@ -112,25 +95,32 @@ class RegistryClient:
         seen: set[str] = set()
         while url and url not in seen and len(seen) < MAX_PAGES:
             seen.add(url)
-            response = self._expect_ok(self.get(url, accept="application/json"))
+            response = self.get(url, accept="application/json")
             tags.extend(oci.tags_page(self._json(response, "tag list")))
-            current = url
             try:
-                url = oci.next_page(response.headers.get("Link"), url) or ""
-                oci.checked_split(url)
+                link = oci.next_page(response.headers.get("Link"), url)
             except ValueError as exc:
                 raise self._unusable(f"the registry's Link header is malformed: {exc}") from None
-            if url and not oci.redirect_allowed(current, url):
-                raise self._unusable(
-                    f"{_origin(current)} named its next tag page on {_origin(url)}; uvdock "
-                    "pages only to https or to the same loopback host"
-                )
+            url = self._follow(url, link, "tag pages") if link else ""
         return tags
 
-    # --- requests -------------------------------------------------------------------------
+    def _follow(self, current: str, location: str, what: str) -> str:
+        """The URL `location` names, if uvdock follows `what` there."""
+        try:
+            target = urljoin(current, location)
+            oci.checked_split(target)
+        except ValueError as exc:
+            raise self._unusable(
+                f"{_origin(current)} sent uvdock to a malformed URL: {exc}"
+            ) from None
+        if not oci.redirect_allowed(current, target):
+            raise self._unusable(
+                f"{_origin(current)} sent uvdock to {_origin(target)}; uvdock follows {what}"
+                " only to https or to the same loopback host"
+            )
+        return target
 
     def get(self, url: str, *, accept: str) -> Response:
-        """GET with the registry's authentication; 401 after authenticating is an error."""
         headers = {"Accept": accept}
         if self._authorization and oci.same_origin(url, self.base_url):
             headers["Authorization"] = self._authorization  # never to a page elsewhere
@@ -154,15 +144,10 @@ class RegistryClient:
         return response
 
     def _authenticate(self, challenge: oci.Challenge | None) -> str | None:
-        if challenge is None:
+        if challenge is not None and challenge.scheme == "basic" and self.credentials:
+            return self.credentials.basic_header()
+        if challenge is None or challenge.scheme != "bearer" or "realm" not in challenge.params:
             return None
-        if challenge.scheme == "basic":
-            return self.credentials.basic_header() if self.credentials else None
-        if challenge.scheme != "bearer" or "realm" not in challenge.params:
-            return None
-        return "Bearer " + self._token(challenge)
-
-    def _token(self, challenge: oci.Challenge) -> str:
         realm = challenge.params["realm"]
         problem = oci.url_problem(realm)
         if problem is not None:
@@ -177,32 +162,20 @@ class RegistryClient:
         response = self._request("GET", url, headers)
         if response.status in (401, 403):
             raise self._denied(response.status, token=True)
-        body = self._json(self._expect_ok(response), "token")
+        body = self._json(response, "token")
         token = body.get("token") or body.get("access_token")
         if not isinstance(token, str) or not token:
             raise self._unusable(f"the token endpoint {_origin(realm)} sent no token")
-        return token
+        return "Bearer " + token
 
     def _request(self, method: str, url: str, headers: Mapping[str, str]) -> Response:
-        """One request, following allowed redirects; Authorization stays with its origin."""
         current, sent = url, dict(headers)
         for _ in range(MAX_REDIRECTS + 1):
             response = self._exchange(method, current, sent)
             location = response.headers.get("Location")
             if response.status not in (301, 302, 303, 307, 308) or not location:
                 return response
-            try:
-                target = urljoin(current, location)
-                oci.checked_split(target)
-            except ValueError as exc:
-                raise self._unusable(
-                    f"{_origin(current)} redirected to a malformed URL: {exc}"
-                ) from None
-            if not oci.redirect_allowed(current, target):
-                raise self._unusable(
-                    f"{_origin(current)} redirected to {_origin(target)}; uvdock follows "
-                    "redirects only to https or to the same loopback host"
-                )
+            target = self._follow(current, location, "redirects")
             if not oci.same_origin(current, target):
                 sent.pop("Authorization", None)
             self._log(f"registry: redirected to {_origin(target)}")
@@ -221,7 +194,23 @@ class RegistryClient:
             parts.scheme, parts.netloc, min(self.connect_timeout, remaining)
         )
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        watchdog = _Watchdog(connection, remaining)
+        done, fired = threading.Event(), threading.Event()
+
+        def watch() -> None:
+            """The one deadline, whatever the server's pace: a socket timeout counts per receive
+            (one byte every half second never trips it), so when the time is up the socket is
+            shut down, which ends any wait on it (TLS, headers, body). The connect is bounded
+            by its own timeout: until a socket exists, this tries again."""
+            if done.wait(remaining):
+                return
+            fired.set()
+            while not done.is_set():
+                if connection.sock is not None:
+                    with contextlib.suppress(OSError):  # the plain socket's, even under TLS
+                        socket.socket.shutdown(connection.sock, socket.SHUT_RDWR)
+                done.wait(0.05)
+
+        threading.Thread(target=watch, daemon=True).start()
         try:
             connection.connect()
             assert connection.sock is not None  # the connect timeout ends here
@@ -230,24 +219,25 @@ class RegistryClient:
                 method, target, headers={"User-Agent": f"uvdock/{__version__}", **headers}
             )
             raw = connection.getresponse()
-            body = self._read_body(raw)
-            if watchdog.fired:  # the body was cut short by the deadline, not complete
+            body = raw.read(MAX_BODY + 1)
+            if len(body) > MAX_BODY:
+                raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
+            if fired.is_set():  # the body was cut short by the deadline, not complete
                 raise self._timed_out()
             self._log(f"registry: {method} {_origin(url)}{parts.path} -> {raw.status}")
             return Response(raw.status, raw.headers, body, url)
         except (OSError, http.client.HTTPException) as exc:
-            if isinstance(exc, TimeoutError) or watchdog.fired:
+            if isinstance(exc, TimeoutError) or fired.is_set():
                 raise self._timed_out() from None
             raise self._unusable(f"cannot reach {_origin(url)}: {_describe(exc)}") from None
         finally:
-            watchdog.stop()
+            done.set()
             connection.close()
 
     def _connection(self, scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:
         if scheme != "https":
             return http.client.HTTPConnection(netloc, timeout=timeout)  # loopback only
-        if self._ssl is None:
-            self._ssl = ssl.create_default_context()
+        self._ssl = self._ssl or ssl.create_default_context()
         proxy = https_proxy(netloc, self._env)
         if proxy is None:
             return http.client.HTTPSConnection(netloc, timeout=timeout, context=self._ssl)
@@ -268,33 +258,19 @@ class RegistryClient:
         )
         tunnel_headers = {}
         if parts.username is not None:
-            raw = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-            tunnel_headers["Proxy-Authorization"] = "Basic " + b64encode(raw).decode("ascii")
+            login = Credentials(unquote(parts.username), unquote(parts.password or ""), "")
+            tunnel_headers["Proxy-Authorization"] = login.basic_header()
         target = urlsplit(f"//{netloc}")
         connection.set_tunnel(target.hostname or netloc, target.port or 443, tunnel_headers)
         return connection
 
-    def _read_body(self, raw: http.client.HTTPResponse) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := raw.read(_CHUNK):
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    # --- errors ---------------------------------------------------------------------------
-
-    def _expect_ok(self, response: Response) -> Response:
-        if 200 <= response.status < 300:
-            return response
-        raise self._unusable(
-            f"{_origin(response.url)} answered HTTP {response.status} "
-            f"for {urlsplit(response.url).path}"
-        )
-
     def _json(self, response: Response, what: str) -> dict[str, Any]:
+        """The JSON object of a 2xx answer."""
+        if not 200 <= response.status < 300:
+            path = urlsplit(response.url).path
+            raise self._unusable(
+                f"{_origin(response.url)} answered HTTP {response.status} for {path}"
+            )
         try:
             data = json.loads(response.body)
         except (ValueError, RecursionError):  # bad bytes or syntax, huge integers, deep nesting
@@ -312,42 +288,15 @@ class RegistryClient:
         )
 
     def _denied(self, status: int, *, token: bool = False) -> EnvironmentUnusable:
-        who = "its token endpoint" if token else "it"
-        if self.credentials is None:
-            detail = "anonymous access was refused; log in with `docker login` or `podman login`"
-        else:
-            detail = f"the credentials from {self.credentials.source} were refused"
-        return self._unusable(
-            f"{_origin(self.base_url)} denied access to {self.repository} "
-            f"(HTTP {status} from {who}): {detail}"
+        detail = (
+            f"the credentials from {self.credentials.source} were refused"
+            if self.credentials
+            else "anonymous access was refused; log in with `docker login` or `podman login`"
         )
-
-
-class _Watchdog:
-    """The one deadline of a request, whatever the server's pace: a socket timeout counts
-    per receive (one byte every half second never trips it), so when the time is up this
-    shuts the connection's socket down, which ends any wait on it at once (connect, TLS,
-    headers, body). The connect itself is bounded by its own timeout until a socket exists."""
-
-    def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
-        self.fired = False
-        self._connection = connection
-        self._done = threading.Event()
-        threading.Thread(target=self._watch, args=(seconds,), daemon=True).start()
-
-    def _watch(self, seconds: float) -> None:
-        if self._done.wait(seconds):
-            return
-        self.fired = True
-        while not self._done.is_set():  # until a socket exists and has been shut
-            sock = self._connection.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):  # the plain socket's, even under TLS
-                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            self._done.wait(0.05)
-
-    def stop(self) -> None:
-        self._done.set()
+        return self._unusable(
+            f"{_origin(self.base_url)} denied access to {self.repository} (HTTP {status} from"
+            f" {'its token endpoint' if token else 'it'}): {detail}"
+        )
 
 
 def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:
@@ -368,15 +317,11 @@ def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:
 def _origin(url: str) -> str:
     """scheme://host[:port] without userinfo, path or query: safe to show."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname or ""
+    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
 
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f"TLS certificate not trusted ({exc.verify_message})"
-    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return str(reason)
+    return str(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)

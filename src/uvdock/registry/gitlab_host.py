@@ -1,16 +1,14 @@
-"""The GitLab container registry: its host, taken from a git remote URL.
-
-The reference workflow derives the host with `sed 's/.*@\\(.*\\):.*/\\1/'`. A registry
-address with an explicit port (`host:5005/...`) is the documented cause of "access
-forbidden", so the host is returned without credentials and without a port, whatever
-form the remote has: `https://user:token@host:port/path.git`, `git@host:path.git`,
-`ssh://git@host:port/path.git`, `git+ssh://...`, `host:path.git`.
-"""
+"""The GitLab container registry: its host, taken from a git remote URL (any form: https with
+credentials and port, `git@host:path`, `ssh://`, `git+ssh://`, `host:path`). A registry address
+with a port (`host:5005/...`) is the documented cause of "access forbidden": the host is
+returned without credentials and without a port."""
 
 from __future__ import annotations
 
 import re
 from urllib.parse import urlsplit
+
+from uvdock.errors import InputRefused
 
 # scp-like syntax (git's rule): [user@]host:path, with no slash before the first colon.
 _SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(?P<host>\[[^\]/]+\]|[^:/\s\[\]@]+):(?!//)")
@@ -20,25 +18,17 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 def registry_host(remote_url: str) -> str | None:
     """The bare host of a git remote URL, or None for a local path / file:// remote."""
     url = remote_url.strip()
-    if not url:
-        return None
     if _SCHEME.match(url):
         try:
             parts = urlsplit(url)
             host = parts.hostname
         except ValueError as exc:  # e.g. an unclosed IPv6 bracket: bad configuration
-            from uvdock.errors import InputRefused
-
             raise InputRefused(f"git remote URL {url!r} is malformed: {exc}") from None
         return None if parts.scheme == "file" else host or None
     match = _SCP_LIKE.match(url)
-    if match is None:
-        return None
-    host = match["host"].strip("[]").lower()
-    # "C:\\repo" or "C:/repo" is a Windows path, not host "c".
-    if len(host) == 1 and url[2:3] in ("\\", "/"):
-        return None
-    return host or None
+    host = match["host"].strip("[]").lower() if match else ""
+    windows = len(host) == 1 and url[2:3] in ("\\", "/")  # "C:\\repo" is a path, not host "c"
+    return host if host and not windows else None
 
 
 def registry_image(host: str, image: str) -> str:

@@ -1,13 +1,9 @@
 """The OCI distribution API as data: challenges, paging links, manifests, platforms, tag order.
-
-Pure: the HTTP transport (uvdock.registry.client) hands the headers and bodies it received
-to these functions and acts on what they return. Nothing here opens a socket or prints.
-"""
+The transport (registry/client.py) hands it the headers and bodies it received."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -22,11 +18,7 @@ OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
-LIST_TYPES = (OCI_INDEX, DOCKER_LIST)
 MANIFEST_ACCEPT = ", ".join((OCI_INDEX, DOCKER_LIST, OCI_MANIFEST, DOCKER_MANIFEST))
-
-DOCKER_HUB_API = "https://registry-1.docker.io"
-_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 
 class Challenge(NamedTuple):
@@ -40,15 +32,11 @@ class Platform(NamedTuple):
     variant: str = ""
 
     def __str__(self) -> str:
-        parts = [self.os, self.architecture] + ([self.variant] if self.variant else [])
-        return "/".join(parts)
-
-
-# --- where the registry is ------------------------------------------------------------
+        return "/".join(self[:2] + ((self.variant,) if self.variant else ()))
 
 
 def split_image(image: str) -> tuple[str, str]:
-    """`nvcr.io/nvidia/pytorch` -> ("nvcr.io", "nvidia/pytorch"); Docker Hub names as docker reads them."""
+    """`nvcr.io/nvidia/pytorch` -> ("nvcr.io", "nvidia/pytorch"); Docker Hub as docker reads it."""
     first, sep, rest = image.partition("/")
     if sep and ("." in first or ":" in first or first == "localhost"):
         return first, rest
@@ -56,15 +44,15 @@ def split_image(image: str) -> tuple[str, str]:
 
 
 def default_registry_url(host: str) -> str:
-    return DOCKER_HUB_API if host == "docker.io" else f"https://{host}"
+    return "https://registry-1.docker.io" if host == "docker.io" else f"https://{host}"
 
 
 def is_loopback(host: str) -> bool:
     name = host.strip("[]").lower()
-    if name in _LOOPBACK_NAMES or name == "::1":
-        return True
     octets = name.split(".")
-    return len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
+    return name in ("localhost", "ip6-localhost", "ip6-loopback", "::1") or (
+        len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
+    )
 
 
 def checked_split(url: str) -> SplitResult:
@@ -79,15 +67,14 @@ def url_problem(url: str) -> str | None:
     """Why uvdock will not talk to `url` (None: it will): https anywhere, http on loopback only."""
     try:
         parts = checked_split(url.strip())
-        hostname = parts.hostname
     except ValueError as exc:  # e.g. an unclosed IPv6 bracket, a port that is no port
         return f"`{url}` is malformed: {exc}"
-    if parts.scheme not in ("http", "https") or not hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         return f"`{url}` is not an http(s) URL"
     if url_credentials(url):  # over http(s), any userinfo
         return "the URL must not hold credentials"
-    if parts.scheme == "http" and not is_loopback(hostname):
-        return f"plain http is allowed only for a loopback registry, not {hostname}"
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        return f"plain http is allowed only for a loopback registry, not {parts.hostname}"
     return None
 
 
@@ -107,11 +94,10 @@ def registry_url(url: str, origin: str) -> str:
 
 def redirect_allowed(origin: str, target: str) -> bool:
     """Follow a redirect only to https, or to the same host over loopback http."""
-    source, dest = urlsplit(origin), urlsplit(target)
-    if dest.scheme == "https":
-        return bool(dest.hostname)
+    dest = urlsplit(target)
+    same_loopback = dest.netloc == urlsplit(origin).netloc and is_loopback(dest.hostname or "")
     return (
-        dest.scheme == "http" and dest.netloc == source.netloc and is_loopback(dest.hostname or "")
+        bool(dest.hostname) if dest.scheme == "https" else dest.scheme == "http" and same_loopback
     )
 
 
@@ -120,8 +106,6 @@ def same_origin(a: str, b: str) -> bool:
     left, right = urlsplit(a), urlsplit(b)
     return (left.scheme, left.netloc.lower()) == (right.scheme, right.netloc.lower())
 
-
-# --- headers ----------------------------------------------------------------------------
 
 _AUTH_PARAM = re.compile(r'\s*([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
 
@@ -133,10 +117,7 @@ def parse_challenge(header: str) -> Challenge | None:
         return None
     params: dict[str, str] = {}
     position = 0
-    while position < len(rest):
-        match = _AUTH_PARAM.match(rest, position)
-        if match is None or match.end() == position:
-            break
+    while match := _AUTH_PARAM.match(rest, position):  # each match moves on by a name and "="
         value = match[2] if match[2] is not None else match[3]
         params[match[1].lower()] = re.sub(r"\\(.)", r"\1", value)
         position = match.end()
@@ -153,21 +134,15 @@ _LINK = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]+)*)")
 
 def next_page(link_header: str | None, current_url: str) -> str | None:
     """The `rel="next"` target of a Link header, absolute (registries send a path)."""
-    if not link_header:
-        return None
-    for match in _LINK.finditer(link_header):
+    for match in _LINK.finditer(link_header or ""):
         rels = re.findall(r';\s*rel\s*=\s*"?([^";]+)"?', match[2])
         if any("next" in rel.split() for rel in rels):
-            target: str = match[1]
-            return urljoin(current_url, target)
+            return urljoin(current_url, str(match[1]))
     return None
 
 
-# --- manifests ----------------------------------------------------------------------------
-
-
 def is_list(media_type: str) -> bool:
-    return media_type.split(";")[0].strip() in LIST_TYPES
+    return media_type.split(";")[0].strip() in (OCI_INDEX, DOCKER_LIST)
 
 
 def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> str:
@@ -175,23 +150,21 @@ def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> st
     declared = body.get("mediaType")
     if isinstance(declared, str) and declared:
         return declared
-    if content_type:
-        return content_type.split(";")[0].strip()
-    return OCI_INDEX if "manifests" in body else OCI_MANIFEST
+    return (content_type or "").split(";")[0].strip() or (
+        OCI_INDEX if "manifests" in body else OCI_MANIFEST
+    )
 
 
 def _platform_entries(body: Mapping[str, Any]) -> Iterator[tuple[Platform, object]]:
-    """(platform, digest as written) of each entry of a manifest list / OCI index that
-    names a platform; attestation entries (unknown/unknown) skipped."""
+    """(platform, digest as written) of each entry of a manifest list that names a platform."""
     for entry in _list(body, "manifests"):
         platform = entry.get("platform") if isinstance(entry, Mapping) else None
         found = config_platform(platform) if isinstance(platform, Mapping) else None
-        if found is not None:
+        if found is not None:  # attestation entries (unknown/unknown) skipped
             yield found, entry.get("digest")
 
 
 def list_platforms(body: Mapping[str, Any]) -> list[Platform]:
-    """The platforms of a manifest list / OCI index, each once."""
     return list(dict.fromkeys(platform for platform, _ in _platform_entries(body)))
 
 
@@ -204,61 +177,33 @@ def config_platform(config: Mapping[str, Any]) -> Platform | None:
     return Platform(os_name, arch, variant if isinstance(variant, str) else "")
 
 
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-
-
-def is_digest(value: object) -> bool:
-    """A sha256 content digest, exactly: what a registry names goes into URLs and messages."""
-    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
-
-
-def sha256_digest(data: bytes) -> str:
-    """The content digest of a manifest as the registry computes it."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+def _digest(value: object) -> str | None:
+    """A sha256 digest, exactly: what a registry names goes into URLs and messages."""
+    good = isinstance(value, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", value)
+    return value if good and isinstance(value, str) else None
 
 
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:
     """(platform, manifest digest) of each entry of a manifest list; attestations skipped."""
-    return [
-        (platform, digest)
-        for platform, digest in _platform_entries(body)
-        if isinstance(digest, str) and is_digest(digest)  # isinstance: for the type
-    ]
+    return [(platform, d) for platform, raw in _platform_entries(body) if (d := _digest(raw))]
 
 
 def config_digest(body: Mapping[str, Any]) -> str | None:
     """The config blob of a single-platform manifest: where its platform is written."""
     config = body.get("config")
-    digest = config.get("digest") if isinstance(config, Mapping) else None
-    return digest if isinstance(digest, str) and is_digest(digest) else None
-
-
-def platform_matches(wanted: str, platform: Platform) -> bool:
-    """`arm64` matches any OS; `linux/arm64` and `linux/arm64/v8` match more narrowly."""
-    parts = wanted.strip().split("/")
-    if len(parts) == 1:
-        return parts[0] == platform.architecture
-    if len(parts) == 2:
-        return (parts[0], parts[1]) == (platform.os, platform.architecture)
-    return tuple(parts[:3]) == (platform.os, platform.architecture, platform.variant)
+    return _digest(config.get("digest")) if isinstance(config, Mapping) else None
 
 
 def missing_platforms(wanted: Sequence[str], have: Iterable[Platform]) -> list[str]:
+    """`arm64` matches any OS; `linux/arm64` and `linux/arm64/v8` match more narrowly."""
     have = list(have)
-    return [w for w in wanted if not any(platform_matches(w, p) for p in have)]
-
-
-# --- tags -------------------------------------------------------------------------------
+    parts = {w: tuple(w.strip().split("/"))[:3] for w in wanted}
+    return [w for w in wanted if not any(parts[w] in (p[1:2], p[:2], tuple(p)) for p in have)]
 
 
 def release_tags(tags: Iterable[str]) -> list[str]:
-    """The tags that look like YY.MM-py3, newest first, each once (registries list them lexically)."""
+    """The YY.MM-py3 tags, newest first, each once (registries list them lexically)."""
     return sorted({tag for tag in tags if is_tag(tag)}, key=tag_key, reverse=True)
-
-
-def _months(tag: str) -> int:
-    year, month = tag_key(tag)
-    return year * 12 + month
 
 
 def nearest_tags(tag: str, existing: Iterable[str], count: int = 3) -> list[str]:
@@ -266,9 +211,9 @@ def nearest_tags(tag: str, existing: Iterable[str], count: int = 3) -> list[str]
     candidates = release_tags(existing)
     if not is_tag(tag) or not candidates:
         return candidates[:count]
-    target = _months(tag)
-    closest = sorted(candidates, key=lambda t: (abs(_months(t) - target), -_months(t)))[:count]
-    return release_tags(closest)
+    months = {t: tag_key(t)[0] * 12 + tag_key(t)[1] for t in [tag, *candidates]}
+    closest = sorted(candidates, key=lambda t: (abs(months[t] - months[tag]), -months[t]))
+    return release_tags(closest[:count])
 
 
 def tags_page(body: Mapping[str, Any]) -> list[str]:

@@ -28,17 +28,6 @@ def tag_key(tag: str) -> tuple[int, int]:
     return int(match["year"]), int(match["month"])
 
 
-def _suggest_tag(text: str) -> str | None:
-    pattern = r"v?(?:20)?([0-9]{2})[.\-_/]([0-9]{1,2})(?:-?py3?)?"
-    match = re.fullmatch(pattern, text.strip(), re.IGNORECASE)
-    if match is None:
-        return None
-    month = int(match[2])
-    if not 1 <= month <= 12:
-        return None
-    return f"{match[1]}.{month:02d}-py3"
-
-
 def parse_tag_argument(text: str) -> str:
     """A user's TAG (`YY.MM-py3` or the full reference) as a bare tag; refuses anything else."""
     tag = text.strip()
@@ -51,17 +40,15 @@ def parse_tag_argument(text: str) -> str:
         )
     if is_tag(tag):
         return tag
-    suggestion = _suggest_tag(tag)
     month = re.fullmatch(r"[0-9]{2}\.([0-9]{2})-py3", tag)
-    if month is not None:
-        problem = f"month {month[1]} is not 01-12"
+    problem = f"month {month[1]} is not 01-12" if month else "expected YY.MM-py3, e.g. 26.04-py3"
+    close = re.fullmatch(r"v?(?:20)?([0-9]{2})[.\-_/]([0-9]{1,2})(?:-?py3?)?", tag, re.IGNORECASE)
+    if close and 1 <= int(close[2]) <= 12:
+        hint = f"did you mean `{close[1]}.{int(close[2]):02d}-py3`?"
     else:
-        problem = "expected YY.MM-py3, e.g. 26.04-py3"
-    hint = f"did you mean `{suggestion}`?" if suggestion else "NGC PyTorch tags look like 26.04-py3"
+        hint = "NGC PyTorch tags look like 26.04-py3"
     raise InputRefused(f"invalid tag `{text}`: {problem}", hint=hint)
 
-
-# --- any NVIDIA base image --------------------------------------------------------------
 
 # The registries whose NVIDIA images uvdock orders: NGC (every nvcr.io/nvidia/<name>) and
 # Docker Hub's nvidia/cuda. Docker Hub is named with or without its host.
@@ -100,10 +87,7 @@ class ImageTag(NamedTuple):
 
 
 def _hub(repository: str) -> str:
-    for host in ("docker.io/", "index.docker.io/"):
-        if repository.startswith(host):
-            return repository[len(host) :]
-    return repository
+    return re.sub(r"^(?:index\.)?docker\.io/", "", repository)
 
 
 def parse_image(reference: str) -> tuple[ImageTag | None, str]:

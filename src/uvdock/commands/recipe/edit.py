@@ -1,7 +1,4 @@
-"""The body `recipe mark-broken` and `recipe unmark` share: plan, then show or write, then report.
-
-Each command only says how to plan its edit of the recipes that run the case.
-"""
+"""The body `recipe mark-broken` and `recipe unmark` share: plan, then show or write, report."""
 
 from __future__ import annotations
 
@@ -16,27 +13,32 @@ if TYPE_CHECKING:
 
 def edit_recipes(
     ctx: Context,
+    command: str,
     case: str,
-    make_plan: Callable[[list[Recipe]], Plan],
+    make_plan: Callable[[list[Recipe], bool], Plan],
     *,
-    nothing_to_do_exit: int = 0,
+    lts: bool,
+    argv: list[str],
+    nothing_exit: int = 0,
 ) -> int:
-    """Plan over the recipes that run `case` (unknown cases are refused), then apply or diff.
-
-    Returns `nothing_to_do_exit` when the plan changes nothing (unmark: nothing to undo).
-    """
+    """Plan over the recipes that run `case` (an unknown case is refused; `lts`: the opt-in),
+    then apply or show the diff; `nothing_exit` when the plan changes nothing."""
+    from uvdock.commands import optin
     from uvdock.files import edit
     from uvdock.recipes.parse import require_case
 
-    plan = make_plan(require_case(ctx.repo, ctx.config.recipes_dir, case))
+    found = require_case(ctx.repo, ctx.config.recipes_dir, case)
+    plan = make_plan(found, lts)
+    # Nothing outside LTS to change: if LTS rows are what is left, say how to opt in.
+    if not plan.changes and not lts and make_plan(found, True).changes:
+        optin.require_lts(False, f"{command} on LTS rows", argv)
     if ctx.dry_run:
         ctx.out.diff(edit.plan_diff(plan.changed_edits))
     else:
         edit.apply(plan.changed_edits)
-    code = 0 if plan.changes else nothing_to_do_exit
     if ctx.options.json:
         ctx.out.json(plan.as_json(case))
-        return code
-    for line in plan.report(ctx.dry_run):
-        ctx.out.info(line)
-    return code
+    else:
+        for line in plan.report(ctx.dry_run):
+            ctx.out.info(line)
+    return 0 if plan.changes else nothing_exit

@@ -10,83 +10,61 @@ from uvdock.commands import base
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.recipes.parse import Recipe
-    from uvdock.recipes.plan import Plan
+
+# The filters: option, metavar, help (each repeatable).
+_FILTERS = (
+    ("--environment", "E", "only rows of this environment"),
+    (
+        "--scope",
+        "S",
+        "break only this scope (repeatable); default: every scope of the matched rows",
+    ),
+    ("--platform", "P", "only this platform (splits rows)"),
+)
 
 
 class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("case", metavar="CASE", help="test case name")
-        parser.add_argument(
-            "--issue",
-            required=True,
-            metavar="N",
-            help="tracking issue: 4321, '#4321' or its GitHub/GitLab issue URL",
-        )
+        issue_help = "tracking issue: 4321, '#4321' or its GitHub/GitLab issue URL"
+        parser.add_argument("--issue", required=True, metavar="N", help=issue_help)
         parser.add_argument(
             "--reason", required=True, metavar="TEXT", help="why it is broken (one line)"
         )
-        parser.add_argument(
-            "--environment",
-            action="append",
-            default=[],
-            metavar="E",
-            help="only rows of this environment",
-        )
-        parser.add_argument(
-            "--scope",
-            action="append",
-            default=[],
-            metavar="S",
-            help="break only this scope (repeatable); default: every scope of the matched rows",
-        )
-        parser.add_argument(
-            "--platform",
-            action="append",
-            default=[],
-            metavar="P",
-            help="only this platform (splits rows)",
-        )
+        for flag, metavar, text in _FILTERS:
+            parser.add_argument(flag, action="append", default=[], metavar=metavar, help=text)
         optin.add_lts_flag(parser, "also mark rows of the lts environment (the explicit opt-in)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.recipe.edit import edit_recipes
         from uvdock.recipes import mark
+        from uvdock.recipes.plan import LTS_ENVIRONMENT
 
         issue = mark.parse_issue(args.issue)
         mark.validate(issue, args.reason)
         request = mark.MarkRequest(
-            case=args.case,
-            issue=issue,
-            reason=args.reason.strip(),
-            environments=tuple(args.environment),
-            platforms=tuple(args.platform),
-            scopes=tuple(args.scope),
-            suffix=ctx.config.broken_suffix,
-            lts=args.lts,
+            args.case,
+            issue,
+            args.reason.strip(),
+            tuple(args.environment),
+            tuple(args.platform),
+            ctx.config.broken_suffix,
+            tuple(args.scope),
+            args.lts,
         )
-        argv = self._argv(ctx, args)
-        if mark.LTS_ENVIRONMENT in request.environments:
+        words = ["recipe", "mark-broken", args.case, "--issue", args.issue, "--reason", args.reason]
+        for flag, _, _ in _FILTERS:
+            for value in getattr(args, flag[2:]):
+                words += [flag, value]
+        argv = optin.command_line(ctx, *words)
+        if LTS_ENVIRONMENT in request.environments:
             optin.require_lts(args.lts, "recipe mark-broken --environment lts", argv)
 
-        def make_plan(found: list[Recipe]) -> Plan:
-            plan = mark.plan_mark(found, request)
-            # Nothing outside LTS to mark: if LTS rows are what is left, say how to opt in.
-            lts_left = not plan.changes and not args.lts
-            if lts_left and mark.plan_mark(found, request._replace(lts=True)).changes:
-                optin.require_lts(False, "recipe mark-broken on LTS rows", argv)
-            return plan
-
-        return edit_recipes(ctx, args.case, make_plan)
-
-    @staticmethod
-    def _argv(ctx: Context, args: argparse.Namespace) -> list[str]:
-        words = ["recipe", "mark-broken", args.case, "--issue", args.issue, "--reason", args.reason]
-        for flag, values in (
-            ("--environment", args.environment),
-            ("--scope", args.scope),
-            ("--platform", args.platform),
-        ):
-            for value in values:
-                words += [flag, value]
-        return optin.command_line(ctx, *words)
+        return edit_recipes(
+            ctx,
+            "recipe mark-broken",
+            args.case,
+            lambda found, lts: mark.plan_mark(found, request._replace(lts=lts)),
+            lts=args.lts,
+            argv=argv,
+        )

@@ -14,19 +14,29 @@ if TYPE_CHECKING:
 
 class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "case",
-            metavar="CASE",
-            nargs="?",
-            help="test case name, e.g. ckpt_converter; without it, list every case",
-        )
+        text = "test case name, e.g. ckpt_converter; without it, list every case"
+        parser.add_argument("case", metavar="CASE", nargs="?", help=text)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.recipes import marks
         from uvdock.recipes import parse as recipes
 
         if args.case is None:
-            return self._list(ctx)
+            summaries = marks.case_summaries(recipes.load(ctx.repo, ctx.config.recipes_dir))
+            if ctx.options.json:
+                ctx.out.json({"cases": [summary._asdict() for summary in summaries]})
+                return 0
+            table = [
+                (
+                    s.case,
+                    ", ".join(s.files),
+                    "; ".join(f"{e}: {', '.join(v)}" for e, v in s.scopes.items()),
+                )
+                for s in summaries
+            ]
+            title = f"{len(summaries)} test cases in {ctx.config.recipes_dir}"
+            ctx.out.table(["case", "file", "scopes per environment"], table, title=title)
+            return 0
         found = recipes.require_case(ctx.repo, ctx.config.recipes_dir, args.case)
         places = marks.placements(found, args.case)
         if ctx.options.json:
@@ -42,31 +52,6 @@ class Command(base.Command):
             )
             for p in places
         ]
-        ctx.out.table(
-            ["where", "environment", "scope", "platforms", "issue"], rows, title=args.case
-        )
-        return 0
-
-    @staticmethod
-    def _list(ctx: Context) -> int:
-        from uvdock.recipes import parse as recipes
-        from uvdock.recipes.summary import case_summaries
-
-        summaries = case_summaries(recipes.load(ctx.repo, ctx.config.recipes_dir))
-        if ctx.options.json:
-            ctx.out.json({"cases": [summary.as_json() for summary in summaries]})
-            return 0
-        rows = [
-            (
-                summary.case,
-                ", ".join(summary.files),
-                "; ".join(f"{env}: {', '.join(scopes)}" for env, scopes in summary.scopes.items()),
-            )
-            for summary in summaries
-        ]
-        ctx.out.table(
-            ["case", "file", "scopes per environment"],
-            rows,
-            title=f"{len(summaries)} test cases in {ctx.config.recipes_dir}",
-        )
+        columns = ["where", "environment", "scope", "platforms", "issue"]
+        ctx.out.table(columns, rows, title=args.case)
         return 0

@@ -12,8 +12,6 @@ from uvdock.commands import base
 
 if TYPE_CHECKING:
     from uvdock.context import Context
-    from uvdock.recipes.parse import Recipe
-    from uvdock.recipes.plan import Plan
 
 
 class Command(base.Command):
@@ -23,16 +21,15 @@ class Command(base.Command):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.recipe.edit import edit_recipes
-        from uvdock.recipes import unmark
+        from uvdock.recipes import mark
 
         suffix = ctx.config.broken_suffix
-
-        def make_plan(found: list[Recipe]) -> Plan:
-            plan = unmark.plan_unmark(found, args.case, suffix, lts=args.lts)
-            lts_left = not plan.changes and not args.lts
-            if lts_left and unmark.plan_unmark(found, args.case, suffix, lts=True).changes:
-                argv = optin.command_line(ctx, "recipe", "unmark", args.case)
-                optin.require_lts(False, "recipe unmark on LTS rows", argv)
-            return plan
-
-        return edit_recipes(ctx, args.case, make_plan, nothing_to_do_exit=1)
+        return edit_recipes(
+            ctx,
+            "recipe unmark",
+            args.case,
+            lambda found, lts: mark.plan_unmark(found, args.case, suffix, lts=lts),
+            lts=args.lts,
+            argv=optin.command_line(ctx, "recipe", "unmark", args.case),
+            nothing_exit=1,
+        )
