@@ -23,7 +23,7 @@ def edit_recipes(
 ) -> int:
     """Plan over the recipes that run `case` (an unknown case is refused; `lts`: the opt-in),
     then apply or show the diff; `nothing_exit` when the plan changes nothing."""
-    from uvdock.commands import optin
+    from uvdock.cli import optin
     from uvdock.files import edit
     from uvdock.recipes.parse import require_case
 
