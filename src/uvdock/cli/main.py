@@ -11,7 +11,7 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:
     import argparse
@@ -165,7 +165,9 @@ def parse(words: list[str]) -> Invocation:
     spec = COMMANDS[key]
     command: BaseCommand = importlib.import_module(f"uvdock.commands.{spec.module}").Command()
     try:
-        args = command.parse(rest, lambda: _command_parser(key, spec))
+        args = _defaults(command) if not rest else None
+        if args is None:
+            args = command.parse(rest, lambda: _command_parser(key, spec))
     except UvdockError as exc:
         exc.command = " ".join(part for part in key if part)  # for the --json error document
         raise
@@ -289,6 +291,53 @@ def _given(argv: Sequence[str] | None, session: Session) -> GlobalOptions:
     from uvdock.cli.parse import global_options
 
     return global_options(sys.argv[1:] if argv is None else argv)
+
+
+class _Unusual(Exception):
+    pass
+
+
+_IMPLIED = {"store": None, "append": None, "count": None, "store_true": False}
+
+
+class _Defaults:
+    """Stands in for a command's parser when it is given no words: its options' defaults,
+    read without argparse, whose import and set-up cost more than `image check` may spend.
+    Anything argparse would have to judge (a positional, a required option, a type) is
+    left to argparse."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def add_argument(self, *flags: str, **how: Any) -> None:
+        action = how.get("action", "store")
+        if not flags[0].startswith("-") or how.get("required") or "type" in how:
+            raise _Unusual
+        if action not in _IMPLIED:
+            raise _Unusual
+        dest = how.get("dest") or next((f for f in flags if f.startswith("--")), flags[0]).lstrip(
+            "-"
+        ).replace("-", "_")
+        default = how.get("default", _IMPLIED[action])
+        if default != "==SUPPRESS==":
+            self.values[dest] = default
+
+    def add_mutually_exclusive_group(self, required: bool = False) -> _Defaults:
+        if required:
+            raise _Unusual
+        return self
+
+    def parse_args(self, words: list[str]) -> argparse.Namespace:
+        from types import SimpleNamespace
+
+        return cast("argparse.Namespace", SimpleNamespace(**self.values))
+
+
+def _defaults(command: BaseCommand) -> argparse.Namespace | None:
+    try:
+        return command.parse([], lambda: cast("argparse.ArgumentParser", _Defaults()))
+    except _Unusual:
+        return None
 
 
 def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.ArgumentParser:
