@@ -268,23 +268,20 @@ def scan_global_options(words: Sequence[str]) -> tuple[dict[str, Any], list[str]
     index = 0
     while index < len(words):
         word = words[index]
-        if word == "--" or word == "-" or not word.startswith("-"):
+        if word in ("--", "-") or not word.startswith("-"):
             return found, list(words[index:])
-        if word in _FLAGS:
-            found[_FLAGS[word]] = True
-            index += 1
-            continue
         name, has_value, value = word.partition("=")
         option = _VALUES.get(name)
-        if option is None:
+        if word in _FLAGS:
+            found[_FLAGS[word]] = True
+        elif option is None or (not has_value and index + 1 == len(words)):
             return None
-        if not has_value:
-            if index + 1 >= len(words):
+        else:
+            if not has_value:
+                index += 1
+                value = words[index]
+            if option.choices and value not in option.choices:
                 return None
-            value = words[index + 1]
-            index += 1
-        if option.choices and value not in option.choices:
-            return None
-        found[option.dest] = value
+            found[option.dest] = value
         index += 1
     return found, []
