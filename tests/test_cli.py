@@ -157,3 +157,30 @@ def test_run_takes_global_options_after_the_command(
     assert " i:1 " in result.out and result.out.rstrip().endswith(" ls --json")
     help_result = run_cli("run", "--help")
     assert help_result.code == 0 and "uvdock run" in help_result.out
+
+
+@pytest.mark.parametrize("key", list(cli_spec.COMMANDS))
+def test_defaults_read_without_argparse_are_argparses(key: tuple[str, str]) -> None:
+    """A command given no words gets, without argparse, exactly what argparse would give it,
+    or is left to argparse."""
+    import importlib
+
+    from uvdock.cli.parse import command_parser
+
+    spec = cli_spec.COMMANDS[key]
+    command = importlib.import_module(f"uvdock.commands.{spec.module}").Command()
+    fast = cli._defaults(command)
+    if fast is not None:
+        assert vars(fast) == vars(command.parse([], lambda: command_parser(key, spec)))
+
+
+def test_image_check_loads_no_argparse(megatron_repo: Path) -> None:
+    # argparse and what it loads (gettext, locale, shutil) cost more than image check may
+    # spend on start-up (bench/startup.py).
+    code = (
+        "import sys; from uvdock.cli.main import main; code = main(sys.argv[1:]); "
+        "assert 'argparse' not in sys.modules; sys.exit(code)"
+    )
+    argv = [sys.executable, "-c", code, "--repo", str(megatron_repo), "image", "check"]
+    result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr

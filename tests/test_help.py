@@ -12,7 +12,7 @@ from conftest import RunCli
 
 from uvdock.cli import main as cli
 from uvdock.cli import spec as cli_spec
-from uvdock.cli.parse import UsageError
+from uvdock.errors import UsageError
 
 
 def _uvdock_words(example: str) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from uvdock.cli.spec import GlobalOptions
 from uvdock.config import settings as config_module
+from uvdock.errors import InputRefused
 from uvdock.ui.output import Output
 
 # The base a fork's branches are compared with and relocked on by default.
@@ -29,8 +30,7 @@ class Context:
         self.env = dict(os.environ) if env is None else env
         self.cwd = Path.cwd() if cwd is None else cwd
 
-    def with_options(self, **changes: Any) -> Context:
-        """The same context with some global options changed (repo and config re-read)."""
+    def with_options(self, **changes: Any) -> Context:  # repo and config read anew
         return Context(self.options._replace(**changes), self.out, self.env, self.cwd)
 
     @cached_property
@@ -43,8 +43,6 @@ class Context:
         if self.options.repo:
             path = Path(self.options.repo)
             if not path.is_dir():
-                from uvdock.errors import InputRefused
-
                 raise InputRefused(f"--repo {path}: no such directory")
             path = path.resolve()
             git.toplevel(path)
@@ -65,7 +63,6 @@ class Context:
 
     @property
     def project_path(self) -> str:
-        """The project's path from the repository root: "" for the root itself."""
         rel = self.project.relative_to(self.repo).as_posix()
         return "" if rel == "." else rel
 
@@ -80,13 +77,8 @@ class Context:
         from uvdock.config.derived import derive
 
         layers = derive(self.repo, config_module.load_layers(self.repo, self.env))
-        overrides: dict[str, str] = {}
-        if self.options.engine:
-            overrides["engine"] = self.options.engine
-        if self.options.container:
-            overrides["container"] = self.options.container
-        if self.options.image:
-            overrides["image"] = self.options.image
+        given = {name: getattr(self.options, name) for name in ("engine", "container", "image")}
+        overrides = {name: value for name, value in given.items() if value}
         if not overrides:
             return layers
         origins = {**layers.origins, **{name: f"--{name}" for name in overrides}}
@@ -106,8 +98,6 @@ class Context:
             )
             keys = self.widening(keys)
             if keys:
-                from uvdock.errors import InputRefused
-
                 message, hint = config_trust.refusal(keys, layers.source, real, self.env)
                 raise InputRefused(message, hint=hint)
         return layers.config
@@ -122,13 +112,12 @@ class Context:
         return self.config.base_ref
 
     @cached_property
-    def is_fork(self) -> bool:
+    def is_fork(self) -> bool:  # a clone with an `upstream` remote
         from uvdock.run import git
 
         return git.remote_url(self.repo, "upstream") is not None
 
     def base_ref_said(self) -> str:
-        """Where base-ref came from, for the one line that says it."""
         if "base_ref" not in self.layers.origins and self.is_fork:
             return (
                 f"base-ref {FORK_BASE_REF}, the default in a fork (this clone has an "

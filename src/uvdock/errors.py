@@ -1,8 +1,4 @@
-"""The few exception types that reach the root handler, each mapped to one exit code.
-
-0 done; 1 a check found a problem or a wrapped command failed; 2 input refused, nothing
-changed; 3 the environment is not usable; 4 internal error; 130 interrupted.
-"""
+"""The few exception types that reach the root handler, each with its exit code (design.md)."""
 
 from __future__ import annotations
 
@@ -34,6 +30,14 @@ class InputRefused(UvdockError):
     exit_code = 2
 
 
+class UsageError(InputRefused):
+    """A command line refused: printed as its usage line and one `error:` line."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
 class EnvironmentUnusable(UvdockError):
     """Not a git repository, no engine, no image or container, no uv in it (exit 3)."""
 
@@ -61,8 +65,10 @@ class CommandFailed(UvdockError):
         message: str | None = None,
         hint: str | None = None,
     ) -> None:
-        self.argv = list(argv)
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
+        self.argv, self.returncode, self.stdout, self.stderr = (
+            list(argv),
+            returncode,
+            stdout,
+            stderr,
+        )
         super().__init__(message or f"{self.argv[0]} exited with status {returncode}", hint=hint)

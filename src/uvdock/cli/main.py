@@ -1,9 +1,6 @@
 """main(): dispatch from the command table (cli/spec.py) and the one handler that maps
-errors to exit codes.
-
-Only the module of the command being run is imported, which keeps start-up within budget
-(bench/startup.py).
-"""
+errors to exit codes. Only the module of the command being run is imported, and argparse
+only when a command line needs it: start-up is budgeted (bench/startup.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +8,10 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:
     import argparse
-    from pathlib import Path
 
     from uvdock.cli.spec import GlobalOptions
     from uvdock.commands.base import Command as BaseCommand
@@ -23,14 +19,10 @@ if TYPE_CHECKING:
     from uvdock.ui.output import Output
 
 from uvdock import __version__
-from uvdock.cli.spec import COMMANDS, CommandSpec, command_groups, scan_global_options
-from uvdock.errors import CommandFailed, UvdockError
+from uvdock.cli.spec import COMMANDS, command_groups, scan_global_options
+from uvdock.errors import CommandFailed, UsageError, UvdockError
 
-
-def _usage_error(message: str, usage: str) -> Exception:
-    from uvdock.cli.parse import UsageError
-
-    return UsageError(message, usage)
+TOP_USAGE = "usage: uvdock [global options] COMMAND ..."
 
 
 def _split_command(
@@ -39,101 +31,56 @@ def _split_command(
     """The command's key and its words. Global options between a group and its subcommand
     (`uvdock image --json check`) are moved into `given`."""
     groups = command_groups()
-    if command is None:
-        from uvdock.cli.parse import top_parser
-
-        top_parser().print_help()
-        raise SystemExit(2)
-    if command not in groups:
-        import difflib
-
-        close = difflib.get_close_matches(command, [*groups, "help"], n=1)
-        # `uvdock bump`: the word is a subcommand of a group (`image bump`).
-        owners = [f"{group} {command}" for group, names in groups.items() if command in names]
-        if owners:
-            close = [" or ".join(f"`uvdock {owner}`" for owner in owners)]
-        hint = f"; did you mean {close[0]}?" if close else "; see `uvdock --help`"
-        raise _usage_error(
-            f"unknown command `{command}`{hint}", "usage: uvdock [global options] COMMAND ..."
-        )
-    names = groups[command]
-    front = scan_global_options(rest) if rest[:1] != ["--"] else None
-    if front is not None and front[1][:1] and front[1][0] in names and front[1][0]:
+    names = groups.get(command or "")
+    front = scan_global_options(rest) if names and rest[:1] != ["--"] else None
+    if names and front is not None and front[1][:1] and front[1][0] in names and front[1][0]:
         given.update(front[0])
-        return (command, front[1][0]), front[1][1:]
-    if "" in names:
-        return (command, ""), rest
+        return (command or "", front[1][0]), front[1][1:]
+    if names and "" in names:
+        return (command or "", ""), rest
+    from uvdock.cli import parse as cli_parse
+
+    if command is None:
+        cli_parse.top_parser().print_help()
+        raise SystemExit(2)
+    if not names:
+        # `uvdock bump`: the word is a subcommand of a group (`image bump`).
+        owners = [
+            f"`uvdock {group} {command}`" for group, words in groups.items() if command in words
+        ]
+        close = " or ".join(owners) or cli_parse.closest(command, [*groups, "help"], cutoff=0.6)
+        hint = f"; did you mean {close}?" if close else "; see `uvdock --help`"
+        raise UsageError(f"unknown command `{command}`{hint}", TOP_USAGE)
     if front is None and rest[:1] and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
-        return _group_with_options(command, names, rest, given)
-    if front is not None:
+        # Options the scanner does not read: argparse reads them, or names the problem.
+        import argparse
+
+        parser = cli_parse.command_parser((command, ""), COMMANDS[(command, names[0])])
+        parser.usage = cli_parse.group_usage(command).removeprefix("usage: ")
+        parser.subcommands = tuple(names)
+        parser.add_argument("subcommand")
+        parser.add_argument("rest", nargs=argparse.REMAINDER)
+        parsed = vars(parser.parse_args(rest))
+        rest = [parsed.pop("subcommand"), *parsed.pop("rest")]
+        given.update(parsed)
+    elif front is not None:
         given.update(front[0])
         rest = front[1]
-    return (command, _subcommand(command, names, rest)), rest[1:]
-
-
-def _group_with_options(
-    group: str, names: list[str], rest: list[str], given: dict[str, Any]
-) -> tuple[tuple[str, str], list[str]]:
-    """Options the scanner does not read before a subcommand: argparse reads them, or names
-    the problem (with a suggestion)."""
-    import argparse
-
-    from uvdock.cli import parse as cli_parse
-
-    parser = cli_parse.command_parser((group, ""), COMMANDS[(group, names[0])])
-    parser.prog, parser.usage = f"uvdock {group}", cli_parse.group_usage(group)[len("usage: ") :]
-    parser.subcommands = tuple(names)
-    parser.add_argument("subcommand")
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
-    parsed = vars(parser.parse_args(rest))
-    words = [parsed.pop("subcommand"), *parsed.pop("rest")]
-    given.update(parsed)
-    return (group, _subcommand(group, names, words)), words[1:]
-
-
-def _subcommand(group: str, names: list[str], rest: list[str]) -> str:
-    from uvdock.cli import parse as cli_parse
-
     wanted = rest[0] if rest else ""
-    if wanted in names:
-        return wanted
-    if wanted in ("-h", "--help"):
-        sys.stdout.write(cli_parse.group_help(group))
-        raise SystemExit(0)
-    if not wanted:
-        sys.stderr.write(cli_parse.group_help(group))
-        raise SystemExit(2)
-    similar = cli_parse.closest(wanted, names)
-    hint = f"did you mean {similar}?" if similar else f"choose from {', '.join(names)}"
-    raise cli_parse.UsageError(
-        f"unknown command `{group} {wanted}`; {hint}", cli_parse.group_usage(group)
-    )
+    if wanted in ("-h", "--help") or not wanted:
+        (sys.stdout if wanted else sys.stderr).write(cli_parse.group_help(command))
+        raise SystemExit(0 if wanted else 2)
+    if wanted not in names:
+        similar = cli_parse.closest(wanted, names)
+        hint = f"did you mean {similar}?" if similar else f"choose from {', '.join(names)}"
+        message = f"unknown command `{command} {wanted}`; {hint}"
+        raise UsageError(message, cli_parse.group_usage(command))
+    return (command, wanted), rest[1:]
 
 
 def _help_words(words: list[str]) -> list[str]:
     """`uvdock help CMD [SUB]` is `uvdock CMD [SUB] --help`."""
     return [*words[1:3], "--help"] if len(words) > 1 else ["--help"]
-
-
-def _crash_log(exc: BaseException) -> Path:
-    import os
-    import shlex
-    import tempfile
-    import traceback
-
-    from uvdock.ui.redact import Redactor
-
-    # Secrets given on the command line (`-H 'Authorization: ...'`, `--password X`) or carried
-    # by the exception's message stay out of a file that users attach to bug reports.
-    redactor = Redactor()
-    command = shlex.join(redactor.argv(sys.argv))
-    trace = "".join(traceback.format_exception(exc))
-    fd, path = tempfile.mkstemp(prefix="uvdock-crash-", suffix=".log")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(f"uvdock {__version__} {command}\n{redactor.text(trace)}")
-    from pathlib import Path
-
-    return Path(path)
 
 
 class Invocation(NamedTuple):
@@ -153,40 +100,87 @@ def parse(words: list[str]) -> Invocation:
     if scanned is None or not scanned[1]:
         from uvdock.cli.parse import top_parser
 
-        top_args = top_parser().parse_args(words)
-        given = {k: v for k, v in vars(top_args).items() if k not in ("command", "rest")}
-        if top_args.command == "help":
-            return parse(_help_words([top_args.command, *top_args.rest]))
-        key, rest = _split_command(top_args.command, top_args.rest, given)
+        top_args = vars(top_parser().parse_args(words))
+        command, rest = top_args.pop("command"), top_args.pop("rest")
+        if command == "help":
+            return parse(_help_words([command, *rest]))
+        key, rest = _split_command(command, rest, top_args)
+        given = top_args
     else:
         given, remaining = scanned
         key, rest = _split_command(remaining[0], remaining[1:], given)
 
-    spec = COMMANDS[key]
-    command: BaseCommand = importlib.import_module(f"uvdock.commands.{spec.module}").Command()
+    name = " ".join(part for part in key if part)
+    command_ = cast(
+        "BaseCommand", importlib.import_module(f"uvdock.commands.{COMMANDS[key].module}").Command()
+    )
     try:
-        args = command.parse(rest, lambda: _command_parser(key, spec))
+        args = _defaults(command_) if not rest else None
+        if args is None:
+            from uvdock.cli.parse import command_parser
+
+            args = command_.parse(rest, lambda: command_parser(key, COMMANDS[key]))
+        from uvdock.cli.spec import GlobalOptions
+
+        after = {k: getattr(args, k) for k in GlobalOptions._fields if hasattr(args, k)}
+        options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
+        if options.quiet and options.verbose:
+            raise UsageError(
+                "-q/--quiet and -v/--verbose cannot be used together",
+                f"usage: uvdock [global options] {name} ...",
+            )
     except UvdockError as exc:
-        exc.command = " ".join(part for part in key if part)  # for the --json error document
+        exc.command = name  # for the --json error document
         raise
+    return Invocation(key, command_, args, options)
 
-    from uvdock.cli.spec import GlobalOptions
 
-    after = {name: getattr(args, name) for name in GlobalOptions._fields if hasattr(args, name)}
-    options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
-    if options.quiet and options.verbose:
-        refused = _usage_error(
-            "-q/--quiet and -v/--verbose cannot be used together",
-            f"usage: uvdock [global options] {' '.join(p for p in key if p)} ...",
-        )
-        refused.command = " ".join(part for part in key if part)  # type: ignore[attr-defined]
-        raise refused
-    return Invocation(key, command, args, options)
+class _Unusual(Exception):
+    pass
+
+
+_IMPLIED = {"store": None, "append": None, "count": None, "store_true": False}
+
+
+class _Defaults:
+    """Stands in for a command's parser when it is given no words: its options' defaults,
+    read without argparse, whose import and set-up cost more than `image check` may spend.
+    Anything argparse would have to judge (a positional, a required option, a type) is
+    left to argparse."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def add_argument(self, *flags: str, **how: Any) -> None:
+        action = how.get("action", "store")
+        if action not in _IMPLIED or {"required", "type"} & how.keys() or flags[0][0] != "-":
+            raise _Unusual
+        long = next((f for f in flags if f.startswith("--")), flags[0])
+        dest = how.get("dest") or long.lstrip("-").replace("-", "_")
+        if how.get("default", _IMPLIED[action]) != "==SUPPRESS==":
+            self.values[dest] = how.get("default", _IMPLIED[action])
+
+    def add_mutually_exclusive_group(self, required: bool = False) -> _Defaults:
+        if required:
+            raise _Unusual
+        return self
+
+    def parse_args(self, words: list[str]) -> argparse.Namespace:
+        from types import SimpleNamespace
+
+        return cast("argparse.Namespace", SimpleNamespace(**self.values))
+
+
+def _defaults(command: BaseCommand) -> argparse.Namespace | None:
+    try:
+        return command.parse([], lambda: cast("argparse.ArgumentParser", _Defaults()))
+    except _Unusual:
+        return None
 
 
 class Session:
-    """What the root handler needs to know about the invocation in flight: its Output (the
-    --json document is written there, once) and its name and context."""
+    """The invocation in flight, for the root handler: its Output (the --json document is
+    written there, once), its name and context."""
 
     out: Output | None = None
     name: str = ""
@@ -200,48 +194,34 @@ def run(argv: Sequence[str] | None = None, session: Session | None = None) -> in
     if scanned is not None and scanned[0].get("version"):
         print(f"uvdock {__version__}")
         return 0
-    invocation = parse(words)
+    key, command, args, options = parse(words)
 
     from uvdock.context import Context
     from uvdock.ui.output import Output
 
-    options = invocation.options
+    # A document on stdout (`--format markdown|github|gitlab`, `--pr-body`): info goes to stderr.
+    document = getattr(args, "format", "text") != "text" or bool(getattr(args, "pr_body", False))
     out = Output(
         json_mode=options.json,
         quiet=options.quiet,
         verbose=options.verbose,
         color=options.color or "auto",
-        document_on_stdout=_document_on_stdout(invocation.args),
+        document_on_stdout=document,
     )
-    ctx = Context(options=options, out=out)
-    key, command, args = invocation.key, invocation.command, invocation.args
-    session.out, session.ctx = out, ctx
+    session.out = out
+    session.ctx = ctx = Context(options=options, out=out)
     session.name = " ".join(part for part in key if part)
-    with _json_stdout(options.json, out):
+    with contextlib.ExitStack() as stack:
+        if options.json:  # stdout is kept for the document (see output.stdout_kept_for_json)
+            from uvdock.ui.output import stdout_kept_for_json
+
+            stack.enter_context(stdout_kept_for_json(out.stdout))
         if COMMANDS[key].writes and not options.dry_run:
             from uvdock.commands.base import writing
 
-            with writing(ctx, " ".join(("uvdock", *key)).strip()):
-                code = int(command.run(ctx, args))
-        else:
-            code = int(command.run(ctx, args))
-    if options.json:
-        return _json_document(session, code)
-    return code
-
-
-def _document_on_stdout(args: argparse.Namespace) -> bool:
-    """A command asked for a document on stdout: `--format markdown|github|gitlab`, `--pr-body`."""
-    return getattr(args, "format", "text") != "text" or bool(getattr(args, "pr_body", False))
-
-
-def _json_stdout(json_mode: bool, out: Output) -> contextlib.AbstractContextManager[None]:
-    """Under --json, stdout is kept for the document (see output.stdout_kept_for_json)."""
-    if not json_mode:
-        return contextlib.nullcontext()
-    from uvdock.ui.output import stdout_kept_for_json
-
-    return stdout_kept_for_json(out.stdout)
+            stack.enter_context(writing(ctx, f"uvdock {session.name}"))
+        code = int(command.run(ctx, args))
+    return _json_document(session, code) if options.json else code
 
 
 def _json_document(session: Session, code: int, error: UvdockError | None = None) -> int:
@@ -251,10 +231,6 @@ def _json_document(session: Session, code: int, error: UvdockError | None = None
 
     out = session.out if session.out is not None and session.out.json_mode else Output()
     ctx = session.ctx
-    root = ctx.__dict__.get("repo") if ctx is not None else None
-    detail = None
-    if error is not None:
-        detail = {"message": error.message, "hint": error.hint}
     try:
         if out.stdout is None:  # fd 1 was closed when uvdock started
             raise OSError("stdout is closed")
@@ -262,8 +238,8 @@ def _json_document(session: Session, code: int, error: UvdockError | None = None
             session.name or (error.command if error is not None else ""),
             code,
             dry_run=bool(ctx is not None and ctx.dry_run),
-            root=root,
-            error=detail,
+            root=ctx.__dict__.get("repo") if ctx is not None else None,
+            error=None if error is None else {"message": error.message, "hint": error.hint},
         )
     except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
         _stdout_to_devnull()  # what is still buffered must not fail again at exit
@@ -291,64 +267,64 @@ def _given(argv: Sequence[str] | None, session: Session) -> GlobalOptions:
     return global_options(sys.argv[1:] if argv is None else argv)
 
 
-def _command_parser(key: tuple[str, str], spec: CommandSpec) -> argparse.ArgumentParser:
-    from uvdock.cli.parse import command_parser
-
-    return command_parser(key, spec)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     session = Session()
     try:
         return run(argv, session)
     except UvdockError as exc:
-        return _refused(argv, session, exc)
+        return _failed(argv, session, exc.exit_code, exc)
     except SystemExit as exc:
         # --help (0) prints help; a bare `uvdock` or group (2) prints it to stderr as usage.
         code = exc.code if isinstance(exc.code, int) else 2
         if code != 0 and _given(argv, session).json:
-            refused = UvdockError("no command given; see `uvdock --help`")
-            _json_document(session, code, refused)
+            _json_document(session, code, UvdockError("no command given; see `uvdock --help`"))
         raise
     except KeyboardInterrupt:
-        return _failed(argv, session, 130, "interrupted")
+        return _failed(argv, session, 130, UvdockError("interrupted"))
     except BrokenPipeError:
         _stdout_to_devnull()  # no second failure when Python flushes stdout at exit
         return 1
     except OSError as exc:  # disk full, permission denied, read-only: the environment's
         where = f"{exc.filename}: " if exc.filename else ""
-        return _failed(argv, session, 3, f"{where}{exc.strerror or exc}")
+        return _failed(argv, session, 3, UvdockError(f"{where}{exc.strerror or exc}"))
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
-        path = _crash_log(exc)
-        message = f"internal error: {exc.__class__.__name__}: {exc} (traceback in {path})"
-        return _failed(argv, session, 4, message)
+        message = (
+            f"internal error: {exc.__class__.__name__}: {exc} (traceback in {_crash_log(exc)})"
+        )
+        return _failed(argv, session, 4, UvdockError(message))
 
 
-def _refused(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> int:
-    """An error uvdock raised on purpose: usage, message, hint, the failed command's stderr."""
+def _failed(argv: Sequence[str] | None, session: Session, code: int, exc: UvdockError) -> int:
+    """One line (after the usage line of a refused command line, before the hint and the tail
+    of a failed command's stderr), the --json document when asked for, then `code`."""
     from uvdock.ui.output import Output
 
-    out = Output(color=_given(argv, session).color or "auto")
-    usage = getattr(exc, "usage", None)
-    if usage:
-        out.usage(usage)
+    given = _given(argv, session)
+    out = Output(color=given.color or "auto")
+    if isinstance(exc, UsageError):
+        out.usage(exc.usage)
     out.error(exc.message)
     if exc.hint:
         out.hint(exc.hint)
     if isinstance(exc, CommandFailed) and exc.stderr.strip():
-        tail = "\n".join(exc.stderr.strip().splitlines()[-20:])
-        Output(stdout=sys.stderr).info(tail)
-    if _given(argv, session).json:
-        return _json_document(session, exc.exit_code, exc)
-    return exc.exit_code
+        Output(stdout=sys.stderr).info("\n".join(exc.stderr.strip().splitlines()[-20:]))
+    return _json_document(session, code, exc) if given.json else code
 
 
-def _failed(argv: Sequence[str] | None, session: Session, code: int, message: str) -> int:
-    """An interrupt, an OS failure or a bug: one line (and the --json document), then `code`."""
-    from uvdock.ui.output import Output
+def _crash_log(exc: BaseException) -> str:
+    import os
+    import shlex
+    import tempfile
+    import traceback
 
-    given = _given(argv, session)
-    Output(color=given.color or "auto").error(message)
-    if given.json:
-        return _json_document(session, code, UvdockError(message))
-    return code
+    from uvdock.ui.redact import Redactor
+
+    # Secrets given on the command line (`-H 'Authorization: ...'`, `--password X`) or carried
+    # by the exception's message stay out of a file that users attach to bug reports.
+    redactor = Redactor()
+    command = shlex.join(redactor.argv(sys.argv))
+    trace = "".join(traceback.format_exception(exc))
+    fd, path = tempfile.mkstemp(prefix="uvdock-crash-", suffix=".log")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"uvdock {__version__} {command}\n{redactor.text(trace)}")
+    return path

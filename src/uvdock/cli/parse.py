@@ -1,16 +1,14 @@
 """argparse parsers for uvdock: the top level, each group and each command, with their help
 (command options first, the global options once in their own section, examples last) and
-their usage errors (the usage line, one `error:` line, a suggestion for a typo).
-
-Imported only when a parser is needed: the common paths are read by
-`uvdock.cli.spec.scan_global_options`, which costs nothing to import.
-"""
+their usage errors (the usage line, one `error:` line, a suggestion for a typo). Imported only
+when a parser is needed (cli/main.py reads the common command lines without it)."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
 from collections.abc import Sequence
+from typing import Any
 
 from uvdock import __version__
 from uvdock.cli.spec import (
@@ -20,7 +18,7 @@ from uvdock.cli.spec import (
     GlobalOptions,
     command_groups,
 )
-from uvdock.errors import InputRefused
+from uvdock.errors import UsageError
 
 EXIT_CODES = (
     "exit codes: 0 done, 1 check failed or command failed, 2 input refused, "
@@ -28,16 +26,8 @@ EXIT_CODES = (
 )
 
 
-class UsageError(InputRefused):
-    """A command line argparse refused: printed as the usage line and one `error:` line."""
-
-    def __init__(self, message: str, usage: str) -> None:
-        super().__init__(message)
-        self.usage = usage
-
-
-def closest(word: str, candidates: Sequence[str]) -> str | None:
-    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.7)
+def closest(word: str, candidates: Sequence[str], cutoff: float = 0.7) -> str | None:
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
     return found[0] if found else None
 
 
@@ -83,9 +73,6 @@ class Parser(argparse.ArgumentParser):
             text += "\nexamples:\n" + "".join(f"  {example}\n" for example in self.examples)
         return text
 
-    def option_strings(self) -> list[str]:
-        return [flag for action in self._actions for flag in action.option_strings]
-
     def error(self, message: str) -> None:  # type: ignore[override]
         prefix = "unrecognized arguments: "
         if message.startswith(prefix):
@@ -95,7 +82,8 @@ class Parser(argparse.ArgumentParser):
     def _unrecognized(self, words: list[str]) -> str:
         word = words[0]
         if word.startswith("-"):
-            similar = closest(word.partition("=")[0], self.option_strings())
+            flags = [flag for action in self._actions for flag in action.option_strings]
+            similar = closest(word.partition("=")[0], flags)
             if similar:
                 return f"unexpected argument {word}; a similar option exists: {similar}"
             return f"unexpected argument {word}"
@@ -111,25 +99,17 @@ def add_global_options(parser: Parser, *, after_command: bool, strict: bool = Tr
     reset what was given before; `strict=False` takes any value, or none, for an option."""
     group = parser.add_argument_group("global options")
     for option in GLOBAL_OPTIONS:
-        default = argparse.SUPPRESS if after_command else None if option.metavar else False
+        how: dict[str, Any] = {"action": "store_true"}
         if option.metavar:
-            action = group.add_argument(
-                *option.flags,
-                dest=option.dest,
-                metavar=None if option.choices and strict else option.metavar,
-                choices=option.choices if strict else None,
-                nargs=None if strict else "?",
-                default=default,
-                help=option.help,
-            )
-        else:
-            action = group.add_argument(
-                *option.flags,
-                dest=option.dest,
-                action="store_true",
-                default=default,
-                help=option.help,
-            )
+            how = {"choices": option.choices, "nargs": None, "metavar": option.metavar}
+            if strict:
+                how["metavar"] = None if option.choices else option.metavar
+            else:
+                how["choices"], how["nargs"] = None, "?"
+        default = argparse.SUPPRESS if after_command else None if option.metavar else False
+        action = group.add_argument(
+            *option.flags, dest=option.dest, default=default, help=option.help, **how
+        )
         parser.global_actions.append(action)
 
 
@@ -178,11 +158,7 @@ def top_parser() -> Parser:
         usage="uvdock [global options] COMMAND ...",
         description="uv inside the CI container, and honest pins, for Megatron-LM-style repositories.",
         trailer=_command_table(),
-        examples=(
-            "uvdock sync",
-            "uvdock image bump 26.08-py3",
-            "uvdock help image bump",
-        ),
+        examples=("uvdock sync", "uvdock image bump 26.08-py3", "uvdock help image bump"),
         subcommands=list(command_groups()),
     )
     parser.add_argument("--version", action="version", version=f"uvdock {__version__}")
@@ -193,34 +169,30 @@ def top_parser() -> Parser:
 
 
 def group_usage(group: str) -> str:
-    names = [n for n in command_groups()[group] if n]
-    default = "" in command_groups()[group]
-    choices = "{" + ",".join(names) + "}"
-    return (
-        f"usage: uvdock {group} {'[' + choices + ']' if default else choices} ... [global options]"
+    choices = "{" + ",".join(n for n in command_groups()[group] if n) + "}"
+    choices = f"[{choices}]" if "" in command_groups()[group] else choices
+    return f"usage: uvdock {group} {choices} ... [global options]"
+
+
+def _subcommands(group: str, names: Sequence[str]) -> str:
+    return "subcommands:\n" + rows(
+        [(f"{group} {n}".strip(), COMMANDS[group, n].help) for n in names]
     )
 
 
 def group_help(group: str) -> str:
-    pairs = [
-        ((group + " " + n).strip(), COMMANDS[(group, n)].help) for n in command_groups()[group]
-    ]
-    lines = [group_usage(group), "", "subcommands:", rows(pairs)]
-    lines += ["", f"run `uvdock help {group} SUBCOMMAND` for its options and examples"]
-    return "\n".join(lines) + "\n"
+    lines = [group_usage(group), "", _subcommands(group, command_groups()[group]), ""]
+    lines.append(f"run `uvdock help {group} SUBCOMMAND` for its options and examples\n")
+    return "\n".join(lines)
 
 
 def command_parser(key: tuple[str, str], spec: CommandSpec) -> Parser:
     group, name = key
     siblings = [n for n in command_groups()[group] if n] if not name else []
-    trailer = ""
-    if siblings:
-        pairs = [(f"{group} {n}", COMMANDS[(group, n)].help) for n in siblings]
-        trailer = "subcommands:\n" + rows(pairs)
     parser = Parser(
         prog="uvdock " + " ".join(p for p in key if p),
         description=spec.help,
-        trailer=trailer,
+        trailer=_subcommands(group, siblings) if siblings else "",
         examples=spec.examples,
         subcommands=siblings,
     )

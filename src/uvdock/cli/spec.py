@@ -1,29 +1,26 @@
 """The command table and the global options, as data: one entry per command, each global
-option declared once.
-
-A leaf module: it imports nothing of uvdock's, so the hand scanner below, the argparse
-parsers in cli/parse.py, the completion scripts and commands that re-read global options all
-build from this one description without import circles, and `uvdock --help` imports no
-command module.
-"""
+option declared once. A leaf (it imports nothing of uvdock's): the hand scanner below, the
+argparse parsers (cli/parse.py) and the completion scripts all build from it, and
+`uvdock --help` imports no command module."""
 
 from collections.abc import Sequence
 from typing import Annotated, Any, NamedTuple
 
 
 class CommandSpec(NamedTuple):
-    module: str  # under uvdock.commands, imported only when the command runs
     help: str  # the one line of `uvdock --help`
     examples: tuple[str, ...]  # the end of the command's help (a test runs each one)
     # Changes the repository (or the venv uv syncs from it): runs holding the repository
     # lock, one writer at a time (commands.base.writing). --dry-run takes no lock.
     writes: bool = False
+    # Under uvdock.commands, imported only when the command runs; "" is the key's words
+    # (("image", "bump") is image.bump).
+    module: str = ""
 
 
 # (group, name) -> spec. A group's "" entry is what runs when no subcommand is named.
-COMMANDS: dict[tuple[str, str], CommandSpec] = {
+_TABLE: dict[tuple[str, str], CommandSpec] = {
     ("run", ""): CommandSpec(
-        "run",
         "run any command in the CI container",
         (
             "uvdock run -- python -c 'import torch; print(torch.__version__)'",
@@ -32,12 +29,10 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("shell", ""): CommandSpec(
-        "shell",
         "interactive shell in the container (docker/podman or srun + pyxis)",
         ("uvdock shell", "uvdock shell --gpus", "uvdock shell --slurm --nodes 1 --gpus-per-node 8"),
     ),
     ("add", ""): CommandSpec(
-        "add",
         "uv add in the container; prints the lock diff and the commit to make",
         (
             "uvdock add 'nvidia-modelopt>=0.29'",
@@ -47,19 +42,17 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         writes=True,
     ),
     ("remove", ""): CommandSpec(
-        "remove",
         "uv remove in the container",
         ("uvdock remove pygithub --group test", "uvdock --dry-run remove 'nvidia-modelopt'"),
         writes=True,
     ),
     ("lock", ""): CommandSpec(
-        "lock.lock",
         "uv lock in the container (--check, --upgrade, --upgrade-package)",
         ("uvdock lock", "uvdock lock --check", "uvdock lock --upgrade-package transformer-engine"),
         writes=True,
+        module="lock.lock",  # lock/ holds the group
     ),
     ("lock", "resolve"): CommandSpec(
-        "lock.resolve",
         "resolve a uv.lock conflict: take REF's lock, relock, stage",
         (
             "uvdock lock resolve --onto origin/main",
@@ -69,7 +62,6 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         writes=True,
     ),
     ("lock", "diff"): CommandSpec(
-        "lock.diff",
         "packages added / removed / changed between two locks",
         (
             "uvdock lock diff",
@@ -78,26 +70,22 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("sync", ""): CommandSpec(
-        "sync",
         "uv sync --locked in the container (profiles dev, lint, lts)",
         ("uvdock sync", "uvdock sync --profile lint", "uvdock sync --profile lts --lts"),
         writes=True,
     ),
     ("lts", "show"): CommandSpec(
-        "lts.show", "the LTS pin set as a table", ("uvdock lts show", "uvdock --json lts show")
+        "the LTS pin set as a table", ("uvdock lts show", "uvdock --json lts show")
     ),
     ("lts", "check"): CommandSpec(
-        "lts.check",
         "every LTS line is an exact pin, no duplicates",
         ("uvdock lts check", "uvdock --json lts check"),
     ),
     ("lts", "drift"): CommandSpec(
-        "lts.drift",
         "how far the LTS pins lag behind uv.lock",
         ("uvdock lts drift", "uvdock lts drift --base origin/main", "uvdock lts drift --all"),
     ),
     ("lts", "pin"): CommandSpec(
-        "lts.pin",
         "change LTS pins (requires --lts)",
         (
             "uvdock lts pin --lts 'flashinfer-python==0.6.12'",
@@ -106,17 +94,14 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         writes=True,
     ),
     ("image", "show"): CommandSpec(
-        "image.show",
         "every base-image pin in the repository",
         ("uvdock image show", "uvdock --json image show"),
     ),
     ("image", "check"): CommandSpec(
-        "image.check",
         "do the managed base-image pins agree?",
         ("uvdock image check", "uvdock --json image check"),
     ),
     ("image", "bump"): CommandSpec(
-        "image.bump",
         "move the dev (or, with --lts, LTS) pins to a new tag",
         (
             "uvdock image bump 26.08-py3",
@@ -127,12 +112,10 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         writes=True,
     ),
     ("image", "tags"): CommandSpec(
-        "image.tags",
         "the registry's YY.MM-py3 tags, newest first, with each lane's pin",
         ("uvdock image tags", "uvdock image tags --limit 5"),
     ),
     ("image", "build"): CommandSpec(
-        "image.build",
         "build the CI image (--target main)",
         (
             "uvdock image build",
@@ -141,12 +124,10 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("image", "pull"): CommandSpec(
-        "image.pull",
         "pull the CI image from the GitLab registry",
         ("uvdock image pull", "uvdock --dry-run image pull"),
     ),
     ("image", "enroot"): CommandSpec(
-        "image.enroot",
         "import the CI image for enroot / pyxis",
         (
             "uvdock image enroot",
@@ -155,7 +136,6 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("recipe", "show"): CommandSpec(
-        "recipe.show",
         "every place a test case runs",
         (
             "uvdock recipe show",
@@ -164,7 +144,6 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("recipe", "mark-broken"): CommandSpec(
-        "recipe.mark_broken",
         "move a test case's scopes to -broken",
         (
             'uvdock recipe mark-broken ckpt_converter --issue 1234 --reason "hangs on H100"',
@@ -174,13 +153,11 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         writes=True,
     ),
     ("recipe", "unmark"): CommandSpec(
-        "recipe.unmark",
         "undo -broken marks, uvdock's or made by hand",
         ("uvdock recipe unmark gpt_16b_perf", "uvdock --dry-run recipe unmark ckpt_converter"),
         writes=True,
     ),
     ("doctor", ""): CommandSpec(
-        "doctor",
         "check the setup, or read a failure log and name the fix",
         (
             "uvdock doctor",
@@ -190,13 +167,11 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("merge-driver", "install"): CommandSpec(
-        "merge_driver.install",
         "register a git merge driver for uv.lock (and, --pyproject, pyproject.toml)",
         ("uvdock merge-driver install", "uvdock merge-driver install --pyproject"),
         writes=True,
     ),
     ("merge-driver", "pyproject"): CommandSpec(
-        "merge_driver.pyproject",
         "the pyproject.toml merge driver git runs (BASE OURS THEIRS)",
         (
             "uvdock merge-driver pyproject base.toml pyproject.toml theirs.toml",
@@ -204,7 +179,6 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("completion", ""): CommandSpec(
-        "completion",
         "print a shell completion script (bash, zsh or fish)",
         (
             "uvdock completion bash > ~/.local/share/bash-completion/completions/uvdock",
@@ -213,10 +187,13 @@ COMMANDS: dict[tuple[str, str], CommandSpec] = {
         ),
     ),
     ("trust", ""): CommandSpec(
-        "trust",
         "let this repository's uvdock configuration choose where code runs",
         ("uvdock trust --show", "uvdock trust", "uvdock trust --revoke"),
     ),
+}
+COMMANDS = {
+    key: spec._replace(module=spec.module or ".".join(filter(None, key)).replace("-", "_"))
+    for key, spec in _TABLE.items()
 }
 
 
@@ -224,12 +201,13 @@ ENGINE_CHOICES = ("auto", "docker", "podman", "srun", "local")
 
 
 class Option(NamedTuple):
-    """How a global option is written."""
+    """How a global option is written; `dest` is its field of GlobalOptions."""
 
     flags: tuple[str, ...]
     metavar: str | None  # None: a flag that takes no value
     help: str
     choices: tuple[str, ...] | None = None
+    dest: str = ""
 
 
 class GlobalOptions(NamedTuple):
@@ -265,17 +243,8 @@ class GlobalOptions(NamedTuple):
     ] = None
 
 
-class GlobalOptionSpec(NamedTuple):
-    dest: str  # the field of GlobalOptions
-    flags: tuple[str, ...]
-    metavar: str | None
-    help: str
-    choices: tuple[str, ...] | None
-
-
-GLOBAL_OPTIONS: tuple[GlobalOptionSpec, ...] = tuple(
-    GlobalOptionSpec(name, *hint.__metadata__[0])
-    for name, hint in GlobalOptions.__annotations__.items()
+GLOBAL_OPTIONS: tuple[Option, ...] = tuple(
+    hint.__metadata__[0]._replace(dest=name) for name, hint in GlobalOptions.__annotations__.items()
 )
 
 
@@ -292,33 +261,27 @@ _FLAGS["--version"] = "version"
 
 
 def scan_global_options(words: Sequence[str]) -> tuple[dict[str, Any], list[str]] | None:
-    """The global options at the front of `words`, and the words after them.
-
-    Building argparse parsers costs more than `uvdock run` may spend in total, so the
-    common case is read by hand. Anything unusual (help, an unknown option, a missing
-    value, an invalid choice) returns None: argparse then decides, with its own messages.
-    """
+    """The global options at the front of `words`, and the words after them: building
+    argparse parsers costs more than `uvdock run` may spend in total. Anything unusual (help,
+    an unknown option, a missing value, an invalid choice) is None: argparse decides."""
     found: dict[str, Any] = {}
     index = 0
     while index < len(words):
         word = words[index]
-        if word == "--" or word == "-" or not word.startswith("-"):
+        if word in ("--", "-") or not word.startswith("-"):
             return found, list(words[index:])
-        if word in _FLAGS:
-            found[_FLAGS[word]] = True
-            index += 1
-            continue
         name, has_value, value = word.partition("=")
         option = _VALUES.get(name)
-        if option is None:
+        if word in _FLAGS:
+            found[_FLAGS[word]] = True
+        elif option is None or (not has_value and index + 1 == len(words)):
             return None
-        if not has_value:
-            if index + 1 >= len(words):
+        else:
+            if not has_value:
+                index += 1
+                value = words[index]
+            if option.choices and value not in option.choices:
                 return None
-            value = words[index + 1]
-            index += 1
-        if option.choices and value not in option.choices:
-            return None
-        found[option.dest] = value
+            found[option.dest] = value
         index += 1
     return found, []

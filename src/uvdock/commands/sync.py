@@ -4,7 +4,6 @@ unless --exact (and then only after showing what uv says it would remove)."""
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
@@ -13,6 +12,7 @@ from uvdock.context import Context
 from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
     from uvdock.run.ci_container import CIContainer

@@ -5,7 +5,6 @@ The success path stays small: no rich, no git grep, only the managed files are r
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
@@ -14,6 +13,8 @@ from uvdock.commands.base import format_arg
 FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
 
 if TYPE_CHECKING:
+    import argparse
+
     from uvdock.context import Context
     from uvdock.errors import CheckFailed
     from uvdock.image.pins import Finding, Scan
