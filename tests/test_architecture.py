@@ -662,6 +662,30 @@ def markdown_violations(sources: Sources) -> list[str]:
     return found
 
 
+# A URL's userinfo is taken apart in ui/redact.py (url_credentials, the masks); registry/ reads
+# a proxy's user and password only to send them to that proxy.
+URL_CREDENTIAL_MODULES = ("ui.redact",)
+URL_CREDENTIAL_PACKAGES = ("registry",)
+
+
+def url_credential_violations(sources: Sources) -> list[str]:
+    """`.username`/`.password` of a parsed URL, or a split at "@" after "://", elsewhere."""
+    found = []
+    for module, source in sources.items():
+        if _in(module, URL_CREDENTIAL_PACKAGES, URL_CREDENTIAL_MODULES):
+            continue
+        for node in ast.walk(_parse(source)):
+            if not isinstance(node, ast.Attribute) or node.attr not in ("username", "password"):
+                continue
+            if isinstance(node.ctx, ast.Load) and not _is_self(node.value):
+                found.append(f"{module}:{node.lineno} reads a URL's .{node.attr}")
+    return found
+
+
+def _is_self(value: ast.expr) -> bool:
+    return isinstance(value, ast.Name) and value.id == "self"
+
+
 # -- size and complexity -------------------------------------------------------------------
 
 
@@ -1144,6 +1168,19 @@ def test_a_second_code_span_writer_is_reported() -> None:
         "uvdock.lock.markdown:2 measures backtick runs",
         "uvdock.lock.markdown:4 builds a backtick fence",
     ]
+
+
+def test_url_credentials_are_judged_in_one_place(sources: dict[str, str]) -> None:
+    problems = url_credential_violations(sources)
+    assert not problems, _report(problems)
+
+
+def test_a_second_url_credential_reader_is_reported() -> None:
+    source = "from urllib.parse import urlsplit\ndef f(u: str) -> bool:\n    return bool(urlsplit(u).password)\n"
+    tree = _tree(uvdock="", uvdock__ui="", uvdock__ui__redact=source, uvdock__lts="")
+    tree["uvdock.lts.pin"] = source
+    tree["uvdock.registry.client"] = source
+    assert url_credential_violations(tree) == ["uvdock.lts.pin:3 reads a URL's .password"]
 
 
 def test_repository_files_are_read_through_one_reader(sources: dict[str, str]) -> None:
