@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, shim_for
+from uvdock.commands.base import shim_for
 from uvdock.commands.lock.diff_view import add_lock_format_option
 from uvdock.run.uv_project import NO_SYNC_HELP, change_dependencies
 
@@ -15,20 +15,16 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg("packages", nargs="+", metavar="PKG", help="requirement, e.g. 'einops~=0.8'"),
-        arg("--group", metavar="G", help="add to dependency group G", exclusive=True),
-        arg(
-            "--optional",
-            metavar="X",
-            help="add to extra X ([project.optional-dependencies])",
-            exclusive=True,
-        ),
-        arg("--no-sync", action="store_true", help=NO_SYNC_HELP),
-    )
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        super().configure(parser)
+        parser.add_argument(
+            "packages", nargs="+", metavar="PKG", help="requirement, e.g. 'einops~=0.8'"
+        )
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--group", metavar="G", help="add to dependency group G")
+        group.add_argument(
+            "--optional", metavar="X", help="add to extra X ([project.optional-dependencies])"
+        )
+        parser.add_argument("--no-sync", action="store_true", help=NO_SYNC_HELP)
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:

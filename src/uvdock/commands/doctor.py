@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.doctor.checks import run_checks
 from uvdock.doctor.logscan import diagnose_stream
 from uvdock.doctor.signatures import SIGNATURES
@@ -28,21 +27,22 @@ _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
 
 
 class Command(BaseCommand):
-    description = (
-        "Without LOG: check the setup (git, engine, image, mounts, uv and its "
-        "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
-        "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
-        "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
-        "(showing the lines that look like errors) when none was recognised."
-    )
-    arguments = (
-        arg("log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"),
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Without LOG: check the setup (git, engine, image, mounts, uv and its "
+            "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
+            "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
+            "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
+            "(showing the lines that look like errors) when none was recognised."
+        )
+        parser.add_argument(
+            "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
+        )
+        parser.add_argument(
             "--prune",
             action="store_true",
             help="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)",
-        ),
-    )
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.prune:

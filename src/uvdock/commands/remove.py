@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, shim_for
+from uvdock.commands.base import shim_for
 from uvdock.commands.lock.diff_view import add_lock_format_option
 from uvdock.run.uv_project import NO_SYNC_HELP, change_dependencies
 
@@ -15,15 +15,12 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg("packages", nargs="+", metavar="PKG", help="package name"),
-        arg("--group", metavar="G", help="remove from dependency group G", exclusive=True),
-        arg("--optional", metavar="X", help="remove from extra X", exclusive=True),
-        arg("--no-sync", action="store_true", help=NO_SYNC_HELP),
-    )
-
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        super().configure(parser)
+        parser.add_argument("packages", nargs="+", metavar="PKG", help="package name")
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--group", metavar="G", help="remove from dependency group G")
+        group.add_argument("--optional", metavar="X", help="remove from extra X")
+        parser.add_argument("--no-sync", action="store_true", help=NO_SYNC_HELP)
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, engine_for, shim_for
+from uvdock.commands.base import engine_for, shim_for
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.run import engines, slurm, slurm_steps
@@ -16,20 +16,19 @@ from uvdock.run.shim import Shim
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg("--slurm", action="store_true", help="run through srun with pyxis"),
-        arg("--gpus", action="store_true", help="give the container all GPUs"),
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
+        parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
+        parser.add_argument(
             "--nodes",
             type=int,
             default=None,
             help="nodes to allocate; the shell runs on the first (default: config)",
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
-        ),
-        arg("--shell", default="bash", help="the shell to start (default: bash)"),
-    )
+        )
+        parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config

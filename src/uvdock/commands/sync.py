@@ -8,7 +8,6 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 
@@ -19,23 +18,28 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
             "--profile",
             default="dev",
             choices=("dev", "lint", "lts"),
             help="what to install (default: dev)",
-        ),
-        arg("--group", action="append", default=[], metavar="G", help="also this dependency group"),
-        arg("--extra", action="append", default=[], metavar="X", help="also this extra"),
-        arg("--lts", action="store_true", help="explicit opt-in required by --profile lts"),
-        arg(
+        )
+        parser.add_argument(
+            "--group", action="append", default=[], metavar="G", help="also this dependency group"
+        )
+        parser.add_argument(
+            "--extra", action="append", default=[], metavar="X", help="also this extra"
+        )
+        parser.add_argument(
+            "--lts", action="store_true", help="explicit opt-in required by --profile lts"
+        )
+        parser.add_argument(
             "--exact",
             action="store_true",
             help="also uninstall what the selection does not hold (listed first, from uv's "
             "own dry run); by default a sync removes nothing the image installed",
-        ),
-    )
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.base import shim_for

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, engine_for
+from uvdock.commands.base import engine_for
 from uvdock.errors import InputRefused
 from uvdock.image import build as imagebuild
 from uvdock.run.build_check import check_heredocs
@@ -20,24 +20,26 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    description = (
-        "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
-        "pin file. The build always stops at the `main` stage (build-target): the `jet` "
-        "stage needs an internal secret. Without --lts it never builds the LTS image."
-    )
-    arguments = (
-        optin.lts_flag(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
+            "pin file. The build always stops at the `main` stage (build-target): the `jet` "
+            "stage needs an internal secret. Without --lts it never builds the LTS image."
+        )
+        optin.add_lts_flag(
+            parser,
             "build the LTS image (Dockerfile.ci.lts, the LTS pin, tag lts-image); "
-            "explicit opt-in: " + optin.LTS_POLICY
-        ),
-        arg("--tag", metavar="T", help="image tag (default: image / lts-image from the config)"),
-        arg(
+            "explicit opt-in: " + optin.LTS_POLICY,
+        )
+        parser.add_argument(
+            "--tag", metavar="T", help="image tag (default: image / lts-image from the config)"
+        )
+        parser.add_argument(
             "--target",
             metavar="STAGE",
             help="the Dockerfile stage to stop at (default: build-target, main); the `jet` "
             "stage, which needs an internal secret, only when named here",
-        ),
-    )
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         config = ctx.config.replace(build_target=args.target or _configured_target(ctx))

@@ -9,7 +9,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import format_arg
+from uvdock.commands.base import add_format_option
 
 FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
 
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    arguments = (format_arg("github", "gitlab", help=FORMAT_HELP),)
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins

@@ -32,12 +32,13 @@ def _pull_hint(host: str) -> str:
 
 
 class Command(BaseCommand):
-    description = (
-        "Pull <host>/<registry-image> where host comes from the git remote named by "
-        "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
-        "then tag it as the local image name the other commands use."
-    )
-    arguments = (optin.lts_flag("pull the LTS image (lts-registry-image, tagged lts-image)"),)
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Pull <host>/<registry-image> where host comes from the git remote named by "
+            "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
+            "then tag it as the local image name the other commands use."
+        )
+        optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.errors import CheckFailed
 from uvdock.image import pins
 from uvdock.image.contents import compare, tag_json
@@ -32,24 +31,23 @@ SHOWN_VERSIONS = ("PyTorch", "CUDA", "cuDNN", "NCCL")  # the table's columns; JS
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
             "--digests",
             action="store_true",
             help="ask the registry for each managed tag's manifest digest per platform",
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--versions",
             action="store_true",
             help="with the digests, the component versions each image's configuration states",
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--explain",
             action="store_true",
             help="print what uvdock found and uses as a ready [tool.uvdock] table",
-        ),
-        optin.lts_flag("with --digests / --versions: the LTS lane's tags too"),
-    )
+        )
+        optin.add_lts_flag(parser, "with --digests / --versions: the LTS lane's tags too")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))

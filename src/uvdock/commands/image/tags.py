@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.errors import InputRefused
 from uvdock.image.bump import current_tag
 from uvdock.image.pins import reference_tag
@@ -35,15 +34,16 @@ def _positive(text: str) -> int:
 
 
 class Command(BaseCommand):
-    arguments = (
-        optin.lts_flag("mark the LTS lane's pin too"),
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        optin.add_lts_flag(parser, "mark the LTS lane's pin too")
+        parser.add_argument(
             "--lane",
             metavar="NAME",
             help="a lane found by meaning (`image show` names them): the tags of its image family",
-        ),
-        arg("--limit", type=_positive, metavar="N", help="show only the newest N tags"),
-    )
+        )
+        parser.add_argument(
+            "--limit", type=_positive, metavar="N", help="show only the newest N tags"
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         lane_check.require_online(
