@@ -12,8 +12,6 @@ from uvdock.context import Context
 from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from uvdock.run.shim import Shim
 
 
@@ -68,7 +66,7 @@ class Command(BaseCommand):
         )
         shim = shim_for(ctx)
         shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
-        _refuse_throwaway(ctx, shim, _words(args))
+        _refuse_throwaway(ctx, shim, args)
         for note in plan.notes:
             ctx.out.warn(note)
         uv_project.report_uv(ctx, shim)
@@ -88,15 +86,7 @@ class Command(BaseCommand):
         return 0
 
 
-def _words(args: argparse.Namespace) -> list[str]:
-    """This sync's own arguments, for a suggestion that runs the same sync."""
-    words = ["sync"] + (["--profile", args.profile] if args.profile != "dev" else [])
-    words += [w for group in args.group or () for w in ("--group", group)]
-    words += [w for extra in args.extra or () for w in ("--extra", extra)]
-    return words + ["--exact"] * args.exact + ["--lts"] * args.lts
-
-
-def _refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str]) -> None:
+def _refuse_throwaway(ctx: Context, shim: Shim, args: argparse.Namespace) -> None:
     """A sync into a container removed when uv exits (run placement, --rm; an srun step's
     unnamed pyxis container) is lost at once."""
     placement = shim.placement
@@ -119,7 +109,11 @@ def _refuse_throwaway(ctx: Context, shim: Shim, words: Sequence[str]) -> None:
     start += ["-v", f"{ctx.repo}:{workdir}", "-w", workdir, placement.image, "sleep", "infinity"]
     from uvdock.cli import optin
 
-    again = optin.command_line(ctx, *words)
+    # This sync's own arguments, for a suggestion that runs the same sync.
+    words = ["sync"] + (["--profile", args.profile] if args.profile != "dev" else [])
+    words += [w for group in args.group for w in ("--group", group)]
+    words += [w for extra in args.extra for w in ("--extra", extra)]
+    again = optin.command_line(ctx, *words, *["--exact"] * args.exact, *["--lts"] * args.lts)
     again[1:1] = ["--container", name]
     raise InputRefused(
         f"`uvdock sync` with only an image ({placement.image}) would install into a fresh "
