@@ -236,18 +236,13 @@ def _needs_escape(char: str) -> bool:
 
 
 def _ansi_c(char: str) -> str:
-    code = ord(char)
     if char in "\\'":
         return "\\" + char
     if not _needs_escape(char):
         return char
-    return (
-        f"\\x{code:02x}"
-        if code < 0x100
-        else f"\\u{code:04x}"
-        if code < 0x10000
-        else f"\\U{code:08x}"
-    )
+    code = ord(char)
+    width, letter = (2, "x") if code < 0x100 else (4, "u") if code < 0x10000 else (8, "U")
+    return f"\\{letter}{code:0{width}x}"
 
 
 def shell_word(name: str) -> str:

@@ -21,9 +21,12 @@ from uvdock.run import git, slurm_containers, slurm_steps
 if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.doctor.checks import CheckResult
-    from uvdock.doctor.logscan import Diagnosis
 
 _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
+_OPEN_ERRORS = {
+    FileNotFoundError: "no such file",
+    IsADirectoryError: "is a directory, not a log file",
+}
 
 
 class Command(BaseCommand):
@@ -69,12 +72,9 @@ def _open_log(source: str) -> Iterator[BinaryIO]:
     path = Path(source)
     try:
         stream = path.open("rb")
-    except FileNotFoundError:
-        raise InputRefused(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise InputRefused(f"{source}: is a directory, not a log file") from None
     except OSError as exc:
-        raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
+        why = _OPEN_ERRORS.get(type(exc), f"cannot read it ({exc.strerror})")
+        raise InputRefused(f"{source}: {why}") from None
     with stream:
         yield stream
 
@@ -96,29 +96,22 @@ def _diagnose_log(ctx: Context, source: str) -> int:
                 "error_lines": [{"line_number": n, "line": t} for n, t in diagnosis.error_lines],
             }
         )
-    else:
-        _show_diagnosis(ctx, diagnosis)
-    return 0 if diagnosis.findings else 1
-
-
-def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
+        return 0 if diagnosis.findings else 1
     for finding in diagnosis.findings:
         ctx.out.info(f"line {finding.line_number}: {finding.line}")
-        for label, text in (
-            ("cause", finding.cause),
-            ("fix", finding.fix),
-            ("run", finding.command),
-        ):
+        shown = {"cause": finding.cause, "fix": finding.fix, "run": finding.command}
+        for label, text in shown.items():
             ctx.out.info(f"  {label + ':':<8} {text}")
     if diagnosis.findings:
-        return
+        return 0
     ctx.out.warn("no known failure signature in this log")
-    if diagnosis.error_lines:
-        ctx.out.info("lines that look like errors:")
-        for number, line in diagnosis.error_lines:
-            ctx.out.info(f"  {number}: {line}")
-    else:
+    if not diagnosis.error_lines:
         ctx.out.info("no line looks like an error either")
+    else:
+        ctx.out.info("lines that look like errors:")
+    for number, line in diagnosis.error_lines:
+        ctx.out.info(f"  {number}: {line}")
+    return 1
 
 
 def _show_check(ctx: Context, result: CheckResult) -> None:
