@@ -82,27 +82,10 @@ class Command(BaseCommand):
             tag, report = self._latest(ctx, args, REPOSITORY, oci.release_tags)
             ctx.out.info(f"newest tag published for {', '.join(ctx.config.platforms)}: {tag}")
             current = current_tag(scan, lane)
-            if current is not None and tag_key(tag) < tag_key(current):  # nothing changes
-                if ctx.options.json:
-                    ctx.out.json(
-                        {"lane": lane, "from": current, "to": current, "latest": tag}
-                        | {"changed": [], "warnings": [], "registry": report.to_json()}
-                    )
-                else:
-                    ctx.out.info(
-                        f"{lane} pins are current: {current} is newer than {tag}; nothing to change"
-                    )
-                return 0
-        elif args.tag is None:
-            named = "lts" if args.lts else "dev"
-            at = current_tag(scan, named)
-            raise InputRefused(
-                "name a TAG, or pass --latest",
-                hint=f"uvdock image bump {'--lts ' * args.lts}--latest picks the registry's newest "
-                "tag" + (f" (the {named} pins are at {at})" if at else ""),
-            )
+            if current is not None and tag_key(tag) < tag_key(current):
+                return _current(ctx, lane, current, tag, report)
         else:
-            tag = parse_tag_argument(args.tag)
+            tag = _tag_argument(args, scan)
         gitlab_file = configured_gitlab_file(ctx.config)[0]
         plan = plan_bump(
             ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade, gitlab_file=gitlab_file
@@ -132,20 +115,7 @@ class Command(BaseCommand):
             ctx.out.info(f"{lane} base image: {plan.current or '?'} -> {tag}")
         for pin in plan.changed if not ctx.dry_run else ():
             ctx.out.info(f"  {pin.location}: {pin.tag} -> {tag}")
-        # In a dry run too: what comes after the write.
-        if plan.current == plan.tag:
-            # Drifting pins fixed, no new base image: no pull request title or checklist fits.
-            ctx.out.info(
-                f"already at {plan.tag}: this is no base-image bump; commit the fixed pins"
-                " with the change that needs them"
-            )
-        elif contents is None:
-            for line in pr_body.handoff_lines(plan.tag, plan.lane):
-                ctx.out.info(line)
-        else:
-            body = pr_body.render(plan.lane, plan.tag, plan.current, plan.changed, contents)
-            ctx.out.stdout.write(ctx.out.shown(body))
-            ctx.out.stdout.flush()
+        _handoff(ctx, plan, contents)  # in a dry run too: what comes after the write
         return 0
 
     def _found(self, ctx: Context, args: argparse.Namespace, scan: Scan, lane: str) -> int:
@@ -258,6 +228,49 @@ class Command(BaseCommand):
         for line in report.to_json()["callouts"]:
             ctx.out.info(f"image contents: {line}")
         return report
+
+
+def _current(ctx: Context, lane: str, current: str, latest: str, report: TagReport) -> int:
+    """--latest on a lane already past the registry's newest: nothing changes."""
+    if ctx.options.json:
+        ctx.out.json(
+            {"lane": lane, "from": current, "to": current, "latest": latest, "changed": []}
+            | {"warnings": [], "registry": report.to_json()}
+        )
+    else:
+        ctx.out.info(
+            f"{lane} pins are current: {current} is newer than {latest}; nothing to change"
+        )
+    return 0
+
+
+def _tag_argument(args: argparse.Namespace, scan: Scan) -> str:
+    if args.tag is None:
+        lane = "lts" if args.lts else "dev"
+        current = current_tag(scan, lane)
+        at = f" (the {lane} pins are at {current})" if current else ""
+        flag = "--lts " if args.lts else ""
+        raise InputRefused(
+            "name a TAG, or pass --latest",
+            hint=f"uvdock image bump {flag}--latest picks the registry's newest tag{at}",
+        )
+    return parse_tag_argument(args.tag)
+
+
+def _handoff(ctx: Context, plan: BumpPlan, contents: ImageReport | None) -> None:
+    if plan.current == plan.tag:
+        # Drifting pins fixed, no new base image: no pull request title or checklist fits.
+        ctx.out.info(
+            f"already at {plan.tag}: this is no base-image bump; commit the fixed pins"
+            " with the change that needs them"
+        )
+    elif contents is None:
+        for line in pr_body.handoff_lines(plan.tag, plan.lane):
+            ctx.out.info(line)
+    else:
+        body = pr_body.render(plan.lane, plan.tag, plan.current, plan.changed, contents)
+        ctx.out.stdout.write(ctx.out.shown(body))
+        ctx.out.stdout.flush()
 
 
 def _payload(
