@@ -5,6 +5,7 @@ a pin the registry does not list is warned about: CI would fail to pull it."""
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from uvdock.context import Context
-    from uvdock.image.pins import Scan
 
 
 def _positive(text: str) -> int:
@@ -54,7 +54,15 @@ class Command(BaseCommand):
         scan = scan_managed(ctx.repo, ctx.config)
         if args.lane is not None:
             lanes: tuple[str, ...] = (args.lane,)
-            pinned, repository, order = _found_lane(scan, args.lane)
+            if not any(rule.lane == args.lane and rule.arg for rule in scan.lanes):
+                names = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
+                raise InputRefused(f"no found lane {args.lane!r}", hint=f"found lanes: {names}")
+            current = parse_image(reference_tag(scan, args.lane)[0] or "")[0]
+            if current is None:
+                raise InputRefused(f"{args.lane} has no image uvdock can order")
+            pinned: dict[str, str | None] = {args.lane: current.tag}
+            repository = current.repository
+            order: Callable[[list[str]], list[str]] = partial(newest, like=current)
         else:
             lanes = ("dev", "lts") if args.lts else ("dev",)
             pinned = {lane: current_tag(scan, lane) for lane in lanes}
@@ -82,16 +90,3 @@ class Command(BaseCommand):
             table = [(tag, ", ".join(f"{lane} pin" for lane in lanes_)) for tag, lanes_ in rows]
             ctx.out.table(("tag", "pinned by"), table)
         return 0
-
-
-def _found_lane(
-    scan: Scan, lane: str
-) -> tuple[dict[str, str | None], str, Callable[[list[str]], list[str]]]:
-    """A found lane's pinned tag, its image repository, and its family's order."""
-    if not any(rule.lane == lane and rule.arg for rule in scan.lanes):
-        found = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
-        raise InputRefused(f"no found lane {lane!r}", hint=f"found lanes: {found}")
-    current = parse_image(reference_tag(scan, lane)[0] or "")[0]
-    if current is None:
-        raise InputRefused(f"{lane} has no image uvdock can order")
-    return {lane: current.tag}, current.repository, lambda tags: newest(tags, current)
