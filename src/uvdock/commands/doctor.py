@@ -135,13 +135,11 @@ def _prune(ctx: Context) -> int:
     verb = "would remove" if ctx.dry_run else "removed"
     problems: list[str] = []
     for node, names in listed.items():
-        problem = (
-            None if ctx.dry_run else slurm_containers.remove_containers(ctx.env, extra, node, names)
-        )
-        if problem:
-            problems.append(problem)
-            continue
         if not ctx.dry_run:
+            problem = slurm_containers.remove_containers(ctx.env, extra, node, names)
+            if problem:
+                problems.append(problem)
+                continue
             slurm_containers.forget(git.git_dir(ctx.repo), [node])
         for name in names:
             ctx.out.info(f"{node}: {verb} {name}")
