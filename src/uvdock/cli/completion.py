@@ -143,8 +143,8 @@ def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str 
         values="\n".join(dict.fromkeys([*own, *_value_cases(globals_)])),
         groups=" ".join(groups),
         per_command="\n".join(
-            f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; words="{" ".join(s.words)}"; '
-            f"cases={int(s.completes_cases)};;"
+            f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; '
+            f'words="{" ".join(s.words)}"; cases={int(s.completes_cases)};;'
             for s in shapes
         ),
         shell=shell,

@@ -316,7 +316,8 @@ def _lane(scan: Scan, args: argparse.Namespace) -> str:
     if len(found) == 1 or len(fitting) == 1:
         return (fitting or [found[0].lane])[0]
     raise InputRefused(
-        f"{len(fitting) or len(found)} lanes could take {args.tag or 'a bump'}: name one with --lane",
+        f"{len(fitting) or len(found)} lanes could take {args.tag or 'a bump'}: "
+        "name one with --lane",
         hint=f"lanes: {', '.join(rule.lane for rule in found)}",
     )
 

@@ -65,7 +65,8 @@ class Command(BaseCommand):
             # The login hint fits only a registry that answered: a host that does not resolve
             # is a network problem, whatever the engine printed.
             failed.hint = (
-                "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
+                "'access forbidden': log in first (`docker login HOST`); "
+                "see `uvdock doctor LOGFILE`"
                 if gitlab_host.resolves(host)
                 else f"`{host}` does not resolve from here: name resolution failed (DNS, VPN or "
                 "proxy), not a login problem; check the network, or the remote that gitlab-remote "
