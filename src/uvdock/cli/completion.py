@@ -143,8 +143,8 @@ def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str 
         values="\n".join(dict.fromkeys([*own, *_value_cases(globals_)])),
         groups=" ".join(groups),
         per_command="\n".join(
-            f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; words="{" ".join(s.words)}"; '
-            f"cases={int(s.completes_cases)};;"
+            f'        "{s.group}/{s.name}") opts="{_flags(s.options)}"; '
+            f'words="{" ".join(s.words)}"; cases={int(s.completes_cases)};;'
             for s in shapes
         ),
         shell=shell,
@@ -236,18 +236,13 @@ def _needs_escape(char: str) -> bool:
 
 
 def _ansi_c(char: str) -> str:
-    code = ord(char)
     if char in "\\'":
         return "\\" + char
     if not _needs_escape(char):
         return char
-    return (
-        f"\\x{code:02x}"
-        if code < 0x100
-        else f"\\u{code:04x}"
-        if code < 0x10000
-        else f"\\U{code:08x}"
-    )
+    code = ord(char)
+    width, letter = (2, "x") if code < 0x100 else (4, "u") if code < 0x10000 else (8, "U")
+    return f"\\{letter}{code:0{width}x}"
 
 
 def shell_word(name: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from uvdock.errors import InputRefused
 
@@ -23,16 +23,10 @@ LTS_HINT = (
 )
 
 
-def lts_flag(
-    help_text: str = "explicit opt-in: " + LTS_POLICY,
-) -> tuple[tuple[str], dict[str, Any]]:
-    """`--lts` as a command declares it (commands/base.py `arguments`)."""
-    return ("--lts",), {"action": "store_true", "help": help_text}
-
-
 def add_lts_flag(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
-    flags, options = lts_flag(help_text or "explicit opt-in: " + LTS_POLICY)
-    parser.add_argument(*flags, **options)
+    parser.add_argument(
+        "--lts", action="store_true", help=help_text or "explicit opt-in: " + LTS_POLICY
+    )
 
 
 def command_line(ctx: Context, *words: str) -> list[str]:

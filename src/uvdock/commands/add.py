@@ -1,4 +1,5 @@
-"""`uvdock add PKG... [--group G | --optional X]`: uv add in the container (run/uv_project.py)."""
+"""`uvdock add|remove PKG... [--group G | --optional X]`: uv add / remove in the container
+(run/uv_project.py); remove.py names only its own verb and help texts."""
 
 from __future__ import annotations
 
@@ -6,30 +7,34 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, shim_for
+from uvdock.commands.base import shim_for
 from uvdock.commands.lock.diff import add_lock_format_option
-from uvdock.run.uv_project import NO_SYNC_HELP, change_dependencies
+from uvdock.run.uv_project import change_dependencies
 
 if TYPE_CHECKING:
     from uvdock.context import Context
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg("packages", nargs="+", metavar="PKG", help="requirement, e.g. 'einops~=0.8'"),
-        arg("--group", metavar="G", help="add to dependency group G", exclusive=True),
-        arg(
-            "--optional",
-            metavar="X",
-            help="add to extra X ([project.optional-dependencies])",
-            exclusive=True,
-        ),
-        arg("--no-sync", action="store_true", help=NO_SYNC_HELP),
+    action = "add"
+    helps = (  # PKG, --group, --optional
+        "requirement, e.g. 'einops~=0.8'",
+        "add to dependency group G",
+        "add to extra X ([project.optional-dependencies])",
     )
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        super().configure(parser)
+        packages, in_group, in_extra = self.helps
+        parser.add_argument("packages", nargs="+", metavar="PKG", help=packages)
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--group", metavar="G", help=in_group)
+        group.add_argument("--optional", metavar="X", help=in_extra)
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="do not bring a running container's environment up to date afterwards",
+        )
         add_lock_format_option(parser)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        return change_dependencies(ctx, "add", args, shim_for)
+        return change_dependencies(ctx, self.action, args, shim_for)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
@@ -15,30 +15,12 @@ if TYPE_CHECKING:
     from uvdock.run.ci_container import CIContainer
 
 
-Argument = tuple[tuple[str, ...], dict[str, Any]]
-
-
-def arg(*flags: str, **options: Any) -> Argument:
-    """One argument, as `add_argument` takes it; `exclusive=True` puts it in the command's
-    one mutually exclusive group."""
-    return flags, options
-
-
 class Command:
     """A command's one-line help lives in cli/spec.py's COMMANDS, so `uvdock --help` imports no
-    command; its own arguments and the text above them are data here."""
-
-    description = ""
-    arguments: tuple[Argument, ...] = ()
+    command."""
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.description = self.description or parser.description
-        exclusive: Any = None
-        for flags, options in self.arguments:
-            target: Any = parser
-            if options.get("exclusive"):
-                target = exclusive = exclusive or parser.add_mutually_exclusive_group()
-            target.add_argument(*flags, **{k: v for k, v in options.items() if k != "exclusive"})
+        """Add this command's own arguments (and its description, when it has one)."""
 
     def parse(
         self, words: list[str], make_parser: Callable[[], argparse.ArgumentParser]
@@ -114,12 +96,7 @@ def _common_dir(git_dir: Path) -> list[Path]:
     return [(git_dir / text).resolve()] if text else []
 
 
-def format_arg(*formats: str, help: str) -> Argument:
+def add_format_option(parser: argparse.ArgumentParser, *formats: str, help: str) -> None:
     """`--format text|...`: one spelling for every command with a machine or PR rendering
     (here, so `image check` imports nothing new for it). --json, where offered, wins."""
-    return arg("--format", choices=("text", *formats), default="text", help=help)
-
-
-def add_format_option(parser: argparse.ArgumentParser, *formats: str, help: str) -> None:
-    flags, options = format_arg(*formats, help=help)
-    parser.add_argument(*flags, **options)
+    parser.add_argument("--format", choices=("text", *formats), default="text", help=help)

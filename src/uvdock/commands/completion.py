@@ -13,7 +13,6 @@ from uvdock.cli.completion import SCRIPTS, CommandShape, Option, replies
 from uvdock.cli.parse import command_parser
 from uvdock.cli.spec import COMMANDS, GLOBAL_OPTIONS
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.errors import InputRefused, UvdockError
 from uvdock.recipes import parse
 
@@ -48,12 +47,10 @@ def shapes() -> list[CommandShape]:
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg("shell", nargs="?", choices=SCRIPTS, help="the shell to complete for"),
-        arg("--list-cases", action="store_true", help=argparse.SUPPRESS),
-        # The word typed so far (bash): passed as `--prefix=$cur`, so a leading `-` is a value.
-        arg("--prefix", default="", help=argparse.SUPPRESS),
-    )
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("shell", nargs="?", choices=SCRIPTS, help="the shell to complete for")
+        parser.add_argument("--list-cases", action="store_true", help=argparse.SUPPRESS)
+        parser.add_argument("--prefix", default="", help=argparse.SUPPRESS)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.list_cases:

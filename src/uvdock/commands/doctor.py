@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.doctor.checks import run_checks
 from uvdock.doctor.logscan import diagnose_stream
 from uvdock.doctor.signatures import SIGNATURES
@@ -22,27 +21,31 @@ from uvdock.run import git, slurm_containers, slurm_steps
 if TYPE_CHECKING:
     from uvdock.context import Context
     from uvdock.doctor.checks import CheckResult
-    from uvdock.doctor.logscan import Diagnosis
 
 _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
+_OPEN_ERRORS = {
+    FileNotFoundError: "no such file",
+    IsADirectoryError: "is a directory, not a log file",
+}
 
 
 class Command(BaseCommand):
-    description = (
-        "Without LOG: check the setup (git, engine, image, mounts, uv and its "
-        "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
-        "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
-        "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
-        "(showing the lines that look like errors) when none was recognised."
-    )
-    arguments = (
-        arg("log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"),
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Without LOG: check the setup (git, engine, image, mounts, uv and its "
+            "required-version, the venv, pins, uv.lock, cache disk space, the LTS file); "
+            "exit 1 when a check fails. With LOG (a file, or - for stdin): name the cause "
+            "and fix of each known failure in it; exit 0 when a cause was named, exit 1 "
+            "(showing the lines that look like errors) when none was recognised."
+        )
+        parser.add_argument(
+            "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
+        )
+        parser.add_argument(
             "--prune",
             action="store_true",
             help="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)",
-        ),
-    )
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         if args.prune:
@@ -69,12 +72,9 @@ def _open_log(source: str) -> Iterator[BinaryIO]:
     path = Path(source)
     try:
         stream = path.open("rb")
-    except FileNotFoundError:
-        raise InputRefused(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise InputRefused(f"{source}: is a directory, not a log file") from None
     except OSError as exc:
-        raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
+        why = _OPEN_ERRORS.get(type(exc), f"cannot read it ({exc.strerror})")
+        raise InputRefused(f"{source}: {why}") from None
     with stream:
         yield stream
 
@@ -96,29 +96,22 @@ def _diagnose_log(ctx: Context, source: str) -> int:
                 "error_lines": [{"line_number": n, "line": t} for n, t in diagnosis.error_lines],
             }
         )
-    else:
-        _show_diagnosis(ctx, diagnosis)
-    return 0 if diagnosis.findings else 1
-
-
-def _show_diagnosis(ctx: Context, diagnosis: Diagnosis) -> None:
+        return 0 if diagnosis.findings else 1
     for finding in diagnosis.findings:
         ctx.out.info(f"line {finding.line_number}: {finding.line}")
-        for label, text in (
-            ("cause", finding.cause),
-            ("fix", finding.fix),
-            ("run", finding.command),
-        ):
+        shown = {"cause": finding.cause, "fix": finding.fix, "run": finding.command}
+        for label, text in shown.items():
             ctx.out.info(f"  {label + ':':<8} {text}")
     if diagnosis.findings:
-        return
+        return 0
     ctx.out.warn("no known failure signature in this log")
-    if diagnosis.error_lines:
-        ctx.out.info("lines that look like errors:")
-        for number, line in diagnosis.error_lines:
-            ctx.out.info(f"  {number}: {line}")
-    else:
+    if not diagnosis.error_lines:
         ctx.out.info("no line looks like an error either")
+    else:
+        ctx.out.info("lines that look like errors:")
+    for number, line in diagnosis.error_lines:
+        ctx.out.info(f"  {number}: {line}")
+    return 1
 
 
 def _show_check(ctx: Context, result: CheckResult) -> None:
@@ -142,13 +135,11 @@ def _prune(ctx: Context) -> int:
     verb = "would remove" if ctx.dry_run else "removed"
     problems: list[str] = []
     for node, names in listed.items():
-        problem = (
-            None if ctx.dry_run else slurm_containers.remove_containers(ctx.env, extra, node, names)
-        )
-        if problem:
-            problems.append(problem)
-            continue
         if not ctx.dry_run:
+            problem = slurm_containers.remove_containers(ctx.env, extra, node, names)
+            if problem:
+                problems.append(problem)
+                continue
             slurm_containers.forget(git.git_dir(ctx.repo), [node])
         for name in names:
             ctx.out.info(f"{node}: {verb} {name}")

@@ -1,30 +1,8 @@
 """`uvdock remove PKG... [--group G | --optional X]`: uv remove in the container, as add."""
 
-from __future__ import annotations
-
-import argparse
-from typing import TYPE_CHECKING
-
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, shim_for
-from uvdock.commands.lock.diff import add_lock_format_option
-from uvdock.run.uv_project import NO_SYNC_HELP, change_dependencies
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
+from uvdock.commands import add
 
 
-class Command(BaseCommand):
-    arguments = (
-        arg("packages", nargs="+", metavar="PKG", help="package name"),
-        arg("--group", metavar="G", help="remove from dependency group G", exclusive=True),
-        arg("--optional", metavar="X", help="remove from extra X", exclusive=True),
-        arg("--no-sync", action="store_true", help=NO_SYNC_HELP),
-    )
-
-    def configure(self, parser: argparse.ArgumentParser) -> None:
-        super().configure(parser)
-        add_lock_format_option(parser)
-
-    def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        return change_dependencies(ctx, "remove", args, shim_for)
+class Command(add.Command):
+    action = "remove"
+    helps = ("package name", "remove from dependency group G", "remove from extra X")

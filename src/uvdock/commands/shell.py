@@ -6,86 +6,88 @@ import argparse
 import sys
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, engine_for, shim_for
+from uvdock.commands.base import engine_for, shim_for
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.run import engines, slurm, slurm_steps
 from uvdock.run.ci_container import CIContainer
-from uvdock.run.engines import Placement
 from uvdock.run.probe import engine_init
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg("--slurm", action="store_true", help="run through srun with pyxis"),
-        arg("--gpus", action="store_true", help="give the container all GPUs"),
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
+        parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
+        parser.add_argument(
             "--nodes",
             type=int,
             default=None,
             help="nodes to allocate; the shell runs on the first (default: config)",
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
-        ),
-        arg("--shell", default="bash", help="the shell to start (default: bash)"),
-    )
+        )
+        parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config
-        srun = args.slurm or cfg.engine == "srun"
-        if not srun and (cfg.container or cfg.engine == "local"):
+        if args.slurm or cfg.engine == "srun":
+            shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
+            placement, argv = shim.placement, _srun_argv(ctx, shim, args)
+            wait = f"asking Slurm for a shell (srun --pty) in {placement.describe()}..."
+        elif cfg.container or cfg.engine == "local":
             if cfg.container and not ctx.dry_run:
                 ctx.out.info(f"opening {args.shell} in container {cfg.container}")
             return shim_for(ctx).run([args.shell], tty=sys.stdin.isatty())
-        shim, placement, argv = (_srun_shell if srun else _run_shell)(ctx, args)
+        else:  # a new container of the image, removed when the shell exits
+            shim, engine = shim_for(ctx), engine_for(ctx)
+            init = engine_init(engine, ctx.env)
+            placement = engines.Placement(
+                "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
+            )
+            # Named, so that an interrupt can stop it.
+            argv = engines.run_argv(
+                placement,
+                [args.shell],
+                mounts=shim.mounts,
+                tty=True,
+                gpus=args.gpus,
+                name=shim.container_name,
+            )
+            wait = (
+                f"starting {args.shell} in a new {engine} container of {cfg.image} (this "
+                f"repository at {cfg.workdir}; the container is removed when the shell exits)..."
+            )
         if ctx.dry_run:
             ctx.out.command(argv, placement=placement)
             return 0
         # Checking the image and starting a container can take many seconds (vfs storage):
         # say what the wait is before it, not a blank screen.
-        if srun:
-            ctx.out.info(f"asking Slurm for a shell (srun --pty) in {placement.describe()}...")
-        else:
-            ctx.out.info(
-                f"starting {args.shell} in a new {placement.engine} container of {cfg.image} (this "
-                f"repository at {cfg.workdir}; the container is removed when the shell exits)..."
-            )
+        ctx.out.info(wait)
         shim.check_usable()
-        if srun:
+        if placement.mode == "srun":
             shim.srun.unpack()
         return shim.foreground(argv, interactive=True)
 
 
-def _run_shell(ctx: Context, args: argparse.Namespace) -> tuple[CIContainer, Placement, list[str]]:
-    """A shell in a new container of the image, removed when the shell exits."""
-    shim, engine = shim_for(ctx), engine_for(ctx)
-    init = engine_init(engine, ctx.env)
-    cfg = ctx.config
-    placement = engines.Placement(
-        "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init
-    )
-    # Named, so that an interrupt can stop it.
-    argv = engines.run_argv(
-        placement,
-        [args.shell],
-        mounts=shim.mounts,
-        tty=True,
-        gpus=args.gpus,
-        name=shim.container_name,
-    )
-    return shim, placement, argv
-
-
-def _srun_shell(ctx: Context, args: argparse.Namespace) -> tuple[CIContainer, Placement, list[str]]:
+def _srun_argv(ctx: Context, shim: CIContainer, args: argparse.Namespace) -> list[str]:
     """A shell through `srun --pty` in the image's reusable unpacked container: the .sqsh
     of the local build (enroot-output), checked like every srun step first."""
     cfg = ctx.config
-    shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
     gpus = args.gpus_per_node if args.gpus_per_node is not None else cfg.slurm_gpus_per_node
     if gpus and not ctx.dry_run:
-        gpus = _gpus_where_there_are(ctx, shim.placement.extra_args, gpus, args.gpus_per_node)
-    nodes = args.nodes or cfg.slurm_nodes
+        # GPUs are asked for only where the partition has them (sinfo's gres): the configured
+        # count is dropped on a partition without, a count passed on the command line refused.
+        partition, gres = slurm.partition_gres(ctx.env, shim.placement.extra_args)
+        if gres is not None and "gpu" not in gres:
+            where = partition or "(default)"
+            if args.gpus_per_node is not None:
+                raise InputRefused(
+                    f"Slurm partition {where} has no GPUs (sinfo gres: {gres}); "
+                    "pass --gpus-per-node 0"
+                )
+            ctx.out.info(f"partition {where} has no GPUs: asking for none")
+            gpus = 0
     # The shell is one task, on one node, unpacked there first; more nodes are an allocation
     # around it (salloc), not unpacked for nothing.
     first = shim.srun.nodes()  # the shim's steps are one task (slurm_steps.ONCE)
@@ -98,24 +100,8 @@ def _srun_shell(ctx: Context, args: argparse.Namespace) -> tuple[CIContainer, Pl
         job_name=shim.container_name,
         shape=slurm_steps.shape_args(slurm_steps.ONCE, first),
     )
+    nodes = args.nodes or cfg.slurm_nodes
     if nodes > 1:
         extra = shim.placement.extra_args
         argv = [*slurm_steps.allocation_argv(nodes, first, extra, gpus, shim.container_name), *argv]
-    return shim, shim.placement, argv
-
-
-def _gpus_where_there_are(
-    ctx: Context, extra_args: tuple[str, ...], gpus: int, asked: int | None
-) -> int:
-    """GPUs are asked for only where the partition has them (sinfo's gres): the configured
-    count is dropped on a partition without, a count passed on the command line refused."""
-    partition, gres = slurm.partition_gres(ctx.env, extra_args)
-    if gres is None or "gpu" in gres:
-        return gpus
-    if asked is not None:
-        raise InputRefused(
-            f"Slurm partition {partition or '(default)'} has no GPUs (sinfo gres: {gres}); "
-            "pass --gpus-per-node 0"
-        )
-    ctx.out.info(f"partition {partition or '(default)'} has no GPUs: asking for none")
-    return 0
+    return argv

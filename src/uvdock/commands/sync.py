@@ -7,35 +7,38 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
 
     from uvdock.run.ci_container import CIContainer
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
             "--profile",
             default="dev",
             choices=("dev", "lint", "lts"),
             help="what to install (default: dev)",
-        ),
-        arg("--group", action="append", default=[], metavar="G", help="also this dependency group"),
-        arg("--extra", action="append", default=[], metavar="X", help="also this extra"),
-        arg("--lts", action="store_true", help="explicit opt-in required by --profile lts"),
-        arg(
+        )
+        parser.add_argument(
+            "--group", action="append", default=[], metavar="G", help="also this dependency group"
+        )
+        parser.add_argument(
+            "--extra", action="append", default=[], metavar="X", help="also this extra"
+        )
+        parser.add_argument(
+            "--lts", action="store_true", help="explicit opt-in required by --profile lts"
+        )
+        parser.add_argument(
             "--exact",
             action="store_true",
             help="also uninstall what the selection does not hold (listed first, from uv's "
             "own dry run); by default a sync removes nothing the image installed",
-        ),
-    )
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.base import shim_for
@@ -64,7 +67,7 @@ class Command(BaseCommand):
         )
         shim = shim_for(ctx)
         shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
-        _refuse_throwaway(ctx, shim, _words(args))
+        _refuse_throwaway(ctx, shim, args)
         for note in plan.notes:
             ctx.out.warn(note)
         uv_project.report_uv(ctx, shim)
@@ -84,15 +87,7 @@ class Command(BaseCommand):
         return 0
 
 
-def _words(args: argparse.Namespace) -> list[str]:
-    """This sync's own arguments, for a suggestion that runs the same sync."""
-    words = ["sync"] + (["--profile", args.profile] if args.profile != "dev" else [])
-    words += [w for group in args.group or () for w in ("--group", group)]
-    words += [w for extra in args.extra or () for w in ("--extra", extra)]
-    return words + ["--exact"] * args.exact + ["--lts"] * args.lts
-
-
-def _refuse_throwaway(ctx: Context, shim: CIContainer, words: Sequence[str]) -> None:
+def _refuse_throwaway(ctx: Context, shim: CIContainer, args: argparse.Namespace) -> None:
     """A sync into a container removed when uv exits (run placement, --rm; an srun step's
     unnamed pyxis container) is lost at once."""
     placement = shim.placement
@@ -115,7 +110,11 @@ def _refuse_throwaway(ctx: Context, shim: CIContainer, words: Sequence[str]) -> 
     start += ["-v", f"{ctx.repo}:{workdir}", "-w", workdir, placement.image, "sleep", "infinity"]
     from uvdock.cli import optin
 
-    again = optin.command_line(ctx, *words)
+    # This sync's own arguments, for a suggestion that runs the same sync.
+    words = ["sync"] + (["--profile", args.profile] if args.profile != "dev" else [])
+    words += [w for group in args.group for w in ("--group", group)]
+    words += [w for extra in args.extra for w in ("--extra", extra)]
+    again = optin.command_line(ctx, *words, *["--exact"] * args.exact, *["--lts"] * args.lts)
     again[1:1] = ["--container", name]
     raise InputRefused(
         f"`uvdock sync` with only an image ({placement.image}) would install into a fresh "

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.config import settings as config_module
 from uvdock.config import trust as config_trust
 from uvdock.context import Context
@@ -18,27 +17,23 @@ from uvdock.files.edit import atomic_write, ensure_private_folder
 
 
 class Command(BaseCommand):
-    description = (
-        "A repository's uvdock.toml / [tool.uvdock] may set engine, engine-args, "
-        "container, venv, uv-cache, container-uv-cache and enroot-output only once you "
-        "trust it: read what it sets (--show), then run `uvdock trust`, which records "
-        "the configuration's sha256 for this repository in "
-        "$XDG_CONFIG_HOME/uvdock/trusted. Any change to it needs trust again."
-    )
-    arguments = (
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "A repository's uvdock.toml / [tool.uvdock] may set engine, engine-args, "
+            "container, venv, uv-cache, container-uv-cache and enroot-output only once you "
+            "trust it: read what it sets (--show), then run `uvdock trust`, which records "
+            "the configuration's sha256 for this repository in "
+            "$XDG_CONFIG_HOME/uvdock/trusted. Any change to it needs trust again."
+        )
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument(
             "--show",
             action="store_true",
             help="show what the repository's configuration sets and whether you trust it",
-            exclusive=True,
-        ),
-        arg(
-            "--revoke",
-            action="store_true",
-            help="forget the trust given to this repository",
-            exclusive=True,
-        ),
-    )
+        )
+        group.add_argument(
+            "--revoke", action="store_true", help="forget the trust given to this repository"
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         repo = Path(os.path.realpath(ctx.repo))

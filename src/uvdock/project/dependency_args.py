@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
 _PATH_START = ("./", "../", "/", "~/", ".")
 _ARCHIVE_END = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
+_KINDS = {"group": ("a dependency group", "--group"), "extra": ("an extra", "--optional")}
 
 
 def requirement_names(action: str, packages: Sequence[str]) -> list[str]:
@@ -82,14 +83,10 @@ def target_args(
         )
         return (["--group", name] if group is not None else ["--optional", name]), note
     kind = deps.classify(name)
-    if group is not None and kind == "extra":
+    asked = "group" if group is not None else "extra"
+    if kind in _KINDS and kind != asked:
         raise InputRefused(
-            f"`{name}` is an extra of this project, not a dependency group",
-            hint=f"use --optional {name}",
-        )
-    if optional is not None and kind == "group":
-        raise InputRefused(
-            f"`{name}` is a dependency group of this project, not an extra",
-            hint=f"use --group {name}",
+            f"`{name}` is {_KINDS[kind][0]} of this project, not {_KINDS[asked][0]}",
+            hint=f"use {_KINDS[kind][1]} {name}",
         )
     return (["--group", name] if kind == "group" else ["--optional", name]), ""

@@ -137,7 +137,8 @@ def newest_complete_tag(
     log: Callable[[str], None],
     order: Callable[[list[str]], list[str]],
 ) -> tuple[str, TagReport]:
-    """The newest tag of the lane's family (`order`: newest first) published for every platform (exit 3 when none is)."""
+    """The newest tag of the lane's family (`order`: newest first) published for every
+    platform (exit 3 when none is)."""
     candidates = order(client.tags())
     for tag in candidates[:MAX_PROBES]:
         have = tag_platforms(client, tag)

@@ -23,29 +23,21 @@ def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> Non
     if code == 0:
         return
     step = " ".join(argv[:2])  # "docker build", "podman pull", "enroot import"
-    unreachable = _daemon_unreachable(ctx, argv[0]) if argv[0] in ("docker", "podman") else None
-    if unreachable is not None:
-        raise EnvironmentUnusable(
-            f"{step} failed: the {argv[0]} daemon is not reachable ({unreachable})",
-            hint="start it, or point DOCKER_HOST at a running one; `uvdock doctor` checks",
-        )
+    if argv[0] in ("docker", "podman"):
+        # Why the engine cannot reach its daemon, asked only after a failure, so a working
+        # build or pull pays nothing for it.
+        from uvdock.run import probe
+
+        try:
+            version = [argv[0], "version", "--format", "{{.Server.Version}}"]
+            answer = proc.run(version, env=ctx.env, check=False, timeout=30)
+            silent = not answer.ok and probe.daemon_silent(answer.stderr)
+            unreachable = answer.stderr.strip().splitlines()[-1] if silent else None
+        except CommandFailed:
+            unreachable = "no answer within 30 s"
+        if unreachable is not None:  # else the step's own failure stands
+            raise EnvironmentUnusable(
+                f"{step} failed: the {argv[0]} daemon is not reachable ({unreachable})",
+                hint="start it, or point DOCKER_HOST at a running one; `uvdock doctor` checks",
+            )
     raise CommandFailed(argv, code, message=f"{step} exited with status {code}", hint=hint)
-
-
-def _daemon_unreachable(ctx: Context, engine: str) -> str | None:
-    """Why `engine` cannot reach its daemon (its last line of error), or None when it can.
-    Asked only after a failure, so a working build or pull pays nothing for it."""
-    from uvdock.run import probe, proc
-
-    try:
-        answer = proc.run(
-            [engine, "version", "--format", "{{.Server.Version}}"],
-            env=ctx.env,
-            check=False,
-            timeout=30,
-        )
-    except CommandFailed:
-        return "no answer within 30 s"
-    if answer.ok or not probe.daemon_silent(answer.stderr):
-        return None  # it answers, or fails for another reason: the step's own failure stands
-    return answer.stderr.strip().splitlines()[-1]

@@ -17,8 +17,6 @@ from uvdock.errors import CommandFailed, InputRefused, Interrupted
 from uvdock.files import textlines
 from uvdock.run.ci_container import CIContainer
 
-NO_SYNC_HELP = "do not bring a running container's environment up to date afterwards"
-
 
 def report_uv(ctx: Context, shim: CIContainer) -> None:
     """Say which uv runs, and warn when it differs from what is expected. In a run container

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, engine_for
+from uvdock.commands.base import engine_for
 from uvdock.errors import InputRefused
 from uvdock.image import build as imagebuild
 from uvdock.run.build_check import check_heredocs
@@ -20,27 +20,38 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    description = (
-        "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
-        "pin file. The build always stops at the `main` stage (build-target): the `jet` "
-        "stage needs an internal secret. Without --lts it never builds the LTS image."
-    )
-    arguments = (
-        optin.lts_flag(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
+            "pin file. The build always stops at the `main` stage (build-target): the `jet` "
+            "stage needs an internal secret. Without --lts it never builds the LTS image."
+        )
+        optin.add_lts_flag(
+            parser,
             "build the LTS image (Dockerfile.ci.lts, the LTS pin, tag lts-image); "
-            "explicit opt-in: " + optin.LTS_POLICY
-        ),
-        arg("--tag", metavar="T", help="image tag (default: image / lts-image from the config)"),
-        arg(
+            "explicit opt-in: " + optin.LTS_POLICY,
+        )
+        parser.add_argument(
+            "--tag", metavar="T", help="image tag (default: image / lts-image from the config)"
+        )
+        parser.add_argument(
             "--target",
             metavar="STAGE",
             help="the Dockerfile stage to stop at (default: build-target, main); the `jet` "
             "stage, which needs an internal secret, only when named here",
-        ),
-    )
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        config = ctx.config.replace(build_target=args.target or _configured_target(ctx))
+        target = args.target or ctx.config.build_target
+        # Docker stage names ignore case; a stage that needs something only NVIDIA's CI has
+        # is built only when named on the command line, never from a file or variable.
+        if not args.target and target.lower() == "jet":
+            raise InputRefused(
+                f"{ctx.said('build_target')}: the `{target}` stage needs an internal secret; "
+                "nothing was built",
+                hint=f"build it only on purpose: uvdock image build --target {target}",
+            )
+        config = ctx.config.replace(build_target=target)
         spec = imagebuild.build_spec(ctx.repo, config, lts=args.lts, tag=args.tag)
         operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
         engine = engine_for(ctx)
@@ -54,28 +65,8 @@ class Command(BaseCommand):
         ctx.out.info(f"base image {spec.base_image} (from {spec.pin_file})")
         started = time.monotonic()
         stream(ctx, argv, hint="save the output and run `uvdock doctor LOGFILE` to name the cause")
-        elapsed = _duration(time.monotonic() - started)
+        seconds = time.monotonic() - started
+        minutes, secs = divmod(int(seconds), 60)
+        elapsed = f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
         ctx.out.info(f"built {spec.tag} in {elapsed}")
         return 0
-
-
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
-
-
-# Stages that need something only NVIDIA's CI has: built only when named on the command line.
-_INTERNAL_STAGES = ("jet",)
-
-
-def _configured_target(ctx: Context) -> str:
-    """build-target from the configuration, refused (exit 2) when it names an internal
-    stage: a file or variable must not start a build that needs an internal secret."""
-    target = ctx.config.build_target
-    if target.lower() in _INTERNAL_STAGES:  # Docker stage names ignore case
-        raise InputRefused(
-            f"{ctx.said('build_target')}: the `{target}` stage needs an internal secret; "
-            "nothing was built",
-            hint=f"build it only on purpose: uvdock image build --target {target}",
-        )
-    return target

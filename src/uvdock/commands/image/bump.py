@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.files import edit
 from uvdock.image import pr_body
@@ -40,30 +39,33 @@ if TYPE_CHECKING:
 class Command(BaseCommand):
     _client: RegistryClient | None = None
 
-    arguments = (
-        arg("tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"),
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
+        )
+        parser.add_argument(
             "--latest",
             action="store_true",
             help="the registry's newest YY.MM-py3 tag published for every platform of the lane",
-        ),
-        arg("--offline", action="store_true", help="do not ask the registry whether TAG exists"),
-        optin.lts_flag("bump the LTS lane instead of dev (the explicit opt-in)"),
-        arg(
+        )
+        parser.add_argument(
+            "--offline", action="store_true", help="do not ask the registry whether TAG exists"
+        )
+        optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
+        parser.add_argument(
             "--lane",
             metavar="NAME",
             help="the lane to bump when it is not dev (`image show` names each, e.g."
             " docker/Dockerfile.ci:BASE_IMAGE)",
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--pr-body",
             action="store_true",
             help="print the pull request's title and Markdown body (pins changed, checklist)",
-        ),
-    )
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
@@ -314,7 +316,8 @@ def _lane(scan: Scan, args: argparse.Namespace) -> str:
     if len(found) == 1 or len(fitting) == 1:
         return (fitting or [found[0].lane])[0]
     raise InputRefused(
-        f"{len(fitting) or len(found)} lanes could take {args.tag or 'a bump'}: name one with --lane",
+        f"{len(fitting) or len(found)} lanes could take {args.tag or 'a bump'}: "
+        "name one with --lane",
         hint=f"lanes: {', '.join(rule.lane for rule in found)}",
     )
 

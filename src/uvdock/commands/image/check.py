@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import format_arg
+from uvdock.commands.base import add_format_option
 
 FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
 
@@ -17,11 +17,12 @@ if TYPE_CHECKING:
 
     from uvdock.context import Context
     from uvdock.errors import CheckFailed
-    from uvdock.image.pins import Finding, Scan
+    from uvdock.image.pins import Finding
 
 
 class Command(BaseCommand):
-    arguments = (format_arg("github", "gitlab", help=FORMAT_HELP),)
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins
@@ -44,8 +45,17 @@ class Command(BaseCommand):
                 }
             )
             return 1 if findings or not lanes else 0
-        if not lanes and not findings:
-            raise self._nothing_managed(ctx, scan)
+        if not lanes and not findings:  # a check that manages nothing cannot pass
+            for pin in scan.unclassified:
+                why = f": {pin.note}" if pin.note else ""
+                ctx.out.info(f"{pin.location}: base `{pin.value}` is managed by no lane{why}")
+            from uvdock.errors import CheckFailed
+
+            raise CheckFailed(
+                "no base image is managed: nothing to check",
+                hint="`uvdock image show --explain` prints what uvdock found and the [tool.uvdock]"
+                " settings that manage a base it cannot find alone",
+            )
         if args.format != "text":  # for CI: findings on the diff; --json above wins
             from uvdock.image import ci_report
 
@@ -61,21 +71,6 @@ class Command(BaseCommand):
         if findings:  # the summary and hint on stderr, exit 1
             raise self._failed(findings, lanes)
         return 0
-
-    @staticmethod
-    def _nothing_managed(ctx: Context, scan: Scan) -> CheckFailed:
-        """A check that manages nothing cannot pass: say what was found and what would
-        manage it."""
-        from uvdock.errors import CheckFailed
-
-        for pin in scan.unclassified:
-            why = f": {pin.note}" if pin.note else ""
-            ctx.out.info(f"{pin.location}: base `{pin.value}` is managed by no lane{why}")
-        return CheckFailed(
-            "no base image is managed: nothing to check",
-            hint="`uvdock image show --explain` prints what uvdock found and the [tool.uvdock]"
-            " settings that manage a base it cannot find alone",
-        )
 
     @staticmethod
     def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg, engine_for
+from uvdock.commands.base import engine_for
 from uvdock.errors import EnvironmentUnusable
 from uvdock.image import build as imagebuild
 from uvdock.run import proc, slurm
@@ -20,14 +20,13 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
             "--output",
             metavar="FILE",
             help="the .sqsh to write (default: enroot-output; with --lts, its -lts twin)",
-        ),
-        optin.lts_flag("import the LTS image (lts-image) to enroot-output's -lts twin"),
-    )
+        )
+        optin.add_lts_flag(parser, "import the LTS image (lts-image) to enroot-output's -lts twin")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config

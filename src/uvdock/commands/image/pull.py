@@ -19,25 +19,14 @@ if TYPE_CHECKING:
     from uvdock.context import Context
 
 
-def _pull_hint(host: str) -> str:
-    """The login hint fits only a registry that answered: a host that does not resolve is a
-    network problem, whatever the engine printed."""
-    if gitlab_host.resolves(host):
-        return "'access forbidden': log in first (`docker login HOST`); see `uvdock doctor LOGFILE`"
-    return (
-        f"`{host}` does not resolve from here: name resolution failed (DNS, VPN or proxy), "
-        "not a login problem; check the network, or the remote that gitlab-remote names; "
-        "see `uvdock doctor LOGFILE`"
-    )
-
-
 class Command(BaseCommand):
-    description = (
-        "Pull <host>/<registry-image> where host comes from the git remote named by "
-        "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
-        "then tag it as the local image name the other commands use."
-    )
-    arguments = (optin.lts_flag("pull the LTS image (lts-registry-image, tagged lts-image)"),)
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.description = (
+            "Pull <host>/<registry-image> where host comes from the git remote named by "
+            "gitlab-remote (credentials and port dropped: a port causes 'access forbidden'), "
+            "then tag it as the local image name the other commands use."
+        )
+        optin.add_lts_flag(parser, "pull the LTS image (lts-registry-image, tagged lts-image)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config
@@ -73,7 +62,16 @@ class Command(BaseCommand):
         try:
             stream(ctx, steps[0])
         except CommandFailed as failed:
-            failed.hint = _pull_hint(host)
+            # The login hint fits only a registry that answered: a host that does not resolve
+            # is a network problem, whatever the engine printed.
+            failed.hint = (
+                "'access forbidden': log in first (`docker login HOST`); "
+                "see `uvdock doctor LOGFILE`"
+                if gitlab_host.resolves(host)
+                else f"`{host}` does not resolve from here: name resolution failed (DNS, VPN or "
+                "proxy), not a login problem; check the network, or the remote that gitlab-remote "
+                "names; see `uvdock doctor LOGFILE`"
+            )
             raise
         stream(ctx, steps[1])
         ctx.out.info(f"pulled {image} and tagged it {local}, the image uvdock uses")

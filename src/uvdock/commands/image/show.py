@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.errors import CheckFailed
 from uvdock.image import pins
 from uvdock.image.contents import compare, tag_json
@@ -32,24 +31,23 @@ SHOWN_VERSIONS = ("PyTorch", "CUDA", "cuDNN", "NCCL")  # the table's columns; JS
 
 
 class Command(BaseCommand):
-    arguments = (
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
             "--digests",
             action="store_true",
             help="ask the registry for each managed tag's manifest digest per platform",
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--versions",
             action="store_true",
             help="with the digests, the component versions each image's configuration states",
-        ),
-        arg(
+        )
+        parser.add_argument(
             "--explain",
             action="store_true",
             help="print what uvdock found and uses as a ready [tool.uvdock] table",
-        ),
-        optin.lts_flag("with --digests / --versions: the LTS lane's tags too"),
-    )
+        )
+        optin.add_lts_flag(parser, "with --digests / --versions: the LTS lane's tags too")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         scan = scan_managed(ctx.repo, ctx.config, absent_tracked(ctx))
@@ -101,7 +99,19 @@ def _registry(ctx: Context, scan: Scan, args: argparse.Namespace) -> int:
     if ctx.options.json:
         ctx.out.json({"images": [_json(lane, tag, image) for lane, tag, image in found]})
     else:
-        _table(ctx, found, args.versions)
+        extra = SHOWN_VERSIONS if args.versions else ()
+        rows: list[tuple[str, ...]] = []
+        for lane, tag, image in found:
+            if image is None:
+                rows.append((lane, tag, "-", "not in the registry", *("" for _ in extra)))
+                continue
+            for platform in image.platforms:
+                single = image._replace(platforms=(platform,))
+                stated = {c.label: c.after for c in compare(None, single)}
+                cells = tuple(stated.get(label, "-") for label in extra)
+                rows.append((lane, tag, platform.platform or "?", platform.digest, *cells))
+        header = ("lane", "tag", "platform", "digest", *extra)
+        ctx.out.table(header, rows, title="base-image digests")
     missing = [f"{tag} ({lane})" for lane, tag, image in found if image is None]
     if missing:
         raise CheckFailed(
@@ -116,18 +126,3 @@ def _json(lane: str, tag: str, image: TagImage | None) -> dict[str, object]:
         return {"lane": lane, "tag": tag, "found": False}
     versions = [c.to_json() for c in compare(None, image)]
     return {"lane": lane, "found": True, **tag_json(image), "versions": versions}
-
-
-def _table(ctx: Context, found: list[tuple[str, str, TagImage | None]], versions: bool) -> None:
-    extra = SHOWN_VERSIONS if versions else ()
-    rows: list[tuple[str, ...]] = []
-    for lane, tag, image in found:
-        if image is None:
-            rows.append((lane, tag, "-", "not in the registry", *("" for _ in extra)))
-            continue
-        for platform in image.platforms:
-            single = image._replace(platforms=(platform,))
-            stated = {c.label: c.after for c in compare(None, single)}
-            cells = tuple(stated.get(label, "-") for label in extra)
-            rows.append((lane, tag, platform.platform or "?", platform.digest, *cells))
-    ctx.out.table(("lane", "tag", "platform", "digest", *extra), rows, title="base-image digests")

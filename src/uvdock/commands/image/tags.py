@@ -5,11 +5,11 @@ a pin the registry does not list is warned about: CI would fail to pull it."""
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import arg
 from uvdock.errors import InputRefused
 from uvdock.image.bump import current_tag
 from uvdock.image.pins import reference_tag
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from uvdock.context import Context
-    from uvdock.image.pins import Scan
 
 
 def _positive(text: str) -> int:
@@ -35,15 +34,16 @@ def _positive(text: str) -> int:
 
 
 class Command(BaseCommand):
-    arguments = (
-        optin.lts_flag("mark the LTS lane's pin too"),
-        arg(
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        optin.add_lts_flag(parser, "mark the LTS lane's pin too")
+        parser.add_argument(
             "--lane",
             metavar="NAME",
             help="a lane found by meaning (`image show` names them): the tags of its image family",
-        ),
-        arg("--limit", type=_positive, metavar="N", help="show only the newest N tags"),
-    )
+        )
+        parser.add_argument(
+            "--limit", type=_positive, metavar="N", help="show only the newest N tags"
+        )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         lane_check.require_online(
@@ -54,7 +54,15 @@ class Command(BaseCommand):
         scan = scan_managed(ctx.repo, ctx.config)
         if args.lane is not None:
             lanes: tuple[str, ...] = (args.lane,)
-            pinned, repository, order = _found_lane(scan, args.lane)
+            if not any(rule.lane == args.lane and rule.arg for rule in scan.lanes):
+                names = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
+                raise InputRefused(f"no found lane {args.lane!r}", hint=f"found lanes: {names}")
+            current = parse_image(reference_tag(scan, args.lane)[0] or "")[0]
+            if current is None:
+                raise InputRefused(f"{args.lane} has no image uvdock can order")
+            pinned: dict[str, str | None] = {args.lane: current.tag}
+            repository = current.repository
+            order: Callable[[list[str]], list[str]] = partial(newest, like=current)
         else:
             lanes = ("dev", "lts") if args.lts else ("dev",)
             pinned = {lane: current_tag(scan, lane) for lane in lanes}
@@ -82,16 +90,3 @@ class Command(BaseCommand):
             table = [(tag, ", ".join(f"{lane} pin" for lane in lanes_)) for tag, lanes_ in rows]
             ctx.out.table(("tag", "pinned by"), table)
         return 0
-
-
-def _found_lane(
-    scan: Scan, lane: str
-) -> tuple[dict[str, str | None], str, Callable[[list[str]], list[str]]]:
-    """A found lane's pinned tag, its image repository, and its family's order."""
-    if not any(rule.lane == lane and rule.arg for rule in scan.lanes):
-        found = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
-        raise InputRefused(f"no found lane {lane!r}", hint=f"found lanes: {found}")
-    current = parse_image(reference_tag(scan, lane)[0] or "")[0]
-    if current is None:
-        raise InputRefused(f"{lane} has no image uvdock can order")
-    return {lane: current.tag}, current.repository, lambda tags: newest(tags, current)
