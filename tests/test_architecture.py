@@ -686,6 +686,16 @@ def _is_self(value: ast.expr) -> bool:
     return isinstance(value, ast.Name) and value.id == "self"
 
 
+def upward_imports(sources: Sources) -> list[str]:
+    """Modules outside commands/ and cli/ importing a command module: data flows down only."""
+    return sorted(
+        f"{module} imports {target}"
+        for module, targets in import_graph(sources).items()
+        if not _in(module, ("commands", "cli"))
+        for target in _imports_from(targets, "commands")
+    )
+
+
 # -- size and complexity -------------------------------------------------------------------
 
 
@@ -1181,6 +1191,18 @@ def test_a_second_url_credential_reader_is_reported() -> None:
     tree["uvdock.lts.pin"] = source
     tree["uvdock.registry.client"] = source
     assert url_credential_violations(tree) == ["uvdock.lts.pin:3 reads a URL's .password"]
+
+
+def test_nothing_below_the_commands_imports_them(sources: dict[str, str]) -> None:
+    problems = upward_imports(sources)
+    assert not problems, _report(problems)
+
+
+def test_an_upward_import_is_reported() -> None:
+    tree = _tree(uvdock="", uvdock__commands="", uvdock__commands__diff="x = 1\n", uvdock__run="")
+    tree["uvdock.run.uv"] = "def f() -> None:\n    from uvdock.commands import diff\n"
+    tree["uvdock.commands.add"] = "from uvdock.commands import diff\n"
+    assert upward_imports(tree) == ["uvdock.run.uv imports uvdock.commands.diff"]
 
 
 def test_repository_files_are_read_through_one_reader(sources: dict[str, str]) -> None:

@@ -7,8 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import shim_for
-from uvdock.commands.lock.diff import add_lock_format_option
+from uvdock.commands.base import add_lock_format_option, shim_for
 from uvdock.run.uv_project import change_dependencies
 
 if TYPE_CHECKING:

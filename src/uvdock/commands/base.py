@@ -100,3 +100,11 @@ def add_format_option(parser: argparse.ArgumentParser, *formats: str, help: str)
     """`--format text|...`: one spelling for every command with a machine or PR rendering
     (here, so `image check` imports nothing new for it). --json, where offered, wins."""
     parser.add_argument("--format", choices=("text", *formats), default="text", help=help)
+
+
+def add_lock_format_option(parser: argparse.ArgumentParser) -> None:
+    add_format_option(
+        parser,
+        "markdown",
+        help="markdown: a table for the pull request (package, change kind, from, to, source)",
+    )

@@ -68,13 +68,13 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
         return
     if ctx.options.json:
         ctx.out.json({"lock_changed": True})
-    from uvdock.commands.lock import diff as diff_view
     from uvdock.lock import lockfile
+    from uvdock.ui.lock_diff import show_lock_diff
 
     try:
         diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
         title = f"{ctx.project_file('uv.lock')} changes"
-        diff_view.show_lock_diff(ctx.out, diff, title=title, fmt=fmt)
+        show_lock_diff(ctx.out, diff, title=title, fmt=fmt)
     except KeyboardInterrupt:  # uv has finished: say what it left, not a bare "interrupted"
         raise Interrupted(
             "interrupted while showing the lock diff; uv.lock was changed by uv "

@@ -1,5 +1,4 @@
-"""`uvdock lock diff [BASE [HEAD]]`: packages added / removed / changed between two locks,
-and how every command shows a lock diff (a table, Markdown for a pull request, or JSON)."""
+"""`uvdock lock diff [BASE [HEAD]]`: packages added / removed / changed between two locks."""
 
 from __future__ import annotations
 
@@ -8,53 +7,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_format_option
+from uvdock.commands.base import add_lock_format_option
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.files import textlines
 from uvdock.lock import lockfile
 from uvdock.run import git
-from uvdock.ui.output import Output
+from uvdock.ui.lock_diff import show_lock_diff
 
 LOCK = "uv.lock"
-MARKDOWN_HELP = "markdown: a table for the pull request (package, change kind, from, to, source)"
-
-
-def add_lock_format_option(parser: argparse.ArgumentParser) -> None:
-    add_format_option(parser, "markdown", help=MARKDOWN_HELP)
-
-
-def show_lock_diff(out: Output, diff: lockfile.LockDiff, *, title: str, fmt: str = "text") -> None:
-    """In --json mode only the JSON object, on stdout."""
-    counts = f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"
-    if out.json_mode:
-        out.json(diff.to_json())
-    elif fmt == "markdown":
-        from uvdock.lock import markdown
-
-        out.document_text(markdown.render(diff, title=title).rstrip("\n"))
-    elif diff.is_empty:
-        out.info(f"{title}: {counts} (the locks resolve the same packages)")
-    else:
-        out.info(f"{title}: {counts}")
-        out.table(("", "package", "old", "new"), _rows(diff))
-
-
-def _rows(diff: lockfile.LockDiff) -> list[tuple[str, str, str, str]]:
-    rows = [("added", a.name, "-", ", ".join(a.versions) or "-") for a in diff.added]
-    rows += [("removed", r.name, ", ".join(r.versions) or "-", "-") for r in diff.removed]
-    return rows + [
-        (_kind(c), c.name, ", ".join(c.before) or "-", ", ".join(c.after) or "-")
-        for c in diff.changed
-    ]
-
-
-def _kind(change: lockfile.Changed) -> str:
-    """ "downgrade" when the newest version went down (as the Markdown table says)."""
-    from uvdock.lock.markdown import moved
-
-    down = change.before and change.after and moved(change.before, change.after).downgrade
-    return "downgrade" if down else "changed"
 
 
 def _read_path(path: Path) -> bytes | None:

@@ -6,8 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import shim_for
-from uvdock.commands.lock.diff import add_lock_format_option
+from uvdock.commands.base import add_lock_format_option, shim_for
 from uvdock.context import Context
 from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable, InputRefused
 from uvdock.run import uv_project as uvwork

@@ -18,8 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import shim_for
-from uvdock.commands.lock.diff import add_lock_format_option, show_lock_diff
+from uvdock.commands.base import add_lock_format_option, shim_for
 from uvdock.context import Context
 from uvdock.errors import CheckFailed, EnvironmentUnusable, InputRefused, Interrupted, UvdockError
 from uvdock.files import state_store, textlines
@@ -28,6 +27,7 @@ from uvdock.lock import lockfile
 from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost
 from uvdock.merge.report import lines, report, sides
 from uvdock.run import git, signals, stop
+from uvdock.ui.lock_diff import show_lock_diff
 
 if TYPE_CHECKING:
     from uvdock.merge.pyproject import MergeResult

@@ -1,0 +1,39 @@
+"""How every command shows a lock diff: a table, Markdown for a pull request, or JSON."""
+
+from __future__ import annotations
+
+from uvdock.lock import lockfile
+from uvdock.ui.output import Output
+
+
+def show_lock_diff(out: Output, diff: lockfile.LockDiff, *, title: str, fmt: str = "text") -> None:
+    """In --json mode only the JSON object, on stdout."""
+    counts = f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"
+    if out.json_mode:
+        out.json(diff.to_json())
+    elif fmt == "markdown":
+        from uvdock.lock import markdown
+
+        out.document_text(markdown.render(diff, title=title).rstrip("\n"))
+    elif diff.is_empty:
+        out.info(f"{title}: {counts} (the locks resolve the same packages)")
+    else:
+        out.info(f"{title}: {counts}")
+        out.table(("", "package", "old", "new"), _rows(diff))
+
+
+def _rows(diff: lockfile.LockDiff) -> list[tuple[str, str, str, str]]:
+    rows = [("added", a.name, "-", ", ".join(a.versions) or "-") for a in diff.added]
+    rows += [("removed", r.name, ", ".join(r.versions) or "-", "-") for r in diff.removed]
+    return rows + [
+        (_kind(c), c.name, ", ".join(c.before) or "-", ", ".join(c.after) or "-")
+        for c in diff.changed
+    ]
+
+
+def _kind(change: lockfile.Changed) -> str:
+    """ "downgrade" when the newest version went down (as the Markdown table says)."""
+    from uvdock.lock.markdown import moved
+
+    down = change.before and change.after and moved(change.before, change.after).downgrade
+    return "downgrade" if down else "changed"
