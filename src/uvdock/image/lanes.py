@@ -72,11 +72,8 @@ def repository_files(repo: Path) -> tuple[list[str], list[str]]:
                 if name not in _SKIP_DIRS and (name[0] != "." or name in (".github", ".gitlab")):
                     pending.append((rel + name + "/", f"{folder}/{name}"))
             elif "ockerfile" in name or "OCKERFILE" in name:
-                if (
-                    lower == "dockerfile"
-                    or lower.startswith("dockerfile.")
-                    or lower.endswith(".dockerfile")
-                ):
+                # Dockerfile, Dockerfile.ci, ci.dockerfile (any case)
+                if "dockerfile" in (lower.partition(".")[0], lower.rpartition(".")[2]):
                     dockerfiles.append(rel + name)
             elif (
                 ci_folder
@@ -125,34 +122,28 @@ class _Discovery:
                 parsed = df.read(text)
                 declared = set(df.global_args(parsed, anywhere=True))
                 dockerfiles[path] = _Dockerfile(path, parsed, df.stages(parsed), declared)
-        builds: list[Build] = []
-        scripts: set[str] = set()
-        for path in ci_files:
-            if (text := self.read(path)) is not None:
-                builds += ci_builds(path, text)
-                scripts.update(scripts_run(text))
-        for path in sorted(scripts - set(ci_files)):  # the scripts the CI files run
-            if (text := self.read(path)) is not None:
-                builds += ci_builds(path, text)
-        built: dict[str, list[Build]] = {path: [] for path in dockerfiles}
+        texts = {path: text for path in ci_files if (text := self.read(path)) is not None}
+        # The shell scripts the CI files run build too.
+        scripts = {s for text in texts.values() for s in scripts_run(text)} - set(ci_files)
+        texts.update((path, text) for path in sorted(scripts) if (text := self.read(path)))
+        builds = [build for path, text in texts.items() for build in ci_builds(path, text)]
         for build in builds:
             # A path relative to another folder than the root: the one Dockerfile it ends.
             exact = [build.dockerfile] if build.dockerfile in dockerfiles else []
             matches = exact or [p for p in dockerfiles if p.endswith("/" + build.dockerfile)]
             if len(matches) == 1:
-                built[matches[0]].append(build._replace(dockerfile=matches[0]))
-                self.found.builds.append(built[matches[0]][-1])
+                self.found.builds.append(build._replace(dockerfile=matches[0]))
         for path, item in dockerfiles.items():
-            self._dockerfile(item, built[path])
+            self._dockerfile(item, [b for b in self.found.builds if b.dockerfile == path])
         return self.found
 
     def _dockerfile(self, item: _Dockerfile, builds: list[Build]) -> None:
         """One lane per external base the built targets reach (no build: the last stage)."""
-        targets: dict[str | None, list[Build]] = {}
+        targets: dict[str | None, list[Build]] = {} if builds else {None: []}
         for build in builds:
             targets.setdefault(build.target, []).append(build)
         bases: dict[int, tuple[df.Stage, list[Build]]] = {}
-        for target, of_target in (targets or {None: []}).items():
+        for target, of_target in targets.items():
             stage = df.base_of(item.stages, target)
             if stage is None:
                 message = f"builds target {target or '(last stage)'} of {item.path}, which has"
@@ -166,7 +157,7 @@ class _Discovery:
             bases.setdefault(stage.line, (stage, []))[1].extend(of_target)
         for stage, of_base in bases.values():
             self._lane(item, stage, of_base)
-        built = ", ".join(sorted(t or "the last stage" for t in targets or {None: []}))
+        built = ", ".join(sorted(t or "the last stage" for t in targets))
         managed = {_lane_key(stage) for stage, _ in bases.values()} - {None, ""}
         for stage in item.stages:
             key = _lane_key(stage)

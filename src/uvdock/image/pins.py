@@ -248,17 +248,14 @@ def check(scan: Scan) -> list[Finding]:
         lane = rule.lane
         expected, source = reference_tag(scan, lane)
         for pin in scan.lane_pins(lane):
-            now = pin.value if rule.arg else pin.tag
             if rule.arg:  # a found lane: whole references, of any orderable image
-                why = parse_image(pin.value)[1]
+                now, what, why = pin.value, lane, parse_image(pin.value)[1]
                 bad = f"{lane} reference `{pin.value}`: {why}" if why else ""
             else:
-                bad = (
-                    "" if pin.well_formed else f"{lane} pin `{pin.value}` is not {PREFIX}YY.MM-py3"
-                )
+                now, what = pin.tag, f"{lane} pin"
+                bad = "" if pin.well_formed else f"{what} `{pin.value}` is not {PREFIX}YY.MM-py3"
             if bad or (expected is not None and now != expected):
-                what = f"{lane} is" if rule.arg else f"{lane} pin is"
-                message = bad or f"{what} {now}, expected {expected} (from {source})"
+                message = bad or f"{what} is {now}, expected {expected} (from {source})"
                 kind = "malformed" if bad else "drift"
                 findings.append(Finding(kind, lane, pin.path, pin.line, message, pin.tag, expected))
     findings.extend(scan.findings)
