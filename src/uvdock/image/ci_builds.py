@@ -9,8 +9,7 @@ import re
 from typing import NamedTuple
 
 from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
-from uvdock.image.dockerfile import quoted, words
-from uvdock.image.pins import line_of
+from uvdock.image.dockerfile import line_of, quoted, words
 
 _BUILDER = re.compile(
     r"(?<![\w-])(?:docker(?:[ \t]+buildx)?[ \t]+build|podman[ \t]+build|buildah[ \t]+(?:bud|build))"

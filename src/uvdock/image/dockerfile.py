@@ -247,7 +247,7 @@ _SPLIT = (
 )
 
 
-def _line_at(text: str, offset: int) -> int:
+def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
@@ -267,7 +267,7 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
         for key, raw, index, plain in declarations(instruction, dockerfile.escape):
             if key != name or raw is None:
                 continue  # another variable, or a declaration without a default
-            line = _line_at(text, offsets[index])
+            line = line_of(text, offsets[index])
             if raw in ("", '""', "''"):  # an empty default is no pin, but replaces an earlier one
                 if is_global and global_default is not None:
                     emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
@@ -282,7 +282,7 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                 problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
             default = ArgDefault(
-                logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, _line_at(text, offsets[lo])
+                logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, line_of(text, offsets[lo])
             )
             defaults.append(default)
             if is_global:  # a later global default is what Docker reads again

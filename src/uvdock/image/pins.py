@@ -11,13 +11,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
+from uvdock.image.dockerfile import line_of
 from uvdock.registry.tags import PREFIX, is_tag, parse_image, tag_key
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
 
 
-LANES = ("dev", "lts")
+# Each lane's configuration keys: its pin file, its Dockerfile, its matrix rule.
+LANE_KEYS = {
+    "dev": ("dev_pin_file", "dockerfile", "dev_matrix_match"),
+    "lts": ("lts_pin_file", "lts_dockerfile", "lts_matrix_match"),
+}
+LANES = tuple(LANE_KEYS)
 # A managed pin written in a shape the span editor cannot change exactly (check: a finding;
 # bump: refused, exit 2, naming file and line).
 UNSUPPORTED_SHAPE = "unsupported-shape"
@@ -114,10 +120,6 @@ class Scan(NamedTuple):
         return next((p for p in self.lane_pins(lane) if p.source == "pin-file"), None)
 
 
-def line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def managed_pin(
     path: str, text: str, lane: str, source: str, start: int, end: int, **extra: str
 ) -> Pin:
@@ -183,10 +185,9 @@ def _explicit(config: Config, *names: str) -> tuple[str, ...]:
 
 def lane_rules(config: Config) -> list[LaneRules]:
     rules = []
-    for lane, dockerfile_key in (("dev", "dockerfile"), ("lts", "lts_dockerfile")):
-        keys = (f"{lane}_pin_file", dockerfile_key)
+    for lane, (*keys, matrix_key) in LANE_KEYS.items():
         pin_file, dockerfile = (normalize_path(getattr(config, key)) for key in keys)
-        matrix = match_sets(getattr(config, f"{lane}_matrix_match"), f"{lane}-matrix-match")
+        matrix = match_sets(getattr(config, matrix_key), matrix_key.replace("_", "-"))
         rules.append(LaneRules(lane, pin_file, dockerfile, matrix, _explicit(config, *keys)))
     return rules
 

@@ -14,6 +14,7 @@ from uvdock.image.dockerfile import arg_defaults
 from uvdock.image.lanes import UNDECLARED, discover, read_file
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
+    LANE_KEYS,
     NOT_CHECKED_OUT,
     PLATFORM_KEY,
     UNSUPPORTED_SHAPE,
@@ -88,12 +89,11 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
     """The lane's pin file and the defaults of `ARG FROM_IMAGE_NAME=...` in its Dockerfile
     (a bare ARG is no pin: the build passes the value); a file named explicitly must exist."""
     lane = rule.lane
-    dockerfile_key = "dockerfile" if lane == "dev" else f"{lane}-dockerfile"
-    for path, setting in ((rule.pin_file, f"{lane}-pin-file"), (rule.dockerfile, dockerfile_key)):
+    for path, key in zip((rule.pin_file, rule.dockerfile), LANE_KEYS[lane][:2], strict=True):
         text = read_file(repo, path, scan.texts) if path else None
         if text is None:
             if path and path in rule.configured:
-                scan.findings.append(_missing(lane, path, setting))
+                scan.findings.append(_missing(lane, path, key.replace("_", "-")))
         elif path == rule.dockerfile:
             defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
             scan.pins.extend(
