@@ -14,7 +14,7 @@ from uvdock.errors import InputRefused
 from uvdock.files.textlines import read_text
 from uvdock.image import dockerfile as df
 from uvdock.image.ci_builds import Build, ci_builds, scripts_run
-from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin, pin_file_pin
+from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin, Scan, pin_file_pin
 from uvdock.registry.tags import parse_image
 
 UNDECLARED = "undeclared-build-arg"
@@ -26,14 +26,6 @@ _PREDEFINED = {
     *(f"{n}_proxy" for n in ("http", "https", "ftp", "no", "all")),
     *(f"{s}{p}" for s in ("BUILD", "TARGET") for p in ("PLATFORM", "OS", "ARCH", "VARIANT")),
 }
-
-
-class Found(NamedTuple):
-    lanes: list[LaneRules]
-    pins: list[Pin]
-    findings: list[Finding]
-    unrecognised: list[Pin]  # bases no lane can manage, each with why (`note`)
-    builds: list[Build]  # the CI builds of the repository's Dockerfiles
 
 
 def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True) -> str | None:
@@ -107,14 +99,13 @@ def _lane_key(stage: df.Stage) -> str | None:
 
 
 class _Discovery:
-    def __init__(self, repo: Path, covered: set[tuple[str, str]], texts: dict[str, str]) -> None:
-        self.repo, self.covered, self.texts = repo, covered, texts
-        self.found = Found([], [], [], [], [])
+    def __init__(self, repo: Path, covered: set[tuple[str, str]], found: Scan) -> None:
+        self.repo, self.covered, self.texts, self.found = repo, covered, found.texts, found
 
     def read(self, path: str) -> str | None:
         return read_file(self.repo, path, self.texts, strict=False)
 
-    def run(self) -> Found:
+    def run(self) -> Scan:
         paths, ci_files = repository_files(self.repo)
         dockerfiles: dict[str, _Dockerfile] = {}
         for path in paths:
@@ -247,14 +238,12 @@ class _Discovery:
         return list(pins.values()), [f for f in found if isinstance(f, Finding)]
 
     def _unrecognised(self, path: str, line: int, value: str, why: str) -> None:
-        self.found.unrecognised.append(
+        self.found.unclassified.append(
             Pin(path, line, None, value, False, "unrecognised", value, note=why)
         )
 
 
-def discover(
-    repo: Path, covered: set[tuple[str, str]], texts: dict[str, str] | None = None
-) -> Found:
-    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`; `texts`: the
-    files already read, and the files read are added."""
-    return _Discovery(repo, covered, {} if texts is None else texts).run()
+def discover(repo: Path, covered: set[tuple[str, str]], scan: Scan | None = None) -> Scan:
+    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`, added to `scan`
+    (its texts: the files already read; bases no lane manages are `unclassified`, with why)."""
+    return _Discovery(repo, covered, scan or Scan([], [], [], {}, [], [])).run()

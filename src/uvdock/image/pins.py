@@ -16,6 +16,7 @@ from uvdock.registry.tags import PREFIX, is_tag, parse_image, tag_key
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
+    from uvdock.image.ci_builds import Build
 
 
 # Each lane's configuration keys: its pin file, its Dockerfile, its matrix rule.
@@ -112,6 +113,7 @@ class Scan(NamedTuple):
     findings: list[Finding]
     texts: dict[str, str]  # path -> text as read (CRLF and final newline kept)
     unclassified: list[Pin]  # matrix rows with an NGC image no lane selects, unmanaged bases
+    builds: list[Build]  # the CI builds of the repository's Dockerfiles (image/lanes.py)
 
     def lane_pins(self, lane: str) -> list[Pin]:
         return [pin for pin in self.pins if pin.lane == lane]

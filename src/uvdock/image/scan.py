@@ -195,13 +195,11 @@ def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
 def _add_found_lanes(repo: Path, scan: Scan) -> None:
     """The lanes found by meaning (image/lanes.py) beside the configured ones."""
     covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
-    found = discover(repo, covered, scan.texts)
-    dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
-    scan.pins[:] = [p for p in scan.pins if (p.path, p.line) not in dead]
-    scan.lanes.extend(found.lanes)
-    scan.pins.extend(found.pins)
-    scan.findings.extend(found.findings)
-    scan.unclassified.extend(found.unrecognised)
+    discover(repo, covered, scan)
+    # A configured pin passed to a Dockerfile that declares no such ARG is no pin.
+    dead = {(f.path, f.line) for f in scan.findings if f.kind == UNDECLARED}
+    found = {rule.lane for rule in scan.lanes if rule.arg}
+    scan.pins[:] = [p for p in scan.pins if p.lane in found or (p.path, p.line) not in dead]
     # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
     megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg)
     if scan.pins and not megatron:
@@ -228,7 +226,7 @@ def scan_managed(
 ) -> Scan:
     """Every lane's managed pins; `absent_tracked`: managed files git tracks that the work
     tree lacks, each with whether a sparse checkout left it out (see managed_paths)."""
-    scan = Scan(lane_rules(config), [], [], {}, [])
+    scan = Scan(lane_rules(config), [], [], {}, [], [])
     for rule in scan.lanes:
         _read_lane_files(repo, rule, scan)
     gitlab_file, explicit = configured_gitlab_file(config)
