@@ -106,12 +106,14 @@ def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], coun
         )
 
 
-def _refuse_unbumpable(scan: Scan, lane: str) -> None:
+def _bumpable(scan: Scan, lane: str) -> LaneRules:
+    """The lane's rules, unless a finding stops its bump."""
     for finding in sorted(scan.findings, key=lambda f: f.kind != "pin-file-content"):
         lanes = (lane, "") if finding.kind == NOT_CHECKED_OUT else (lane,)
         if finding.kind in _REFUSALS and finding.lane in lanes:
             message, hint = _REFUSALS[finding.kind]
             raise InputRefused(message.format(finding), hint=hint)
+    return next(r for r in scan.lanes if r.lane == lane)
 
 
 def _plan(
@@ -142,8 +144,7 @@ def plan_bump(
 ) -> BumpPlan:
     """The edits that move every managed pin of `lane` to `tag`; `gitlab_file` is re-read
     after the edit (image/matrix_verify.py): only the lane's rows may change."""
-    rule = next(r for r in scan.lanes if r.lane == lane)
-    _refuse_unbumpable(scan, lane)
+    rule = _bumpable(scan, lane)
     if not scan.lane_pins(lane):
         raise InputRefused(
             f"no {lane} pins found (looked for {rule.pin_file}, {rule.dockerfile} and the matrix)",
@@ -188,8 +189,7 @@ def plan_found_bump(
     repo: Path, scan: Scan, lane: str, text: str, *, allow_downgrade: bool
 ) -> BumpPlan:
     """A found lane's references moved to the image TEXT names, re-read after the edit."""
-    rule = next(r for r in scan.lanes if r.lane == lane)
-    _refuse_unbumpable(scan, lane)
+    rule = _bumpable(scan, lane)
     reference, current = found_target(scan, rule, text)
     now, new = parse_image(current or "")[0], parse_image(reference)[0]
     if now is not None and new is not None and new.key < now.key and not allow_downgrade:

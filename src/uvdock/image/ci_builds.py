@@ -116,7 +116,7 @@ def _dockerfile(named: str | None, context: str) -> str:
     return posixpath.normpath(path.replace("\\", "/")).lstrip("/")
 
 
-def command_builds(path: str, text: str) -> list[Build]:
+def ci_builds(path: str, text: str) -> list[Build]:
     builds: list[Build] = []
     yaml = path.endswith((".yml", ".yaml"))
     for match in _BUILDER.finditer(text):
@@ -128,7 +128,9 @@ def command_builds(path: str, text: str) -> list[Build]:
             continue  # the Dockerfile is named by a variable: no way to tell which
         line, dockerfile = line_of(text, match.start()), _dockerfile(found.get("f"), context)
         builds.append(Build(path, line, dockerfile, found.get("t"), tuple(args)))
-    return builds
+    if yaml and ("build-args" in text or "target:" in text):
+        builds += _action_builds(path, text)
+    return [_resolved(build, text) for build in builds]
 
 
 def _action_builds(path: str, text: str) -> list[Build]:
@@ -178,13 +180,6 @@ def _resolved(build: Build, text: str) -> Build:
         else:
             args.append(arg)
     return build._replace(args=tuple(args))
-
-
-def ci_builds(path: str, text: str) -> list[Build]:
-    builds = command_builds(path, text)
-    if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
-        builds += _action_builds(path, text)
-    return [_resolved(build, text) for build in builds]
 
 
 def scripts_run(text: str) -> list[str]:

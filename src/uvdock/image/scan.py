@@ -144,12 +144,6 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
-def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> str | None:
-    """The configured lane building `dockerfile`; IMAGE_TYPE tells two lanes of one file apart."""
-    of_file = [r.lane for r in lanes if not r.arg and r.dockerfile == dockerfile]
-    return image_type if image_type in of_file[1:] else next(iter(of_file), None)
-
-
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
     """The steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME` (Megatron-LM's
     workflows, 2025-09 to 2026-01): each a managed pin of the lane the Dockerfile is."""
@@ -157,8 +151,10 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
         return []  # most workflows: no YAML parse at all
     pins: list[Pin] = []
     for build in ci_builds(path, text):
+        # The configured lane building the Dockerfile; IMAGE_TYPE tells two lanes of it apart.
+        of_file = [r.lane for r in lanes if not r.arg and r.dockerfile == build.dockerfile]
         image_type = next((a.value for a in build.args if a.name == "IMAGE_TYPE"), "")
-        lane = _lane_of(build.dockerfile, image_type, lanes)
+        lane = image_type if image_type in of_file[1:] else next(iter(of_file), None)
         if lane is None:
             continue
         pins += [
