@@ -175,6 +175,7 @@ class Stage(NamedTuple):
     alias: str  # "" when the stage has no name
     variables: tuple[str, ...]  # the global ARGs the image names
     parent: int | None  # the index of the earlier stage it builds on, None: an image
+    start: int  # offset of `written` in the file (a FROM without an image: its end)
 
 
 def global_args(
@@ -207,7 +208,10 @@ def stages(dockerfile: Dockerfile, build_args: Mapping[str, str] | None = None) 
         names = tuple(m["braced"] or m["bare"] for m in _VARIABLE.finditer(written))
         aliases = [stage.alias.lower() for stage in found]
         parent = aliases.index(image.lower()) if image.lower() in aliases else None
-        found.append(Stage(instruction.line, written, image, alias, names, parent))
+        text, offsets = instruction.text, instruction.offsets
+        at = text.find(written, len(text) - len(text.lstrip()) + len("FROM"))
+        start = offsets[at] if written else offsets[-1] + 1
+        found.append(Stage(instruction.line, written, image, alias, names, parent, start))
     return found
 
 

@@ -84,7 +84,6 @@ def _reference(path: str, line: int, lane: str, value: str, start: int, source: 
 
 class _Dockerfile(NamedTuple):
     path: str
-    parsed: df.Dockerfile
     stages: list[df.Stage]
     declared: set[str]  # every ARG name
 
@@ -112,7 +111,7 @@ class _Discovery:
             if (text := self.read(path)) is not None:
                 parsed = df.read(text)
                 declared = set(df.global_args(parsed, anywhere=True))
-                dockerfiles[path] = _Dockerfile(path, parsed, df.stages(parsed), declared)
+                dockerfiles[path] = _Dockerfile(path, df.stages(parsed), declared)
         texts = {path: text for path in ci_files if (text := self.read(path)) is not None}
         # The shell scripts the CI files run build too.
         scripts = {s for text in texts.values() for s in scripts_run(text)} - set(ci_files)
@@ -204,13 +203,8 @@ class _Discovery:
         build arguments that override it; and the ones uvdock cannot edit exactly."""
         found: list[Pin | Finding] = []
         if not key:
-            instruction = next(i for i in item.parsed.instructions if i.line == stage.line)
-            text = instruction.text
-            start = instruction.offsets[
-                text.find(stage.written, len(text) - len(text.lstrip()) + 4)
-            ]
             found.append(
-                _reference(item.path, stage.line, name, stage.written, start, "dockerfile")
+                _reference(item.path, stage.line, name, stage.written, stage.start, "dockerfile")
             )
         else:  # the global defaults: before the first FROM
             defaults, shapes = df.arg_defaults(self.texts[item.path], key)
