@@ -57,7 +57,7 @@ class BumpPlan(NamedTuple):
 def current_tag(scan: Scan, lane: str) -> str | None:
     """The pin file's tag, or the newest well-formed managed tag when the pin file has none."""
     tags = [pin.tag for pin in scan.lane_pins(lane) if pin.well_formed]
-    return expected_tag(scan, lane) or (max(tags, key=tag_key) if tags else None)
+    return expected_tag(scan, lane) or max(tags, key=tag_key, default=None)
 
 
 def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:

@@ -232,16 +232,12 @@ def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
             where = f"ARG {rule.arg}" if rule.arg != "FROM" else "FROM"
             return own[-1].value, f"{where} in {own[-1].location}"
         values = [pin.value for pin in pins]
-        if not values:
-            return None, ""
-        return max(values, key=values.count), f"most of the {lane} references"
+        return max(values, key=values.count, default=None), f"most of the {lane} references"
     expected = expected_tag(scan, lane)
     if expected is not None:
         return expected, rule.pin_file
     tags = [pin.tag for pin in pins if pin.well_formed]
-    if not tags:
-        return None, ""
-    best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)))
+    best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)), default=None)
     return best, f"most of the {lane} pins; there is no pin file"
 
 
