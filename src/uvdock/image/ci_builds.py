@@ -72,14 +72,14 @@ def _unquote(word: str, start: int) -> tuple[str, int]:
     return (word[1:-1], start + 1) if quoted(word) else (word, start)
 
 
-def _build_arg(word: str, start: int, text: str) -> BuildArg | None:
-    """NAME=VALUE (either part or the whole quoted) at `start` in `text`."""
+def _build_arg(word: str, start: int, text: str) -> list[BuildArg]:
+    """NAME=VALUE (either part or the whole quoted) at `start` in `text`; [] when no such."""
     word, start = _unquote(word, start)
     name, equals, value = word.partition("=")
     if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return None
+        return []
     value, at = _unquote(value, start + len(name) + 1)
-    return BuildArg(name, value, at, at + len(value), line_of(text, at))
+    return [BuildArg(name, value, at, at + len(value), line_of(text, at))]
 
 
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
@@ -88,7 +88,7 @@ def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[B
     spans = iter(words(masked, "\0"))
     found: dict[str, str] = {}
     args: list[BuildArg] = []
-    positional: list[str] = []
+    context = "."  # the last positional word
     for start, end, _ in spans:
         word = command[start:end]
         option, equals, inline = word.partition("=")
@@ -102,13 +102,12 @@ def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[B
         elif option.startswith("-") and equals:
             start += len(option) + 1
         if option == "--build-arg" and equals:
-            arg = _build_arg(inline, base + start, text)
-            args += [arg] if arg else []
+            args += _build_arg(inline, base + start, text)
         elif option in ("-f", "--file", "--target") and equals:
             found[option.lstrip("-")[0]] = _unquote(inline, 0)[0]
         elif not word.startswith("-"):
-            positional.append(_unquote(word, 0)[0])
-    return found, args, positional[-1] if positional else "."
+            context = _unquote(word, 0)[0]
+    return found, args, context
 
 
 def _dockerfile(named: str | None, context: str) -> str:
@@ -153,8 +152,7 @@ def _action_builds(path: str, text: str) -> list[Build]:
                 for line in re.finditer(r"[^\n]+", raw):
                     stripped = line[0].strip(" \t\r|>-")
                     at = begin + line.start() + line[0].find(stripped)
-                    arg = _build_arg(stripped, at, text) if stripped else None
-                    args += [arg] if arg else []
+                    args += _build_arg(stripped, at, text)
             line = mapping.start_mark.line + 1
             builds.append(Build(path, line, dockerfile, values.get("target"), tuple(args)))
     return builds
