@@ -153,6 +153,16 @@ def test_nothing_managed_fails_and_names_what_was_found(
     assert "no base image is managed" in check.err
 
 
+def test_a_from_without_an_image_is_a_finding_not_a_crash(
+    make_repo: MakeRepo, run_cli: RunCli
+) -> None:
+    disabled = 'dev-pin-file = ""\nlts-pin-file = ""\n'
+    repo = make_repo({"Dockerfile": "FROM\n", "uvdock.toml": disabled})
+    check = run_cli("--repo", repo, "image", "check")
+    assert check.code == 1, check.err
+    assert "Dockerfile:1: base `` is managed by no lane" in check.out
+
+
 @pytest.mark.parametrize(
     "files",
     [family.BASE_IMAGE_ARG, family.TWO_BASES, family.OTHER_IMAGES, family.DEAD_BUILD_ARG],

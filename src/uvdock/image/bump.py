@@ -21,7 +21,7 @@ from uvdock.image.pins import (
     expected_tag,
     reference_tag,
 )
-from uvdock.registry.tags import PREFIX, parse_image, tag_key
+from uvdock.registry.tags import PREFIX, ImageTag, parse_image, tag_key
 
 # The findings a bump cannot go past: (message, hint) by kind, the pin file's first.
 _REFUSALS = {
@@ -57,7 +57,7 @@ class BumpPlan(NamedTuple):
 def current_tag(scan: Scan, lane: str) -> str | None:
     """The pin file's tag, or the newest well-formed managed tag when the pin file has none."""
     tags = [pin.tag for pin in scan.lane_pins(lane) if pin.well_formed]
-    return expected_tag(scan, lane) or (max(tags, key=tag_key) if tags else None)
+    return expected_tag(scan, lane) or max(tags, key=tag_key, default=None)
 
 
 def _downgrade_hint(scan: Scan, lane: str, tag: str) -> str:
@@ -106,12 +106,14 @@ def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], coun
         )
 
 
-def _refuse_unbumpable(scan: Scan, lane: str) -> None:
+def _bumpable(scan: Scan, lane: str) -> LaneRules:
+    """The lane's rules, unless a finding stops its bump."""
     for finding in sorted(scan.findings, key=lambda f: f.kind != "pin-file-content"):
         lanes = (lane, "") if finding.kind == NOT_CHECKED_OUT else (lane,)
         if finding.kind in _REFUSALS and finding.lane in lanes:
             message, hint = _REFUSALS[finding.kind]
             raise InputRefused(message.format(finding), hint=hint)
+    return next(r for r in scan.lanes if r.lane == lane)
 
 
 def _plan(
@@ -142,8 +144,7 @@ def plan_bump(
 ) -> BumpPlan:
     """The edits that move every managed pin of `lane` to `tag`; `gitlab_file` is re-read
     after the edit (image/matrix_verify.py): only the lane's rows may change."""
-    rule = next(r for r in scan.lanes if r.lane == lane)
-    _refuse_unbumpable(scan, lane)
+    rule = _bumpable(scan, lane)
     if not scan.lane_pins(lane):
         raise InputRefused(
             f"no {lane} pins found (looked for {rule.pin_file}, {rule.dockerfile} and the matrix)",
@@ -164,9 +165,11 @@ def plan_bump(
     return BumpPlan(lane, tag, current, edits, changed, warnings)
 
 
-def found_target(scan: Scan, rule: LaneRules, text: str) -> tuple[str, str | None]:
-    """The reference TEXT names for the lane (a tag of the lane's image, or a whole reference
-    of its image family) and the lane's current one; refused when TEXT is neither."""
+def found_target(
+    scan: Scan, rule: LaneRules, text: str
+) -> tuple[ImageTag, ImageTag | None, str | None]:
+    """The image TEXT names for the lane (a tag of its image, or a whole reference of its
+    family), the lane's current one and that as written; refused when TEXT is neither."""
     current, _ = reference_tag(scan, rule.lane)
     now = parse_image(current)[0] if current else None
     wanted = text.strip()
@@ -181,22 +184,21 @@ def found_target(scan: Scan, rule: LaneRules, text: str) -> tuple[str, str | Non
             hint=f"name a tag like {now.tag}, or the whole reference to change family on purpose"
             " by editing the ARG by hand",
         )
-    return image.reference, current
+    return image, now, current
 
 
 def plan_found_bump(
     repo: Path, scan: Scan, lane: str, text: str, *, allow_downgrade: bool
 ) -> BumpPlan:
     """A found lane's references moved to the image TEXT names, re-read after the edit."""
-    rule = next(r for r in scan.lanes if r.lane == lane)
-    _refuse_unbumpable(scan, lane)
-    reference, current = found_target(scan, rule, text)
-    now, new = parse_image(current or "")[0], parse_image(reference)[0]
-    if now is not None and new is not None and new.key < now.key and not allow_downgrade:
+    rule = _bumpable(scan, lane)
+    new, now, current = found_target(scan, rule, text)
+    if now is not None and new.key < now.key and not allow_downgrade:
         raise InputRefused(
             f"{new.tag} is older than the {lane} lane's current {now.tag}",
             hint="pass --allow-downgrade to move back on purpose",
         )
+    reference = new.reference
     changed, edits, warnings = _plan(repo, scan, lane, reference)
     # The edited Dockerfile, read again: its base is now `reference`, or nothing is written.
     for parsed in (read(edit.new) for edit in edits if edit.display == rule.dockerfile):
@@ -209,5 +211,4 @@ def plan_found_bump(
                 " base; nothing was written",
                 hint=f"bump {rule.dockerfile} by hand",
             )
-    tag = new.tag if new is not None else reference
-    return BumpPlan(lane, tag, now.tag if now else current, edits, changed, warnings)
+    return BumpPlan(lane, new.tag, now.tag if now else current, edits, changed, warnings)

@@ -9,8 +9,7 @@ import re
 from typing import NamedTuple
 
 from uvdock.formats.yaml import by_key, compose, is_scalar, mappings
-from uvdock.image.dockerfile import quoted, words
-from uvdock.image.pins import line_of
+from uvdock.image.dockerfile import line_of, quoted, words
 
 _BUILDER = re.compile(
     r"(?<![\w-])(?:docker(?:[ \t]+buildx)?[ \t]+build|podman[ \t]+build|buildah[ \t]+(?:bud|build))"
@@ -73,14 +72,14 @@ def _unquote(word: str, start: int) -> tuple[str, int]:
     return (word[1:-1], start + 1) if quoted(word) else (word, start)
 
 
-def _build_arg(word: str, start: int, text: str) -> BuildArg | None:
-    """NAME=VALUE (either part or the whole quoted) at `start` in `text`."""
+def _build_arg(word: str, start: int, text: str) -> list[BuildArg]:
+    """NAME=VALUE (either part or the whole quoted) at `start` in `text`; [] when no such."""
     word, start = _unquote(word, start)
     name, equals, value = word.partition("=")
     if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return None
+        return []
     value, at = _unquote(value, start + len(name) + 1)
-    return BuildArg(name, value, at, at + len(value), line_of(text, at))
+    return [BuildArg(name, value, at, at + len(value), line_of(text, at))]
 
 
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
@@ -89,7 +88,7 @@ def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[B
     spans = iter(words(masked, "\0"))
     found: dict[str, str] = {}
     args: list[BuildArg] = []
-    positional: list[str] = []
+    context = "."  # the last positional word
     for start, end, _ in spans:
         word = command[start:end]
         option, equals, inline = word.partition("=")
@@ -103,13 +102,12 @@ def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[B
         elif option.startswith("-") and equals:
             start += len(option) + 1
         if option == "--build-arg" and equals:
-            arg = _build_arg(inline, base + start, text)
-            args += [arg] if arg else []
+            args += _build_arg(inline, base + start, text)
         elif option in ("-f", "--file", "--target") and equals:
             found[option.lstrip("-")[0]] = _unquote(inline, 0)[0]
         elif not word.startswith("-"):
-            positional.append(_unquote(word, 0)[0])
-    return found, args, positional[-1] if positional else "."
+            context = _unquote(word, 0)[0]
+    return found, args, context
 
 
 def _dockerfile(named: str | None, context: str) -> str:
@@ -117,7 +115,7 @@ def _dockerfile(named: str | None, context: str) -> str:
     return posixpath.normpath(path.replace("\\", "/")).lstrip("/")
 
 
-def command_builds(path: str, text: str) -> list[Build]:
+def ci_builds(path: str, text: str) -> list[Build]:
     builds: list[Build] = []
     yaml = path.endswith((".yml", ".yaml"))
     for match in _BUILDER.finditer(text):
@@ -129,7 +127,9 @@ def command_builds(path: str, text: str) -> list[Build]:
             continue  # the Dockerfile is named by a variable: no way to tell which
         line, dockerfile = line_of(text, match.start()), _dockerfile(found.get("f"), context)
         builds.append(Build(path, line, dockerfile, found.get("t"), tuple(args)))
-    return builds
+    if yaml and ("build-args" in text or "target:" in text):
+        builds += _action_builds(path, text)
+    return [_resolved(build, text) for build in builds]
 
 
 def _action_builds(path: str, text: str) -> list[Build]:
@@ -152,8 +152,7 @@ def _action_builds(path: str, text: str) -> list[Build]:
                 for line in re.finditer(r"[^\n]+", raw):
                     stripped = line[0].strip(" \t\r|>-")
                     at = begin + line.start() + line[0].find(stripped)
-                    arg = _build_arg(stripped, at, text) if stripped else None
-                    args += [arg] if arg else []
+                    args += _build_arg(stripped, at, text)
             line = mapping.start_mark.line + 1
             builds.append(Build(path, line, dockerfile, values.get("target"), tuple(args)))
     return builds
@@ -179,13 +178,6 @@ def _resolved(build: Build, text: str) -> Build:
         else:
             args.append(arg)
     return build._replace(args=tuple(args))
-
-
-def ci_builds(path: str, text: str) -> list[Build]:
-    builds = command_builds(path, text)
-    if path.endswith((".yml", ".yaml")) and ("build-args" in text or "target:" in text):
-        builds += _action_builds(path, text)
-    return [_resolved(build, text) for build in builds]
 
 
 def scripts_run(text: str) -> list[str]:

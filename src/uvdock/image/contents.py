@@ -94,23 +94,20 @@ def compare(before: TagImage | None, after: TagImage | None) -> list[Component]:
 
 def callouts(components: Sequence[Component]) -> list[str]:
     """`PyTorch 2.8 -> 2.9 (a new minor release)` for each called-out change."""
-    lines = []
-    for c in components:
-        old, new = _MAJOR_MINOR.match(c.before), _MAJOR_MINOR.match(c.after)
-        if c.callout and old and new:  # a callout needs both
-            lines.append(f"{c.label} {old[0]} -> {new[0]} (a new {c.callout} release)")
-    return lines
+    pairs = ((c, _MAJOR_MINOR.match(c.before), _MAJOR_MINOR.match(c.after)) for c in components)
+    return [
+        f"{c.label} {old[0]} -> {new[0]} (a new {c.callout} release)"
+        for c, old, new in pairs
+        if c.callout and old and new  # a callout needs both
+    ]
 
 
 def problems(images: Sequence[TagImage | None]) -> list[str]:
     return [
-        f"{image.tag} ({platform.platform}): {platform.problem}"
-        if platform.platform
-        else f"{image.tag}: {platform.problem}"
-        for image in images
-        if image is not None
-        for platform in image.platforms
-        if platform.problem
+        f"{image.tag}{f' ({found.platform})' if found.platform else ''}: {found.problem}"
+        for image in filter(None, images)
+        for found in image.platforms
+        if found.problem
     ]
 
 

@@ -175,6 +175,7 @@ class Stage(NamedTuple):
     alias: str  # "" when the stage has no name
     variables: tuple[str, ...]  # the global ARGs the image names
     parent: int | None  # the index of the earlier stage it builds on, None: an image
+    start: int  # offset of `written` in the file (a FROM without an image: its end)
 
 
 def global_args(
@@ -207,7 +208,10 @@ def stages(dockerfile: Dockerfile, build_args: Mapping[str, str] | None = None) 
         names = tuple(m["braced"] or m["bare"] for m in _VARIABLE.finditer(written))
         aliases = [stage.alias.lower() for stage in found]
         parent = aliases.index(image.lower()) if image.lower() in aliases else None
-        found.append(Stage(instruction.line, written, image, alias, names, parent))
+        text, offsets = instruction.text, instruction.offsets
+        at = text.find(written, len(text) - len(text.lstrip()) + len("FROM"))
+        start = offsets[at] if written else offsets[-1] + 1
+        found.append(Stage(instruction.line, written, image, alias, names, parent, start))
     return found
 
 
@@ -247,7 +251,7 @@ _SPLIT = (
 )
 
 
-def _line_at(text: str, offset: int) -> int:
+def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
@@ -267,7 +271,7 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
         for key, raw, index, plain in declarations(instruction, dockerfile.escape):
             if key != name or raw is None:
                 continue  # another variable, or a declaration without a default
-            line = _line_at(text, offsets[index])
+            line = line_of(text, offsets[index])
             if raw in ("", '""', "''"):  # an empty default is no pin, but replaces an earlier one
                 if is_global and global_default is not None:
                     emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
@@ -282,7 +286,7 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                 problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
             default = ArgDefault(
-                logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, _line_at(text, offsets[lo])
+                logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, line_of(text, offsets[lo])
             )
             defaults.append(default)
             if is_global:  # a later global default is what Docker reads again

@@ -7,16 +7,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from uvdock.image.pins import Finding, Pin, Scan, reference_tag
+from uvdock.image.pins import LANE_KEYS, Finding, Pin, Scan, reference_tag
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
 
 _IMAGE_KEYS = ("dockerfile", "build_target", "image", "lts_image")
-_LANE_KEYS = {
-    "dev": ("dev_pin_file", "dev_matrix_match"),
-    "lts": ("lts_pin_file", "lts_dockerfile", "lts_matrix_match"),
-}
 
 
 def _key_line(config: Config, name: str, origins: Mapping[str, str], note: str = "") -> str:
@@ -53,12 +49,14 @@ def render(
             lines.append(f"#   bump: uvdock image bump TAG --lane {lane}")
         elif pins:
             lines.append(f"# lane {lane}: {len(pins)} managed pins")
-            lines += [_key_line(config, name, origins) for name in _LANE_KEYS[lane]]
+            # The dev lane's Dockerfile is the CI image's, said above.
+            keys = [key for key in LANE_KEYS[lane] if key not in _IMAGE_KEYS]
+            lines += [_key_line(config, name, origins) for name in keys]
         else:  # `<lane>-pin-file = ""` says the lane does not exist
-            key = _LANE_KEYS[lane][0]
+            key = LANE_KEYS[lane][0]
             note = "" if key in origins else f"no {lane} lane here (no pin file, no pin)"
             lines.append(_key_line(config.replace(**{key: ""}), key, origins, note))
-    if any(scan.lane_pins(lane) for lane in _LANE_KEYS):
+    if any(scan.lane_pins(lane) for lane in LANE_KEYS):
         lines += [
             _key_line(config, key, origins) for key in ("gitlab_build_file", "workflow_files")
         ]

@@ -14,7 +14,7 @@ from uvdock.errors import InputRefused
 from uvdock.files.textlines import read_text
 from uvdock.image import dockerfile as df
 from uvdock.image.ci_builds import Build, ci_builds, scripts_run
-from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin, pin_file_pin
+from uvdock.image.pins import UNSUPPORTED_SHAPE, Finding, LaneRules, Pin, Scan, pin_file_pin
 from uvdock.registry.tags import parse_image
 
 UNDECLARED = "undeclared-build-arg"
@@ -26,14 +26,6 @@ _PREDEFINED = {
     *(f"{n}_proxy" for n in ("http", "https", "ftp", "no", "all")),
     *(f"{s}{p}" for s in ("BUILD", "TARGET") for p in ("PLATFORM", "OS", "ARCH", "VARIANT")),
 }
-
-
-class Found(NamedTuple):
-    lanes: list[LaneRules]
-    pins: list[Pin]
-    findings: list[Finding]
-    unrecognised: list[Pin]  # bases no lane can manage, each with why (`note`)
-    builds: list[Build]  # the CI builds of the repository's Dockerfiles
 
 
 def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True) -> str | None:
@@ -72,11 +64,8 @@ def repository_files(repo: Path) -> tuple[list[str], list[str]]:
                 if name not in _SKIP_DIRS and (name[0] != "." or name in (".github", ".gitlab")):
                     pending.append((rel + name + "/", f"{folder}/{name}"))
             elif "ockerfile" in name or "OCKERFILE" in name:
-                if (
-                    lower == "dockerfile"
-                    or lower.startswith("dockerfile.")
-                    or lower.endswith(".dockerfile")
-                ):
+                # Dockerfile, Dockerfile.ci, ci.dockerfile (any case)
+                if "dockerfile" in (lower.partition(".")[0], lower.rpartition(".")[2]):
                     dockerfiles.append(rel + name)
             elif (
                 ci_folder
@@ -95,7 +84,6 @@ def _reference(path: str, line: int, lane: str, value: str, start: int, source: 
 
 class _Dockerfile(NamedTuple):
     path: str
-    parsed: df.Dockerfile
     stages: list[df.Stage]
     declared: set[str]  # every ARG name
 
@@ -110,49 +98,42 @@ def _lane_key(stage: df.Stage) -> str | None:
 
 
 class _Discovery:
-    def __init__(self, repo: Path, covered: set[tuple[str, str]], texts: dict[str, str]) -> None:
-        self.repo, self.covered, self.texts = repo, covered, texts
-        self.found = Found([], [], [], [], [])
+    def __init__(self, repo: Path, covered: set[tuple[str, str]], found: Scan) -> None:
+        self.repo, self.covered, self.texts, self.found = repo, covered, found.texts, found
 
     def read(self, path: str) -> str | None:
         return read_file(self.repo, path, self.texts, strict=False)
 
-    def run(self) -> Found:
+    def run(self) -> Scan:
         paths, ci_files = repository_files(self.repo)
         dockerfiles: dict[str, _Dockerfile] = {}
         for path in paths:
             if (text := self.read(path)) is not None:
                 parsed = df.read(text)
                 declared = set(df.global_args(parsed, anywhere=True))
-                dockerfiles[path] = _Dockerfile(path, parsed, df.stages(parsed), declared)
-        builds: list[Build] = []
-        scripts: set[str] = set()
-        for path in ci_files:
-            if (text := self.read(path)) is not None:
-                builds += ci_builds(path, text)
-                scripts.update(scripts_run(text))
-        for path in sorted(scripts - set(ci_files)):  # the scripts the CI files run
-            if (text := self.read(path)) is not None:
-                builds += ci_builds(path, text)
-        built: dict[str, list[Build]] = {path: [] for path in dockerfiles}
+                dockerfiles[path] = _Dockerfile(path, df.stages(parsed), declared)
+        texts = {path: text for path in ci_files if (text := self.read(path)) is not None}
+        # The shell scripts the CI files run build too.
+        scripts = {s for text in texts.values() for s in scripts_run(text)} - set(ci_files)
+        texts.update((path, text) for path in sorted(scripts) if (text := self.read(path)))
+        builds = [build for path, text in texts.items() for build in ci_builds(path, text)]
         for build in builds:
             # A path relative to another folder than the root: the one Dockerfile it ends.
             exact = [build.dockerfile] if build.dockerfile in dockerfiles else []
             matches = exact or [p for p in dockerfiles if p.endswith("/" + build.dockerfile)]
             if len(matches) == 1:
-                built[matches[0]].append(build._replace(dockerfile=matches[0]))
-                self.found.builds.append(built[matches[0]][-1])
+                self.found.builds.append(build._replace(dockerfile=matches[0]))
         for path, item in dockerfiles.items():
-            self._dockerfile(item, built[path])
+            self._dockerfile(item, [b for b in self.found.builds if b.dockerfile == path])
         return self.found
 
     def _dockerfile(self, item: _Dockerfile, builds: list[Build]) -> None:
         """One lane per external base the built targets reach (no build: the last stage)."""
-        targets: dict[str | None, list[Build]] = {}
+        targets: dict[str | None, list[Build]] = {} if builds else {None: []}
         for build in builds:
             targets.setdefault(build.target, []).append(build)
         bases: dict[int, tuple[df.Stage, list[Build]]] = {}
-        for target, of_target in (targets or {None: []}).items():
+        for target, of_target in targets.items():
             stage = df.base_of(item.stages, target)
             if stage is None:
                 message = f"builds target {target or '(last stage)'} of {item.path}, which has"
@@ -166,7 +147,7 @@ class _Discovery:
             bases.setdefault(stage.line, (stage, []))[1].extend(of_target)
         for stage, of_base in bases.values():
             self._lane(item, stage, of_base)
-        built = ", ".join(sorted(t or "the last stage" for t in targets or {None: []}))
+        built = ", ".join(sorted(t or "the last stage" for t in targets))
         managed = {_lane_key(stage) for stage, _ in bases.values()} - {None, ""}
         for stage in item.stages:
             key = _lane_key(stage)
@@ -222,13 +203,8 @@ class _Discovery:
         build arguments that override it; and the ones uvdock cannot edit exactly."""
         found: list[Pin | Finding] = []
         if not key:
-            instruction = next(i for i in item.parsed.instructions if i.line == stage.line)
-            text = instruction.text
-            start = instruction.offsets[
-                text.find(stage.written, len(text) - len(text.lstrip()) + 4)
-            ]
             found.append(
-                _reference(item.path, stage.line, name, stage.written, start, "dockerfile")
+                _reference(item.path, stage.line, name, stage.written, stage.start, "dockerfile")
             )
         else:  # the global defaults: before the first FROM
             defaults, shapes = df.arg_defaults(self.texts[item.path], key)
@@ -256,14 +232,12 @@ class _Discovery:
         return list(pins.values()), [f for f in found if isinstance(f, Finding)]
 
     def _unrecognised(self, path: str, line: int, value: str, why: str) -> None:
-        self.found.unrecognised.append(
+        self.found.unclassified.append(
             Pin(path, line, None, value, False, "unrecognised", value, note=why)
         )
 
 
-def discover(
-    repo: Path, covered: set[tuple[str, str]], texts: dict[str, str] | None = None
-) -> Found:
-    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`; `texts`: the
-    files already read, and the files read are added."""
-    return _Discovery(repo, covered, {} if texts is None else texts).run()
+def discover(repo: Path, covered: set[tuple[str, str]], scan: Scan | None = None) -> Scan:
+    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`, added to `scan`
+    (its texts: the files already read; bases no lane manages are `unclassified`, with why)."""
+    return _Discovery(repo, covered, scan or Scan([], [], [], {}, [], [])).run()

@@ -11,13 +11,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.errors import InputRefused
+from uvdock.image.dockerfile import line_of
 from uvdock.registry.tags import PREFIX, is_tag, parse_image, tag_key
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
+    from uvdock.image.ci_builds import Build
 
 
-LANES = ("dev", "lts")
+# Each lane's configuration keys: its pin file, its Dockerfile, its matrix rule.
+LANE_KEYS = {
+    "dev": ("dev_pin_file", "dockerfile", "dev_matrix_match"),
+    "lts": ("lts_pin_file", "lts_dockerfile", "lts_matrix_match"),
+}
+LANES = tuple(LANE_KEYS)
 # A managed pin written in a shape the span editor cannot change exactly (check: a finding;
 # bump: refused, exit 2, naming file and line).
 UNSUPPORTED_SHAPE = "unsupported-shape"
@@ -106,16 +113,13 @@ class Scan(NamedTuple):
     findings: list[Finding]
     texts: dict[str, str]  # path -> text as read (CRLF and final newline kept)
     unclassified: list[Pin]  # matrix rows with an NGC image no lane selects, unmanaged bases
+    builds: list[Build]  # the CI builds of the repository's Dockerfiles (image/lanes.py)
 
     def lane_pins(self, lane: str) -> list[Pin]:
         return [pin for pin in self.pins if pin.lane == lane]
 
     def pin_file(self, lane: str) -> Pin | None:
         return next((p for p in self.lane_pins(lane) if p.source == "pin-file"), None)
-
-
-def line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
 
 
 def managed_pin(
@@ -183,10 +187,9 @@ def _explicit(config: Config, *names: str) -> tuple[str, ...]:
 
 def lane_rules(config: Config) -> list[LaneRules]:
     rules = []
-    for lane, dockerfile_key in (("dev", "dockerfile"), ("lts", "lts_dockerfile")):
-        keys = (f"{lane}_pin_file", dockerfile_key)
+    for lane, (*keys, matrix_key) in LANE_KEYS.items():
         pin_file, dockerfile = (normalize_path(getattr(config, key)) for key in keys)
-        matrix = match_sets(getattr(config, f"{lane}_matrix_match"), f"{lane}-matrix-match")
+        matrix = match_sets(getattr(config, matrix_key), matrix_key.replace("_", "-"))
         rules.append(LaneRules(lane, pin_file, dockerfile, matrix, _explicit(config, *keys)))
     return rules
 
@@ -229,16 +232,12 @@ def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
             where = f"ARG {rule.arg}" if rule.arg != "FROM" else "FROM"
             return own[-1].value, f"{where} in {own[-1].location}"
         values = [pin.value for pin in pins]
-        if not values:
-            return None, ""
-        return max(values, key=values.count), f"most of the {lane} references"
+        return max(values, key=values.count, default=None), f"most of the {lane} references"
     expected = expected_tag(scan, lane)
     if expected is not None:
         return expected, rule.pin_file
     tags = [pin.tag for pin in pins if pin.well_formed]
-    if not tags:
-        return None, ""
-    best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)))
+    best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)), default=None)
     return best, f"most of the {lane} pins; there is no pin file"
 
 
@@ -248,17 +247,14 @@ def check(scan: Scan) -> list[Finding]:
         lane = rule.lane
         expected, source = reference_tag(scan, lane)
         for pin in scan.lane_pins(lane):
-            now = pin.value if rule.arg else pin.tag
             if rule.arg:  # a found lane: whole references, of any orderable image
-                why = parse_image(pin.value)[1]
+                now, what, why = pin.value, lane, parse_image(pin.value)[1]
                 bad = f"{lane} reference `{pin.value}`: {why}" if why else ""
             else:
-                bad = (
-                    "" if pin.well_formed else f"{lane} pin `{pin.value}` is not {PREFIX}YY.MM-py3"
-                )
+                now, what = pin.tag, f"{lane} pin"
+                bad = "" if pin.well_formed else f"{what} `{pin.value}` is not {PREFIX}YY.MM-py3"
             if bad or (expected is not None and now != expected):
-                what = f"{lane} is" if rule.arg else f"{lane} pin is"
-                message = bad or f"{what} {now}, expected {expected} (from {source})"
+                message = bad or f"{what} is {now}, expected {expected} (from {source})"
                 kind = "malformed" if bad else "drift"
                 findings.append(Finding(kind, lane, pin.path, pin.line, message, pin.tag, expected))
     findings.extend(scan.findings)

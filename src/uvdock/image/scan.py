@@ -14,6 +14,7 @@ from uvdock.image.dockerfile import arg_defaults
 from uvdock.image.lanes import UNDECLARED, discover, read_file
 from uvdock.image.pins import (
     BASE_IMAGE_KEY,
+    LANE_KEYS,
     NOT_CHECKED_OUT,
     PLATFORM_KEY,
     UNSUPPORTED_SHAPE,
@@ -88,12 +89,11 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
     """The lane's pin file and the defaults of `ARG FROM_IMAGE_NAME=...` in its Dockerfile
     (a bare ARG is no pin: the build passes the value); a file named explicitly must exist."""
     lane = rule.lane
-    dockerfile_key = "dockerfile" if lane == "dev" else f"{lane}-dockerfile"
-    for path, setting in ((rule.pin_file, f"{lane}-pin-file"), (rule.dockerfile, dockerfile_key)):
+    for path, key in zip((rule.pin_file, rule.dockerfile), LANE_KEYS[lane][:2], strict=True):
         text = read_file(repo, path, scan.texts) if path else None
         if text is None:
             if path and path in rule.configured:
-                scan.findings.append(_missing(lane, path, setting))
+                scan.findings.append(_missing(lane, path, key.replace("_", "-")))
         elif path == rule.dockerfile:
             defaults, problems = arg_defaults(text, "FROM_IMAGE_NAME")
             scan.pins.extend(
@@ -144,12 +144,6 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
-def _lane_of(dockerfile: str, image_type: str, lanes: Sequence[LaneRules]) -> str | None:
-    """The configured lane building `dockerfile`; IMAGE_TYPE tells two lanes of one file apart."""
-    of_file = [r.lane for r in lanes if not r.arg and r.dockerfile == dockerfile]
-    return image_type if image_type in of_file[1:] else next(iter(of_file), None)
-
-
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
     """The steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME` (Megatron-LM's
     workflows, 2025-09 to 2026-01): each a managed pin of the lane the Dockerfile is."""
@@ -157,8 +151,10 @@ def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]
         return []  # most workflows: no YAML parse at all
     pins: list[Pin] = []
     for build in ci_builds(path, text):
+        # The configured lane building the Dockerfile; IMAGE_TYPE tells two lanes of it apart.
+        of_file = [r.lane for r in lanes if not r.arg and r.dockerfile == build.dockerfile]
         image_type = next((a.value for a in build.args if a.name == "IMAGE_TYPE"), "")
-        lane = _lane_of(build.dockerfile, image_type, lanes)
+        lane = image_type if image_type in of_file[1:] else next(iter(of_file), None)
         if lane is None:
             continue
         pins += [
@@ -195,13 +191,11 @@ def _not_checked_out(scan: Scan, absent_tracked: Mapping[str, bool]) -> None:
 def _add_found_lanes(repo: Path, scan: Scan) -> None:
     """The lanes found by meaning (image/lanes.py) beside the configured ones."""
     covered = {(rule.dockerfile, "FROM_IMAGE_NAME") for rule in scan.lanes if rule.dockerfile}
-    found = discover(repo, covered, scan.texts)
-    dead = {(f.path, f.line) for f in found.findings if f.kind == UNDECLARED}
-    scan.pins[:] = [p for p in scan.pins if (p.path, p.line) not in dead]
-    scan.lanes.extend(found.lanes)
-    scan.pins.extend(found.pins)
-    scan.findings.extend(found.findings)
-    scan.unclassified.extend(found.unrecognised)
+    discover(repo, covered, scan)
+    # A configured pin passed to a Dockerfile that declares no such ARG is no pin.
+    dead = {(f.path, f.line) for f in scan.findings if f.kind == UNDECLARED}
+    found = {rule.lane for rule in scan.lanes if rule.arg}
+    scan.pins[:] = [p for p in scan.pins if p.lane in found or (p.path, p.line) not in dead]
     # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
     megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg)
     if scan.pins and not megatron:
@@ -228,7 +222,7 @@ def scan_managed(
 ) -> Scan:
     """Every lane's managed pins; `absent_tracked`: managed files git tracks that the work
     tree lacks, each with whether a sparse checkout left it out (see managed_paths)."""
-    scan = Scan(lane_rules(config), [], [], {}, [])
+    scan = Scan(lane_rules(config), [], [], {}, [], [])
     for rule in scan.lanes:
         _read_lane_files(repo, rule, scan)
     gitlab_file, explicit = configured_gitlab_file(config)
