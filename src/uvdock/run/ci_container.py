@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import engines, ownership, probe, proc, stop
+from uvdock.run import engines, ownership, probe, proc, signals, stop
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
@@ -245,10 +245,8 @@ class CIContainer:
         """`podman stop`/`kill` from elsewhere: exec's target is no longer running, or a run
         container's command died by SIGTERM/SIGKILL that uvdock did not send."""
         at = self.target
-        if at.mode == "run":
-            return code in (137, 143)
         if at.mode != "exec":
-            return False
+            return at.mode == "run" and code in (137, 143)
         info = probe.container(at.engine, at.container, self.env)
         return info is None or not info.running
 
@@ -269,8 +267,6 @@ class CIContainer:
         self._ready()
         version = self._version_line(command)
         argv = self.argv(command, tty=False, version=version is not None)
-        from uvdock.run import signals
-
         with signals.interruptible():
             try:
                 done = proc.run(argv, cwd=self.repo, env=self.step_env, check=False)
@@ -367,13 +363,11 @@ class Spread:
         from uvdock.run import git, slurm_containers, slurm_steps
 
         ci, tasks = self.ci, self.tasks
-        if tasks not in self._nodes and ci.dry_run:
-            self._nodes[tasks] = []
-        elif tasks not in self._nodes:
+        if tasks not in self._nodes and not ci.dry_run:  # a dry run asks Slurm nothing
             at = ci.placement
             ready = slurm_containers.ready_nodes(git.git_dir(ci.repo), at.container)
             self._nodes[tasks] = slurm_steps.step_nodes(ci.env, at.extra_args, tasks, ready)
-        return self._nodes[tasks]
+        return self._nodes.get(tasks, [])
 
     def shape(self, nodes: Sequence[str] | None = None) -> list[str]:
         """srun's options for the steps, or for the unpack on `nodes`."""

@@ -81,15 +81,6 @@ def _env_args(env: Sequence[tuple[str, str]]) -> list[str]:
     return [arg for key, value in env for arg in ("-e", f"{key}={value}")]
 
 
-def exec_argv(
-    placement: Placement, command: Sequence[str], *, workdir: str, tty: bool
-) -> list[str]:
-    tty_args = ["-t"] if tty else []
-    container = operand(placement.container, "container")
-    env = _env_args(placement.env)
-    return [placement.engine, "exec", "-i", *tty_args, "-w", workdir, *env, container, *command]
-
-
 def run_argv(
     placement: Placement,
     command: Sequence[str],
@@ -237,7 +228,9 @@ def command_argv(
     if placement.mode == "local":
         return list(command)
     if placement.mode == "exec":
-        return exec_argv(placement, command, workdir=mounts.workdir, tty=tty)
+        argv = [placement.engine, "exec", "-i", *(["-t"] if tty else []), "-w", mounts.workdir]
+        container = operand(placement.container, "container")
+        return [*argv, *_env_args(placement.env), container, *command]
     if placement.mode == "srun":
         return srun_argv(placement, command, mounts=mounts, pty=tty, job_name=name, shape=shape)
     return run_argv(
@@ -257,14 +250,12 @@ def inside_ci_container(env: Mapping[str, str], venv: str) -> bool:
 
 def mounted_at(mounts: Sequence[Mapping[str, object]], workdir: str) -> str | None:
     """The host path that `docker inspect`'s Mounts place at `workdir`, if any."""
-    best: tuple[int, str] | None = None
     target = workdir.rstrip("/") or "/"
+    found: list[tuple[int, str]] = []  # (how long the mount's destination is, the host path)
     for mount in mounts:
         source = str(mount.get("Source", ""))
         dest = str(mount.get("Destination", "")).rstrip("/") or "/"
         if target == dest or dest == "/" or target.startswith(dest + "/"):
             rest = target[len(dest) :].lstrip("/")
-            candidate = os.path.join(source, rest) if rest else source
-            if best is None or len(dest) > best[0]:
-                best = (len(dest), candidate)
-    return best[1] if best else None
+            found.append((len(dest), os.path.join(source, rest) if rest else source))
+    return max(found, key=lambda f: f[0])[1] if found else None  # the innermost mount

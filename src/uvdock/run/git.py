@@ -15,8 +15,14 @@ from uvdock.files import textlines
 from uvdock.run import proc
 
 
-def _git(repo: Path, *args: str, check: bool = True) -> proc.Completed:
-    return proc.run(["git", "-C", str(repo), *args], check=check)
+def _git(repo: Path, *args: str, check: bool = True, text: str | None = None) -> proc.Completed:
+    return proc.run(["git", "-C", str(repo), *args], check=check, input_text=text)
+
+
+def _answer(repo: Path, *args: str) -> str | None:
+    """git's answer, stripped; None when git fails (no such revision, remote, branch)."""
+    out = _git(repo, *args, check=False)
+    return out.stdout.strip() if out.ok else None
 
 
 def _bytes(repo: Path, *args: str) -> bytes:
@@ -66,13 +72,10 @@ def toplevel(start: Path) -> Path:
         dot_git.is_dir() or textlines.read_text(dot_git, errors="replace").startswith("gitdir:")
     ):
         return dot_git.parent
-    try:
-        out = proc.run(["git", "-C", str(start), "rev-parse", "--show-toplevel"])
-    except CommandFailed as exc:
-        raise EnvironmentUnusable(
-            f"{start} is not inside a git repository (use --repo PATH)"
-        ) from exc
-    return Path(out.stdout.strip())
+    top = _answer(start, "rev-parse", "--show-toplevel")
+    if top is None:
+        raise EnvironmentUnusable(f"{start} is not inside a git repository (use --repo PATH)")
+    return Path(top)
 
 
 def git_dir(repo: Path) -> Path:
@@ -119,10 +122,7 @@ def ref_name_ok(repo: Path, name: str) -> bool:
 
 def verify_commit(repo: Path, rev: str) -> str | None:
     """The commit `rev` names (`git rev-parse --verify --end-of-options REV^{commit}`)."""
-    out = _git(
-        repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False
-    )
-    return out.stdout.strip() if out.ok else None
+    return _answer(repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
 
 
 def rev_exists(repo: Path, rev: str) -> bool:
@@ -158,8 +158,7 @@ def grep_files(repo: Path, pattern: str, *pathspecs: str) -> list[tuple[str, int
 
 
 def remote_url(repo: Path, name: str) -> str | None:
-    out = _git(repo, "remote", "get-url", "--end-of-options", name, check=False)
-    return out.stdout.strip() if out.ok else None
+    return _answer(repo, "remote", "get-url", "--end-of-options", name)
 
 
 def remote_of(ref: str, repo: Path) -> str | None:
@@ -203,9 +202,9 @@ def unmerged_paths(repo: Path) -> list[str]:
     return sorted({p for p in out.stdout.split("\0") if p})
 
 
-def in_progress_operation(repo: Path) -> str | None:
+def in_progress_operation(repo: Path, gd: Path | None = None) -> str | None:
     """'merge', 'rebase', 'am', 'cherry-pick', 'revert' or None."""
-    gd = git_dir(repo)
+    gd = gd or git_dir(repo)
     if (gd / "rebase-apply" / "applying").exists():
         return "am"  # `git am` keeps its state in rebase-apply/ too, marked by `applying`
     if (gd / "rebase-merge").is_dir() or (gd / "rebase-apply").is_dir():
@@ -235,15 +234,15 @@ def in_progress(repo: Path) -> InProgress | None:
     """What a conflict resolution should build on: the lock of the ref being merged in. A
     merge brings in MERGE_HEAD; a rebase replays onto its `onto` commit; cherry-pick, revert
     and `git am` apply onto HEAD."""
-    operation = in_progress_operation(repo)
+    gd = git_dir(repo)
+    operation = in_progress_operation(repo, gd)
     if operation is None:
         return None
-    gd = git_dir(repo)
-    if operation == "merge" and not (gd / "MERGE_HEAD").exists():
+    if operation == "merge" and (gd / "MERGE_HEAD").exists():
+        return InProgress(operation, _commit_in(gd / "MERGE_HEAD"), "MERGE_HEAD")
+    if operation == "merge":
         # SQUASH_MSG lists the squashed commits newest first, each as a `commit SHA` line
         return InProgress(operation, _commit_in(gd / "SQUASH_MSG", "^commit "), "SQUASH_MSG")
-    if operation == "merge":
-        return InProgress(operation, _commit_in(gd / "MERGE_HEAD"), "MERGE_HEAD")
     if operation == "rebase":
         for source in ("rebase-merge/onto", "rebase-apply/onto"):
             if onto := _commit_in(gd / source):
@@ -283,7 +282,7 @@ def object_exists(repo: Path, sha: str) -> bool:
 
 
 def hash_object_file(repo: Path, file: Path) -> str:
-    """Store a file's bytes as a blob object (`git hash-object -w`) and return its id."""
+    """The id of a file's bytes, stored as they are (no filters) as a blob object."""
     return _git(repo, "hash-object", "-w", "--no-filters", "--", str(file)).stdout.strip()
 
 
@@ -292,12 +291,10 @@ def set_index_entries(repo: Path, path: str, entries: list[IndexEntry]) -> None:
     line first drops whatever the index holds for the path (`git update-index --index-info`)."""
     width = len(entries[0].sha) if entries else 40  # 64 in a SHA-256 repository
     lines = [f"0 {'0' * width}\t{path}", *(f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries)]
-    text = "".join(line + "\n" for line in lines)
-    proc.run(["git", "-C", str(repo), "update-index", "--index-info"], input_text=text)
+    _git(repo, "update-index", "--index-info", text="".join(line + "\n" for line in lines))
 
 
 def ls_files_unmerged_text(repo: Path, path: str) -> str:
-    """`git ls-files -u -- path` exactly as git prints it."""
     return _git(repo, "ls-files", "-u", "--", path).stdout
 
 
@@ -318,8 +315,7 @@ def config_set(repo: Path, key: str, value: str) -> None:
 
 def current_branch(repo: Path) -> str | None:
     """The checked-out branch's short name; None on a detached HEAD."""
-    out = _git(repo, "symbolic-ref", "--short", "-q", "HEAD", check=False)
-    return out.stdout.strip() or None if out.ok else None
+    return _answer(repo, "symbolic-ref", "--short", "-q", "HEAD") or None
 
 
 def merge_file_print(ours: Path, base: Path, theirs: Path, marker_size: int) -> tuple[str, bool]:

@@ -37,14 +37,13 @@ def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | N
         from uvdock.run import git
 
         git_dir = git.git_dir(repo)
-    owners = {_owner(repo), _owner(git_dir)} - {None}
-    if owners <= {os.geteuid()}:
+    owner = _owner(repo)
+    if {owner, _owner(git_dir)} - {None} <= {os.geteuid()}:
         return  # the common case costs two stat calls and no process
     argv = ["git", "-C", str(repo), "rev-parse", "--git-dir"]
     done = proc.run(argv, check=False, env=proc.c_messages({**os.environ, **env}))
     if done.ok or "dubious ownership" not in done.stderr:  # git's words, untranslated
         return  # git accepts it (safe.directory, or the sudo rule)
-    owner = _owner(repo)
     raise EnvironmentUnusable(
         f"{repo} is owned by uid {owner}, not by you (uid {os.geteuid()}); git refuses to "
         "work in it (safe.directory), and uvdock will not write there either",

@@ -96,6 +96,10 @@ def container(
 # created, so a verified id stays valid until the container is gone.
 
 
+def _key(placement: engines.Placement, workdir: str, repo: Path) -> str:
+    return f"{placement.engine}:{placement.container}:{workdir}:{repo}"
+
+
 def _verified_file(repo: Path) -> Path:
     from uvdock.run import git
 
@@ -130,7 +134,7 @@ def verified(
 ) -> str:
     """The exec target's id, once checked to run and mount `repo` at `workdir` (`cached`:
     an id checked before, without asking the engine)."""
-    key = f"{placement.engine}:{placement.container}:{workdir}:{repo}"
+    key = _key(placement, workdir, repo)
     if cached and (known := _verified_ids(repo).get(key)):
         return known
     info = container(placement.engine, placement.container, env)
@@ -159,8 +163,7 @@ def verified_gone(
     placement: engines.Placement, workdir: str, repo: Path, env: Mapping[str, str]
 ) -> bool:
     """Whether the id last verified for this exec target no longer exists (then forgotten)."""
-    key = f"{placement.engine}:{placement.container}:{workdir}:{repo}"
-    known = _verified_ids(repo).get(key)
+    known = _verified_ids(repo).get(key := _key(placement, workdir, repo))
     if known and container(placement.engine, known, env) is None:
         _remember(repo, key, None)
         return True

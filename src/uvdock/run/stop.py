@@ -41,15 +41,9 @@ def stop_tagged(
 ) -> str | None:
     argv = [engine, "exec", container, "sh", "-c", _STOP_TAGGED, RUN_MARKER, run_id]
     done = proc.ask([*argv, str(int(grace * 10))], env, grace + 20)
-    failed = f"could not stop the command in container {container}"
-    if done.returncode == -1:
-        return f"{failed} (timed out)"
-    pids = " ".join(done.stdout.split())
-    return (
-        None
-        if done.ok
-        else failed + (f" (processes {pids} still run)" if pids else f": {done.stderr.strip()}")
-    )
+    failed, pids = f"could not stop the command in container {container}", done.stdout.split()
+    why = "timed out" if done.returncode == -1 else pids and f"processes {' '.join(pids)} still run"
+    return None if done.ok else f"{failed} ({why})" if why else f"{failed}: {done.stderr.strip()}"
 
 
 def container_exists(engine: str, name: str, env: Mapping[str, str]) -> bool:
