@@ -43,7 +43,7 @@ def test_unknown_name_is_refused_with_what_exists(megatron_repo: Path) -> None:
 
 
 def test_lint_profile() -> None:
-    deps = pyproject.ProjectDeps(extras=(), groups=("linting",), default_groups=())
+    deps = pyproject.ProjectDeps(extras=(), groups=("linting",))
     assert syncplan.build("lint", deps).uv_args == [
         "sync",
         "--locked",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -19,14 +19,6 @@ _NO_INSTALL = re.compile(r"--no-install-package[= ]+([A-Za-z0-9][A-Za-z0-9._-]*)
 class ProjectDeps(NamedTuple):
     extras: tuple[str, ...]
     groups: tuple[str, ...]
-    default_groups: tuple[str, ...]
-
-    def declaring(self, *, groups: Sequence[str], extras: Sequence[str]) -> ProjectDeps:
-        """These deps once `uv add` has created the groups and extras not declared yet."""
-        declared = {normalize_name(n) for n in (*self.extras, *self.groups)}
-        new_extras = [e for e in extras if normalize_name(e) not in declared]
-        new_groups = [g for g in groups if normalize_name(g) not in declared]
-        return self._replace(extras=(*self.extras, *new_extras), groups=(*self.groups, *new_groups))
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
@@ -35,7 +27,8 @@ class ProjectDeps(NamedTuple):
                 return kind
         raise InputRefused(
             f"`{name}` is neither an extra nor a dependency group of this project",
-            hint=f"extras: {', '.join(self.extras) or '(none)'}; groups: {', '.join(self.groups) or '(none)'}",
+            hint=f"extras: {', '.join(self.extras) or '(none)'}; "
+            f"groups: {', '.join(self.groups) or '(none)'}",
         )
 
 
@@ -71,11 +64,9 @@ def _string(repo: Path, *keys: str) -> str | None:
 
 def read(repo: Path) -> ProjectDeps:
     found = _load(repo)
-    default_groups = table(found, "tool", "uv").get("default-groups", ["dev"])
     return ProjectDeps(
-        extras=tuple(found.get("project", {}).get("optional-dependencies", {}) or ()),
-        groups=tuple(found.get("dependency-groups", {}) or ()),
-        default_groups=tuple(default_groups) if isinstance(default_groups, list) else (),
+        extras=tuple(table(found, "project", "optional-dependencies")),
+        groups=tuple(table(found, "dependency-groups")),
     )
 
 

@@ -1,24 +1,97 @@
-"""The `uv sync` arguments for a profile, checked against what the project really declares
-(on Megatron-LM `dev` is an extra). The base image's packages are never reinstalled; dev and
-lts start from what the lane's Dockerfile syncs, `--inexact` (keeps what `uv pip` added)."""
+"""What `uvdock sync` installs: the lane Dockerfile's selection plus the profile's, checked
+against what the project really declares (on Megatron-LM `dev` is an extra), `--inexact`
+unless asked (keeps what `uv pip` added), never reinstalling what the base image provides."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.project.dockerfile_sync import SyncSelection
+from uvdock.files import textlines
+from uvdock.project import pyproject
+from uvdock.project.dockerfile_sync import SyncSelection, read_selection
 from uvdock.project.names import normalize_name
-from uvdock.project.pyproject import ProjectDeps
+
+if TYPE_CHECKING:
+    from uvdock.config.settings import Config
+    from uvdock.project.pyproject import ProjectDeps
 
 PROFILES: dict[str, tuple[str, ...]] = {"dev": ("dev", "test"), "lint": (), "lts": ("test",)}
+_REMOVAL = re.compile(r"^\s*- ([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?==\S+)", re.M)
 
 
 class SyncPlan(NamedTuple):
     uv_args: list[str]
     notes: list[str]
+
+
+def environment_plan(
+    repo: Path,
+    project: Path,
+    config: Config,
+    warn: Callable[[str], None],
+    profile: str = "dev",
+    *,
+    groups: Sequence[str] = (),
+    extras: Sequence[str] = (),
+    exact: bool = False,
+    created: bool = False,
+) -> SyncPlan:
+    """`created`: the step before (`uv add`, not run in a dry run) creates `groups` and
+    `extras`, so they count as declared."""
+    deps = pyproject.read(project)
+    if created:
+        declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
+        deps = deps._replace(
+            extras=(*deps.extras, *(e for e in extras if normalize_name(e) not in declared)),
+            groups=(*deps.groups, *(g for g in groups if normalize_name(g) not in declared)),
+        )
+    dockerfile = repo / _lane_dockerfile(repo, config, profile)
+    protected = pyproject.protected_packages(dockerfile, config.protected_packages)
+    image = None if profile == "lint" else _image_selection(repo, dockerfile, profile, warn)
+    return build(
+        profile, deps, groups=groups, extras=extras, protected=protected, image=image, exact=exact
+    )
+
+
+def _lane_dockerfile(repo: Path, config: Config, profile: str) -> str:
+    if profile != "lts":
+        return config.dockerfile
+    # Megatron-LM early 2026 had no LTS Dockerfile: its LTS rows built the dev one with
+    # IMAGE_TYPE=lts, so that file (when it reads IMAGE_TYPE) holds the LTS selection.
+    if not textlines.regular_file(repo / config.lts_dockerfile):
+        try:
+            if "IMAGE_TYPE" in textlines.read_text(repo / config.dockerfile, newlines=True):
+                return config.dockerfile
+        except OSError:
+            pass
+    return config.lts_dockerfile
+
+
+def _image_selection(
+    repo: Path, path: Path, profile: str, warn: Callable[[str], None]
+) -> SyncSelection | None:
+    """What the lane's Dockerfile syncs into the image, for this machine's platform."""
+    import platform
+
+    try:
+        text = textlines.read_text(path, newlines=True)
+    except OSError:
+        warn(f"{path.relative_to(repo)} not readable: the image's own selection is not known")
+        return None
+    machine = platform.machine().lower()
+    selection = read_selection(
+        text,
+        image_type="lts" if profile == "lts" else "dev",
+        platform={"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine),
+    )
+    if not selection.found:
+        warn(f"no `uv sync` line in {path.relative_to(repo)}: the profile's own selection only")
+        return None
+    return selection
 
 
 def build(
@@ -34,7 +107,6 @@ def build(
     """A profile's name the project lacks is left out with a note; one asked for must exist."""
     if profile not in PROFILES:
         raise InputRefused(f"unknown profile `{profile}`; profiles: {', '.join(PROFILES)}")
-    notes: list[str] = []
     mode = "--exact" if exact else "--inexact"
     if profile == "lint":
         if groups or extras:
@@ -47,22 +119,22 @@ def build(
                 "does not declare; nothing was synced",
                 hint="sync this project's own group instead: `uvdock sync --group NAME`",
             )
-        return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], notes)
+        return SyncPlan(["sync", "--locked", mode, "--only-group", "linting"], [])
+    notes = list(image.notes) if image else []
     wanted: list[tuple[str, str]] = []
-    if image is not None:  # the Dockerfile's own extras and groups the project declares
-        notes.extend(image.notes)
-        kinds = (("extra", image.extras, deps.extras), ("group", image.groups, deps.groups))
-        for kind, names, own in kinds:
-            for name in names:
-                if normalize_name(name) in map(normalize_name, own):
-                    wanted.append((name, kind))
-                else:
-                    notes.append(
-                        f"the Dockerfile syncs --{kind} {name}, which pyproject.toml does not declare: left out"
-                    )
-    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
+    own = {kind: set(map(normalize_name, names)) for kind, names in deps._asdict().items()}
+    # The Dockerfile's own extras and groups the project declares.
+    for kind, names in (("extra", image.extras), ("group", image.groups)) if image else ():
+        for name in names:
+            if normalize_name(name) in own[f"{kind}s"]:
+                wanted.append((name, kind))
+            else:
+                notes.append(
+                    f"the Dockerfile syncs --{kind} {name}, which pyproject.toml does not "
+                    "declare: left out"
+                )
     for name in PROFILES[profile]:
-        if normalize_name(name) in declared:
+        if normalize_name(name) in own["extras"] | own["groups"]:
             wanted.append((name, ""))
         else:
             notes.append(f"this project declares no `{name}` extra or group: left out of the sync")
@@ -79,9 +151,6 @@ def build(
         chosen[(f"--{kind}", name)] = None
     args = ["sync", "--locked", mode, *(word for pair in chosen for word in pair)]
     return SyncPlan(args + [w for p in protected for w in ("--no-install-package", p)], notes)
-
-
-_REMOVAL = re.compile(r"^\s*- ([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?==\S+)", re.M)
 
 
 def removals(uv_output: str) -> list[str]:
