@@ -44,9 +44,9 @@ def _shell_lines(body: tuple[str, ...]) -> list[str]:
 class _Reader:
     def __init__(self, image_type: str, platform: str, build_args: Mapping[str, str]) -> None:
         self.variables: dict[str, str] = {}
-        self.build_args = dict(build_args, IMAGE_TYPE=image_type)
+        # BuildKit sets TARGETARCH from the platform, whatever a build argument says.
+        self.build_args = dict(build_args, IMAGE_TYPE=image_type, TARGETARCH=platform)
         self.machine = _MACHINE.get(platform, platform)
-        self.platform = platform
         # Per open `if`: does the current branch run, did an earlier one (None: unknown)?
         self.blocks: list[tuple[bool | None, bool | None]] = []
         self.extras: list[str] = []
@@ -60,8 +60,6 @@ class _Reader:
             self.variables[name] = self.build_args[name]
         elif default is not None:
             self.variables[name] = expand(default, self.variables)[0]
-        if name == "TARGETARCH":
-            self.variables[name] = self.platform
 
     def _evaluate(self, condition: str) -> bool | None:
         test = _TEST.match(condition.strip())
@@ -130,12 +128,13 @@ class _Reader:
         self.notes += [
             f"`${name}` in the Dockerfile's uv sync line has no known value" for name in unknown
         ]
+        sync = _UV_SYNC.search(expanded)
         try:
-            words = shlex.split(expanded[_UV_SYNC.search(expanded).start() :])  # type: ignore[union-attr]
+            words = shlex.split(expanded[sync.start() if sync else 0 :])
         except ValueError:
             self.notes.append(f"uv sync line not read: {statement}")
             return
-        if "--only-group" in words or any(w.startswith("--only-group=") for w in words):
+        if any(word.partition("=")[0] == "--only-group" for word in words):
             return
         self.found = True
         for word, following in zip(words, [*words[1:], None], strict=True):

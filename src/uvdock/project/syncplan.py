@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, NamedTuple
 from uvdock.errors import InputRefused
 from uvdock.files import textlines
 from uvdock.project import pyproject
-from uvdock.project.dockerfile_sync import SyncSelection, read_selection
+from uvdock.project.dockerfile_sync import read_selection
 from uvdock.project.names import normalize_name
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
+    from uvdock.project.dockerfile_sync import SyncSelection
     from uvdock.project.pyproject import ProjectDeps
 
 PROFILES: dict[str, tuple[str, ...]] = {"dev": ("dev", "test"), "lint": (), "lts": ("test",)}
@@ -51,7 +52,24 @@ def environment_plan(
         )
     dockerfile = repo / _lane_dockerfile(repo, config, profile)
     protected = pyproject.protected_packages(dockerfile, config.protected_packages)
-    image = None if profile == "lint" else _image_selection(repo, dockerfile, profile, warn)
+    image = None
+    if profile != "lint":  # what the lane's Dockerfile syncs into the image, on this machine
+        import platform
+
+        machine = platform.machine().lower()
+        try:
+            image = read_selection(
+                textlines.read_text(dockerfile, newlines=True),
+                image_type="lts" if profile == "lts" else "dev",
+                platform={"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine),
+            )
+        except OSError:
+            shown = dockerfile.relative_to(repo)
+            warn(f"{shown} not readable: the image's own selection is not known")
+        if image is not None and not image.found:
+            shown = dockerfile.relative_to(repo)
+            warn(f"no `uv sync` line in {shown}: the profile's own selection only")
+            image = None
     return build(
         profile, deps, groups=groups, extras=extras, protected=protected, image=image, exact=exact
     )
@@ -69,29 +87,6 @@ def _lane_dockerfile(repo: Path, config: Config, profile: str) -> str:
         except OSError:
             pass
     return config.lts_dockerfile
-
-
-def _image_selection(
-    repo: Path, path: Path, profile: str, warn: Callable[[str], None]
-) -> SyncSelection | None:
-    """What the lane's Dockerfile syncs into the image, for this machine's platform."""
-    import platform
-
-    try:
-        text = textlines.read_text(path, newlines=True)
-    except OSError:
-        warn(f"{path.relative_to(repo)} not readable: the image's own selection is not known")
-        return None
-    machine = platform.machine().lower()
-    selection = read_selection(
-        text,
-        image_type="lts" if profile == "lts" else "dev",
-        platform={"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine),
-    )
-    if not selection.found:
-        warn(f"no `uv sync` line in {path.relative_to(repo)}: the profile's own selection only")
-        return None
-    return selection
 
 
 def build(
