@@ -1,8 +1,7 @@
-"""What the repository's pyproject.toml and Dockerfile say about dependencies (read-only)."""
+"""What the repository's pyproject.toml says about dependencies (read-only)."""
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
@@ -12,8 +11,6 @@ from typing import Any, NamedTuple
 from uvdock.errors import InputRefused
 from uvdock.files import textlines
 from uvdock.project.names import normalize_name
-
-_NO_INSTALL = re.compile(r"--no-install-package[= ]+([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 class ProjectDeps(NamedTuple):
@@ -76,15 +73,6 @@ def required_uv_version(repo: Path) -> str | None:
 
 def requires_python(repo: Path) -> str | None:
     return _string(repo, "project", "requires-python")
-
-
-def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str, ...]:
-    """The Dockerfile's `--no-install-package` list: what the base image already provides."""
-    try:
-        text = textlines.read_text(dockerfile, newlines=True)
-    except OSError:
-        return fallback
-    return tuple(dict.fromkeys(_NO_INSTALL.findall(text))) or fallback
 
 
 def enclosing_project(top: Path, start: Path) -> Path:
