@@ -105,15 +105,13 @@ def untrusted(
     env: Mapping[str, str],
 ) -> dict[str, Any]:
     """The gated keys whose value in effect comes from an untrusted repository table."""
-    if not source:
-        return {}
     keys = {
         key: value
         for key, value in gated(table).items()
-        if origins.get(key.replace("-", "_")) == source
+        if source and origins.get(key.replace("-", "_")) == source
     }
     record = find(read_records(env), repo, source) if keys else None
-    return {} if not keys or (record and record.sha256 == digest(table)) else keys
+    return {} if record and record.sha256 == digest(table) else keys
 
 
 def refusal(

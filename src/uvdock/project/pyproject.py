@@ -77,32 +77,28 @@ def requires_python(repo: Path) -> str | None:
 
 def enclosing_project(top: Path, start: Path) -> Path:
     """The uv project a command started in `start` acts on, as uv picks its lock: the nearest
-    folder with pyproject.toml and uv.lock, or the workspace listing it; else `top`."""
+    folder with pyproject.toml and uv.lock, or the workspace between it and `top` listing it;
+    else `top`."""
     if start != top and top not in start.parents:
         return top
     for folder in (start, *start.parents):
         if folder == top:
             return top
         if (folder / "pyproject.toml").is_file() and (folder / "uv.lock").is_file():
-            return _workspace_of(top, folder) or folder
+            for root in folder.parents:
+                workspace = table(data(root), "tool", "uv", "workspace")
+                rel = folder.relative_to(root).as_posix()
+                if _listed(workspace, "members", rel) and not _listed(workspace, "exclude", rel):
+                    return root
+                if root == top:
+                    break
+            return folder
     return top
 
 
-def _workspace_of(top: Path, member: Path) -> Path | None:
-    """The folder between `member` and `top` whose `[tool.uv.workspace]` lists `member`."""
-    for root in member.parents:
-        workspace = table(data(root), "tool", "uv", "workspace")
-        rel = member.relative_to(root).as_posix()
-        if _listed(workspace.get("members"), rel) and not _listed(workspace.get("exclude"), rel):
-            return root
-        if root == top:
-            return None
-    return None
-
-
-def _listed(globs: Any, rel: str) -> bool:
+def _listed(workspace: Mapping[str, Any], key: str, rel: str) -> bool:
     """`rel` matches one of uv's member globs (`*` stays within one path segment)."""
-    parts = rel.split("/")
+    parts, globs = rel.split("/"), workspace.get(key)
     return isinstance(globs, list) and any(
         len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern))
         for pattern in (str(glob).strip("/").split("/") for glob in globs)

@@ -69,13 +69,6 @@ class _Reader:
         self.notes: list[str] = []
         self.found = False
 
-    def declare(self, name: str, default: str | None) -> None:
-        """An ARG or ENV: a build argument wins, then the default as written."""
-        if name in self.build_args:
-            self.variables[name] = self.build_args[name]
-        elif default is not None:
-            self.variables[name] = expand(default, self.variables)[0]
-
     def _evaluate(self, condition: str) -> bool | None:
         test = _TEST.match(condition.strip())
         if test is None:
@@ -95,32 +88,29 @@ class _Reader:
         return False if False in states else None if None in states else True
 
     def line(self, line: str) -> None:
-        for statement in re.split(r"\s*(?:;|&&)\s*(?=\S)", line):
-            self._statement(statement.strip())
-
-    def _statement(self, statement: str) -> None:
-        keyword, _, rest = statement.partition(" ")
-        if keyword == "fi":
-            self.blocks = self.blocks[:-1]
-            return
-        if keyword == "else":
-            self._open(None, elif_=True)
-        if keyword in ("then", "else"):
-            if not rest:
-                return
-            statement = rest.strip()
-        opened = _IF.match(statement)
-        if opened:
-            self._open(opened.group(2), elif_=bool(opened.group(1)))
-        elif _UV_SYNC.search(statement):
-            if self._active() is not False:
-                self._sync(statement)
-        elif (assigned := _ASSIGN.match(statement)) and self._active():
-            try:
-                words = shlex.split(assigned[2])
-            except ValueError:
-                words = [assigned[2]]
-            self.variables[assigned[1]] = expand(" ".join(words), self.variables)[0]
+        for statement in map(str.strip, re.split(r"\s*(?:;|&&)\s*(?=\S)", line)):
+            keyword, _, rest = statement.partition(" ")
+            if keyword == "fi":
+                self.blocks = self.blocks[:-1]
+                continue
+            if keyword == "else":
+                self._open(None, elif_=True)
+            if keyword in ("then", "else"):
+                if not rest:
+                    continue
+                statement = rest.strip()
+            opened = _IF.match(statement)
+            if opened:
+                self._open(opened.group(2), elif_=bool(opened.group(1)))
+            elif _UV_SYNC.search(statement):
+                if self._active() is not False:
+                    self._sync(statement)
+            elif (assigned := _ASSIGN.match(statement)) and self._active():
+                try:
+                    words = shlex.split(assigned[2])
+                except ValueError:
+                    words = [assigned[2]]
+                self.variables[assigned[1]] = expand(" ".join(words), self.variables)[0]
 
     def _open(self, condition: str | None, *, elif_: bool) -> None:
         """An `if` or `elif` test (None: an `else`, an `elif` that always holds)."""
@@ -173,8 +163,13 @@ def read_selection(
         if instruction.keyword == "FROM":
             reader.blocks.clear()
         elif instruction.keyword in ("ARG", "ENV"):
+            # A build argument wins, then the default as written.
             for name, raw, _, _ in declarations(instruction, dockerfile.escape):
-                reader.declare(name, raw[1:-1] if raw is not None and quoted(raw) else raw)
+                if name in reader.build_args:
+                    reader.variables[name] = reader.build_args[name]
+                elif raw is not None:
+                    raw = raw[1:-1] if quoted(raw) else raw
+                    reader.variables[name] = expand(raw, reader.variables)[0]
         elif instruction.keyword == "RUN":
             # The script is the heredoc's body: the instruction's own text ends where it opens.
             script = instruction.arguments
@@ -226,7 +221,7 @@ def environment_plan(
             image = read_selection(
                 textlines.read_text(dockerfile, newlines=True),
                 image_type="lts" if profile == "lts" else "dev",
-                platform={"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine),
+                platform={m: p for p, m in _MACHINE.items()}.get(machine, machine),
             )
         except OSError:
             shown = dockerfile.relative_to(repo)
@@ -264,9 +259,8 @@ def build(
     image: SyncSelection | None = None,
     exact: bool = False,
 ) -> SyncPlan:
-    """A profile's name the project lacks is left out with a note; one asked for must exist."""
-    if profile not in PROFILES:
-        raise InputRefused(f"unknown profile `{profile}`; profiles: {', '.join(PROFILES)}")
+    """A profile's name the project lacks is left out with a note; one asked for must exist.
+    The profile is one of PROFILES (the command line's choices)."""
     mode = "--exact" if exact else "--inexact"
     if profile == "lint":
         if groups or extras:
