@@ -204,12 +204,8 @@ def environment_plan(
     """`created`: the step before (`uv add`, not run in a dry run) creates `groups` and
     `extras`, so they count as declared."""
     deps = pyproject.read(project)
-    if created:
-        declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
-        deps = deps._replace(
-            extras=(*deps.extras, *(e for e in extras if normalize_name(e) not in declared)),
-            groups=(*deps.groups, *(g for g in groups if normalize_name(g) not in declared)),
-        )
+    if created:  # target_args has refused one declared as the other kind
+        deps = deps._replace(extras=(*deps.extras, *extras), groups=(*deps.groups, *groups))
     dockerfile = repo / _lane_dockerfile(repo, config, profile)
     protected = protected_packages(dockerfile, config.protected_packages)
     image = None
