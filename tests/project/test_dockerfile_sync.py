@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from uvdock.project.dockerfile_sync import read_selection
+from uvdock.project.syncplan import read_selection
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples/megatron-lm/docker"
 

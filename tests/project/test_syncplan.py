@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from uvdock.errors import InputRefused
-from uvdock.project import dockerfile_sync, pyproject, syncplan
+from uvdock.project import pyproject, syncplan
 
 
 def test_megatron_dev_profile_uses_extra_dev_and_group_test(megatron_repo: Path) -> None:
     deps = pyproject.read(megatron_repo)
     assert "dev" in deps.extras and "dev" not in deps.groups
-    protected = pyproject.protected_packages(megatron_repo / "docker/Dockerfile.ci.dev", ())
+    protected = syncplan.protected_packages(megatron_repo / "docker/Dockerfile.ci.dev", ())
     assert protected[:3] == ("torch", "torchvision", "triton") and len(protected) == 16
     plan = syncplan.build("dev", deps, protected=protected)
     assert plan.uv_args[:7] == [
@@ -43,7 +43,7 @@ def test_unknown_name_is_refused_with_what_exists(megatron_repo: Path) -> None:
 
 
 def test_lint_profile() -> None:
-    deps = pyproject.ProjectDeps(extras=(), groups=("linting",), default_groups=())
+    deps = pyproject.ProjectDeps(extras=(), groups=("linting",))
     assert syncplan.build("lint", deps).uv_args == [
         "sync",
         "--locked",
@@ -54,12 +54,12 @@ def test_lint_profile() -> None:
 
 
 def test_protected_packages_fall_back_when_no_dockerfile(tmp_path: Path) -> None:
-    assert pyproject.protected_packages(tmp_path / "missing", ("torch",)) == ("torch",)
+    assert syncplan.protected_packages(tmp_path / "missing", ("torch",)) == ("torch",)
 
 
 def test_the_image_selection_comes_first_and_the_profile_adds_to_it(megatron_repo: Path) -> None:
     text = (megatron_repo / "docker/Dockerfile.ci.dev").read_text()
-    image = dockerfile_sync.read_selection(text, image_type="dev")
+    image = syncplan.read_selection(text, image_type="dev")
     plan = syncplan.build("dev", pyproject.read(megatron_repo), image=image)
     assert plan.uv_args == [
         "sync",
@@ -75,7 +75,7 @@ def test_the_image_selection_comes_first_and_the_profile_adds_to_it(megatron_rep
 def test_an_image_name_the_project_does_not_declare_is_left_out_with_a_note(
     megatron_repo: Path,
 ) -> None:
-    image = dockerfile_sync.SyncSelection(("mlm", "gone"), ("no_pypi_wheels",), (), True)
+    image = syncplan.SyncSelection(("mlm", "gone"), ("no_pypi_wheels",), (), True)
     plan = syncplan.build("dev", pyproject.read(megatron_repo), image=image)
     assert "gone" not in plan.uv_args
     assert any("--extra gone" in note for note in plan.notes)

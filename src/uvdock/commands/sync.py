@@ -42,7 +42,7 @@ class Command(BaseCommand):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.commands.base import shim_for
-        from uvdock.project.environment import environment_plan
+        from uvdock.project.syncplan import environment_plan
         from uvdock.run import uv_project
 
         if args.profile == "lts":

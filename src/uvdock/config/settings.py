@@ -251,20 +251,10 @@ def load_layers(repo: Path | None, env: Mapping[str, str] | None = None) -> Laye
     values.update(from_env)
     origins.update({name: f"UVDOCK_{name.upper()}" for name in from_env})
     loaded = Config(**values)
-    if repo is not None:
-        check_repo_paths(repo, loaded)
-    return Layers(loaded, origins, table, source)
-
-
-def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
-    return load_layers(repo, env).config
-
-
-def check_repo_paths(repo: Path, config: Config) -> None:
-    """Refuse (exit 2) a configured path that is absolute or resolves outside the repository."""
-    top = os.path.realpath(repo)
-    for key in REPO_PATH_KEYS:
-        value = getattr(config, FIELDS[key][0])
+    # A configured path that is absolute or resolves outside the repository: exit 2.
+    top = os.path.realpath(repo or ".")
+    for key in REPO_PATH_KEYS if repo is not None else ():
+        value = getattr(loaded, FIELDS[key][0])
         if not value:  # an empty path says "this repository has none" (e.g. no LTS lane)
             continue
         real = os.path.realpath(os.path.join(top, value))
@@ -275,3 +265,8 @@ def check_repo_paths(repo: Path, config: Config) -> None:
                 f"({top}); it resolves to {real}",
                 hint=f"set `{key}` to a path relative to the repository root",
             )
+    return Layers(loaded, origins, table, source)
+
+
+def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
+    return load_layers(repo, env).config

@@ -36,8 +36,8 @@ def trust_file(env: Mapping[str, str]) -> Path:
 
 def gated(table: Mapping[str, Any]) -> dict[str, Any]:
     """The gated keys a configuration table sets (dash or underscore spelling), in order."""
-    keys = {raw: raw.replace("_", "-") for raw in table}
-    return {key: table[raw] for raw, key in keys.items() if key in GATED_KEYS}
+    keys = ((raw.replace("_", "-"), value) for raw, value in table.items())
+    return {key: value for key, value in keys if key in GATED_KEYS}
 
 
 def digest(table: Mapping[str, Any]) -> str:
@@ -93,9 +93,8 @@ def find(records: list[TrustRecord], repo: Path, source: str) -> TrustRecord | N
     return next((r for r in records if r.repo == str(repo) and r.source == source), None)
 
 
-def without(records: list[TrustRecord], repo: Path, source: str | None = None) -> list[TrustRecord]:
-    """The records minus those of `repo` (and `source`, when given)."""
-    return [r for r in records if not (r.repo == str(repo) and source in (None, r.source))]
+def without(records: list[TrustRecord], repo: Path) -> list[TrustRecord]:
+    return [r for r in records if r.repo != str(repo)]
 
 
 def untrusted(
@@ -106,15 +105,13 @@ def untrusted(
     env: Mapping[str, str],
 ) -> dict[str, Any]:
     """The gated keys whose value in effect comes from an untrusted repository table."""
-    if not source:
-        return {}
     keys = {
         key: value
         for key, value in gated(table).items()
-        if origins.get(key.replace("-", "_")) == source
+        if source and origins.get(key.replace("-", "_")) == source
     }
     record = find(read_records(env), repo, source) if keys else None
-    return {} if not keys or (record and record.sha256 == digest(table)) else keys
+    return {} if record and record.sha256 == digest(table) else keys
 
 
 def refusal(

@@ -246,13 +246,6 @@ def merge_pyproject(
     decides = ours if ours.startswith(BOM) != base.startswith(BOM) else theirs
     bom = BOM if decides.startswith(BOM) else ""
     base, ours, theirs = (t.removeprefix(BOM) for t in (base, ours, theirs))
-    if textual:
-        textual = Textual(textual.text.removeprefix(BOM), textual.clean)
-    result = _merge_checked(base, ours, theirs, textual)
-    return result._replace(text=bom + result.text) if result.text is not None else result
-
-
-def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -> MergeResult:
     # Each side as tomllib (uv) reads it: one it rejects (a duplicate key, which tomlkit
     # would raise KeyAlreadyPresent for) is refused before anything is merged.
     sides = []
@@ -271,9 +264,10 @@ def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -
         return result
     if decided is None:  # one side's own text: its data is the decision
         decided = sides[1] if result.text == ours else sides[2]
-    text, via = (
-        prefer_git_bytes(decided, result.text, textual) if textual else (result.text, "uvdock")
-    )
+    text, via = result.text, "uvdock"
+    if textual:
+        git = Textual(textual.text.removeprefix(BOM), textual.clean)
+        text, via = prefer_git_bytes(decided, text, git)
     if via == "uvdock" and result.text not in (ours, theirs):
         text = carry_comments(text, base, theirs)
     # The text is what gets written: it must mean exactly what the merge decided.
@@ -287,9 +281,8 @@ def _merge_checked(base: str, ours: str, theirs: str, textual: Textual | None) -
             f"the merged text would not mean what the merge decided (at {keys}), "
             "and git's own merge does not either"
         )
-    return result._replace(
-        text=text, via=via, pins=entries.new_clashes(decided, sides[1], sides[2])
-    )
+    pins = entries.new_clashes(decided, sides[1], sides[2])
+    return result._replace(text=bom + text, via=via, pins=pins)
 
 
 def _differing_keys(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[str]:

@@ -24,17 +24,14 @@ class Declared(NamedTuple):
 def declarations(data: Mapping[str, Any]) -> dict[str, Declared]:
     """Normalised distribution name -> its first declaration (dependencies, extras, groups)."""
     project = pyproject.table(data, "project")
-    extras = pyproject.table(project, "optional-dependencies")
     sources = [(project.get("dependencies"), "[project] dependencies", "uvdock sync")]
-    for kind, named in (("extra", extras), ("group", pyproject.table(data, "dependency-groups"))):
-        for name, requirements in named.items():
-            # The name is the repository's: one quoted word in a command the user may paste.
-            sync = f"uvdock sync --{kind} {shlex.quote(str(name))}"
-            where = f"the `{name}` extra" if kind == "extra" else f"the `{name}` dependency group"
-            lts = (kind, name) == ("extra", "lts")
-            sources.append(
-                (requirements, where, "uvdock sync --profile lts --lts" if lts else sync)
-            )
+    for name, requirements in pyproject.table(project, "optional-dependencies").items():
+        # The name is the repository's: one quoted word in a command the user may paste.
+        sync = "--profile lts --lts" if name == "lts" else f"--extra {shlex.quote(str(name))}"
+        sources.append((requirements, f"the `{name}` extra", f"uvdock sync {sync}"))
+    for name, requirements in pyproject.table(data, "dependency-groups").items():
+        sync = f"uvdock sync --group {shlex.quote(str(name))}"
+        sources.append((requirements, f"the `{name}` dependency group", sync))
     found: dict[str, Declared] = {}
     for requirements, where, sync in sources:
         for item in requirements if isinstance(requirements, list) else ():

@@ -11,7 +11,6 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from uvdock.errors import InputRefused
 from uvdock.project import pyproject
-from uvdock.project.names import normalize_name
 from uvdock.ui.redact import url_credentials
 
 if TYPE_CHECKING:
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
 _PATH_START = ("./", "../", "/", "~/", ".")
 _ARCHIVE_END = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
-_KINDS = {"group": ("a dependency group", "--group"), "extra": ("an extra", "--optional")}
+_KINDS = {"group": ("a", "dependency group", "--group"), "extra": ("an", "extra", "--optional")}
 
 
 def requirement_names(action: str, packages: Sequence[str]) -> list[str]:
@@ -72,21 +71,23 @@ def target_args(
     name = group if group is not None else optional
     if name is None:
         return [], ""
+    asked = "group" if group is not None else "extra"
     deps = pyproject.read(project)
-    declared = {normalize_name(n) for n in (*deps.extras, *deps.groups)}
-    if action == "add" and normalize_name(name) not in declared:
-        what = "dependency group" if group is not None else "extra"
+    try:
+        kind = deps.classify(name)
+    except InputRefused:
+        if action != "add":
+            raise
         note = (
-            f"`{name}` is a new {what}: uv will create it "
+            f"`{name}` is a new {_KINDS[asked][1]}: uv will create it "
             f"(extras: {', '.join(deps.extras) or '(none)'}; "
             f"groups: {', '.join(deps.groups) or '(none)'})"
         )
-        return (["--group", name] if group is not None else ["--optional", name]), note
-    kind = deps.classify(name)
-    asked = "group" if group is not None else "extra"
-    if kind in _KINDS and kind != asked:
+        return [_KINDS[asked][2], name], note
+    if kind != asked:
         raise InputRefused(
-            f"`{name}` is {_KINDS[kind][0]} of this project, not {_KINDS[asked][0]}",
-            hint=f"use {_KINDS[kind][1]} {name}",
+            f"`{name}` is {' '.join(_KINDS[kind][:2])} of this project, "
+            f"not {' '.join(_KINDS[asked][:2])}",
+            hint=f"use {_KINDS[kind][2]} {name}",
         )
-    return (["--group", name] if kind == "group" else ["--optional", name]), ""
+    return [_KINDS[kind][2], name], ""

@@ -1,10 +1,9 @@
-"""What the repository's pyproject.toml and Dockerfile say about dependencies (read-only)."""
+"""What the repository's pyproject.toml says about dependencies (read-only)."""
 
 from __future__ import annotations
 
-import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -13,20 +12,10 @@ from uvdock.errors import InputRefused
 from uvdock.files import textlines
 from uvdock.project.names import normalize_name
 
-_NO_INSTALL = re.compile(r"--no-install-package[= ]+([A-Za-z0-9][A-Za-z0-9._-]*)")
-
 
 class ProjectDeps(NamedTuple):
     extras: tuple[str, ...]
     groups: tuple[str, ...]
-    default_groups: tuple[str, ...]
-
-    def declaring(self, *, groups: Sequence[str], extras: Sequence[str]) -> ProjectDeps:
-        """These deps once `uv add` has created the groups and extras not declared yet."""
-        declared = {normalize_name(n) for n in (*self.extras, *self.groups)}
-        new_extras = [e for e in extras if normalize_name(e) not in declared]
-        new_groups = [g for g in groups if normalize_name(g) not in declared]
-        return self._replace(extras=(*self.extras, *new_extras), groups=(*self.groups, *new_groups))
 
     def classify(self, name: str) -> str:
         """'extra' or 'group' for a name, by what the project really declares."""
@@ -35,7 +24,8 @@ class ProjectDeps(NamedTuple):
                 return kind
         raise InputRefused(
             f"`{name}` is neither an extra nor a dependency group of this project",
-            hint=f"extras: {', '.join(self.extras) or '(none)'}; groups: {', '.join(self.groups) or '(none)'}",
+            hint=f"extras: {', '.join(self.extras) or '(none)'}; "
+            f"groups: {', '.join(self.groups) or '(none)'}",
         )
 
 
@@ -71,11 +61,9 @@ def _string(repo: Path, *keys: str) -> str | None:
 
 def read(repo: Path) -> ProjectDeps:
     found = _load(repo)
-    default_groups = table(found, "tool", "uv").get("default-groups", ["dev"])
     return ProjectDeps(
-        extras=tuple(found.get("project", {}).get("optional-dependencies", {}) or ()),
-        groups=tuple(found.get("dependency-groups", {}) or ()),
-        default_groups=tuple(default_groups) if isinstance(default_groups, list) else (),
+        extras=tuple(table(found, "project", "optional-dependencies")),
+        groups=tuple(table(found, "dependency-groups")),
     )
 
 
@@ -87,43 +75,30 @@ def requires_python(repo: Path) -> str | None:
     return _string(repo, "project", "requires-python")
 
 
-def protected_packages(dockerfile: Path, fallback: tuple[str, ...]) -> tuple[str, ...]:
-    """The Dockerfile's `--no-install-package` list: what the base image already provides."""
-    try:
-        text = textlines.read_text(dockerfile, newlines=True)
-    except OSError:
-        return fallback
-    return tuple(dict.fromkeys(_NO_INSTALL.findall(text))) or fallback
-
-
 def enclosing_project(top: Path, start: Path) -> Path:
     """The uv project a command started in `start` acts on, as uv picks its lock: the nearest
-    folder with pyproject.toml and uv.lock, or the workspace listing it; else `top`."""
+    folder with pyproject.toml and uv.lock, or the workspace between it and `top` listing it;
+    else `top`."""
     if start != top and top not in start.parents:
         return top
     for folder in (start, *start.parents):
         if folder == top:
             return top
         if (folder / "pyproject.toml").is_file() and (folder / "uv.lock").is_file():
-            return _workspace_of(top, folder) or folder
+            for root in folder.parents:
+                workspace = table(data(root), "tool", "uv", "workspace")
+                rel = folder.relative_to(root).as_posix()
+                if _listed(workspace, "members", rel) and not _listed(workspace, "exclude", rel):
+                    return root
+                if root == top:
+                    break
+            return folder
     return top
 
 
-def _workspace_of(top: Path, member: Path) -> Path | None:
-    """The folder between `member` and `top` whose `[tool.uv.workspace]` lists `member`."""
-    for root in member.parents:
-        workspace = table(data(root), "tool", "uv", "workspace")
-        rel = member.relative_to(root).as_posix()
-        if _listed(workspace.get("members"), rel) and not _listed(workspace.get("exclude"), rel):
-            return root
-        if root == top:
-            return None
-    return None
-
-
-def _listed(globs: Any, rel: str) -> bool:
+def _listed(workspace: Mapping[str, Any], key: str, rel: str) -> bool:
     """`rel` matches one of uv's member globs (`*` stays within one path segment)."""
-    parts = rel.split("/")
+    parts, globs = rel.split("/"), workspace.get(key)
     return isinstance(globs, list) and any(
         len(pattern) == len(parts) and all(map(fnmatchcase, parts, pattern))
         for pattern in (str(glob).strip("/").split("/") for glob in globs)

@@ -27,11 +27,10 @@ def required_specifier(required: str) -> SpecifierSet | None:
     try:
         return SpecifierSet(required)
     except InvalidSpecifier:
-        pass
-    try:
-        return SpecifierSet(f"=={Version(required)}")
-    except InvalidVersion:
-        return None
+        try:
+            return SpecifierSet(f"=={Version(required)}")
+        except InvalidVersion:
+            return None
 
 
 def satisfies(version: str, required: str) -> bool:
@@ -52,7 +51,8 @@ def mismatches(container: str, required: str | None, host: str | None) -> list[s
             problems.append(f"[tool.uv] required-version {required!r} is not a valid specifier")
         elif not satisfies(container, required):
             problems.append(
-                f"the container's uv {container} does not satisfy [tool.uv] required-version {required}"
+                f"the container's uv {container} does not satisfy [tool.uv] required-version "
+                f"{required}"
             )
     if host and host != container:
         problems.append(

@@ -146,7 +146,7 @@ def _sync_after(
     if not sync:
         ctx.out.info("not syncing (--no-sync); `uvdock sync` brings the environment up to date")
         return
-    from uvdock.project.environment import environment_plan
+    from uvdock.project.syncplan import environment_plan
 
     kind, name = target or ("", "")
     plan = environment_plan(
