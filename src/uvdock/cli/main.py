@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 if TYPE_CHECKING:
     import argparse
 
-    from uvdock.cli.spec import GlobalOptions
     from uvdock.commands.base import Command as BaseCommand
     from uvdock.context import Context
     from uvdock.ui.output import Output
 
 from uvdock import __version__
-from uvdock.cli.spec import COMMANDS, command_groups, scan_global_options
+from uvdock.cli.spec import COMMANDS, GlobalOptions, command_groups, scan_global_options
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted, UsageError, UvdockError
 
 TOP_USAGE = "usage: uvdock [global options] COMMAND ..."
@@ -111,8 +110,6 @@ def parse(words: list[str]) -> Invocation:
             from uvdock.cli.parse import command_parser
 
             args = command_.parse(rest, lambda: command_parser(key, COMMANDS[key]))
-        from uvdock.cli.spec import GlobalOptions
-
         after = {k: getattr(args, k) for k in GlobalOptions._fields if hasattr(args, k)}
         options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
         if options.quiet and options.verbose:

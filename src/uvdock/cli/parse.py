@@ -100,12 +100,10 @@ def add_global_options(parser: Parser, *, after_command: bool, strict: bool = Tr
     group = parser.add_argument_group("global options")
     for option in GLOBAL_OPTIONS:
         how: dict[str, Any] = {"action": "store_true"}
-        if option.metavar:
-            how = {"choices": option.choices, "nargs": None, "metavar": option.metavar}
-            if strict:
-                how["metavar"] = None if option.choices else option.metavar
-            else:
-                how["choices"], how["nargs"] = None, "?"
+        if option.metavar and strict:  # argparse shows the choices as the value's name
+            how = {"choices": option.choices, "metavar": None if option.choices else option.metavar}
+        elif option.metavar:
+            how = {"nargs": "?", "metavar": option.metavar}
         default = argparse.SUPPRESS if after_command else None if option.metavar else False
         action = group.add_argument(
             *option.flags, dest=option.dest, default=default, help=option.help, **how
