@@ -130,14 +130,11 @@ class _Unusual(Exception):
 _IMPLIED = {"store": None, "append": None, "count": None, "store_true": False}
 
 
-class _Defaults:
+class _Defaults(dict[str, Any]):
     """Stands in for a command's parser when it is given no words: its options' defaults,
     read without argparse, whose import and set-up cost more than `image check` may spend.
     Anything argparse would have to judge (a positional, a required option, a type) is
     left to argparse."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
 
     def add_argument(self, *flags: str, **how: Any) -> None:
         action = how.get("action", "store")
@@ -146,7 +143,7 @@ class _Defaults:
         long = next((f for f in flags if f.startswith("--")), flags[0])
         dest = how.get("dest") or long.lstrip("-").replace("-", "_")
         if how.get("default", _IMPLIED[action]) != "==SUPPRESS==":
-            self.values[dest] = how.get("default", _IMPLIED[action])
+            self[dest] = how.get("default", _IMPLIED[action])
 
     def add_mutually_exclusive_group(self, required: bool = False) -> _Defaults:
         if required:
@@ -156,7 +153,7 @@ class _Defaults:
     def parse_args(self, words: list[str]) -> argparse.Namespace:
         from types import SimpleNamespace
 
-        return cast("argparse.Namespace", SimpleNamespace(**self.values))
+        return cast("argparse.Namespace", SimpleNamespace(**self))
 
 
 def _defaults(command: BaseCommand) -> argparse.Namespace | None:
@@ -175,9 +172,7 @@ class Session:
     ctx: Context | None = None
 
 
-def run(argv: Sequence[str] | None = None, session: Session | None = None) -> int:
-    session = session or Session()
-    words = list(sys.argv[1:] if argv is None else argv)
+def run(words: list[str], session: Session) -> int:
     scanned = scan_global_options(words)
     if scanned is not None and scanned[0].get("version"):
         print(f"uvdock {__version__}")
@@ -246,47 +241,47 @@ def _stdout_to_devnull() -> None:
         os.close(devnull)
 
 
-def _given(argv: Sequence[str] | None, session: Session) -> GlobalOptions:
+def _given(words: list[str], session: Session) -> GlobalOptions:
     """The global options of this invocation, also when it failed before they were read."""
     if session.ctx is not None:
         return session.ctx.options
     from uvdock.cli.parse import global_options
 
-    return global_options(sys.argv[1:] if argv is None else argv)
+    return global_options(words)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    session = Session()
+    session, words = Session(), list(sys.argv[1:] if argv is None else argv)
     try:
-        return run(argv, session)
+        return run(words, session)
     except UvdockError as exc:
-        return _failed(argv, session, exc)
+        return _failed(words, session, exc)
     except SystemExit as exc:
         # --help (0) prints help; a bare `uvdock` or group (2) prints it to stderr as usage.
         code = exc.code if isinstance(exc.code, int) else 2
-        if code != 0 and _given(argv, session).json:
+        if code != 0 and _given(words, session).json:
             _json_document(session, code, UvdockError("no command given; see `uvdock --help`"))
         raise
     except KeyboardInterrupt:
-        return _failed(argv, session, Interrupted("interrupted"))
+        return _failed(words, session, Interrupted("interrupted"))
     except BrokenPipeError:
         _stdout_to_devnull()  # no second failure when Python flushes stdout at exit
         return 1
     except OSError as exc:  # disk full, permission denied, read-only: the environment's
         where = f"{exc.filename}: " if exc.filename else ""
-        return _failed(argv, session, EnvironmentUnusable(f"{where}{exc.strerror or exc}"))
+        return _failed(words, session, EnvironmentUnusable(f"{where}{exc.strerror or exc}"))
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
         name = exc.__class__.__name__
         message = f"internal error: {name}: {exc} (traceback in {_crash_log(exc)})"
-        return _failed(argv, session, UvdockError(message))
+        return _failed(words, session, UvdockError(message))
 
 
-def _failed(argv: Sequence[str] | None, session: Session, exc: UvdockError) -> int:
+def _failed(words: list[str], session: Session, exc: UvdockError) -> int:
     """One line (after the usage line of a refused command line, before the hint and the tail
     of a failed command's stderr), the --json document when asked for, then its exit code."""
     from uvdock.ui.output import Output
 
-    given = _given(argv, session)
+    given = _given(words, session)
     out = Output(color=given.color or "auto")
     if isinstance(exc, UsageError):
         out.usage(exc.usage)
