@@ -11,13 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from uvdock import __version__
-from uvdock.cli.spec import (
-    COMMANDS,
-    GLOBAL_OPTIONS,
-    CommandSpec,
-    GlobalOptions,
-    command_groups,
-)
+from uvdock.cli.spec import COMMANDS, GLOBAL_OPTIONS, GROUPS, CommandSpec, GlobalOptions
 from uvdock.errors import UsageError
 
 EXIT_CODES = (
@@ -157,7 +151,6 @@ def top_parser() -> Parser:
         description="uv inside the CI container, and honest pins, for Megatron-LM-style repositories.",
         trailer=_command_table(),
         examples=("uvdock sync", "uvdock image bump 26.08-py3", "uvdock help image bump"),
-        subcommands=list(command_groups()),
     )
     parser.add_argument("--version", action="version", version=f"uvdock {__version__}")
     add_global_options(parser, after_command=False)
@@ -167,8 +160,8 @@ def top_parser() -> Parser:
 
 
 def group_usage(group: str) -> str:
-    choices = "{" + ",".join(n for n in command_groups()[group] if n) + "}"
-    choices = f"[{choices}]" if "" in command_groups()[group] else choices
+    choices = "{" + ",".join(n for n in GROUPS[group] if n) + "}"
+    choices = f"[{choices}]" if "" in GROUPS[group] else choices
     return f"usage: uvdock {group} {choices} ... [global options]"
 
 
@@ -179,14 +172,14 @@ def _subcommands(group: str, names: Sequence[str]) -> str:
 
 
 def group_help(group: str) -> str:
-    lines = [group_usage(group), "", _subcommands(group, command_groups()[group]), ""]
+    lines = [group_usage(group), "", _subcommands(group, GROUPS[group]), ""]
     lines.append(f"run `uvdock help {group} SUBCOMMAND` for its options and examples\n")
     return "\n".join(lines)
 
 
 def command_parser(key: tuple[str, str], spec: CommandSpec) -> Parser:
     group, name = key
-    siblings = [n for n in command_groups()[group] if n] if not name else []
+    siblings = [n for n in GROUPS[group] if n] if not name else []
     parser = Parser(
         prog="uvdock " + " ".join(p for p in key if p),
         description=spec.help,
