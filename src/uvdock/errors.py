@@ -15,8 +15,6 @@ class UvdockError(Exception):
 
 
 class CheckFailed(UvdockError):
-    """A check found a problem (exit 1)."""
-
     exit_code = 1
 
 
@@ -47,9 +45,7 @@ class Interrupted(UvdockError):
 
 
 class CommandFailed(UvdockError):
-    """A process exited non-zero. Carries everything needed to explain it."""
-
-    exit_code = 1
+    exit_code = 1  # a process exited non-zero; this carries what explains it
 
     def __init__(
         self,

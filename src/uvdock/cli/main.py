@@ -72,8 +72,6 @@ def _split_command(
 
 
 class Invocation(NamedTuple):
-    """A command line read completely: what runs, its own arguments and the global options."""
-
     key: tuple[str, str]
     command: BaseCommand
     args: argparse.Namespace
