@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from uvdock.ui.output import Output
 
 from uvdock import __version__
-from uvdock.cli.spec import COMMANDS, GROUPS, GlobalOptions, scan_global_options
+from uvdock.cli.spec import COMMANDS, GlobalOptions, command_groups, scan_global_options
 from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted, UsageError, UvdockError
 
 TOP_USAGE = "usage: uvdock [global options] COMMAND ..."
@@ -29,7 +29,8 @@ def _split_command(
 ) -> tuple[tuple[str, str], list[str]]:
     """The command's key and its words. Global options between a group and its subcommand
     (`uvdock image --json check`) are moved into `given`."""
-    names = GROUPS.get(command)
+    groups = command_groups()
+    names = groups.get(command)
     front = scan_global_options(rest) if names and rest[:1] != ["--"] else None
     if names and front is not None and front[1][:1] and front[1][0] in names and front[1][0]:
         given.update(front[0])
@@ -41,9 +42,9 @@ def _split_command(
     if not names:
         # `uvdock bump`: the word is a subcommand of a group (`image bump`).
         owners = [
-            f"`uvdock {group} {command}`" for group, words in GROUPS.items() if command in words
+            f"`uvdock {group} {command}`" for group, words in groups.items() if command in words
         ]
-        close = " or ".join(owners) or cli_parse.closest(command, [*GROUPS, "help"], cutoff=0.6)
+        close = " or ".join(owners) or cli_parse.closest(command, [*groups, "help"], cutoff=0.6)
         hint = f"; did you mean {close}?" if close else "; see `uvdock --help`"
         raise UsageError(f"unknown command `{command}`{hint}", TOP_USAGE)
     if front is None and rest[:1] and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from uvdock import __version__
-from uvdock.cli.spec import COMMANDS, GLOBAL_OPTIONS, GROUPS, CommandSpec, GlobalOptions
+from uvdock.cli.spec import (
+    COMMANDS,
+    GLOBAL_OPTIONS,
+    CommandSpec,
+    GlobalOptions,
+    command_groups,
+)
 from uvdock.errors import UsageError
 
 EXIT_CODES = (
@@ -151,8 +157,8 @@ def top_parser() -> Parser:
 
 
 def group_usage(group: str) -> str:
-    choices = "{" + ",".join(n for n in GROUPS[group] if n) + "}"
-    choices = f"[{choices}]" if "" in GROUPS[group] else choices
+    choices = "{" + ",".join(n for n in command_groups()[group] if n) + "}"
+    choices = f"[{choices}]" if "" in command_groups()[group] else choices
     return f"usage: uvdock {group} {choices} ... [global options]"
 
 
@@ -163,14 +169,14 @@ def _subcommands(group: str, names: Sequence[str]) -> str:
 
 
 def group_help(group: str) -> str:
-    lines = [group_usage(group), "", _subcommands(group, GROUPS[group]), ""]
+    lines = [group_usage(group), "", _subcommands(group, command_groups()[group]), ""]
     lines.append(f"run `uvdock help {group} SUBCOMMAND` for its options and examples\n")
     return "\n".join(lines)
 
 
 def command_parser(key: tuple[str, str], spec: CommandSpec) -> Parser:
     group, name = key
-    siblings = [n for n in GROUPS[group] if n] if not name else []
+    siblings = [n for n in command_groups()[group] if n] if not name else []
     parser = Parser(prog="uvdock " + " ".join(p for p in key if p), description=spec.help)
     parser.examples, parser.subcommands = spec.examples, siblings
     parser.trailer = _subcommands(group, siblings) if siblings else ""

@@ -248,9 +248,12 @@ GLOBAL_OPTIONS: tuple[Option, ...] = tuple(
 )
 
 
-GROUPS: dict[str, list[str]] = {}  # group -> its commands' names, in the table's order
-for _group, _name in COMMANDS:
-    GROUPS.setdefault(_group, []).append(_name)
+def command_groups() -> dict[str, list[str]]:
+    """group -> its commands' names (a function: `uvdock --version` and `run` need none)."""
+    groups: dict[str, list[str]] = {}
+    for group, name in COMMANDS:
+        groups.setdefault(group, []).append(name)
+    return groups
 
 
 _VALUES = {flag: o for o in GLOBAL_OPTIONS if o.metavar for flag in o.flags}
