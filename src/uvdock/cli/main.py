@@ -47,8 +47,8 @@ def _split_command(
         close = " or ".join(owners) or cli_parse.closest(command, [*groups, "help"], cutoff=0.6)
         hint = f"; did you mean {close}?" if close else "; see `uvdock --help`"
         raise UsageError(f"unknown command `{command}`{hint}", TOP_USAGE)
-    if front is None and rest[:1] and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
-        # Options the scanner does not read: argparse reads them, or names the problem.
+    if front is None and rest[0] not in ("-h", "--help"):
+        # Options the scanner does not read, or `--`: argparse reads them or names the problem.
         import argparse
 
         parser = cli_parse.command_parser((command, ""), COMMANDS[(command, names[0])])
