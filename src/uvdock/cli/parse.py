@@ -125,12 +125,11 @@ def rows(pairs: Sequence[tuple[str, str]], column: int = 24) -> str:
     """Two-column lines (name, help) with the help wrapped to the terminal width."""
     import textwrap
 
-    lines = []
-    for name, text in pairs:
-        wrapped = textwrap.wrap(text, max(_width() - column - 3, 20)) or [""]
-        lines.append(f"  {name:<{column}} {wrapped[0]}")
-        lines += [" " * (column + 3) + more for more in wrapped[1:]]
-    return "\n".join(lines)
+    width, indent = max(_width(), column + 23), " " * (column + 3)
+    return "\n".join(
+        textwrap.fill(text, width, initial_indent=f"  {name:<{column}} ", subsequent_indent=indent)
+        for name, text in pairs
+    )
 
 
 def _command_table() -> str:
