@@ -78,8 +78,7 @@ class Context:
 
         layers = derive(self.repo, config_module.load_layers(self.repo, self.env))
         given = {name: getattr(self.options, name) for name in ("engine", "container", "image")}
-        overrides = {name: value for name, value in given.items() if value}
-        if not overrides:
+        if not (overrides := {name: value for name, value in given.items() if value}):
             return layers
         origins = {**layers.origins, **{name: f"--{name}" for name in overrides}}
         return layers._replace(config=layers.config.replace(**overrides), origins=origins)
@@ -93,11 +92,10 @@ class Context:
             from uvdock.config import trust as config_trust
 
             real = Path(os.path.realpath(self.repo))
-            keys = config_trust.untrusted(
+            untrusted = config_trust.untrusted(
                 layers.origins, layers.table, layers.source, real, self.env
             )
-            keys = self.widening(keys)
-            if keys:
+            if keys := self.widening(untrusted):
                 message, hint = config_trust.refusal(keys, layers.source, real, self.env)
                 raise InputRefused(message, hint=hint)
         return layers.config

@@ -1,14 +1,10 @@
 """The few exception types that reach the root handler, each with its exit code (design.md)."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 
 class UvdockError(Exception):
-    """Base class: a message meant for the user and the exit code it maps to."""
-
-    exit_code = 4
+    exit_code = 4  # a message for the user; 4 (a bug) unless a subclass says otherwise
     # The command whose arguments were refused, when known before it ran (--json names it).
     command = ""
 
@@ -19,8 +15,6 @@ class UvdockError(Exception):
 
 
 class CheckFailed(UvdockError):
-    """A check found a problem (exit 1)."""
-
     exit_code = 1
 
 
@@ -51,9 +45,7 @@ class Interrupted(UvdockError):
 
 
 class CommandFailed(UvdockError):
-    """A process exited non-zero. Carries everything needed to explain it."""
-
-    exit_code = 1
+    exit_code = 1  # a process exited non-zero; this carries what explains it
 
     def __init__(
         self,
@@ -65,10 +57,6 @@ class CommandFailed(UvdockError):
         message: str | None = None,
         hint: str | None = None,
     ) -> None:
-        self.argv, self.returncode, self.stdout, self.stderr = (
-            list(argv),
-            returncode,
-            stdout,
-            stderr,
-        )
+        self.argv, self.returncode = list(argv), returncode
+        self.stdout, self.stderr = stdout, stderr
         super().__init__(message or f"{self.argv[0]} exited with status {returncode}", hint=hint)

@@ -13,36 +13,32 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 if TYPE_CHECKING:
     import argparse
 
-    from uvdock.cli.spec import GlobalOptions
     from uvdock.commands.base import Command as BaseCommand
     from uvdock.context import Context
     from uvdock.ui.output import Output
 
 from uvdock import __version__
-from uvdock.cli.spec import COMMANDS, command_groups, scan_global_options
-from uvdock.errors import CommandFailed, UsageError, UvdockError
+from uvdock.cli.spec import COMMANDS, GlobalOptions, command_groups, scan_global_options
+from uvdock.errors import CommandFailed, EnvironmentUnusable, Interrupted, UsageError, UvdockError
 
 TOP_USAGE = "usage: uvdock [global options] COMMAND ..."
 
 
 def _split_command(
-    command: str | None, rest: list[str], given: dict[str, Any]
+    command: str, rest: list[str], given: dict[str, Any]
 ) -> tuple[tuple[str, str], list[str]]:
     """The command's key and its words. Global options between a group and its subcommand
     (`uvdock image --json check`) are moved into `given`."""
     groups = command_groups()
-    names = groups.get(command or "")
+    names = groups.get(command)
     front = scan_global_options(rest) if names and rest[:1] != ["--"] else None
     if names and front is not None and front[1][:1] and front[1][0] in names and front[1][0]:
         given.update(front[0])
-        return (command or "", front[1][0]), front[1][1:]
+        return (command, front[1][0]), front[1][1:]
     if names and "" in names:
-        return (command or "", ""), rest
+        return (command, ""), rest
     from uvdock.cli import parse as cli_parse
 
-    if command is None:
-        cli_parse.top_parser().print_help()
-        raise SystemExit(2)
     if not names:
         # `uvdock bump`: the word is a subcommand of a group (`image bump`).
         owners = [
@@ -51,19 +47,17 @@ def _split_command(
         close = " or ".join(owners) or cli_parse.closest(command, [*groups, "help"], cutoff=0.6)
         hint = f"; did you mean {close}?" if close else "; see `uvdock --help`"
         raise UsageError(f"unknown command `{command}`{hint}", TOP_USAGE)
-    if front is None and rest[:1] and rest[0].startswith("-") and rest[0] not in ("-h", "--help"):
-        # Options the scanner does not read: argparse reads them, or names the problem.
+    if front is None and rest[0] not in ("-h", "--help"):
+        # Options the scanner does not read, or `--`: argparse reads them or names the problem.
         import argparse
 
         parser = cli_parse.command_parser((command, ""), COMMANDS[(command, names[0])])
         parser.usage = cli_parse.group_usage(command).removeprefix("usage: ")
-        parser.subcommands = tuple(names)
         parser.add_argument("subcommand")
         parser.add_argument("rest", nargs=argparse.REMAINDER)
         parsed = vars(parser.parse_args(rest))
-        rest = [parsed.pop("subcommand"), *parsed.pop("rest")]
-        given.update(parsed)
-    elif front is not None:
+        front = parsed, [parsed.pop("subcommand"), *parsed.pop("rest")]
+    if front is not None:
         given.update(front[0])
         rest = front[1]
     wanted = rest[0] if rest else ""
@@ -78,14 +72,7 @@ def _split_command(
     return (command, wanted), rest[1:]
 
 
-def _help_words(words: list[str]) -> list[str]:
-    """`uvdock help CMD [SUB]` is `uvdock CMD [SUB] --help`."""
-    return [*words[1:3], "--help"] if len(words) > 1 else ["--help"]
-
-
 class Invocation(NamedTuple):
-    """A command line read completely: what runs, its own arguments and the global options."""
-
     key: tuple[str, str]
     command: BaseCommand
     args: argparse.Namespace
@@ -95,20 +82,20 @@ class Invocation(NamedTuple):
 def parse(words: list[str]) -> Invocation:
     """Read a command line; --help prints and raises SystemExit, a bad one raises UsageError."""
     scanned = scan_global_options(words)
-    if scanned is not None and scanned[1][:1] == ["help"]:
-        return parse([*words[: len(words) - len(scanned[1])], *_help_words(scanned[1])])
-    if scanned is None or not scanned[1]:
+    if scanned is None or not scanned[1]:  # no command, or options the scanner does not read
         from uvdock.cli.parse import top_parser
 
-        top_args = vars(top_parser().parse_args(words))
-        command, rest = top_args.pop("command"), top_args.pop("rest")
-        if command == "help":
-            return parse(_help_words([command, *rest]))
-        key, rest = _split_command(command, rest, top_args)
-        given = top_args
-    else:
-        given, remaining = scanned
-        key, rest = _split_command(remaining[0], remaining[1:], given)
+        parser = top_parser()
+        given = vars(parser.parse_args(words))
+        command, rest = given.pop("command"), given.pop("rest")
+        if command is None:
+            parser.print_help()
+            raise SystemExit(2)
+        scanned = given, [command, *rest]
+    given, remaining = scanned
+    if remaining[0] == "help":  # `uvdock help CMD [SUB]` is `uvdock CMD [SUB] --help`
+        return parse([*words[: len(words) - len(remaining)], *remaining[1:3], "--help"])
+    key, rest = _split_command(remaining[0], remaining[1:], given)
 
     name = " ".join(part for part in key if part)
     command_ = cast(
@@ -120,8 +107,6 @@ def parse(words: list[str]) -> Invocation:
             from uvdock.cli.parse import command_parser
 
             args = command_.parse(rest, lambda: command_parser(key, COMMANDS[key]))
-        from uvdock.cli.spec import GlobalOptions
-
         after = {k: getattr(args, k) for k in GlobalOptions._fields if hasattr(args, k)}
         options = GlobalOptions(**{**{k: v for k, v in given.items() if v is not None}, **after})
         if options.quiet and options.verbose:
@@ -142,14 +127,11 @@ class _Unusual(Exception):
 _IMPLIED = {"store": None, "append": None, "count": None, "store_true": False}
 
 
-class _Defaults:
+class _Defaults(dict[str, Any]):
     """Stands in for a command's parser when it is given no words: its options' defaults,
     read without argparse, whose import and set-up cost more than `image check` may spend.
     Anything argparse would have to judge (a positional, a required option, a type) is
     left to argparse."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
 
     def add_argument(self, *flags: str, **how: Any) -> None:
         action = how.get("action", "store")
@@ -158,7 +140,7 @@ class _Defaults:
         long = next((f for f in flags if f.startswith("--")), flags[0])
         dest = how.get("dest") or long.lstrip("-").replace("-", "_")
         if how.get("default", _IMPLIED[action]) != "==SUPPRESS==":
-            self.values[dest] = how.get("default", _IMPLIED[action])
+            self[dest] = how.get("default", _IMPLIED[action])
 
     def add_mutually_exclusive_group(self, required: bool = False) -> _Defaults:
         if required:
@@ -168,7 +150,7 @@ class _Defaults:
     def parse_args(self, words: list[str]) -> argparse.Namespace:
         from types import SimpleNamespace
 
-        return cast("argparse.Namespace", SimpleNamespace(**self.values))
+        return cast("argparse.Namespace", SimpleNamespace(**self))
 
 
 def _defaults(command: BaseCommand) -> argparse.Namespace | None:
@@ -187,9 +169,7 @@ class Session:
     ctx: Context | None = None
 
 
-def run(argv: Sequence[str] | None = None, session: Session | None = None) -> int:
-    session = session or Session()
-    words = list(sys.argv[1:] if argv is None else argv)
+def run(words: list[str], session: Session) -> int:
     scanned = scan_global_options(words)
     if scanned is not None and scanned[0].get("version"):
         print(f"uvdock {__version__}")
@@ -258,48 +238,47 @@ def _stdout_to_devnull() -> None:
         os.close(devnull)
 
 
-def _given(argv: Sequence[str] | None, session: Session) -> GlobalOptions:
+def _given(words: list[str], session: Session) -> GlobalOptions:
     """The global options of this invocation, also when it failed before they were read."""
     if session.ctx is not None:
         return session.ctx.options
     from uvdock.cli.parse import global_options
 
-    return global_options(sys.argv[1:] if argv is None else argv)
+    return global_options(words)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    session = Session()
+    session, words = Session(), list(sys.argv[1:] if argv is None else argv)
     try:
-        return run(argv, session)
+        return run(words, session)
     except UvdockError as exc:
-        return _failed(argv, session, exc.exit_code, exc)
+        return _failed(words, session, exc)
     except SystemExit as exc:
         # --help (0) prints help; a bare `uvdock` or group (2) prints it to stderr as usage.
         code = exc.code if isinstance(exc.code, int) else 2
-        if code != 0 and _given(argv, session).json:
+        if code != 0 and _given(words, session).json:
             _json_document(session, code, UvdockError("no command given; see `uvdock --help`"))
         raise
     except KeyboardInterrupt:
-        return _failed(argv, session, 130, UvdockError("interrupted"))
+        return _failed(words, session, Interrupted("interrupted"))
     except BrokenPipeError:
         _stdout_to_devnull()  # no second failure when Python flushes stdout at exit
         return 1
     except OSError as exc:  # disk full, permission denied, read-only: the environment's
         where = f"{exc.filename}: " if exc.filename else ""
-        return _failed(argv, session, 3, UvdockError(f"{where}{exc.strerror or exc}"))
+        return _failed(words, session, EnvironmentUnusable(f"{where}{exc.strerror or exc}"))
     except Exception as exc:  # a bug: one line to the user, the traceback to a file
-        message = (
-            f"internal error: {exc.__class__.__name__}: {exc} (traceback in {_crash_log(exc)})"
-        )
-        return _failed(argv, session, 4, UvdockError(message))
+        name = exc.__class__.__name__
+        message = f"internal error: {name}: {exc} (traceback in {_crash_log(exc)})"
+        return _failed(words, session, UvdockError(message))
 
 
-def _failed(argv: Sequence[str] | None, session: Session, code: int, exc: UvdockError) -> int:
+def _failed(words: list[str], session: Session, exc: UvdockError) -> int:
     """One line (after the usage line of a refused command line, before the hint and the tail
-    of a failed command's stderr), the --json document when asked for, then `code`."""
+    of a failed command's stderr), the --json document when asked for, then its exit code."""
     from uvdock.ui.output import Output
 
-    given = _given(argv, session)
+    given = _given(words, session)
     out = Output(color=given.color or "auto")
     if isinstance(exc, UsageError):
         out.usage(exc.usage)
@@ -308,7 +287,7 @@ def _failed(argv: Sequence[str] | None, session: Session, code: int, exc: Uvdock
         out.hint(exc.hint)
     if isinstance(exc, CommandFailed) and exc.stderr.strip():
         Output(stdout=sys.stderr).info("\n".join(exc.stderr.strip().splitlines()[-20:]))
-    return _json_document(session, code, exc) if given.json else code
+    return _json_document(session, exc.exit_code, exc) if given.json else exc.exit_code
 
 
 def _crash_log(exc: BaseException) -> str:

@@ -35,19 +35,10 @@ class Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting (the root handler owns exit codes), keeps the
     global options out of the usage line and ends its help with examples."""
 
-    def __init__(
-        self,
-        *args: object,
-        examples: Sequence[str] = (),
-        subcommands: Sequence[str] = (),
-        trailer: str = "",
-        **kwargs: object,
-    ) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.global_actions: list[argparse.Action] = []
-        self.examples = tuple(examples)
-        self.subcommands = tuple(subcommands)
-        self.trailer = trailer
+    global_actions: Sequence[argparse.Action] = ()  # set by add_global_options
+    subcommands: Sequence[str] = ()  # for `did you mean` on a word argparse did not take
+    trailer = ""  # after the options
+    examples: Sequence[str] = ()  # last
 
     def _own_usage(self) -> None:
         if self.usage is not None:
@@ -98,19 +89,17 @@ def add_global_options(parser: Parser, *, after_command: bool, strict: bool = Tr
     """The global options. After the command the same options are accepted but must not
     reset what was given before; `strict=False` takes any value, or none, for an option."""
     group = parser.add_argument_group("global options")
+    parser.global_actions = group._group_actions
     for option in GLOBAL_OPTIONS:
         how: dict[str, Any] = {"action": "store_true"}
-        if option.metavar:
-            how = {"choices": option.choices, "nargs": None, "metavar": option.metavar}
-            if strict:
-                how["metavar"] = None if option.choices else option.metavar
-            else:
-                how["choices"], how["nargs"] = None, "?"
+        if option.metavar and strict:  # argparse shows the choices as the value's name
+            how = {"choices": option.choices, "metavar": None if option.choices else option.metavar}
+        elif option.metavar:
+            how = {"nargs": "?", "metavar": option.metavar}
         default = argparse.SUPPRESS if after_command else None if option.metavar else False
-        action = group.add_argument(
+        group.add_argument(
             *option.flags, dest=option.dest, default=default, help=option.help, **how
         )
-        parser.global_actions.append(action)
 
 
 def global_options(words: Sequence[str]) -> GlobalOptions:
@@ -136,12 +125,11 @@ def rows(pairs: Sequence[tuple[str, str]], column: int = 24) -> str:
     """Two-column lines (name, help) with the help wrapped to the terminal width."""
     import textwrap
 
-    lines = []
-    for name, text in pairs:
-        wrapped = textwrap.wrap(text, max(_width() - column - 3, 20)) or [""]
-        lines.append(f"  {name:<{column}} {wrapped[0]}")
-        lines += [" " * (column + 3) + more for more in wrapped[1:]]
-    return "\n".join(lines)
+    width, indent = max(_width(), column + 23), " " * (column + 3)
+    return "\n".join(
+        textwrap.fill(text, width, initial_indent=f"  {name:<{column}} ", subsequent_indent=indent)
+        for name, text in pairs
+    )
 
 
 def _command_table() -> str:
@@ -157,10 +145,9 @@ def top_parser() -> Parser:
         prog="uvdock",
         usage="uvdock [global options] COMMAND ...",
         description="uv inside the CI container, and honest pins, for Megatron-LM-style repositories.",
-        trailer=_command_table(),
-        examples=("uvdock sync", "uvdock image bump 26.08-py3", "uvdock help image bump"),
-        subcommands=list(command_groups()),
     )
+    parser.trailer = _command_table()
+    parser.examples = ("uvdock sync", "uvdock image bump 26.08-py3", "uvdock help image bump")
     parser.add_argument("--version", action="version", version=f"uvdock {__version__}")
     add_global_options(parser, after_command=False)
     parser.add_argument("command", nargs="?", help=argparse.SUPPRESS)
@@ -189,12 +176,8 @@ def group_help(group: str) -> str:
 def command_parser(key: tuple[str, str], spec: CommandSpec) -> Parser:
     group, name = key
     siblings = [n for n in command_groups()[group] if n] if not name else []
-    parser = Parser(
-        prog="uvdock " + " ".join(p for p in key if p),
-        description=spec.help,
-        trailer=_subcommands(group, siblings) if siblings else "",
-        examples=spec.examples,
-        subcommands=siblings,
-    )
+    parser = Parser(prog="uvdock " + " ".join(p for p in key if p), description=spec.help)
+    parser.examples, parser.subcommands = spec.examples, siblings
+    parser.trailer = _subcommands(group, siblings) if siblings else ""
     add_global_options(parser, after_command=True)
     return parser

@@ -249,6 +249,7 @@ GLOBAL_OPTIONS: tuple[Option, ...] = tuple(
 
 
 def command_groups() -> dict[str, list[str]]:
+    """group -> its commands' names (a function: `uvdock --version` and `run` need none)."""
     groups: dict[str, list[str]] = {}
     for group, name in COMMANDS:
         groups.setdefault(group, []).append(name)
@@ -265,23 +266,18 @@ def scan_global_options(words: Sequence[str]) -> tuple[dict[str, Any], list[str]
     argparse parsers costs more than `uvdock run` may spend in total. Anything unusual (help,
     an unknown option, a missing value, an invalid choice) is None: argparse decides."""
     found: dict[str, Any] = {}
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word in ("--", "-") or not word.startswith("-"):
-            return found, list(words[index:])
+    rest = list(words)
+    while rest and rest[0].startswith("-") and rest[0] not in ("--", "-"):
+        word = rest.pop(0)
         name, has_value, value = word.partition("=")
         option = _VALUES.get(name)
         if word in _FLAGS:
             found[_FLAGS[word]] = True
-        elif option is None or (not has_value and index + 1 == len(words)):
+            continue
+        if option is None or not (has_value or rest):
             return None
-        else:
-            if not has_value:
-                index += 1
-                value = words[index]
-            if option.choices and value not in option.choices:
-                return None
-            found[option.dest] = value
-        index += 1
-    return found, []
+        value = value if has_value else rest.pop(0)
+        if option.choices and value not in option.choices:
+            return None
+        found[option.dest] = value
+    return found, rest

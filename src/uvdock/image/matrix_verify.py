@@ -24,11 +24,9 @@ _SHAPES = (
 
 
 def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[str, str] | None:
-    """The row's values of the keys the lane rules use.
-
-    A key YAML reads as no string (`IMAGE_TYPE: ~`) makes the row's lane unclear: refused
-    when the row builds an NGC PyTorch image (`strict`), else the row is no lane's (None).
-    """
+    """The row's values of the keys the lane rules use. A key YAML reads as no string
+    (`IMAGE_TYPE: ~`) makes the row's lane unclear: refused when the row builds an NGC
+    PyTorch image (`strict`), else the row is no lane's (None)."""
     fields: dict[str, str] = {}
     for key in sorted(keys):
         value = row.items.get(key)
