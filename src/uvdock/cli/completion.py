@@ -9,7 +9,6 @@ character is offered to bash only."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -226,10 +225,6 @@ def _fish_words(condition: str, words: str, help: str = "") -> str:
 SCRIPTS: dict[str, Writer] = {"bash": bash, "zsh": zsh, "fish": fish}
 
 
-# shlex's own safe set: words made only of these need no quoting in any POSIX shell.
-_BARE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
-
-
 def _needs_escape(char: str) -> bool:
     # Cc: C0, DEL, C1; Cf: bidi overrides/isolates, zero-width joiners; Zl/Zp: line breaks.
     return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
@@ -246,9 +241,7 @@ def _ansi_c(char: str) -> str:
 
 
 def shell_word(name: str) -> str:
-    """`name` as one literal word for bash or zsh."""
-    if _BARE.fullmatch(name):
-        return name
+    """`name` as one literal word for bash or zsh (bare when shlex's safe set covers it)."""
     if _displayable(name):
         return shlex.quote(name)
     return "$'" + "".join(map(_ansi_c, name)) + "'"

@@ -91,8 +91,17 @@ class Command(BaseCommand):
         if args.latest:
             if found and now is None:
                 raise InputRefused(f"{lane} has no image uvdock can order: name the tag")
+            lane_check.require_online(
+                ctx.config,
+                "--latest asks the registry for its newest tag",
+                "name the tag instead: uvdock image bump TAG",
+                args.offline,
+            )
+            client = self._connect(ctx, lane_check.NAMED_TAG_OFFLINE_HINT, image)
             order = partial(newest, like=now) if now else oci.release_tags
-            tag, report = self._latest(ctx, args, image, order)
+            tag, report = lane_check.newest_complete_tag(
+                client, ctx.config.platforms, ctx.out.detail, order
+            )
             ctx.out.info(
                 f"newest {image} tag published for {', '.join(ctx.config.platforms)}: {tag}"
             )
@@ -127,7 +136,17 @@ class Command(BaseCommand):
             else:
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
-        report = report or self._check_registry(ctx, args, tag, image, url=not found)
+        offline = lane_check.offline_reason(ctx.config, args.offline)
+        if report is None and (offline or not image):
+            ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
+            # Only a configured lane's skipped report names the registry: a found lane's
+            # offline bump never parses config `registry`.
+            base = "" if found else lane_check.registry_base(ctx.config)[0]
+            report = lane_check.TagReport(False, base, skipped=offline)
+        elif report is None:
+            client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
+            report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
+            ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
         contents = self._contents(ctx, args, plan) if args.pr_body else None
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
@@ -150,50 +169,12 @@ class Command(BaseCommand):
         _handoff(ctx, plan, contents)  # in a dry run too: what comes after the write
         return 0
 
-    def _latest(
-        self,
-        ctx: Context,
-        args: argparse.Namespace,
-        image: str,
-        order: Callable[[list[str]], list[str]],
-    ) -> tuple[str, TagReport]:
-        """The newest tag of the lane's image family (`order`) published for every platform."""
-        lane_check.require_online(
-            ctx.config,
-            "--latest asks the registry for its newest tag",
-            "name the tag instead: uvdock image bump TAG",
-            args.offline,
-        )
-        client = self._connect(ctx, lane_check.NAMED_TAG_OFFLINE_HINT, image)
-        return lane_check.newest_complete_tag(client, ctx.config.platforms, ctx.out.detail, order)
-
     def _connect(self, ctx: Context, hint: str | None, image: str = REPOSITORY) -> RegistryClient:
         """The registry client, kept for --pr-body: its token and its time budget go on."""
         self._client = lane_check.client_for(
             ctx.config, ctx.env, ctx.out.detail, hint=hint, image=image
         )
         return self._client
-
-    def _check_registry(
-        self,
-        ctx: Context,
-        args: argparse.Namespace,
-        tag: str,
-        image: str = REPOSITORY,
-        *,
-        url: bool = True,
-    ) -> TagReport:
-        """The registry has `tag` for every platform, unless offline (then said; `url`: the
-        skipped report names the registry)."""
-        offline = lane_check.offline_reason(ctx.config, args.offline)
-        if offline or not image:
-            ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
-            base = lane_check.registry_base(ctx.config)[0] if url else ""
-            return lane_check.TagReport(False, base, skipped=offline)
-        client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
-        report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
-        ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
-        return report
 
     def _contents(self, ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> ImageReport:
         """Both images' contents for --pr-body, read before anything is written, with the tag
