@@ -201,14 +201,11 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     for shape in shapes:
         siblings = " ".join(n for n in groups[shape.group] if n)
         seen = f"__fish_seen_subcommand_from {shape.group}"
+        # Before a subcommand is typed: the group's own options, or its subcommands' names.
+        condition = f"{seen}; and not __fish_seen_subcommand_from {siblings}" if siblings else seen
         if shape.name:
-            sub = f"{seen}; and not __fish_seen_subcommand_from {siblings}"
-            lines.append(_fish_words(sub, shape.name, shape.help))
+            lines.append(_fish_words(condition, shape.name, shape.help))
             condition = f"{seen}; and __fish_seen_subcommand_from {shape.name}"
-        else:
-            condition = (
-                f"{seen}; and not __fish_seen_subcommand_from {siblings}" if siblings else seen
-            )
         lines += [_fish_option(option, condition) for option in shape.options]
         if shape.words:
             lines.append(_fish_words(condition, " ".join(shape.words)))

@@ -132,7 +132,7 @@ class Command(BaseCommand):
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
             if ctx.options.json:
-                ctx.out.json(_payload(plan, report=report, with_body=args.pr_body))
+                ctx.out.json(_payload(plan, report, args.pr_body))
             else:
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
@@ -153,7 +153,7 @@ class Command(BaseCommand):
         else:
             edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
         if ctx.options.json:
-            ctx.out.json(_payload(plan, report=report, contents=contents))
+            ctx.out.json(_payload(plan, report, args.pr_body, contents))
             return 0
         if ctx.dry_run:
             noun = "references" if found else "pins"
@@ -236,11 +236,7 @@ def _handoff(ctx: Context, plan: BumpPlan, contents: ImageReport | None) -> None
 
 
 def _payload(
-    plan: BumpPlan,
-    *,
-    report: TagReport | None = None,
-    with_body: bool = False,
-    contents: ImageReport | None = None,
+    plan: BumpPlan, report: TagReport | None, body: bool, contents: ImageReport | None = None
 ) -> dict[str, Any]:
     payload = {
         "lane": plan.lane,
@@ -253,7 +249,7 @@ def _payload(
     }
     if contents is not None:
         payload["image_contents"] = contents.to_json()
-    if contents is not None or with_body:  # nothing to change: no contents read
+    if body:  # with nothing to change, no contents were read
         payload["pr_body"] = pr_body.render(
             plan.lane, plan.tag, plan.current, plan.changed, contents
         )
