@@ -147,7 +147,7 @@ class Command(BaseCommand):
             client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
             report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
             ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
-        contents = self._contents(ctx, args, plan) if args.pr_body else None
+        contents = self._contents(ctx, plan, offline) if args.pr_body else None
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
         else:
@@ -176,12 +176,11 @@ class Command(BaseCommand):
         )
         return self._client
 
-    def _contents(self, ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> ImageReport:
+    def _contents(self, ctx: Context, plan: BumpPlan, offline: str) -> ImageReport:
         """Both images' contents for --pr-body, read before anything is written, with the tag
         check's client. Never blocks the bump: offline mode, an unreachable registry or an
         unreadable config blob each become a sentence in the body, not an error."""
         old, new = plan.current, plan.tag
-        offline = lane_check.offline_reason(ctx.config, args.offline)
         if offline:
             return ImageReport(old, new, skipped=f"offline: {offline}")
         try:
