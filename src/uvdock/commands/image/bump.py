@@ -147,7 +147,8 @@ class Command(BaseCommand):
             client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
             report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
             ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
-        contents = self._contents(ctx, plan, offline) if args.pr_body else None
+        # A found lane whose reference names no image has no contents to read.
+        contents = self._contents(ctx, plan, offline) if args.pr_body and image else None
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
         else:
