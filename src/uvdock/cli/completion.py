@@ -9,7 +9,6 @@ character is offered to bash only."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -202,14 +201,11 @@ def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     for shape in shapes:
         siblings = " ".join(n for n in groups[shape.group] if n)
         seen = f"__fish_seen_subcommand_from {shape.group}"
+        # Before a subcommand is typed: the group's own options, or its subcommands' names.
+        condition = f"{seen}; and not __fish_seen_subcommand_from {siblings}" if siblings else seen
         if shape.name:
-            sub = f"{seen}; and not __fish_seen_subcommand_from {siblings}"
-            lines.append(_fish_words(sub, shape.name, shape.help))
+            lines.append(_fish_words(condition, shape.name, shape.help))
             condition = f"{seen}; and __fish_seen_subcommand_from {shape.name}"
-        else:
-            condition = (
-                f"{seen}; and not __fish_seen_subcommand_from {siblings}" if siblings else seen
-            )
         lines += [_fish_option(option, condition) for option in shape.options]
         if shape.words:
             lines.append(_fish_words(condition, " ".join(shape.words)))
@@ -224,10 +220,6 @@ def _fish_words(condition: str, words: str, help: str = "") -> str:
 
 
 SCRIPTS: dict[str, Writer] = {"bash": bash, "zsh": zsh, "fish": fish}
-
-
-# shlex's own safe set: words made only of these need no quoting in any POSIX shell.
-_BARE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
 
 
 def _needs_escape(char: str) -> bool:
@@ -246,9 +238,7 @@ def _ansi_c(char: str) -> str:
 
 
 def shell_word(name: str) -> str:
-    """`name` as one literal word for bash or zsh."""
-    if _BARE.fullmatch(name):
-        return name
+    """`name` as one literal word for bash or zsh (bare when shlex's safe set covers it)."""
     if _displayable(name):
         return shlex.quote(name)
     return "$'" + "".join(map(_ansi_c, name)) + "'"

@@ -25,7 +25,7 @@ from uvdock.image.pins import configured_gitlab_file, reference_tag
 from uvdock.image.scan import scan_managed
 from uvdock.registry import lane_check, oci
 from uvdock.registry.image_config import read_tag
-from uvdock.registry.tags import REPOSITORY, newest, parse_image, parse_tag_argument, tag_key
+from uvdock.registry.tags import REPOSITORY, newest, parse_image, parse_tag_argument
 from uvdock.run.worktree import absent_tracked
 
 if TYPE_CHECKING:
@@ -75,40 +75,92 @@ class Command(BaseCommand):
                 f"--latest picks the tag itself; got TAG {args.tag} as well",
                 hint="drop TAG, or drop --latest",
             )
-        if any(rule.lane == lane and rule.arg for rule in scan.lanes):
-            return self._found(ctx, args, scan, lane)
+        # A found lane's image is its reference's; a configured lane's is NGC PyTorch.
+        found = any(rule.lane == lane and rule.arg for rule in scan.lanes)
+        now = parse_image(reference_tag(scan, lane)[0] or "")[0] if found else None
+        image = now.repository if now else "" if found else REPOSITORY
+        was = now.tag if now else None if found else current_tag(scan, lane)
+        if args.tag is None and not args.latest:
+            flag = {"dev": "", "lts": "--lts "}.get(lane, f"--lane {lane} ")
+            raise InputRefused(
+                "name a TAG, or pass --latest",
+                hint=f"uvdock image bump {flag}--latest picks the registry's newest tag"
+                + (f" (the {lane} pins are at {was})" if was else ""),
+            )
         report = None
         if args.latest:
-            tag, report = self._latest(ctx, args, REPOSITORY, oci.release_tags)
-            ctx.out.info(f"newest tag published for {', '.join(ctx.config.platforms)}: {tag}")
-            current = current_tag(scan, lane)
-            if current is not None and tag_key(tag) < tag_key(current):
-                return _current(ctx, lane, current, tag, report)
+            if found and now is None:
+                raise InputRefused(f"{lane} has no image uvdock can order: name the tag")
+            lane_check.require_online(
+                ctx.config,
+                "--latest asks the registry for its newest tag",
+                "name the tag instead: uvdock image bump TAG",
+                args.offline,
+            )
+            client = self._connect(ctx, lane_check.NAMED_TAG_OFFLINE_HINT, image)
+            order = partial(newest, like=now) if now else oci.release_tags
+            tag, report = lane_check.newest_complete_tag(
+                client, ctx.config.platforms, ctx.out.detail, order
+            )
+            ctx.out.info(
+                f"newest {image} tag published for {', '.join(ctx.config.platforms)}: {tag}"
+            )
+            new, old = (parse_image(f"{image}:{t}")[0] for t in (tag, was or ""))
+            if new is not None and old is not None and new.key < old.key:
+                return _current(ctx, lane, old.tag, tag, report)
         else:
-            tag = _tag_argument(args, scan)
+            tag = args.tag if found else parse_tag_argument(args.tag)
         gitlab_file = configured_gitlab_file(ctx.config)[0]
-        plan = plan_bump(
-            ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade, gitlab_file=gitlab_file
+        bump: Callable[..., BumpPlan] = (
+            plan_found_bump if found else partial(plan_bump, gitlab_file=gitlab_file)
         )
+        plan = bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
+        return self._write(ctx, args, plan, report, image, found)
+
+    def _write(
+        self,
+        ctx: Context,
+        args: argparse.Namespace,
+        plan: BumpPlan,
+        report: TagReport | None,
+        image: str,
+        found: bool,
+    ) -> int:
+        """Check the registry, read the images' contents for --pr-body, write, say what moved."""
+        lane, tag = plan.lane, plan.tag
         for warning in plan.warnings:
             ctx.out.warn(f"{warning.location}: {warning.message}")
         if plan.noop:
             if ctx.options.json:
-                ctx.out.json(_payload(plan, report=report, with_body=args.pr_body))
+                ctx.out.json(_payload(plan, report, args.pr_body))
             else:
                 ctx.out.info(f"{lane} pins are already at {tag}: nothing to change")
             return 0
-        report = report or self._check_registry(ctx, args, tag)
-        contents = self._contents(ctx, args, plan) if args.pr_body else None
+        offline = lane_check.offline_reason(ctx.config, args.offline)
+        if report is None and (offline or not image):
+            ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
+            # Only a configured lane's skipped report names the registry: a found lane's
+            # offline bump never parses config `registry`.
+            base = "" if found else lane_check.registry_base(ctx.config)[0]
+            report = lane_check.TagReport(False, base, skipped=offline)
+        elif report is None:
+            client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
+            report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
+            ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
+        # A found lane whose reference names no image has no contents to read.
+        contents = self._contents(ctx, plan, offline) if args.pr_body and image else None
         if ctx.dry_run:
             ctx.out.diff(edit.plan_diff(plan.edits))
         else:
             edit.apply(plan.edits)  # an OS error: every file put back, exit 3 naming the path
         if ctx.options.json:
-            ctx.out.json(_payload(plan, report=report, contents=contents))
+            ctx.out.json(_payload(plan, report, args.pr_body, contents))
             return 0
         if ctx.dry_run:
-            ctx.out.info(f"dry run: {len(plan.changed)} {lane} pins would change; nothing written")
+            noun = "references" if found else "pins"
+            ctx.out.info(
+                f"dry run: {len(plan.changed)} {lane} {noun} would change; nothing written"
+            )
         elif plan.current == tag:
             ctx.out.info(f"{lane} base image already at {tag}; pins brought in line with it:")
         else:
@@ -118,61 +170,6 @@ class Command(BaseCommand):
         _handoff(ctx, plan, contents)  # in a dry run too: what comes after the write
         return 0
 
-    def _found(self, ctx: Context, args: argparse.Namespace, scan: Scan, lane: str) -> int:
-        """A lane found by meaning: its references move to the image TAG names."""
-        if args.tag is None and not args.latest:
-            raise InputRefused(
-                "name a TAG, or pass --latest", hint=f"uvdock image bump TAG --lane {lane}"
-            )
-        tag = args.tag
-        if args.latest:
-            current = parse_image(reference_tag(scan, lane)[0] or "")[0]
-            if current is None:
-                raise InputRefused(f"{lane} has no image uvdock can order: name the tag")
-            tag = self._latest(ctx, args, current.repository, partial(newest, like=current))[0]
-            ctx.out.info(f"newest {current.repository} tag of its family: {tag}")
-            found = parse_image(f"{current.repository}:{tag}")[0]
-            if found is None or found.key <= current.key:
-                tag = current.tag  # never back
-        plan = plan_found_bump(ctx.repo, scan, lane, tag, allow_downgrade=args.allow_downgrade)
-        if not plan.noop and not args.latest:
-            image = parse_image(plan.changed[0].value)[0] if plan.changed else None
-            self._check_registry(ctx, args, plan.tag, image.repository if image else "", url=False)
-        for warning in plan.warnings:
-            ctx.out.warn(f"{warning.location}: {warning.message}")
-        if ctx.options.json:
-            ctx.out.json(_payload(plan))
-        if plan.noop:
-            ctx.out.info(f"{lane} is already at {plan.tag}: nothing to change")
-            return 0
-        if ctx.dry_run:
-            ctx.out.diff(edit.plan_diff(plan.edits))
-            ctx.out.info(f"dry run: {len(plan.changed)} {lane} references would change;"
-                         " nothing written")  # fmt: skip
-            return 0
-        edit.apply(plan.edits)
-        ctx.out.info(f"{lane}: {plan.current or '?'} -> {plan.tag}")
-        for pin in plan.changed:
-            ctx.out.info(f"  {pin.location}: {pin.value} -> {plan.tag}")
-        return 0
-
-    def _latest(
-        self,
-        ctx: Context,
-        args: argparse.Namespace,
-        image: str,
-        order: Callable[[list[str]], list[str]],
-    ) -> tuple[str, TagReport]:
-        """The newest tag of the lane's image family (`order`) published for every platform."""
-        lane_check.require_online(
-            ctx.config,
-            "--latest asks the registry for its newest tag",
-            "name the tag instead: uvdock image bump TAG",
-            args.offline,
-        )
-        client = self._connect(ctx, lane_check.NAMED_TAG_OFFLINE_HINT, image)
-        return lane_check.newest_complete_tag(client, ctx.config.platforms, ctx.out.detail, order)
-
     def _connect(self, ctx: Context, hint: str | None, image: str = REPOSITORY) -> RegistryClient:
         """The registry client, kept for --pr-body: its token and its time budget go on."""
         self._client = lane_check.client_for(
@@ -180,33 +177,11 @@ class Command(BaseCommand):
         )
         return self._client
 
-    def _check_registry(
-        self,
-        ctx: Context,
-        args: argparse.Namespace,
-        tag: str,
-        image: str = REPOSITORY,
-        *,
-        url: bool = True,
-    ) -> TagReport:
-        """The registry has `tag` for every platform, unless offline (then said; `url`: the
-        skipped report names the registry)."""
-        offline = lane_check.offline_reason(ctx.config, args.offline)
-        if offline or not image:
-            ctx.out.info(f"not checked that {tag} exists in the registry: offline ({offline})")
-            base = lane_check.registry_base(ctx.config)[0] if url else ""
-            return lane_check.TagReport(False, base, skipped=offline)
-        client = self._connect(ctx, lane_check.OFFLINE_HINT, image)
-        report = lane_check.require_tag(client, tag, ctx.config.platforms, image)
-        ctx.out.info(f"registry: {tag} is published for {', '.join(report.platforms)}")
-        return report
-
-    def _contents(self, ctx: Context, args: argparse.Namespace, plan: BumpPlan) -> ImageReport:
+    def _contents(self, ctx: Context, plan: BumpPlan, offline: str) -> ImageReport:
         """Both images' contents for --pr-body, read before anything is written, with the tag
         check's client. Never blocks the bump: offline mode, an unreachable registry or an
         unreadable config blob each become a sentence in the body, not an error."""
         old, new = plan.current, plan.tag
-        offline = lane_check.offline_reason(ctx.config, args.offline)
         if offline:
             return ImageReport(old, new, skipped=f"offline: {offline}")
         try:
@@ -244,19 +219,6 @@ def _current(ctx: Context, lane: str, current: str, latest: str, report: TagRepo
     return 0
 
 
-def _tag_argument(args: argparse.Namespace, scan: Scan) -> str:
-    if args.tag is None:
-        lane = "lts" if args.lts else "dev"
-        current = current_tag(scan, lane)
-        at = f" (the {lane} pins are at {current})" if current else ""
-        flag = "--lts " if args.lts else ""
-        raise InputRefused(
-            "name a TAG, or pass --latest",
-            hint=f"uvdock image bump {flag}--latest picks the registry's newest tag{at}",
-        )
-    return parse_tag_argument(args.tag)
-
-
 def _handoff(ctx: Context, plan: BumpPlan, contents: ImageReport | None) -> None:
     if plan.current == plan.tag:
         # Drifting pins fixed, no new base image: no pull request title or checklist fits.
@@ -274,11 +236,7 @@ def _handoff(ctx: Context, plan: BumpPlan, contents: ImageReport | None) -> None
 
 
 def _payload(
-    plan: BumpPlan,
-    *,
-    report: TagReport | None = None,
-    with_body: bool = False,
-    contents: ImageReport | None = None,
+    plan: BumpPlan, report: TagReport | None, body: bool, contents: ImageReport | None = None
 ) -> dict[str, Any]:
     payload = {
         "lane": plan.lane,
@@ -291,7 +249,7 @@ def _payload(
     }
     if contents is not None:
         payload["image_contents"] = contents.to_json()
-    if contents is not None or with_body:  # nothing to change: no contents read
+    if body:  # with nothing to change, no contents were read
         payload["pr_body"] = pr_body.render(
             plan.lane, plan.tag, plan.current, plan.changed, contents
         )

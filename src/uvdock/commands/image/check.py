@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import add_format_option
+from uvdock.errors import CheckFailed
 
 FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
 
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     import argparse
 
     from uvdock.context import Context
-    from uvdock.errors import CheckFailed
     from uvdock.image.pins import Finding
 
 
@@ -49,8 +49,6 @@ class Command(BaseCommand):
             for pin in scan.unclassified:
                 why = f": {pin.note}" if pin.note else ""
                 ctx.out.info(f"{pin.location}: base `{pin.value}` is managed by no lane{why}")
-            from uvdock.errors import CheckFailed
-
             raise CheckFailed(
                 "no base image is managed: nothing to check",
                 hint="`uvdock image show --explain` prints what uvdock found and the [tool.uvdock]"
@@ -69,27 +67,23 @@ class Command(BaseCommand):
         for finding in findings if args.format == "text" else ():
             ctx.out.info(f"{finding.location}: {finding.message}")
         if findings:  # the summary and hint on stderr, exit 1
-            raise self._failed(findings, lanes)
+            raise _failed(findings, lanes)
         return 0
 
-    @staticmethod
-    def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:
-        from uvdock.errors import CheckFailed
 
-        # A bump refuses a lane with a pin it cannot edit exactly: never recommend it there.
-        unsupported = {f.lane for f in findings if f.kind == "unsupported-shape"}
-        drifting = sorted(
-            {f.lane for f in findings if f.kind in ("drift", "malformed")} - unsupported
-        )
-        hint = None
-        if unsupported:
-            hint = "rewrite the pins named above in their plain shape by hand; then check again"
-        elif drifting:
-            lane = drifting[0]
-            flag = {"dev": "", "lts": " --lts"}.get(lane, f" --lane {lane}")
-            hint = f"`uvdock image bump {lanes.get(lane) or 'TAG'}{flag}`"
-            hint += " rewrites every managed pin of that lane"
-        return CheckFailed(f"{_plural(len(findings), 'base-image pin finding')}", hint=hint)
+def _failed(findings: list[Finding], lanes: dict[str, str | None]) -> CheckFailed:
+    # A bump refuses a lane with a pin it cannot edit exactly: never recommend it there.
+    unsupported = {f.lane for f in findings if f.kind == "unsupported-shape"}
+    drifting = sorted({f.lane for f in findings if f.kind in ("drift", "malformed")} - unsupported)
+    hint = None
+    if unsupported:
+        hint = "rewrite the pins named above in their plain shape by hand; then check again"
+    elif drifting:
+        lane = drifting[0]
+        flag = {"dev": "", "lts": " --lts"}.get(lane, f" --lane {lane}")
+        hint = f"`uvdock image bump {lanes.get(lane) or 'TAG'}{flag}`"
+        hint += " rewrites every managed pin of that lane"
+    return CheckFailed(f"{_plural(len(findings), 'base-image pin finding')}", hint=hint)
 
 
 def _plural(count: int, noun: str) -> str:

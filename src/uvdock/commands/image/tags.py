@@ -18,8 +18,6 @@ from uvdock.registry import lane_check, oci
 from uvdock.registry.tags import REPOSITORY, newest, parse_image
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from uvdock.context import Context
 
 
@@ -52,21 +50,18 @@ class Command(BaseCommand):
             "for this run: UVDOCK_OFFLINE=0 uvdock image tags",
         )
         scan = scan_managed(ctx.repo, ctx.config)
+        lanes = (args.lane,) if args.lane else ("dev", "lts") if args.lts else ("dev",)
+        pinned = {lane: current_tag(scan, lane) for lane in lanes}
+        repository, order = REPOSITORY, oci.release_tags
         if args.lane is not None:
-            lanes: tuple[str, ...] = (args.lane,)
             if not any(rule.lane == args.lane and rule.arg for rule in scan.lanes):
                 names = ", ".join(rule.lane for rule in scan.lanes if rule.arg) or "none"
                 raise InputRefused(f"no found lane {args.lane!r}", hint=f"found lanes: {names}")
             current = parse_image(reference_tag(scan, args.lane)[0] or "")[0]
             if current is None:
                 raise InputRefused(f"{args.lane} has no image uvdock can order")
-            pinned: dict[str, str | None] = {args.lane: current.tag}
-            repository = current.repository
-            order: Callable[[list[str]], list[str]] = partial(newest, like=current)
-        else:
-            lanes = ("dev", "lts") if args.lts else ("dev",)
-            pinned = {lane: current_tag(scan, lane) for lane in lanes}
-            repository, order = REPOSITORY, oci.release_tags
+            pinned[args.lane], repository = current.tag, current.repository
+            order = partial(newest, like=current)
         client = lane_check.client_for(
             ctx.config, ctx.env, ctx.out.detail, hint=None, image=repository
         )
