@@ -129,11 +129,6 @@ def rev_exists(repo: Path, rev: str) -> bool:
     return verify_commit(repo, rev) is not None
 
 
-def rev_parse(repo: Path, rev: str) -> str:
-    out = _git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
-    return out.stdout.strip()
-
-
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
     """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
     try:
@@ -179,22 +174,14 @@ class IndexEntry(NamedTuple):
     path: str
 
 
-def _index_entries(repo: Path, which: str, path: str) -> list[IndexEntry]:
+def index_entries(repo: Path, path: str) -> list[IndexEntry]:
+    """Every index entry of a path: stage 0 when clean, stages 1-3 when unmerged."""
     entries = []
-    for item in filter(None, _git(repo, "ls-files", which, "-z", "--", path).stdout.split("\0")):
+    for item in filter(None, _git(repo, "ls-files", "-s", "-z", "--", path).stdout.split("\0")):
         meta, name = item.split("\t", 1)
         mode, sha, stage = meta.split()
         entries.append(IndexEntry(mode, sha, int(stage), name))
     return entries
-
-
-def unmerged_entries(repo: Path, path: str) -> list[IndexEntry]:
-    return _index_entries(repo, "-u", path)
-
-
-def stage_entries(repo: Path, path: str) -> list[IndexEntry]:
-    """All index entries of a path (stage 0 when clean, stages 1-3 when conflicted)."""
-    return _index_entries(repo, "-s", path)
 
 
 def unmerged_paths(repo: Path) -> list[str]:
@@ -292,10 +279,6 @@ def set_index_entries(repo: Path, path: str, entries: list[IndexEntry]) -> None:
     width = len(entries[0].sha) if entries else 40  # 64 in a SHA-256 repository
     lines = [f"0 {'0' * width}\t{path}", *(f"{e.mode} {e.sha} {e.stage}\t{path}" for e in entries)]
     _git(repo, "update-index", "--index-info", text="".join(line + "\n" for line in lines))
-
-
-def ls_files_unmerged_text(repo: Path, path: str) -> str:
-    return _git(repo, "ls-files", "-u", "--", path).stdout
 
 
 def git_path(repo: Path, name: str) -> Path:
