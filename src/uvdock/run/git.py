@@ -1,5 +1,4 @@
-"""Small git helpers: each runs one short captured git command (through run/proc.py) and
-returns plain data."""
+"""Small git helpers: each runs one short captured git command (run/proc.py), returns data."""
 
 from __future__ import annotations
 
@@ -121,12 +120,8 @@ def ref_name_ok(repo: Path, name: str) -> bool:
 
 
 def verify_commit(repo: Path, rev: str) -> str | None:
-    """The commit `rev` names (`git rev-parse --verify --end-of-options REV^{commit}`)."""
+    """The commit `rev` names; None when it names none."""
     return _answer(repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
-
-
-def rev_exists(repo: Path, rev: str) -> bool:
-    return verify_commit(repo, rev) is not None
 
 
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
@@ -184,24 +179,19 @@ def index_entries(repo: Path, path: str) -> list[IndexEntry]:
     return entries
 
 
-def unmerged_paths(repo: Path) -> list[str]:
-    out = _git(repo, "diff", "--name-only", "--diff-filter=U", "-z")
-    return sorted({p for p in out.stdout.split("\0") if p})
-
-
 def in_progress_operation(repo: Path, gd: Path | None = None) -> str | None:
     """'merge', 'rebase', 'am', 'cherry-pick', 'revert' or None."""
     gd = gd or git_dir(repo)
-    if (gd / "rebase-apply" / "applying").exists():
-        return "am"  # `git am` keeps its state in rebase-apply/ too, marked by `applying`
-    if (gd / "rebase-merge").is_dir() or (gd / "rebase-apply").is_dir():
-        return "rebase"
     return next((name for marker, name in _MARKERS.items() if (gd / marker).exists()), None)
 
 
-# The file git keeps while each operation is stopped; SQUASH_MSG: `git merge --squash`
-# (no MERGE_HEAD), until the commit.
+# What git keeps while each operation is stopped, in the order that tells them apart: `git
+# am` keeps its state in rebase-apply/ too, marked by `applying`; SQUASH_MSG: `git merge
+# --squash` (no MERGE_HEAD), until the commit.
 _MARKERS = {
+    "rebase-apply/applying": "am",
+    "rebase-merge": "rebase",
+    "rebase-apply": "rebase",
     "MERGE_HEAD": "merge",
     "CHERRY_PICK_HEAD": "cherry-pick",
     "REVERT_HEAD": "revert",
@@ -302,9 +292,8 @@ def current_branch(repo: Path) -> str | None:
 
 
 def merge_file_print(ours: Path, base: Path, theirs: Path, marker_size: int) -> tuple[str, bool]:
-    """`git merge-file -p --diff3`: git's textual merge of three files, exact text (line endings
-    kept), and whether it was clean. Nothing is written. Raises CommandFailed when git
-    cannot merge at all (a binary file, say)."""
+    """`git merge-file -p --diff3`: the merged text exactly (line endings kept), nothing written,
+    and whether it was clean; CommandFailed when git cannot merge at all (a binary file)."""
     argv = ["git", "merge-file", "-p", "--diff3", f"--marker-size={marker_size}"]
     argv += ["-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs)]
     done = proc.run(argv, check=False)

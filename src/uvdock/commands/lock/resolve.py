@@ -70,10 +70,6 @@ class RepoIndex:
     def git_dir(self) -> Path:
         return git.git_dir(self.worktree)
 
-    def stages(self, path: str) -> dict[int, str]:
-        """The blob of each index stage of `path`: stage 0 when clean, 1-3 when unmerged."""
-        return {e.stage: e.sha for e in git.index_entries(self.worktree, path)}
-
 
 class Base(NamedTuple):
     rev: str  # what git reads: a ref the user named, or a commit id (the commit once checked)
@@ -123,8 +119,11 @@ class Command(BaseCommand):
                 hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
             )
         current = _read(repo / index.lock)
-        lock_stages, pyproject_stages = index.stages(index.lock), index.stages(index.pyproject)
-        # any() of the stage numbers: a stage other than 0 is an unmerged entry
+        # Each file's blob per index stage: 0 when clean, 1-3 (any() of them) when unmerged.
+        lock_stages, pyproject_stages = (
+            {e.stage: e.sha for e in git.index_entries(repo, p)}
+            for p in (index.lock, index.pyproject)
+        )
         if not (
             any(pyproject_stages)
             or any(lock_stages)
@@ -135,13 +134,14 @@ class Command(BaseCommand):
             else:
                 ctx.out.info(f"{index.lock} has no conflict; nothing to do")
             return 0
-        operation = git.in_progress_operation(repo)
+        progress = git.in_progress(repo)
+        operation = progress.operation if progress else None
         merge = None
         if any(pyproject_stages):
             merge = _merge_pyproject(ctx, index, pyproject_stages, sides(operation))
         else:
             _check_pyproject(index)
-        base = _choose_base(ctx, onto, configured)
+        base = _choose_base(ctx, onto, configured, progress)
         if base.source in ("--onto", "base-ref") and not args.no_fetch:
             _fetch(ctx, base.rev)
         base, ref_lock = _ref_lock(index, base)
@@ -267,9 +267,8 @@ class Resolution:
     def report(self, result: bytes, kept: Kept, fmt: str) -> None:
         ctx, index, ref = self.ctx, self.index, self.base.label
         diff = lockfile.diff_locks(self.ref_lock, result)
-        others = [
-            p for p in git.unmerged_paths(index.worktree) if p not in (index.lock, index.pyproject)
-        ]
+        unmerged = {e.path for e in git.index_entries(index.worktree, ".") if e.stage}
+        others = sorted(unmerged - {index.lock, index.pyproject})
         step = OPERATIONS[self.operation][0] if self.operation else "git commit"
         if ctx.out.json_mode:
             ctx.out.json(
@@ -339,7 +338,9 @@ def _check_pyproject(index: RepoIndex) -> None:
         )
 
 
-def _choose_base(ctx: Context, onto: str | None, configured: str) -> Base:
+def _choose_base(
+    ctx: Context, onto: str | None, configured: str, progress: git.InProgress | None
+) -> Base:
     """--onto REF, else the ref being merged in, else the configured base-ref (said why).
 
     Relocking on any lock but the merged side's would move versions that side locked: a
@@ -347,7 +348,6 @@ def _choose_base(ctx: Context, onto: str | None, configured: str) -> Base:
     """
     if onto is not None:
         return Base(onto, onto, "--onto")
-    progress = git.in_progress(ctx.repo)
     if progress is None or progress.onto is None:
         why = "no merge, rebase, cherry-pick, revert or am in progress"
         if progress is not None:
