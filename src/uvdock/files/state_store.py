@@ -135,7 +135,7 @@ def _record(worktree: Path, path: str, folder: Path) -> dict[str, Any]:
     present = target.is_file()
     if present:
         shutil.copyfile(target, folder / WORKTREE_FILE)
-    entries = git.stage_entries(worktree, path)
+    entries = git.index_entries(worktree, path)
     for entry in entries:
         (folder / f"stage{entry.stage}.blob").write_bytes(git.blob_bytes(worktree, entry.sha))
     return {
@@ -143,7 +143,9 @@ def _record(worktree: Path, path: str, folder: Path) -> dict[str, Any]:
         "worktree_present": present,
         "worktree_mode": target.stat().st_mode & 0o7777 if present else 0o644,
         "entries": [{"mode": e.mode, "sha": e.sha, "stage": e.stage} for e in entries],
-        "unmerged_listing": git.ls_files_unmerged_text(worktree, path),
+        "unmerged_listing": "".join(
+            f"{e.mode} {e.sha} {e.stage}\t{path}\n" for e in entries if e.stage
+        ),
     }
 
 

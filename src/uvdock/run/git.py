@@ -1,5 +1,4 @@
-"""Small git helpers: each runs one short captured git command (through run/proc.py) and
-returns plain data."""
+"""Small git helpers: each runs one short captured git command (run/proc.py), returns data."""
 
 from __future__ import annotations
 
@@ -121,17 +120,8 @@ def ref_name_ok(repo: Path, name: str) -> bool:
 
 
 def verify_commit(repo: Path, rev: str) -> str | None:
-    """The commit `rev` names (`git rev-parse --verify --end-of-options REV^{commit}`)."""
+    """The commit `rev` names; None when it names none."""
     return _answer(repo, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
-
-
-def rev_exists(repo: Path, rev: str) -> bool:
-    return verify_commit(repo, rev) is not None
-
-
-def rev_parse(repo: Path, rev: str) -> str:
-    out = _git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
-    return out.stdout.strip()
 
 
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
@@ -179,42 +169,29 @@ class IndexEntry(NamedTuple):
     path: str
 
 
-def _index_entries(repo: Path, which: str, path: str) -> list[IndexEntry]:
+def index_entries(repo: Path, path: str) -> list[IndexEntry]:
+    """Every index entry of a path: stage 0 when clean, stages 1-3 when unmerged."""
     entries = []
-    for item in filter(None, _git(repo, "ls-files", which, "-z", "--", path).stdout.split("\0")):
+    for item in filter(None, _git(repo, "ls-files", "-s", "-z", "--", path).stdout.split("\0")):
         meta, name = item.split("\t", 1)
         mode, sha, stage = meta.split()
         entries.append(IndexEntry(mode, sha, int(stage), name))
     return entries
 
 
-def unmerged_entries(repo: Path, path: str) -> list[IndexEntry]:
-    return _index_entries(repo, "-u", path)
-
-
-def stage_entries(repo: Path, path: str) -> list[IndexEntry]:
-    """All index entries of a path (stage 0 when clean, stages 1-3 when conflicted)."""
-    return _index_entries(repo, "-s", path)
-
-
-def unmerged_paths(repo: Path) -> list[str]:
-    out = _git(repo, "diff", "--name-only", "--diff-filter=U", "-z")
-    return sorted({p for p in out.stdout.split("\0") if p})
-
-
 def in_progress_operation(repo: Path, gd: Path | None = None) -> str | None:
     """'merge', 'rebase', 'am', 'cherry-pick', 'revert' or None."""
     gd = gd or git_dir(repo)
-    if (gd / "rebase-apply" / "applying").exists():
-        return "am"  # `git am` keeps its state in rebase-apply/ too, marked by `applying`
-    if (gd / "rebase-merge").is_dir() or (gd / "rebase-apply").is_dir():
-        return "rebase"
     return next((name for marker, name in _MARKERS.items() if (gd / marker).exists()), None)
 
 
-# The file git keeps while each operation is stopped; SQUASH_MSG: `git merge --squash`
-# (no MERGE_HEAD), until the commit.
+# What git keeps while each operation is stopped, in the order that tells them apart: `git
+# am` keeps its state in rebase-apply/ too, marked by `applying`; SQUASH_MSG: `git merge
+# --squash` (no MERGE_HEAD), until the commit.
 _MARKERS = {
+    "rebase-apply/applying": "am",
+    "rebase-merge": "rebase",
+    "rebase-apply": "rebase",
     "MERGE_HEAD": "merge",
     "CHERRY_PICK_HEAD": "cherry-pick",
     "REVERT_HEAD": "revert",
@@ -294,10 +271,6 @@ def set_index_entries(repo: Path, path: str, entries: list[IndexEntry]) -> None:
     _git(repo, "update-index", "--index-info", text="".join(line + "\n" for line in lines))
 
 
-def ls_files_unmerged_text(repo: Path, path: str) -> str:
-    return _git(repo, "ls-files", "-u", "--", path).stdout
-
-
 def git_path(repo: Path, name: str) -> Path:
     """`git rev-parse --git-path NAME`, absolute (info/attributes lives in the common dir)."""
     path = Path(_git(repo, "rev-parse", "--git-path", name).stdout.strip())
@@ -319,9 +292,8 @@ def current_branch(repo: Path) -> str | None:
 
 
 def merge_file_print(ours: Path, base: Path, theirs: Path, marker_size: int) -> tuple[str, bool]:
-    """`git merge-file -p --diff3`: git's textual merge of three files, exact text (line endings
-    kept), and whether it was clean. Nothing is written. Raises CommandFailed when git
-    cannot merge at all (a binary file, say)."""
+    """`git merge-file -p --diff3`: the merged text exactly (line endings kept), nothing written,
+    and whether it was clean; CommandFailed when git cannot merge at all (a binary file)."""
     argv = ["git", "merge-file", "-p", "--diff3", f"--marker-size={marker_size}"]
     argv += ["-L", "ours", "-L", "base", "-L", "theirs", str(ours), str(base), str(theirs)]
     done = proc.run(argv, check=False)

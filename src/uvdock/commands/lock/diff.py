@@ -43,7 +43,7 @@ def read_side(ctx: Context, spec: str) -> Side:
         return Side(spec, data, spec)
     rev, _, named = spec.partition(":")
     where = _rev_path(ctx, named) if named else ctx.project_file(LOCK)
-    if not git.rev_exists(ctx.repo, git.checked_ref(rev, "lock diff")):
+    if not git.verify_commit(ctx.repo, git.checked_ref(rev, "lock diff")):
         raise InputRefused(f"{rev}: neither a file nor a git revision")
     return Side(spec, git.show_file(ctx.repo, rev, where), where)
 
@@ -54,7 +54,7 @@ def default_base(ctx: Context) -> Side:
     from uvdock.run import proc
 
     ref = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
-    if not git.rev_exists(ctx.repo, ref):
+    if not git.verify_commit(ctx.repo, ref):
         raise InputRefused(
             f"{ref}: does not exist ({ctx.base_ref_said()})",
             hint="fetch it, or name BASE: `uvdock lock diff BASE`",

@@ -37,19 +37,12 @@ LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
 # Per operation git stopped in: the command that finishes it, and the commit `lock resolve`
 # takes the lock of (the side being merged in; cherry-pick, revert and am land on HEAD).
-NEXT_STEP = {
-    "rebase": "git rebase --continue",
-    "merge": "git commit",
-    "am": "git am --continue",
-    "cherry-pick": "git cherry-pick --continue",
-    "revert": "git revert --continue",
-}
-BUILDS_ON = {
-    "merge": "the commit this merge brings in",
-    "rebase": "the commit this rebase replays onto",
-    "am": "the commit `git am` applies onto",
-    "cherry-pick": "the commit this cherry-pick applies onto",
-    "revert": "the commit this revert applies onto",
+OPERATIONS = {
+    "rebase": ("git rebase --continue", "the commit this rebase replays onto"),
+    "merge": ("git commit", "the commit this merge brings in"),
+    "am": ("git am --continue", "the commit `git am` applies onto"),
+    "cherry-pick": ("git cherry-pick --continue", "the commit this cherry-pick applies onto"),
+    "revert": ("git revert --continue", "the commit this revert applies onto"),
 }
 
 
@@ -79,7 +72,7 @@ class RepoIndex:
 
 
 class Base(NamedTuple):
-    rev: str  # what git reads: a ref the user named, or a commit id
+    rev: str  # what git reads: a ref the user named, or a commit id (the commit once checked)
     label: str  # what the user reads: a branch name when one points at it
     source: str  # --onto, base-ref (names worth fetching), MERGE_HEAD, rebase-merge/onto, HEAD
 
@@ -126,10 +119,14 @@ class Command(BaseCommand):
                 hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
             )
         current = _read(repo / index.lock)
-        pyproject_unmerged = bool(git.unmerged_entries(repo, index.pyproject))
+        # Each file's blob per index stage: 0 when clean, 1-3 (any() of them) when unmerged.
+        lock_stages, pyproject_stages = (
+            {e.stage: e.sha for e in git.index_entries(repo, p)}
+            for p in (index.lock, index.pyproject)
+        )
         if not (
-            pyproject_unmerged
-            or git.unmerged_entries(repo, index.lock)
+            any(pyproject_stages)
+            or any(lock_stages)
             or (current and lockfile.has_conflict_markers(current))
         ):
             if ctx.out.json_mode:
@@ -137,19 +134,20 @@ class Command(BaseCommand):
             else:
                 ctx.out.info(f"{index.lock} has no conflict; nothing to do")
             return 0
-        operation = git.in_progress_operation(repo)
+        progress = git.in_progress(repo)
+        operation = progress.operation if progress else None
         merge = None
-        if pyproject_unmerged:
-            merge = _merge_pyproject(ctx, repo, index.pyproject, sides(operation))
+        if any(pyproject_stages):
+            merge = _merge_pyproject(ctx, index, pyproject_stages, sides(operation))
         else:
             _check_pyproject(index)
-        base = _choose_base(ctx, onto, configured)
+        base = _choose_base(ctx, onto, configured, progress)
         if base.source in ("--onto", "base-ref") and not args.no_fetch:
             _fetch(ctx, base.rev)
-        ref_lock = _ref_lock(index, base)
+        base, ref_lock = _ref_lock(index, base)
         shim = shim_for(ctx)
         shim.check_usable()
-        pins = _branch_pins(ctx, index, operation, ref_lock)
+        pins = _branch_pins(ctx, index.lock, lock_stages, operation, ref_lock)
         resolution = Resolution(ctx, index, base, ref_lock, operation, merge, shim, pins)
         if ctx.dry_run:
             return resolution.dry_run()
@@ -204,9 +202,9 @@ class Resolution:
             ctx.out.command(["git", "add", "--", index.pyproject])
         folder = state_store.state_dir(self.index.git_dir)
         ctx.out.info(f"would save {' and '.join(self.paths)} and their index entries to {folder}")
-        sha = git.rev_parse(index.worktree, self.base.rev)[:12]
         ctx.out.info(
-            f"would write {self.base.label}:{index.lock} ({sha}) to {index.lock}, then run:"
+            f"would write {self.base.label}:{index.lock} ({self.base.rev[:12]}) to {index.lock}, "
+            "then run:"
         )
         self.shim.run_uv(["lock"], writes=(LOCK,))
         if self.pins:
@@ -269,17 +267,15 @@ class Resolution:
     def report(self, result: bytes, kept: Kept, fmt: str) -> None:
         ctx, index, ref = self.ctx, self.index, self.base.label
         diff = lockfile.diff_locks(self.ref_lock, result)
-        others = [
-            p for p in git.unmerged_paths(index.worktree) if p not in (index.lock, index.pyproject)
-        ]
-        step = NEXT_STEP.get(self.operation or "", "git commit")
+        unmerged = {e.path for e in git.index_entries(index.worktree, ".") if e.stage}
+        others = sorted(unmerged - {index.lock, index.pyproject})
+        step = OPERATIONS[self.operation][0] if self.operation else "git commit"
         if ctx.out.json_mode:
-            commit = git.rev_parse(index.worktree, self.base.rev)
             ctx.out.json(
                 {
                     **self.said(),
                     "resolved": True,
-                    "commit": commit,
+                    "commit": self.base.rev,
                     "operation": self.operation,
                     "other_conflicts": others,
                     "next_step": step,
@@ -342,7 +338,9 @@ def _check_pyproject(index: RepoIndex) -> None:
         )
 
 
-def _choose_base(ctx: Context, onto: str | None, configured: str) -> Base:
+def _choose_base(
+    ctx: Context, onto: str | None, configured: str, progress: git.InProgress | None
+) -> Base:
     """--onto REF, else the ref being merged in, else the configured base-ref (said why).
 
     Relocking on any lock but the merged side's would move versions that side locked: a
@@ -350,7 +348,6 @@ def _choose_base(ctx: Context, onto: str | None, configured: str) -> Base:
     """
     if onto is not None:
         return Base(onto, onto, "--onto")
-    progress = git.in_progress(ctx.repo)
     if progress is None or progress.onto is None:
         why = "no merge, rebase, cherry-pick, revert or am in progress"
         if progress is not None:
@@ -359,7 +356,7 @@ def _choose_base(ctx: Context, onto: str | None, configured: str) -> Base:
         return Base(configured, configured, "base-ref")
     label = (git.names_of(ctx.repo, progress.onto) or [progress.onto[:12]])[0]
     base = Base(progress.onto, label, progress.source)
-    what = BUILDS_ON.get(progress.operation, "the commit being merged in")
+    what = OPERATIONS[progress.operation][1]
     holds = "being merged in"
     if base.source == "HEAD":  # cherry-pick, revert, am: the change lands on HEAD
         holds = "already on the branch the change lands on"
@@ -396,27 +393,31 @@ def _fetch(ctx: Context, ref: str) -> None:
         ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
 
 
-def _ref_lock(index: RepoIndex, base: Base) -> bytes:
-    if not git.rev_exists(index.worktree, base.rev):
+def _ref_lock(index: RepoIndex, base: Base) -> tuple[Base, bytes]:
+    """The base with the commit it names, and that commit's lock."""
+    commit = git.verify_commit(index.worktree, base.rev)
+    if commit is None:
         raise InputRefused(
             f"{base.label} does not exist", hint="fetch it, or name another with --onto REF"
         )
-    data = git.show_file(index.worktree, base.rev, index.lock)
+    data = git.show_file(index.worktree, commit, index.lock)
     if data is None:
         raise InputRefused(f"{base.label} has no {index.lock}", hint="name another with --onto REF")
     if lockfile.has_conflict_markers(data):
         raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
-    return data
+    return base._replace(rev=commit), data
 
 
-def _merge_pyproject(ctx: Context, repo: Path, path: str, sides: str) -> PyprojectMerge:
+def _merge_pyproject(
+    ctx: Context, index: RepoIndex, stages: dict[int, str], sides: str
+) -> PyprojectMerge:
     """The three index stages of an unmerged pyproject.toml merged (git's own textual merge
     wherever it means the same); a real conflict, or a side that is not TOML, is refused
     with one line per conflict before anything is touched."""
     from uvdock.commands.merge_driver.pyproject import textual_merge
     from uvdock.merge.pyproject import merge_pyproject
 
-    stages = {e.stage: e for e in git.unmerged_entries(repo, path)}
+    repo, path = index.worktree, index.pyproject
     if missing := ", ".join(str(n) for n in sorted({1, 2, 3} - set(stages))):
         raise InputRefused(
             f"{path} is unmerged without index stage {missing} (added or deleted on one "
@@ -426,7 +427,7 @@ def _merge_pyproject(ctx: Context, repo: Path, path: str, sides: str) -> Pyproje
     texts: list[str] = []
     for stage in (1, 2, 3):
         try:
-            texts.append(git.blob_bytes(repo, stages[stage].sha).decode("utf-8"))
+            texts.append(git.blob_bytes(repo, stages[stage]).decode("utf-8"))
         except UnicodeDecodeError:
             raise InputRefused(f"{path} (index stage {stage}) is not UTF-8 text") from None
     try:
@@ -456,18 +457,16 @@ def _merge_pyproject(ctx: Context, repo: Path, path: str, sides: str) -> Pyproje
 
 
 def _branch_pins(
-    ctx: Context, index: RepoIndex, operation: str | None, ref_lock: bytes
+    ctx: Context, lock: str, stages: dict[int, str], operation: str | None, ref_lock: bytes
 ) -> list[Pin]:
     """What only the branch changed, from the index stages of `lock`: the branch's own is
     ours in a merge, theirs when a rebase, cherry-pick, revert or am replays its commit."""
-    lock = index.lock
-    stages = {e.stage: e.sha for e in git.stage_entries(index.worktree, lock)}
     branch = 2 if operation in ("merge", None) else 3
     if 1 not in stages or branch not in stages:
         ctx.out.detail(f"no base and branch versions of {lock} in the index to compare")
         return []
     try:
-        base, mine = (git.blob_bytes(index.worktree, stages[n]) for n in (1, branch))
+        base, mine = (git.blob_bytes(ctx.repo, stages[n]) for n in (1, branch))
         pins = branch_only(base, mine, ref_lock)
     except lockfile.LockfileError as exc:
         ctx.out.warn(f"could not compare the three versions of {lock} ({exc})")
@@ -565,11 +564,13 @@ def _stop_started(ctx: Context, state: state_store.SavedState) -> None:
 
         slurm_containers.cancel_job(ctx.env, started["job"], wait=30.0)
         said = f"no Slurm job {started['job']} of the relock runs any more"
-    elif engine and container and mode == "run":
-        problem = stop.stop_container(engine, container, ctx.env)
-        said = f"stopped what the interrupted run started in {container}"
     elif engine and container:
-        problem = stop.stop_tagged(engine, container, started.get("run_id", ""), ctx.env)
+        run_id = started.get("run_id", "")
+        problem = (
+            stop.stop_container(engine, container, ctx.env)
+            if mode == "run"
+            else stop.stop_tagged(engine, container, run_id, ctx.env)
+        )
         said = f"stopped what the interrupted run started in {container}"
     else:
         return

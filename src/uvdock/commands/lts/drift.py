@@ -40,7 +40,7 @@ def read_lock_source(
         return LockSource(textlines.read_text(lock_path, limit, newlines=True), str(lock_path))
     from uvdock.run import git
 
-    if not working_tree and git.rev_exists(repo, base_ref):
+    if not working_tree and git.verify_commit(repo, base_ref):
         data = git.show_file(repo, base_ref, "uv.lock")
         if data is not None:
             return LockSource(data.decode("utf-8", errors="replace"), f"{base_ref}:uv.lock")
