@@ -43,10 +43,6 @@ def split_image(image: str) -> tuple[str, str]:
     return "docker.io", image if sep else f"library/{image}"
 
 
-def default_registry_url(host: str) -> str:
-    return "https://registry-1.docker.io" if host == "docker.io" else f"https://{host}"
-
-
 def is_loopback(host: str) -> bool:
     name = host.strip("[]").lower()
     octets = name.split(".")
@@ -179,8 +175,7 @@ def config_platform(config: Mapping[str, Any]) -> Platform | None:
 
 def _digest(value: object) -> str | None:
     """A sha256 digest, exactly: what a registry names goes into URLs and messages."""
-    good = isinstance(value, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", value)
-    return value if good and isinstance(value, str) else None
+    return value if isinstance(value, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", value) else None
 
 
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:
