@@ -45,8 +45,7 @@ def offline_reason(config: Config, flag: bool = False) -> str:
 
 
 def require_online(config: Config, asks: str, hint: str, flag: bool = False) -> None:
-    offline = offline_reason(config, flag)
-    if offline:
+    if offline := offline_reason(config, flag):
         raise InputRefused(f"{asks}, but offline mode is on ({offline})", hint=hint)
 
 

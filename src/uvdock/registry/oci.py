@@ -3,7 +3,6 @@ The transport (registry/client.py) hands it the headers and bodies it received."
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -76,13 +75,10 @@ def url_problem(url: str) -> str | None:
 
 def registry_url(url: str, origin: str) -> str:
     """A registry base URL as configured, checked, without a trailing slash."""
-    problem = url_problem(url)
-    if problem is not None:
+    if problem := url_problem(url):
         hint = "set it to the registry's base URL, e.g. https://nvcr.io"
-        with contextlib.suppress(ValueError):  # a malformed URL keeps the general hint
-            parts = checked_split(url.strip())
-            if parts.scheme == "http" and parts.hostname:
-                hint = f"use https://{parts.netloc}"
+        if problem.startswith("plain http"):  # it parsed, and userinfo was refused before
+            hint = f"use https://{urlsplit(url.strip()).netloc}"
         raise InputRefused(f"{origin}: {problem}", hint=hint)
     parts = urlsplit(url.strip())
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"

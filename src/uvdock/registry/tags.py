@@ -106,8 +106,7 @@ def parse_image(reference: str) -> tuple[ImageTag | None, str]:
         if match is not None:
             numbers = [g for k, g in match.groupdict().items() if k != "suffix" and g]
             key = tuple(int(part) for n in numbers for part in n.split("."))
-            suffix = match.groupdict().get("suffix", "")
-            return ImageTag(repository, tag, family.format(suffix=suffix), key), ""
+            return ImageTag(repository, tag, family.format_map(match.groupdict()), key), ""
     return None, f"tag `{tag or '(none: latest)'}` follows no known scheme ({SCHEMES_TEXT})"
 
 
