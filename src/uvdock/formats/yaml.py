@@ -56,15 +56,13 @@ def refusal(display: str, line: int, message: str) -> InputRefused:
 def load(text: str, display: str, *, after_edit: bool = False) -> list[YValue]:
     """The documents of `text` as YAML reads them. Text YAML rejects is refused (exit 2)."""
     built: dict[int, tuple[YValue, int]] = {}  # id(node) -> (value, expanded size)
-    active: set[int] = set()
 
     def build(node: Any, depth: int) -> tuple[YValue, int]:
         if id(node) in built:  # a node reached through several aliases is built once
             return built[id(node)]
         line = node.start_mark.line + 1
-        if id(node) in active or depth > _MAX_DEPTH:
+        if depth > _MAX_DEPTH:  # a recursive structure (`&a [*a]`) too ends here
             raise refusal(display, line, "a recursive or too deeply nested YAML structure")
-        active.add(id(node))
         kind = type(node).__name__
         if kind == "ScalarNode":
             result: tuple[YValue, int] = (YScalar(line, node.tag, node.value), 1)
@@ -91,7 +89,6 @@ def load(text: str, display: str, *, after_edit: bool = False) -> list[YValue]:
                 own[key.value], count = build(value_node, depth + 1)  # the last key wins
                 size += count
             result = (YMap(line, {**merged, **own}), size)
-        active.discard(id(node))
         if result[1] > _MAX_EXPANDED:
             raise refusal(display, line, f"aliases expand this YAML beyond {_MAX_EXPANDED} values")
         built[id(node)] = result
@@ -153,25 +150,23 @@ def words(value: YValue | None) -> tuple[str, ...] | None:
     return tuple(item.value for item in found if isinstance(item, YScalar))
 
 
-def sequence_mappings(value: YValue, path: Path = ()) -> list[tuple[Path, YMap]]:
+def _walk(value: YValue, path: Path = (), parent: YValue | None = None) -> Iterator[Any]:
+    """(path, value, parent) of `value` and of everything under it, in document order."""
+    yield path, value, parent
+    if not isinstance(value, YScalar):
+        items = value.items.items() if isinstance(value, YMap) else enumerate(value.items)
+        for key, item in items:
+            yield from _walk(item, (*path, key), value)
+
+
+def sequence_mappings(value: YValue) -> list[tuple[Path, YMap]]:
     """Every mapping that is an item of a sequence, anywhere in the document, with its path."""
-    if isinstance(value, YScalar):
-        return []
-    found: list[tuple[Path, YMap]] = []
-    items = value.items.items() if isinstance(value, YMap) else enumerate(value.items)
-    for key, item in items:
-        if isinstance(value, YSeq) and isinstance(item, YMap):
-            found.append(((*path, key), item))
-        found.extend(sequence_mappings(item, (*path, key)))
-    return found
+    return [(p, v) for p, v, up in _walk(value) if isinstance(v, YMap) and isinstance(up, YSeq)]
 
 
-def scalar_leaves(value: YValue, path: Path = ()) -> dict[Path, YScalar]:
+def scalar_leaves(value: YValue) -> dict[Path, YScalar]:
     """Every scalar of the document by its path (keys and sequence indexes)."""
-    if isinstance(value, YScalar):
-        return {path: value}
-    items = value.items.items() if isinstance(value, YMap) else enumerate(value.items)
-    return {p: s for key, item in items for p, s in scalar_leaves(item, (*path, key)).items()}
+    return {path: v for path, v, _ in _walk(value) if isinstance(v, YScalar)}
 
 
 def is_scalar(node: Any) -> bool:
@@ -229,9 +224,6 @@ def edit_changes(
         moved = min(old_leaves.keys() ^ new_leaves.keys(), key=str)
         line = (old_leaves.get(moved) or new_leaves[moved]).line
         raise refusal(display, line, "the edit would change the structure of the YAML here")
-    changed = {
-        path: was
-        for path, was in old_leaves.items()
-        if (was.tag, was.value) != (new_leaves[path].tag, new_leaves[path].value)
-    }
+    # A scalar changes when its tag or value does ([1:]: not its line).
+    changed = {path: was for path, was in old_leaves.items() if was[1:] != new_leaves[path][1:]}
     return Edit(before, new_leaves, changed)

@@ -31,9 +31,7 @@ class Credentials:
         return "Basic " + base64.b64encode(raw).decode("ascii")
 
     def __repr__(self) -> str:
-        return f"Credentials(<hidden>, source={self.source!r})"
-
-    __str__ = __repr__
+        return f"Credentials(<hidden>, source={self.source!r})"  # str() says the same
 
 
 def auth_files(env: Mapping[str, str], uid: int | None = None) -> list[Path]:
@@ -79,28 +77,23 @@ def _decode(entry: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _from_file(path: Path, host: str, repository: str) -> Credentials | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # ValueError: bad text, syntax, huge ints
-        return None  # an unreadable or broken auth file means anonymous, as for the engines
-    auths = data.get("auths") if isinstance(data, dict) else None
-    if not isinstance(auths, dict):
-        return None
-    found = [
-        (score, decoded)
-        for key, entry in auths.items()
-        if isinstance(entry, Mapping)
-        and (score := _matches(_entry_key(str(key)), host.lower(), repository))
-        and (decoded := _decode(entry))
-    ]
-    best = max(found, key=lambda f: f[0], default=None)  # the first of the most specific
-    return Credentials(*best[1], str(path)) if best else None
-
-
 def find_credentials(
     host: str, repository: str, env: Mapping[str, str], uid: int | None = None
 ) -> Credentials | None:
     """The user's credentials for `host` (host[:port]) and `repository`, or None (anonymous)."""
-    found = (_from_file(path, host, repository) for path in auth_files(env, uid))
-    return next((credentials for credentials in found if credentials), None)
+    for path in auth_files(env, uid):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):  # ValueError: bad text, syntax, huge ints
+            continue  # an unreadable or broken auth file holds none, as for the engines
+        auths = data.get("auths") if isinstance(data, dict) else None
+        found = [
+            (score, decoded)
+            for key, entry in (auths.items() if isinstance(auths, dict) else ())
+            if isinstance(entry, Mapping)
+            and (score := _matches(_entry_key(str(key)), host.lower(), repository))
+            and (decoded := _decode(entry))
+        ]
+        if found:  # the first of the most specific
+            return Credentials(*max(found, key=lambda f: f[0])[1], str(path))
+    return None

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
-from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlencode, urljoin, urlsplit
 
 from uvdock import __version__
 from uvdock.errors import EnvironmentUnusable, InputRefused
@@ -105,7 +105,6 @@ class RegistryClient:
         return tags
 
     def _follow(self, current: str, location: str, what: str) -> str:
-        """The URL `location` names, if uvdock follows `what` there."""
         try:
             target = urljoin(current, location)
             oci.checked_split(target)
@@ -134,11 +133,10 @@ class RegistryClient:
                 "and to the token realm it names"
             )
         challenge = oci.parse_challenge(response.headers.get("WWW-Authenticate", ""))
-        authorization = self._authenticate(challenge)
-        if authorization is None:
+        self._authorization = self._authenticate(challenge)
+        if self._authorization is None:
             raise self._denied(response.status)
-        self._authorization = authorization
-        response = self._request("GET", url, {**headers, "Authorization": authorization})
+        response = self._request("GET", url, {**headers, "Authorization": self._authorization})
         if response.status in (401, 403):
             raise self._denied(response.status)
         return response
@@ -149,8 +147,7 @@ class RegistryClient:
         if challenge is None or challenge.scheme != "bearer" or "realm" not in challenge.params:
             return None
         realm = challenge.params["realm"]
-        problem = oci.url_problem(realm)
-        if problem is not None:
+        if problem := oci.url_problem(realm):
             raise self._unusable(f"the token realm is not acceptable: {problem}")
         query = oci.bearer_realm_query(challenge)
         headers = {"Accept": "application/json"}
@@ -190,9 +187,7 @@ class RegistryClient:
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
             raise self._timed_out()
-        connection = self._connection(
-            parts.scheme, parts.netloc, min(self.connect_timeout, remaining)
-        )
+        connection = self._connection(parts, min(self.connect_timeout, remaining))
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         done, fired = threading.Event(), threading.Event()
 
@@ -234,8 +229,9 @@ class RegistryClient:
             done.set()
             connection.close()
 
-    def _connection(self, scheme: str, netloc: str, timeout: float) -> http.client.HTTPConnection:
-        if scheme != "https":
+    def _connection(self, url: SplitResult, timeout: float) -> http.client.HTTPConnection:
+        netloc = url.netloc
+        if url.scheme != "https":
             return http.client.HTTPConnection(netloc, timeout=timeout)  # loopback only
         self._ssl = self._ssl or ssl.create_default_context()
         proxy = https_proxy(netloc, self._env)
@@ -260,17 +256,14 @@ class RegistryClient:
         if parts.username is not None:
             login = Credentials(unquote(parts.username), unquote(parts.password or ""), "")
             tunnel_headers["Proxy-Authorization"] = login.basic_header()
-        target = urlsplit(f"//{netloc}")
-        connection.set_tunnel(target.hostname or netloc, target.port or 443, tunnel_headers)
+        connection.set_tunnel(netloc, headers=tunnel_headers)  # port 443 unless netloc names one
         return connection
 
     def _json(self, response: Response, what: str) -> dict[str, Any]:
         """The JSON object of a 2xx answer."""
         if not 200 <= response.status < 300:
-            path = urlsplit(response.url).path
-            raise self._unusable(
-                f"{_origin(response.url)} answered HTTP {response.status} for {path}"
-            )
+            answered = f"{_origin(response.url)} answered HTTP {response.status}"
+            raise self._unusable(f"{answered} for {urlsplit(response.url).path}")
         try:
             data = json.loads(response.body)
         except (ValueError, RecursionError):  # bad bytes or syntax, huge integers, deep nesting
@@ -302,10 +295,8 @@ class RegistryClient:
 def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:
     """The proxy for an https host, as curl reads https_proxy / HTTPS_PROXY and no_proxy."""
     proxy = env.get("https_proxy") or env.get("HTTPS_PROXY")
-    if not proxy:
-        return None
     host = (urlsplit(f"//{netloc}").hostname or "").lower()
-    if oci.is_loopback(host):
+    if not proxy or oci.is_loopback(host):
         return None
     for entry in (env.get("no_proxy") or env.get("NO_PROXY") or "").split(","):
         entry = entry.strip().lower().lstrip(".").split(":")[0]

@@ -23,9 +23,6 @@ class PlatformImage(NamedTuple):
     env: dict[str, str] | None = None  # None: not read (digests only, or a problem)
     problem: str = ""  # why env could not be read
 
-    def to_json(self) -> dict[str, Any]:
-        return {**self._asdict(), "problem": self.problem or None}
-
 
 class TagImage(NamedTuple):
     tag: str
@@ -33,7 +30,8 @@ class TagImage(NamedTuple):
     platforms: tuple[PlatformImage, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {**self._asdict(), "platforms": [p.to_json() for p in self.platforms]}
+        platforms = [{**p._asdict(), "problem": p.problem or None} for p in self.platforms]
+        return {**self._asdict(), "platforms": platforms}
 
 
 def environment(config: Mapping[str, Any]) -> dict[str, str]:

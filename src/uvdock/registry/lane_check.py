@@ -33,9 +33,8 @@ class TagReport(NamedTuple):
     skipped: str = ""  # why it was not checked
 
     def to_json(self) -> dict[str, Any]:
-        if not self.checked:
-            return {"checked": False, "url": self.url, "skipped": self.skipped}
-        return {"checked": True, "url": self.url, "platforms": list(self.platforms)}
+        extra = {"platforms": list(self.platforms)} if self.checked else {"skipped": self.skipped}
+        return {"checked": self.checked, "url": self.url, **extra}
 
 
 def offline_reason(config: Config, flag: bool = False) -> str:
@@ -46,8 +45,7 @@ def offline_reason(config: Config, flag: bool = False) -> str:
 
 
 def require_online(config: Config, asks: str, hint: str, flag: bool = False) -> None:
-    offline = offline_reason(config, flag)
-    if offline:
+    if offline := offline_reason(config, flag):
         raise InputRefused(f"{asks}, but offline mode is on ({offline})", hint=hint)
 
 
@@ -58,7 +56,7 @@ def registry_base(config: Config, image: str = REPOSITORY) -> tuple[str, str, st
     if config.registry:
         base = oci.registry_url(config.registry, "config `registry` (UVDOCK_REGISTRY)")
         return base, urlsplit(base).netloc, repository
-    return oci.default_registry_url(host), host, repository
+    return "https://" + ("registry-1.docker.io" if host == "docker.io" else host), host, repository
 
 
 def client_for(
@@ -89,16 +87,21 @@ def client_for(
     )
 
 
-def tag_platforms(client: RegistryClient, tag: str) -> list[oci.Platform] | None:
-    """The platforms a tag is published for; None when the registry has no such tag."""
+def _published(
+    client: RegistryClient, tag: str, platforms: tuple[str, ...]
+) -> tuple[TagReport, list[str]] | None:
+    """(what `tag` is published for, the lane platforms it lacks); None: no such tag."""
     manifest = client.manifest(tag)
     if manifest is None:
         return None
     if oci.is_list(manifest.media_type):
-        return oci.list_platforms(manifest.body)
-    digest = oci.config_digest(manifest.body)
-    found = oci.config_platform(client.blob_json(digest)) if digest is not None else None
-    return [found] if found is not None else []
+        have = oci.list_platforms(manifest.body)
+    else:
+        digest = oci.config_digest(manifest.body)
+        found = oci.config_platform(client.blob_json(digest)) if digest is not None else None
+        have = [found] if found is not None else []
+    report = TagReport(True, client.base_url, tuple(map(str, have)))
+    return report, oci.missing_platforms(platforms, have)
 
 
 def _nearest_hint(client: RegistryClient, tag: str) -> str:
@@ -115,20 +118,20 @@ def require_tag(
     client: RegistryClient, tag: str, platforms: tuple[str, ...], image: str = REPOSITORY
 ) -> TagReport:
     """Refuse (exit 2) a tag the registry does not have, or has without a lane platform."""
-    have = tag_platforms(client, tag)
-    if have is None:
+    found = _published(client, tag, platforms)
+    if found is None:
         raise InputRefused(
             f"{image}:{tag} does not exist in the registry ({client.base_url})",
             hint=_nearest_hint(client, tag),
         )
-    missing = oci.missing_platforms(platforms, have)
+    report, missing = found
     if missing:
         raise InputRefused(
             f"{image}:{tag} is not published for {', '.join(missing)}: "
-            f"it has {', '.join(map(str, have)) or 'no platform the registry names'}",
+            f"it has {', '.join(report.platforms) or 'no platform the registry names'}",
             hint=f"the lane needs every platform in config `platforms` ({', '.join(platforms)})",
         )
-    return TagReport(True, client.base_url, tuple(map(str, have)))
+    return report
 
 
 def newest_complete_tag(
@@ -140,19 +143,17 @@ def newest_complete_tag(
     """The newest tag of the lane's family (`order`: newest first) published for every
     platform (exit 3 when none is)."""
     candidates = order(client.tags())
-    for tag in candidates[:MAX_PROBES]:
-        have = tag_platforms(client, tag)
-        if have is None:
-            continue  # listed but gone: registries list tags lazily
-        missing = oci.missing_platforms(platforms, have)
-        if not missing:
-            return tag, TagReport(True, client.base_url, tuple(map(str, have)))
-        log(f"{tag}: skipped, not published for {', '.join(missing)}")
     if not candidates:
         raise EnvironmentUnusable(
             f"the registry ({client.base_url}) lists no YY.MM-py3 tags",
             hint="check config `registry`; or name a tag: uvdock image bump TAG --offline",
         )
+    for tag in candidates[:MAX_PROBES]:
+        found = _published(client, tag, platforms)
+        if found is not None and not found[1]:
+            return tag, found[0]
+        if found is not None:  # else listed but gone: registries list tags lazily
+            log(f"{tag}: skipped, not published for {', '.join(found[1])}")
     raise EnvironmentUnusable(
         f"none of the registry's newest {min(len(candidates), MAX_PROBES)} YY.MM-py3 tags "
         f"is published for every platform ({', '.join(platforms)})",

@@ -3,7 +3,6 @@ The transport (registry/client.py) hands it the headers and bodies it received."
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -43,10 +42,6 @@ def split_image(image: str) -> tuple[str, str]:
     return "docker.io", image if sep else f"library/{image}"
 
 
-def default_registry_url(host: str) -> str:
-    return "https://registry-1.docker.io" if host == "docker.io" else f"https://{host}"
-
-
 def is_loopback(host: str) -> bool:
     name = host.strip("[]").lower()
     octets = name.split(".")
@@ -80,13 +75,10 @@ def url_problem(url: str) -> str | None:
 
 def registry_url(url: str, origin: str) -> str:
     """A registry base URL as configured, checked, without a trailing slash."""
-    problem = url_problem(url)
-    if problem is not None:
+    if problem := url_problem(url):
         hint = "set it to the registry's base URL, e.g. https://nvcr.io"
-        with contextlib.suppress(ValueError):  # a malformed URL keeps the general hint
-            parts = checked_split(url.strip())
-            if parts.scheme == "http" and parts.hostname:
-                hint = f"use https://{parts.netloc}"
+        if problem.startswith("plain http"):  # it parsed, and userinfo was refused before
+            hint = f"use https://{urlsplit(url.strip()).netloc}"
         raise InputRefused(f"{origin}: {problem}", hint=hint)
     parts = urlsplit(url.strip())
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
@@ -179,8 +171,7 @@ def config_platform(config: Mapping[str, Any]) -> Platform | None:
 
 def _digest(value: object) -> str | None:
     """A sha256 digest, exactly: what a registry names goes into URLs and messages."""
-    good = isinstance(value, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", value)
-    return value if good and isinstance(value, str) else None
+    return value if isinstance(value, str) and re.fullmatch(r"sha256:[0-9a-f]{64}", value) else None
 
 
 def list_entries(body: Mapping[str, Any]) -> list[tuple[Platform, str]]:

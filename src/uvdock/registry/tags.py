@@ -14,7 +14,8 @@ from uvdock.errors import InputRefused
 REPOSITORY = "nvcr.io/nvidia/pytorch"
 PREFIX = REPOSITORY + ":"
 
-_TAG = re.compile(r"(?P<year>[0-9]{2})\.(?P<month>0[1-9]|1[0-2])-py3")
+_YYMM = r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])"
+_TAG = re.compile(_YYMM + "-py3")
 
 
 def is_tag(text: str) -> bool:
@@ -25,19 +26,18 @@ def tag_key(tag: str) -> tuple[int, int]:
     match = _TAG.fullmatch(tag)
     if match is None:
         raise ValueError(f"not a YY.MM-py3 tag: {tag!r}")
-    return int(match["year"]), int(match["month"])
+    return int(match["y"]), int(match["m"])
 
 
 def parse_tag_argument(text: str) -> str:
     """A user's TAG (`YY.MM-py3` or the full reference) as a bare tag; refuses anything else."""
     tag = text.strip()
-    if tag.startswith(PREFIX):
-        tag = tag[len(PREFIX) :]
-    elif ":" in tag or "/" in tag:
+    if not tag.startswith(PREFIX) and (":" in tag or "/" in tag):
         raise InputRefused(
             f"`{text}` is not an {REPOSITORY} image",
             hint=f"give a tag like 26.04-py3 or a reference like {PREFIX}26.04-py3",
         )
+    tag = tag.removeprefix(PREFIX)
     if is_tag(tag):
         return tag
     month = re.fullmatch(r"[0-9]{2}\.([0-9]{2})-py3", tag)
@@ -60,11 +60,8 @@ _NVIDIA_REPOSITORY = (
 _SUFFIX = r"(?P<suffix>[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*)"
 # Each scheme: the tag pattern, and what stays the same within one family.
 _SCHEMES = (
-    (r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-py3", "YY.MM-py3"),
-    (
-        r"(?P<y>[0-9]{2})\.(?P<m>0[1-9]|1[0-2])-cuda(?P<cuda>[0-9]+(?:\.[0-9]+)*)-" + _SUFFIX,
-        "YY.MM-cuda<ver>-{suffix}",
-    ),
+    (_YYMM + "-py3", "YY.MM-py3"),
+    (_YYMM + r"-cuda(?P<cuda>[0-9]+(?:\.[0-9]+)*)-" + _SUFFIX, "YY.MM-cuda<ver>-{suffix}"),
     (r"(?P<x>[0-9]+)\.(?P<yy>[0-9]+)\.(?P<z>[0-9]+)-" + _SUFFIX, "X.Y.Z-{suffix}"),
 )
 SCHEMES_TEXT = "YY.MM-py3, YY.MM-cuda<ver>-<flavour>-<os> or X.Y.Z-<flavour>-<os>"
@@ -109,8 +106,7 @@ def parse_image(reference: str) -> tuple[ImageTag | None, str]:
         if match is not None:
             numbers = [g for k, g in match.groupdict().items() if k != "suffix" and g]
             key = tuple(int(part) for n in numbers for part in n.split("."))
-            suffix = match.groupdict().get("suffix", "")
-            return ImageTag(repository, tag, family.format(suffix=suffix), key), ""
+            return ImageTag(repository, tag, family.format_map(match.groupdict()), key), ""
     return None, f"tag `{tag or '(none: latest)'}` follows no known scheme ({SCHEMES_TEXT})"
 
 
