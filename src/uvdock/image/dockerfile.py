@@ -217,10 +217,8 @@ def stages(dockerfile: Dockerfile, build_args: Mapping[str, str] | None = None) 
 
 def base_of(found: list[Stage], target: str | None) -> Stage | None:
     """The stage whose image a build of `target` (None: the last stage) starts from."""
-    if not found:
-        return None
     aliases = [stage.alias.lower() for stage in found]
-    if target is not None and target.lower() not in aliases:
+    if not found or (target is not None and target.lower() not in aliases):
         return None
     index = len(found) - 1 if target is None else aliases.index(target.lower())
     while found[index].parent is not None:

@@ -170,9 +170,8 @@ class _Discovery:
                 f" ({item.path}:{stage.line} builds FROM {stage.written}{instead}): the value"
                 " is ignored; remove it or pass the ARG the Dockerfile reads"
             )
-            finding = Finding(
-                UNDECLARED, lane, arg.path or build.path, arg.line, message, arg.value
-            )
+            where = arg.path or build.path
+            finding = Finding(UNDECLARED, lane, where, arg.line, message, arg.value)
             self.found.findings.append(finding)
 
     def _lane(self, item: _Dockerfile, stage: df.Stage, builds: list[Build]) -> None:
