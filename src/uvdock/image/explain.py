@@ -17,13 +17,11 @@ _IMAGE_KEYS = ("dockerfile", "build_target", "image", "lts_image")
 
 def _key_line(config: Config, name: str, origins: Mapping[str, str], note: str = "") -> str:
     origin = origins.get(name, "uvdock's default")
-    if origin.startswith("derived: "):
-        origin = origin[len("derived: ") :]
-    elif name in origins:
+    if name in origins and not origin.startswith("derived: "):
         origin = f"set in {origin}"
     value = getattr(config, name)
     value = json.dumps(list(value) if isinstance(value, tuple) else value)
-    return f"{name.replace('_', '-')} = {value}  # {note or origin}"
+    return f"{name.replace('_', '-')} = {value}  # {note or origin.removeprefix('derived: ')}"
 
 
 def render(
