@@ -106,9 +106,8 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
 def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Finding]:
     """A lane needs a managed pin, and its own pin file when another lane has one."""
     lane, pin_file = rule.lane, rule.pin_file
-    if not pin_file or pin_file in pin_files:
-        return []
-    if any(f.lane == lane and f.kind == "file-missing" for f in scan.findings):
+    missing = any(f.lane == lane and f.kind == "file-missing" for f in scan.findings)
+    if not pin_file or pin_file in pin_files or missing:
         return []
     if scan.lane_pins(lane):
         message = f"{lane} pins exist and so do other lanes' pin files, but {pin_file} does not"
