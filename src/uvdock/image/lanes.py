@@ -207,15 +207,14 @@ class _Discovery:
             )
         else:  # the global defaults: before the first FROM
             defaults, shapes = df.arg_defaults(self.texts[item.path], key)
+            first = item.stages[0].line
             found += [
                 _reference(item.path, d.line, name, d.value, d.start, "dockerfile")
                 for d in defaults
-                if d.line < item.stages[0].line
+                if d.line < first
             ]
             found += [
-                Finding(UNSUPPORTED_SHAPE, name, item.path, *p)
-                for p in shapes
-                if p.line < item.stages[0].line
+                Finding(UNSUPPORTED_SHAPE, name, item.path, *p) for p in shapes if p.line < first
             ]
         for build in builds:
             for arg in (arg for arg in build.args if arg.name == key):
