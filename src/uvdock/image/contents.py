@@ -119,19 +119,17 @@ class ImageReport(NamedTuple):
     skipped: str = ""  # non-empty: the registry was not asked (offline) or not reachable
     unread: tuple[str, ...] = ()  # the old tag could not be read at all, and why
 
-    @property
-    def checked(self) -> bool:
-        return not self.skipped
-
     def not_found(self) -> list[str]:
-        pairs = ((self.old_tag, self.before), (self.new_tag, self.after)) if self.checked else ()
+        if self.skipped:
+            return []
+        pairs = ((self.old_tag, self.before), (self.new_tag, self.after))
         unread = " ".join(self.unread)
         return [tag for tag, image in pairs if tag and image is None and tag not in unread]
 
     def to_json(self) -> dict[str, Any]:
         components = compare(self.before, self.after)
         return {
-            "checked": self.checked,
+            "checked": not self.skipped,
             "skipped": self.skipped or None,
             "from": tag_json(self.before) if self.before else None,
             "to": tag_json(self.after) if self.after else None,

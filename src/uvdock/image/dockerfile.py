@@ -217,10 +217,8 @@ def stages(dockerfile: Dockerfile, build_args: Mapping[str, str] | None = None) 
 
 def base_of(found: list[Stage], target: str | None) -> Stage | None:
     """The stage whose image a build of `target` (None: the last stage) starts from."""
-    if not found:
-        return None
     aliases = [stage.alias.lower() for stage in found]
-    if target is not None and target.lower() not in aliases:
+    if not found or (target is not None and target.lower() not in aliases):
         return None
     index = len(found) - 1 if target is None else aliases.index(target.lower())
     while found[index].parent is not None:
@@ -267,7 +265,7 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
         is_global = is_global and instruction.keyword != "FROM"
         if instruction.keyword != "ARG":
             continue
-        logical, offsets = instruction.text, instruction.offsets
+        offsets = instruction.offsets
         for key, raw, index, plain in declarations(instruction, dockerfile.escape):
             if key != name or raw is None:
                 continue  # another variable, or a declaration without a default
@@ -285,9 +283,8 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
             if not editable or offsets[hi - 1] + 1 - offsets[lo] != hi - lo:
                 problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
-            default = ArgDefault(
-                logical[lo:hi], offsets[lo], offsets[hi - 1] + 1, line_of(text, offsets[lo])
-            )
+            at = offsets[lo]  # the value is on one line: its span in the file is contiguous
+            default = ArgDefault(inner, at, at + len(inner), line_of(text, at))
             defaults.append(default)
             if is_global:  # a later global default is what Docker reads again
                 global_default, emptied = default, None

@@ -17,13 +17,11 @@ _IMAGE_KEYS = ("dockerfile", "build_target", "image", "lts_image")
 
 def _key_line(config: Config, name: str, origins: Mapping[str, str], note: str = "") -> str:
     origin = origins.get(name, "uvdock's default")
-    if origin.startswith("derived: "):
-        origin = origin[len("derived: ") :]
-    elif name in origins:
+    if name in origins and not origin.startswith("derived: "):
         origin = f"set in {origin}"
     value = getattr(config, name)
     value = json.dumps(list(value) if isinstance(value, tuple) else value)
-    return f"{name.replace('_', '-')} = {value}  # {note or origin}"
+    return f"{name.replace('_', '-')} = {value}  # {note or origin.removeprefix('derived: ')}"
 
 
 def render(
@@ -57,9 +55,8 @@ def render(
             note = "" if key in origins else f"no {lane} lane here (no pin file, no pin)"
             lines.append(_key_line(config.replace(**{key: ""}), key, origins, note))
     if any(scan.lane_pins(lane) for lane in LANE_KEYS):
-        lines += [
-            _key_line(config, key, origins) for key in ("gitlab_build_file", "workflow_files")
-        ]
+        keys = ["gitlab_build_file", "workflow_files"]
+        lines += [_key_line(config, key, origins) for key in keys]
     lines += [f"# not managed: {pin.location} `{pin.value}`: {pin.note}" for pin in unmanaged]
     lines += [f"# finding: {finding.location}: {finding.message}" for finding in findings]
     return "\n".join(lines) + "\n"

@@ -170,9 +170,8 @@ class _Discovery:
                 f" ({item.path}:{stage.line} builds FROM {stage.written}{instead}): the value"
                 " is ignored; remove it or pass the ARG the Dockerfile reads"
             )
-            finding = Finding(
-                UNDECLARED, lane, arg.path or build.path, arg.line, message, arg.value
-            )
+            where = arg.path or build.path
+            finding = Finding(UNDECLARED, lane, where, arg.line, message, arg.value)
             self.found.findings.append(finding)
 
     def _lane(self, item: _Dockerfile, stage: df.Stage, builds: list[Build]) -> None:
@@ -208,15 +207,14 @@ class _Discovery:
             )
         else:  # the global defaults: before the first FROM
             defaults, shapes = df.arg_defaults(self.texts[item.path], key)
+            first = item.stages[0].line
             found += [
                 _reference(item.path, d.line, name, d.value, d.start, "dockerfile")
                 for d in defaults
-                if d.line < item.stages[0].line
+                if d.line < first
             ]
             found += [
-                Finding(UNSUPPORTED_SHAPE, name, item.path, *p)
-                for p in shapes
-                if p.line < item.stages[0].line
+                Finding(UNSUPPORTED_SHAPE, name, item.path, *p) for p in shapes if p.line < first
             ]
         for build in builds:
             for arg in (arg for arg in build.args if arg.name == key):

@@ -65,7 +65,7 @@ def _cell(text: str) -> str:
 def contents_section(report: contents.ImageReport) -> list[str]:
     lines = ["### Image contents", ""]
     new = _cell(report.new_tag)
-    if not report.checked:
+    if report.skipped:
         lines += [
             f"The image contents were not checked ({report.skipped}): component versions and "
             "manifest digests are not shown.",
@@ -83,15 +83,13 @@ def contents_section(report: contents.ImageReport) -> list[str]:
         for c in components:
             after = f"**{_cell(c.after)}**" if c.changed and c.after else _cell(c.after)
             lines.append(f"| {c.label} | {_cell(c.before)} | {after} |")
-        digests: dict[str, dict[str, str]] = {}
-        for side, image in (("before", report.before), ("after", report.after)):
+        digests: dict[str, list[str]] = {}
+        for side, image in enumerate((report.before, report.after)):
             for found in image.platforms if image else ():
-                digests.setdefault(found.platform or "?", {})[side] = found.digest
+                digests.setdefault(found.platform or "?", ["", ""])[side] = found.digest
         if digests:
             lines += ["", f"| Platform | {old} manifest | {new} manifest |", "|---|---|---|"]
-        for platform, pair in digests.items():
-            cells = [_cell(pair.get(side, "")) for side in ("before", "after")]
-            lines.append(f"| {_plain(platform)} | {cells[0]} | {cells[1]} |")
+        lines += [f"| {_plain(p)} | {_cell(a)} | {_cell(b)} |" for p, (a, b) in digests.items()]
         unread = [f"- {tag}: not in the registry" for tag in report.not_found()]
         problems = [*report.unread, *contents.problems((report.before, report.after))]
         unread += [f"- {_plain(line, limit=400)}" for line in problems]
@@ -111,6 +109,7 @@ def render(
     """Title line, a blank line, then the Markdown body (like a commit message)."""
     other = "dev" if lane == "lts" else "lts"
     before = code_span(f"{PREFIX}{current}") if current else "its previous tag"
+    lts = [f"- [ ] The `{LTS_LABEL}` label is applied, so that the LTS CI lane runs"]
     lines = [
         title(tag, lane),
         "",
@@ -131,11 +130,7 @@ def render(
         "### Checklist",
         "",
         f"- [ ] The `{FUNCTIONAL_TESTS_LABEL}` label is applied (before the first push)",
-        *(
-            [f"- [ ] The `{LTS_LABEL}` label is applied, so that the LTS CI lane runs"]
-            if lane == "lts"
-            else []
-        ),
+        *(lts if lane == "lts" else []),
         f"- [ ] From a fork: one `{RERUN}` comment for each new commit",
         "- [ ] Golden-value drift refreshed with the update-golden-values skill "
         f"(`{GOLDEN_VALUES}`); its per-metric summary is below",

@@ -43,11 +43,9 @@ def _gitlab(path: str, text: str, scan: Scan, platforms: Sequence[str]) -> None:
         lanes = [rule.lane for rule in scan.lanes if rule.selects(fields)]
         base = item.fields.get(BASE_IMAGE_KEY)
         if len(lanes) == 1 and base is not None:
-            platform = fields.get(PLATFORM_KEY, "")
-            pin = managed_pin(
-                path, text, lanes[0], "gitlab", base.start, base.end, platform=platform
-            )
-            rows[lanes[0]].append((item.line, pin))
+            lane, platform = lanes[0], fields.get(PLATFORM_KEY, "")
+            pin = managed_pin(path, text, lane, "gitlab", base.start, base.end, platform=platform)
+            rows[lane].append((item.line, pin))
             scan.pins.append(pin)
         elif len(lanes) > 1:
             message = f"matrix row matches the rules of several lanes ({', '.join(lanes)})"
@@ -62,6 +60,7 @@ def _gitlab(path: str, text: str, scan: Scan, platforms: Sequence[str]) -> None:
         if not found and scan.pin_file(lane) is None:
             continue  # a lane with neither a pin file nor CI rows is not built by this file
         single = not any(pin.platform for _, pin in found)
+        first = found[0][0] if found else None
         scan.findings.extend(
             Finding("no-platform", lane, path, line, f"{lane} matrix row has no {PLATFORM_KEY}")
             for line, pin in found
@@ -71,9 +70,7 @@ def _gitlab(path: str, text: str, scan: Scan, platforms: Sequence[str]) -> None:
             matching = [line for line, pin in found if pin.platform == platform]
             if not matching:
                 message = f"no {lane} matrix row for platform {platform}"
-                scan.findings.append(
-                    Finding("platform-missing", lane, path, found[0][0] if found else None, message)
-                )
+                scan.findings.append(Finding("platform-missing", lane, path, first, message))
             what = f"for platform {platform}" if platform else f"without {PLATFORM_KEY}"
             for extra in matching[1:]:
                 message = f"second {lane} matrix row {what} (first at line {matching[0]})"
@@ -109,9 +106,8 @@ def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
 def _lane_findings(rule: LaneRules, scan: Scan, pin_files: set[str]) -> list[Finding]:
     """A lane needs a managed pin, and its own pin file when another lane has one."""
     lane, pin_file = rule.lane, rule.pin_file
-    if not pin_file or pin_file in pin_files:
-        return []
-    if any(f.lane == lane and f.kind == "file-missing" for f in scan.findings):
+    missing = any(f.lane == lane and f.kind == "file-missing" for f in scan.findings)
+    if not pin_file or pin_file in pin_files or missing:
         return []
     if scan.lane_pins(lane):
         message = f"{lane} pins exist and so do other lanes' pin files, but {pin_file} does not"
