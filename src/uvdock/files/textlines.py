@@ -123,7 +123,9 @@ def split_lines(text: str) -> list[Line]:
         crlf = piece.endswith("\r")
         lines.append(Line(number, offset, piece[:-1] if crlf else piece, "\r\n" if crlf else "\n"))
         offset += len(piece) + 1
-    return lines + [Line(len(pieces) + 1, offset, last, "")] if last else lines
+    if last:
+        lines.append(Line(len(pieces) + 1, offset, last, ""))
+    return lines
 
 
 def join_lines(lines: list[Line]) -> str:
