@@ -46,9 +46,7 @@ def confined(*roots: Path) -> Iterator[None]:
 
 def inside(path: Path, root: Path) -> bool:
     """Whether `path`, symlinks resolved, is `root` or below it."""
-    real = Path(os.path.realpath(path))
-    base = Path(os.path.realpath(root))
-    return real == base or base in real.parents
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
 
 
 def read_text(path: Path) -> str:

@@ -43,13 +43,12 @@ def _read_holder(fd: int) -> Holder | None:
 def _acquire(fd: int, path: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
-        try:
+        with contextlib.suppress(BlockingIOError):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(_POLL_SECONDS)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(_POLL_SECONDS)
     holder = _read_holder(fd)
     who = f"`{holder.command}` (pid {holder.pid})" if holder else "another uvdock run"
     raise InputRefused(

@@ -295,11 +295,8 @@ class Redactor:
             return self.text(value)
         if isinstance(value, Mapping):
             # The key is judged as shown, so redacting the result again changes nothing.
-            keys = [self.text(k) if isinstance(k, str) else k for k in value]
-            return {
-                key: self.value(v, key if isinstance(key, str) else None)
-                for key, v in zip(keys, value.values(), strict=True)
-            }
+            shown = {(self.text(k) if isinstance(k, str) else k): v for k, v in value.items()}
+            return {k: self.value(v, k if isinstance(k, str) else None) for k, v in shown.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(item) for item in value]
         return value
@@ -316,17 +313,14 @@ class Redactor:
                 words.append(f"{user}:{MASK}" if _is_secret(password) else word)
             else:
                 words.append(self.text(_whole_word(word)))
-            hide_next = _takes_secret(word, words)
+            if word == "-p":
+                hide_next = "login" in words
+            else:
+                hide_next = word.startswith("-") and "=" not in word and secret_name(word)
         return words
 
 
 _USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
-
-
-def _takes_secret(word: str, before: Sequence[str]) -> bool:
-    if word == "-p":
-        return "login" in before
-    return word.startswith("-") and "=" not in word and secret_name(word)
 
 
 _WHOLE_ASSIGNMENT = r"(?s)(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)"
