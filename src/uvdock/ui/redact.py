@@ -159,6 +159,7 @@ class _Form(NamedTuple):
     mask: Callable[[re.Match[str]], str]
 
 
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "bot"})
 # Lower-case words a secret name holds (camelCase names lower-case to `apikey`, ...).
 _NAME_TRIGGERS = (
     "token", "secret", "passw", "_pass", "-pass", "pass=", "pass:", "pass\"", "_key", "-key",
@@ -196,7 +197,7 @@ _FORMS = (
     _Form(
         ("authorization",),
         r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"(?:(?:bearer|basic|token|digest|negotiate|apikey|bot)[ \t]+)?(?P<bare>[^\s'\",]+)",
+        r"(?:(?:" + "|".join(sorted(_AUTH_SCHEMES)) + r")[ \t]+)?(?P<bare>[^\s'\",]+)",
         _masked_value,
     ),
     _Form(
@@ -324,7 +325,6 @@ _USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
 
 
 _WHOLE_ASSIGNMENT = r"(?s)(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)"
-_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "bot"})
 
 
 def _whole_word(word: str) -> str:
