@@ -215,7 +215,8 @@ _FORMS = (
     # --password X, --token X (an option and its value as two words).
     _Form(
         _NAME_TRIGGERS,
-        r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+" + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
+        r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+"
+        + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
         _mask_named,
     ),
     _Form(
