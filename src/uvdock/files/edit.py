@@ -46,9 +46,7 @@ def confined(*roots: Path) -> Iterator[None]:
 
 def inside(path: Path, root: Path) -> bool:
     """Whether `path`, symlinks resolved, is `root` or below it."""
-    real = Path(os.path.realpath(path))
-    base = Path(os.path.realpath(root))
-    return real == base or base in real.parents
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
 
 
 def read_text(path: Path) -> str:
@@ -84,16 +82,14 @@ class FileEdit(NamedTuple):
 
     def diff(self, context: int = 3) -> str:
         """A unified diff `git apply` takes: CRs kept, a missing final newline marked."""
-        out: list[str] = []
-        for line in difflib.unified_diff(
+        lines = difflib.unified_diff(
             [line.text for line in textlines.split_lines(self.old)],
             [line.text for line in textlines.split_lines(self.new)],
             fromfile=f"a/{self.name}",
             tofile=f"b/{self.name}",
             n=context,
-        ):
-            out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
-        return "".join(out)
+        )
+        return "".join(line if line.endswith("\n") else line + "\n" + NO_NEWLINE for line in lines)
 
 
 def plan_diff(edits: Iterable[FileEdit]) -> str:
@@ -118,50 +114,31 @@ def target_of(path: Path) -> Path:
     return target
 
 
-def _keep_owner(tmp: str, old: os.stat_result | None) -> None:
-    # Under sudo or as root, the new file would otherwise belong to root.
-    if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
-        with contextlib.suppress(PermissionError):  # not ours to give away: keep ours
-            os.chown(tmp, old.st_uid, old.st_gid)
-
-
 # `.NAME.PID.XXXXXXXX.uvdock`: the pid says whose temporary file it is (see remove_leftovers).
 _TEMP = re.compile(r"\..+\.(\d+)\.[a-z0-9_]{8}\.uvdock")
 _swept: set[str] = set()  # folders this process already cleaned
 
 
-def remove_leftovers(folder: Path) -> int:
+def remove_leftovers(folder: Path) -> None:
     """Remove the temporary files that killed uvdock runs left in `folder`: uvdock's name
     pattern, and a pid that no longer runs. Once per folder and process, and only while a
     command holds the repository lock (`confined`): then no other uvdock writes here."""
-    key = str(folder)
-    if not _roots or key in _swept:
-        return 0
-    _swept.add(key)
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".uvdock")]
-    except OSError:
-        return 0
-    removed = 0
-    for name in names:
-        match = _TEMP.fullmatch(name)
-        if match is None or _running(int(match[1])):
-            continue
-        with contextlib.suppress(OSError):
-            os.unlink(folder / name)
-            removed += 1
-    return removed
+    if not _roots or str(folder) in _swept:
+        return
+    _swept.add(str(folder))
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            match = _TEMP.fullmatch(name)
+            if match is not None and not _running(int(match[1])):
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / name)
 
 
 def _running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        pass
+        os.kill(pid, 0)  # our own pid too: never our own temporary files
+    except OSError as exc:  # EPERM: another user's live process
+        return not isinstance(exc, ProcessLookupError)
     return True
 
 
@@ -179,7 +156,10 @@ def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        _keep_owner(tmp, old)
+        # Under sudo or as root, the new file would otherwise belong to root.
+        if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+            with contextlib.suppress(PermissionError):  # not ours to give away: keep ours
+                os.chown(tmp, old.st_uid, old.st_gid)
         if mode is None:
             mode = old.st_mode & 0o7777 if old is not None else _new_file_mode()
         os.chmod(tmp, mode)  # after chown, which clears set-id bits
@@ -213,8 +193,7 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 def ensure_private_folder(folder: Path) -> None:
-    """Create a folder of the user's own (their uvdock config dir: the trust records), which
-    lies outside the repository by design; readable by the user alone."""
+    """The user's uvdock config dir (trust records): outside the repository by design."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
 
 

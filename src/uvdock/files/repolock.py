@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
 
-LOCK_FILE = ("uvdock", "lock")
 _POLL_SECONDS = 0.05
 
 _depth: dict[str, int] = {}  # lock path -> how many times this process holds it
@@ -32,32 +31,24 @@ class Holder(NamedTuple):
 
 
 def lock_path(git_dir: Path) -> Path:
-    return git_dir.joinpath(*LOCK_FILE)
+    return git_dir / "uvdock" / "lock"
 
 
 def _read_holder(fd: int) -> Holder | None:
-    os.lseek(fd, 0, os.SEEK_SET)
-    text = os.read(fd, 4096).decode("utf-8", errors="replace")
+    text = os.pread(fd, 4096, 0).decode("utf-8", errors="replace")
     pid, _, command = text.strip().partition(" ")
     return Holder(int(pid), command) if pid.isdigit() else None
-
-
-def _write_holder(fd: int, command: str) -> None:
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, f"{os.getpid()} {command}\n".encode())
 
 
 def _acquire(fd: int, path: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
-        try:
+        with contextlib.suppress(BlockingIOError):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(_POLL_SECONDS)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(_POLL_SECONDS)
     holder = _read_holder(fd)
     who = f"`{holder.command}` (pid {holder.pid})" if holder else "another uvdock run"
     raise InputRefused(
@@ -89,7 +80,8 @@ def held(path: Path, command: str, timeout: float) -> Iterator[Holder | None]:
         _acquire(fd, path, timeout)
         stale = _read_holder(fd)
         try:
-            _write_holder(fd, command)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {command}\n".encode(), 0)
         except OSError as exc:  # a full disk or a size limit: say which file
             raise EnvironmentUnusable(
                 f"{path}: cannot write the repository lock: {exc.strerror}"

@@ -115,33 +115,26 @@ def _require_regular(path: Path, info: os.stat_result, limit: int = 0, size: int
 
 def split_lines(text: str) -> list[Line]:
     """The text's lines; joining their `text` gives the text back. No line after a final LF."""
+    pieces = text.split("\n")
+    last = pieces.pop()  # what follows the final LF: "" or a line without an ending
     lines: list[Line] = []
     offset = 0
-    number = 1
-    size = len(text)
-    while offset < size:
-        newline = text.find("\n", offset)
-        if newline < 0:
-            lines.append(Line(number, offset, text[offset:], ""))
-            break
-        if newline > offset and text[newline - 1] == "\r":
-            lines.append(Line(number, offset, text[offset : newline - 1], "\r\n"))
-        else:
-            lines.append(Line(number, offset, text[offset:newline], "\n"))
-        offset = newline + 1
-        number += 1
+    for number, piece in enumerate(pieces, 1):
+        crlf = piece.endswith("\r")
+        lines.append(Line(number, offset, piece[:-1] if crlf else piece, "\r\n" if crlf else "\n"))
+        offset += len(piece) + 1
+    if last:
+        lines.append(Line(len(pieces) + 1, offset, last, ""))
     return lines
 
 
 def join_lines(lines: list[Line]) -> str:
-    return "".join(line.content + line.ending for line in lines)
+    return "".join(line.text for line in lines)
 
 
 def ending_of(line: str) -> str:
     """The ending of one line kept with its ending: "\r\n", "\n" or ""."""
-    if line.endswith("\r\n"):
-        return "\r\n"
-    return "\n" if line.endswith("\n") else ""
+    return "\r\n" if line.endswith("\r\n") else "\n" if line.endswith("\n") else ""
 
 
 def unquote(text: str) -> str:

@@ -11,9 +11,11 @@ and otherwise only a terminal (not a pipe, not TERM=dumb) gets it.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from functools import cached_property
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -24,13 +26,8 @@ _DIFF_SGR = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
 
 
 def wants_colour(choice: str, stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
-    """Whether `stream` gets colour under --color `choice` and the environment."""
-    import os
-
-    if choice == "always":
-        return True
-    if choice == "never":
-        return False
+    if choice != "auto":
+        return choice == "always"
     environ = os.environ if env is None else env
     if environ.get("NO_COLOR"):
         return False
@@ -57,8 +54,6 @@ _ENVELOPE = frozenset({"command", "ok", "exit_code", "dry_run", "planned", "erro
 
 def relative_paths(value: object, root: Path | None) -> object:
     """Path objects anywhere in `value` as strings, relative to `root` when inside it."""
-    from pathlib import PurePath
-
     if isinstance(value, PurePath):
         if root is not None:
             try:
@@ -78,8 +73,6 @@ def stdout_kept_for_json(stream: TextIO) -> Iterator[None]:
     """While a --json command runs, file descriptor 1 points at stderr, so what uv, the
     engine or a `run` command prints cannot mix with the one document written afterwards.
     A stream that is not a real file (a test's capture) is left alone."""
-    import os
-
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):
@@ -125,22 +118,19 @@ class Output:
         self._planned: list[dict[str, Any]] = []
         self.document_written = False
 
-    # Built on first use: the secret values of the environment are read once per command.
-    _redactor: Redactor | None = None
-
+    @cached_property
     def _redaction(self) -> Redactor:
-        if self._redactor is None:
-            from uvdock.ui.redact import Redactor
+        """Built on first use: the environment's secret values are read once per command."""
+        from uvdock.ui.redact import Redactor
 
-            self._redactor = Redactor(self._env)
-        return self._redactor
+        return Redactor(self._env)
 
     def shown(self, text: str) -> str:
         """`text` as the terminal may get it: redacted, with control sequences from file or
         log text made visible (uvdock's own colour codes are added after this)."""
         from uvdock.ui.terminal_text import escape
 
-        return escape(self._redaction().text(text))
+        return escape(self._redaction.text(text))
 
     def _write(self, stream: TextIO, text: str, *, label: str = "") -> None:
         stream.write(label + self.shown(text) + "\n")
@@ -188,7 +178,7 @@ class Output:
         would run (`placement`, a NamedTuple such as run.engines.Placement)."""
         import shlex
 
-        words = self._redaction().argv(argv)
+        words = self._redaction.argv(argv)
         self._write(self._progress(), prefix + shlex.join(words))
         if self.json_mode:
             where = placement._asdict() if hasattr(placement, "_asdict") else None
@@ -224,7 +214,7 @@ class Output:
             body["planned"] = self._planned
         if error is not None:
             body["error"] = {**error, "exit_code": exit_code}
-        clean = self._redaction().value(relative_paths(body, root))
+        clean = self._redaction.value(relative_paths(body, root))
         self.stdout.write(json.dumps(clean, indent=2, sort_keys=False) + "\n")
         self.stdout.flush()
         self.document_written = True

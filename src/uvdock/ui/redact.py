@@ -64,12 +64,10 @@ def secret_name(name: str) -> bool:
         return False
     if words[-1] == "AUTH":  # auth, _auth, NPM_AUTH; not AUTH_ENABLED or AUTH_FILE
         return True
-    for index, word in enumerate(words):
-        if word in _SECRET_WORDS:
-            return True
-        if word == "KEY" and index and words[index - 1] in _KEY_QUALIFIERS:
-            return True
-    return False
+    return any(
+        word in _SECRET_WORDS or (word == "KEY" and before in _KEY_QUALIFIERS)
+        for before, word in zip(["", *words], words, strict=False)
+    )
 
 
 def _is_secret(value: str) -> bool:
@@ -112,7 +110,7 @@ _VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>{bare}))"
 _BARE = r"""[^\s'",;}\])]+"""
 
 
-def _masked_value(match: re.Match[str], masked: bool) -> str:
+def _masked_value(match: re.Match[str], masked: bool = True) -> str:
     """The match with its value group (dq, sq or bare) replaced by MASK when `masked`."""
     groups = match.groupdict()
     name = next(g for g in ("dq", "sq", "bare") if groups.get(g) is not None)
@@ -139,14 +137,6 @@ def _mask_named(match: re.Match[str]) -> str:
     return _masked_value(match, secret_name(key) and key.lower() not in _COOKIE_HEADERS)
 
 
-def _mask_always(match: re.Match[str]) -> str:
-    return _masked_value(match, True)
-
-
-def _mask_token(match: re.Match[str]) -> str:
-    return MASK
-
-
 _COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority"})
 
@@ -169,6 +159,7 @@ class _Form(NamedTuple):
     mask: Callable[[re.Match[str]], str]
 
 
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "bot"})
 # Lower-case words a secret name holds (camelCase names lower-case to `apikey`, ...).
 _NAME_TRIGGERS = (
     "token", "secret", "passw", "_pass", "-pass", "pass=", "pass:", "pass\"", "_key", "-key",
@@ -201,13 +192,13 @@ _FORMS = (
     _Form(
         ("@",),
         r"(?<![\w.@/:-])[\w.-]+:(?P<bare>[^\s@/:'\"]+)@(?=[\w-]+(?:\.[\w-]+)+:)",
-        _mask_always,
+        _masked_value,
     ),
     _Form(
         ("authorization",),
         r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"(?:(?:bearer|basic|token|digest|negotiate|apikey|bot)[ \t]+)?(?P<bare>[^\s'\",]+)",
-        _mask_always,
+        r"(?:(?:" + "|".join(sorted(_AUTH_SCHEMES)) + r")[ \t]+)?(?P<bare>[^\s'\",]+)",
+        _masked_value,
     ),
     _Form(
         ("cookie",),
@@ -224,31 +215,32 @@ _FORMS = (
     # --password X, --token X (an option and its value as two words).
     _Form(
         _NAME_TRIGGERS,
-        r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+" + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
+        r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+"
+        + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
         _mask_named,
     ),
     _Form(
         ("login",),
         r"(?i)\blogin\b[^\n]*?[ \t]-p(?:[ \t]+|=)" + _VALUE.format(bare=r"[^\s'\"]+"),
-        _mask_always,
+        _masked_value,
     ),
     # netrc: `machine H login U password X`, or `password X` alone on its line.
     _Form(
         ("passw",),
         r"(?i)\b(?:login|machine|default|account)[ \t]+\S+[^\n]*?[ \t]passw(?:or)?d[ \t]+"
         + _VALUE.format(bare=r"[^\s'\"]+"),
-        _mask_always,
+        _masked_value,
     ),
     _Form(
         ("passw",),
         r"(?im)^[ \t]*passw(?:or)?d[ \t]+(?P<bare>[^\s'\"]+)(?=[ \t]*$)",
-        _mask_always,
+        _masked_value,
     ),
     # curl -u user:password, --proxy-user user:password.
     _Form(
         ("-u", "--user", "--proxy-user"),
         r"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)[\"']?[^\s:'\"]*:(?P<bare>[^\s'\"]+)",
-        _mask_always,
+        _masked_value,
     ),
     _Form(
         (
@@ -257,7 +249,7 @@ _FORMS = (
             "hf_", "xox", "sk-", "npm_", "pypi-", "akia", "eyj",
         ),
         _VENDOR_SHAPES,
-        _mask_token,
+        lambda _: MASK,
     ),
 )  # fmt: skip
 _MAX_PASSES = 3
@@ -277,8 +269,7 @@ class Redactor:
 
     def _once(self, text: str) -> str:
         for value in self.values:
-            if value in text:
-                text = text.replace(value, MASK)
+            text = text.replace(value, MASK)
         low = text.lower()
         if _any_trigger().search(low) is None:  # most lines: one scan, no form runs
             return text
@@ -292,9 +283,7 @@ class Redactor:
     def text(self, text: str) -> str:
         """The text with every credential masked (stable: masking it again changes nothing)."""
         for _ in range(_MAX_PASSES):
-            if not text:
-                return text
-            masked = self._once(text)
+            masked = self._once(text) if text else text
             if masked == text:
                 return text
             text = masked
@@ -308,11 +297,8 @@ class Redactor:
             return self.text(value)
         if isinstance(value, Mapping):
             # The key is judged as shown, so redacting the result again changes nothing.
-            keys = [self.text(k) if isinstance(k, str) else k for k in value]
-            return {
-                key: self.value(v, key if isinstance(key, str) else None)
-                for key, v in zip(keys, value.values(), strict=True)
-            }
+            shown = {(self.text(k) if isinstance(k, str) else k): v for k, v in value.items()}
+            return {k: self.value(v, k if isinstance(k, str) else None) for k, v in shown.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(item) for item in value]
         return value
@@ -329,21 +315,17 @@ class Redactor:
                 words.append(f"{user}:{MASK}" if _is_secret(password) else word)
             else:
                 words.append(self.text(_whole_word(word)))
-            hide_next = _takes_secret(word, words)
+            if word == "-p":
+                hide_next = "login" in words
+            else:
+                hide_next = word.startswith("-") and "=" not in word and secret_name(word)
         return words
 
 
 _USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
 
 
-def _takes_secret(word: str, before: Sequence[str]) -> bool:
-    if word == "-p":
-        return "login" in before
-    return word.startswith("-") and "=" not in word and secret_name(word)
-
-
 _WHOLE_ASSIGNMENT = r"(?s)(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)"
-_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "bot"})
 
 
 def _whole_word(word: str) -> str:
