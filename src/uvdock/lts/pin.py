@@ -118,9 +118,8 @@ def _problem(raw: str, match: re.Match[str] | None) -> str | None:
         return _marker_problem(raw)
     if match is None:
         bad = set(raw) & _SHELL_METACHARACTERS
-        if bad:
-            return f"shell metacharacter(s) {_shown(bad)} are not allowed"
-        return "not name==VERSION or 'name @ URL'"
+        shape = "not name==VERSION or 'name @ URL'"
+        return f"shell metacharacter(s) {_shown(bad)} are not allowed" if bad else shape
     name, op, version, url, extras = match.group("name", "op", "version", "url", "extras")
     if extras is not None and not all(re.fullmatch(NAME, e) for e in _listed(extras)):
         return "invalid extra name"
@@ -200,7 +199,7 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     new = rewrite_requirement(parts.requirement, pin, spec)
     gap = parts.gap
     if parts.tail and gap and "\t" not in gap:
-        gap = " " * max(1, parts.tail_column - len(parts.indent) - len(new))
+        gap = " " * max(1, len(parts.requirement) + len(gap) - len(new))
     return parts.requirement, new, parts.indent + new + gap + parts.tail
 
 
