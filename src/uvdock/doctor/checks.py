@@ -128,8 +128,6 @@ class _Checks:
         return "pass", f"image {placement.image} present{why}", ""
 
     def _image_fix(self) -> str:
-        """How to get the CI image: a build only where this engine can build the Dockerfile,
-        a pull only with the remote it pulls from, else an image of one's own."""
         from uvdock.run import git
         from uvdock.run.build_check import build_refusal
 

@@ -85,12 +85,10 @@ def _url_problem(url: str) -> str | None:
         return "empty URL"
     if url_credentials(url):
         return "the URL carries credentials; never write them into the file"
-    if not _URL.match(url):
-        bad = {ch for ch in url if not re.fullmatch(_URL_CHARS, ch)}
-        return (
-            f"character(s) {_shown(bad)} are not allowed in the URL" if bad else "not a valid URL"
-        )
-    return None
+    if _URL.match(url):
+        return None
+    bad = {ch for ch in url if not re.fullmatch(_URL_CHARS, ch)}
+    return f"character(s) {_shown(bad)} are not allowed in the URL" if bad else "not a valid URL"
 
 
 def _version_problem(name: str, op: str | None, version: str) -> str | None:
@@ -102,10 +100,10 @@ def _version_problem(name: str, op: str | None, version: str) -> str | None:
         return "empty version"
     if "*" in version:
         return "a wildcard version is a range, not an exact pin"
-    if not _VERSION_CHARS.match(version):
-        bad = set(version) & _SHELL_METACHARACTERS
-        return f"shell metacharacter(s) {_shown(bad)}" if bad else f"invalid version {version!r}"
-    return None
+    if _VERSION_CHARS.match(version):
+        return None
+    bad = set(version) & _SHELL_METACHARACTERS
+    return f"shell metacharacter(s) {_shown(bad)}" if bad else f"invalid version {version!r}"
 
 
 def _problem(raw: str, match: re.Match[str] | None) -> str | None:
@@ -118,9 +116,8 @@ def _problem(raw: str, match: re.Match[str] | None) -> str | None:
         return _marker_problem(raw)
     if match is None:
         bad = set(raw) & _SHELL_METACHARACTERS
-        if bad:
-            return f"shell metacharacter(s) {_shown(bad)} are not allowed"
-        return "not name==VERSION or 'name @ URL'"
+        shape = "not name==VERSION or 'name @ URL'"
+        return f"shell metacharacter(s) {_shown(bad)} are not allowed" if bad else shape
     name, op, version, url, extras = match.group("name", "op", "version", "url", "extras")
     if extras is not None and not all(re.fullmatch(NAME, e) for e in _listed(extras)):
         return "invalid extra name"
@@ -200,7 +197,7 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
     new = rewrite_requirement(parts.requirement, pin, spec)
     gap = parts.gap
     if parts.tail and gap and "\t" not in gap:
-        gap = " " * max(1, parts.tail_column - len(parts.indent) - len(new))
+        gap = " " * max(1, len(parts.requirement) + len(gap) - len(new))
     return parts.requirement, new, parts.indent + new + gap + parts.tail
 
 

@@ -33,10 +33,6 @@ class LineParts(NamedTuple):
     gap: str  # whitespace between the requirement and the tail
     tail: str  # options, comment and/or the continuation backslash
 
-    @property
-    def tail_column(self) -> int:
-        return len(self.indent) + len(self.requirement) + len(self.gap)
-
 
 class Requirement(NamedTuple):
     """What a requirement line says, as packaging reads it."""
@@ -52,7 +48,6 @@ class Requirement(NamedTuple):
 @dataclass(frozen=True)
 class Pin:
     line: int  # 1-based physical line where the requirement starts
-    last_line: int  # last physical line (continuations)
     key: str  # PEP 503 normalized name
     spec: str  # the requirement text as written
     comment: str
@@ -67,10 +62,6 @@ class Pin:
     @property
     def hashes(self) -> tuple[str, ...]:
         return tuple(o.split("=", 1)[1] for o in self.options if o.startswith("--hash="))
-
-    @property
-    def exact(self) -> bool:
-        return self.url is not None or self.version is not None
 
     def as_json(self) -> dict[str, object]:
         shown = ("name", "spec", "line", "version", "url", "extras", "marker", "comment", "hashes")
@@ -201,7 +192,7 @@ def parse(text: str) -> LtsFile:
             problems.append(Problem(start + 1, f"cannot parse `{requirement}`: {parsed}"))
         else:
             key = normalize_name(parsed.name)
-            pins.append(Pin(start + 1, index, key, requirement, comment, options, *parsed))
+            pins.append(Pin(start + 1, key, requirement, comment, options, *parsed))
     return LtsFile(text, lines, pins, problems)
 
 
@@ -213,7 +204,7 @@ def check(lts: LtsFile) -> list[Problem]:
         if (earlier := first_seen.setdefault(pin.key, pin)) is not pin:
             why = f"`{pin.name}` is already pinned on line {earlier.line} (`{earlier.spec}`)"
             problems.append(Problem(pin.line, why))
-        if not pin.exact:
+        if pin.url is None and pin.version is None:
             found = pin.specifier or "no version"
             why = f"`{pin.name}` is not an exact pin ({found}): "
             why += f"use {pin.name}==VERSION or a direct URL"

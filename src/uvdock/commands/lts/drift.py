@@ -72,10 +72,8 @@ class Command(BaseCommand):
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
         named = args.base is not None
-        if named:
-            base = git.checked_ref(args.base, "--base")
-        else:
-            base = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
+        said = (args.base, "--base") if named else (ctx.base_ref, "base-ref (configuration)")
+        base = git.checked_ref(*said)
         lock_path = None if args.lock is None else ctx.user_path(args.lock)
         source = read_lock_source(
             ctx.repo, base, lock_path=lock_path, working_tree=args.working_tree, named=named

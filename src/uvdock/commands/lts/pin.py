@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.errors import InputRefused
+from uvdock.errors import InputRefused, UvdockError
 from uvdock.files import edit
 from uvdock.lts import requirements as lts
 
@@ -19,7 +19,6 @@ def next_steps(ctx: Context) -> list[str]:
     """What follows a pin change, as it can be done on this machine: the image build only
     where this engine can build the LTS Dockerfile."""
     from uvdock.commands.base import engine_for
-    from uvdock.errors import UvdockError
     from uvdock.run.build_check import build_refusal
 
     rebuild = "rebuild the LTS image: uvdock image build --lts"
