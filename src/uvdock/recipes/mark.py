@@ -196,18 +196,12 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         "platform": request.platforms,
         "scope": request.scopes,
     }
-    matching = [
-        p
-        for p in runs
-        if all(
-            not wanted or set(have) & set(wanted)
-            for have, wanted in zip(
-                (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes]),
-                filters.values(),
-                strict=True,
-            )
-        )
-    ]
+
+    def fits(p: marks.Placement) -> bool:
+        have = (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes])
+        return all(not w or set(h) & set(w) for h, w in zip(have, filters.values(), strict=True))
+
+    matching = [p for p in runs if fits(p)]
     if not matching:
         where = "; ".join(
             f"{p.path}:{p.line} [{', '.join(p.environments)}] on [{', '.join(p.platforms)}]"
@@ -243,6 +237,10 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     return Plan(edits, changes, notes)
 
 
+def _marker(recipe: Recipe, index: int | None) -> tuple[str, str] | None:
+    return None if index is None else marks.split_marker(body_of(recipe.lines[index]))
+
+
 def _join(lines: list[str], split: Entry | Row, kept: int, original: str) -> None:
     """Drop the split copy, and put the kept one's marked line back as it was."""
     replace_span(lines, split.start, split.end, [])
@@ -257,7 +255,7 @@ def _undo_entry_split(
 ) -> Change:
     split = entries[at]
     for kept in reversed(entries[:at]):
-        marker = marks.split_marker(body_of(recipe.lines[kept.case_line]))
+        marker = _marker(recipe, kept.case_line)
         if marker is not None and marker[0] == "split":
             continue  # another case split out of the same entry later sits in between
         if marker is None:
@@ -282,8 +280,7 @@ def _undo_row_split(
 ) -> Change:
     split = rows[at]
     kept_index = rows[at - 1].keys.get(key) if at > 0 else None
-    kept = marks.split_marker(body_of(recipe.lines[kept_index])) if kept_index is not None else None
-    if kept_index is None or kept != ("kept", original):
+    if kept_index is None or _marker(recipe, kept_index) != ("kept", original):
         raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
     _join(lines, split, kept_index, original)
     return Change(recipe.display, split.start + 1, f"joined the {key} split back")
@@ -323,16 +320,13 @@ def _unmark_step(
 ) -> Change | None:
     entries = recipe.entries
     for at, entry in enumerate(entries):
-        marker = marks.split_marker(body_of(recipe.lines[entry.case_line]))
+        marker = _marker(recipe, entry.case_line)
         if entry.cases == (case,) and marker is not None and marker[0] == "split":
             return _undo_entry_split(recipe, lines, entries, at, marker[1])
     for entry in recipe.entries_of(case):
         for at, row in enumerate(entry.rows):
             for key in ("platforms", "environment"):
-                index = row.keys.get(key)
-                marker = (
-                    marks.split_marker(body_of(recipe.lines[index])) if index is not None else None
-                )
+                marker = _marker(recipe, row.keys.get(key))
                 if marker is not None and marker[0] == "split":
                     return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
     for entry in recipe.entries_of(case):
