@@ -15,6 +15,7 @@ goes with them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -210,13 +211,8 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         )
         asked = " and ".join(f"{name} {', '.join(v)}" for name, v in filters.items() if v)
         raise InputRefused(f"{request.case} has no row for {asked}", hint=f"it runs: {where}")
-    edits, changes = run_steps(
-        recipes,
-        lambda r, lines: _mark_step(r, lines, request),
-        request.asks,
-        lambda case, env: False,
-        request.suffix,
-    )
+    step = functools.partial(_mark_step, request=request)
+    edits, changes = run_steps(recipes, step, request.asks, request.suffix)
     if not changes and not any(p.scopes for p in matching):  # runs nowhere: nothing to break
         raise InputRefused(
             f"{matching[0].path}:{matching[0].line}: {request.case} has an empty scope list here"
@@ -345,9 +341,9 @@ def plan_unmark(
         recipes,
         lambda r, lines: _unmark_step(r, lines, case, suffix, lts),
         lambda who, scope: False,
+        suffix,
         # every run but the case's own stays as it was
         lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT),
-        suffix,
     )
     notes: list[str] = []
     for place in placements([parse(e.path, e.name, e.new) for e in edits], case):

@@ -37,12 +37,11 @@ def broken(raw: str, suffix: str) -> str:
 
 def unbroken(raw: str, suffix: str) -> str:
     """A scope (quoted or not) without the broken suffix."""
-    quoted = _quoted(raw)
-    inner = raw[1:-1] if quoted else raw
+    end = len(raw) - _quoted(raw)  # before the closing quote
+    inner = raw[len(raw) - end : end]
     if not inner.endswith(suffix) or inner == suffix:
         return raw
-    inner = inner[: -len(suffix)]
-    return raw[0] + inner + raw[-1] if quoted else inner
+    return raw[: end - len(suffix)] + raw[end:]
 
 
 def split_marker(body: str) -> tuple[str, str] | None:
@@ -62,15 +61,11 @@ class Placement(NamedTuple):  # one row of one entry
     issue: int | None  # the issue of a uvdock mark on this row
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "environment": list(self.environments),
-            "scope": list(self.scopes),
-            "platforms": list(self.platforms),
-            "platforms_inherited": self.inherited_platforms,
-            "issue": self.issue,
-        }
+        return dict(zip(_JSON_KEYS, self, strict=True))
+
+
+# Placement's fields, in order, by the names `recipe show --json` has always used.
+_JSON_KEYS = ("path", "line", "environment", "scope", "platforms", "platforms_inherited", "issue")
 
 
 def broken_comment_line(recipe: Recipe, row: Row) -> int | None:

@@ -114,13 +114,11 @@ class _Positions:
     def line(self, mark: Any) -> int:
         return bisect.bisect_right(self.starts, mark.index) - 1
 
-    def column(self, mark: Any) -> int:
-        return int(mark.index) - self.starts[self.line(mark)]
-
     def block(self, node: Any) -> tuple[int, int, int]:
         """(first line, line after the last, key column) of a mapping item of a block sequence.
         A block collection ends where the next begins: its last value's last line is its own."""
-        first, column = self.line(node.start_mark), self.column(node.value[0][0].start_mark)
+        first, key = self.line(node.start_mark), node.value[0][0].start_mark
+        column = int(key.index) - self.starts[self.line(key)]
         while isinstance(node.value, list) and node.value and not node.flow_style:
             last = node.value[-1]
             node = last[1] if isinstance(last, tuple) else last
