@@ -113,10 +113,10 @@ def _split(
     index: int | None,
     values: Sequence[str],
     selected: Sequence[str],
-) -> int:
+    what: str,
+) -> Change:
     """The block twice, the others of `values` on line `index` in the first copy and the
-    `selected` ones in the second (platforms from the spec get a line of their own in each).
-    Returns the 1-based line of the second copy."""
+    `selected` ones in the second (platforms from the spec get a line of their own in each)."""
     halves = []
     for marker, keep in (
         (KEPT_MARKER, [v for v in values if v not in selected]),
@@ -129,12 +129,12 @@ def _split(
             line, parsed = recipe.lines[index], _flow(recipe, index)
             raw = ", ".join(r for i, r in parsed.pairs if i in keep)
             # the tail up to the first marker: the markers are rebuilt, not repeated
-            tail = parsed.tail.split(KEPT_MARKER)[0].split(SPLIT_MARKER)[0]
+            tail = marks.SPLIT_MARKERS.split(parsed.tail, maxsplit=1)[0]
             new = parsed.with_raw(raw, tail) + marker + body_of(line)[indent_of(line) :]
             body[index - block.start] = new + ending_of(line)
         halves.append(body)
     replace_span(lines, block.start, block.end, halves[0] + halves[1])
-    return block.start + len(halves[0]) + 1
+    return Change(recipe.display, block.start + len(halves[0]) + 1, what)
 
 
 def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) -> Change:
@@ -163,28 +163,28 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
             if not any(request.breaks(s) for s in row.scopes):
                 continue
             if len(entry.cases) > 1:
-                line = _split(recipe, lines, entry, entry.case_line, entry.cases, [request.case])
-                return Change(
-                    recipe.display, line, f"split {request.case} out of [{', '.join(entry.cases)}]"
+                what = f"split {request.case} out of [{', '.join(entry.cases)}]"
+                cases = entry.cases
+                return _split(recipe, lines, entry, entry.case_line, cases, [request.case], what)
+            splits = [
+                (key, values, selected)
+                for key, values, selected in (
+                    ("platforms", row.platforms, platforms),
+                    ("environment", row.environments, environments),
                 )
-            split_env = len(environments) < len(row.environments)
-            split_platform = len(platforms) < len(row.platforms)
-            if split_env and split_platform:
+                if len(selected) < len(values)
+            ]
+            if len(splits) > 1:
                 raise InputRefused(
                     f"{recipe.display}:{row.start + 1}: the row would split on both environment"
                     " and platform",
                     hint="narrow with --environment or with --platform, one at a time",
                 )
-            if split_platform or split_env:
-                key, values, selected = (
-                    ("platforms", row.platforms, platforms)
-                    if split_platform
-                    else ("environment", row.environments, environments)
-                )
-                line = _split(recipe, lines, row, row.keys.get(key), values, selected)
-                what = f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart"
-                return Change(recipe.display, line, what)
-            return _mark_row(recipe, lines, row, request)
+            if not splits:
+                return _mark_row(recipe, lines, row, request)
+            key, values, selected = splits[0]
+            what = f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart"
+            return _split(recipe, lines, row, row.keys.get(key), values, selected, what)
     return None
 
 
@@ -297,17 +297,14 @@ def _unmark_row(
     parsed = flow_list(was["rest"] if was else body)
     if parsed is None:
         return None  # a block-style scope list: not something to rewrite safely
-    if was is not None:
-        restored_raw = was["old"]
-    else:
-        restored_raw = ", ".join(unbroken(raw, suffix) for raw in parsed.raw_items)
-        if restored_raw == ", ".join(parsed.raw_items):
-            return None
-    comment = marks.broken_comment_line(recipe, row)
+    restored_raw = was["old"] if was else ", ".join(unbroken(r, suffix) for r in parsed.raw_items)
+    if not was and restored_raw == ", ".join(parsed.raw_items):
+        return None  # every scope is the bare suffix: nothing to take it off
+    comment = marks.broken_comment_line(recipe, row)  # above the scope line when found
     replace_span(lines, index, index + 1, [parsed.with_raw(restored_raw) + ending_of(line)])
     if comment is not None:
         replace_span(lines, comment, comment + 1, [])
-    line_number = index if comment is not None and comment < index else index + 1
+    line_number = index + (comment is None)
     return Change(recipe.display, line_number, f"scope [{parsed.raw}] -> [{restored_raw}]")
 
 

@@ -23,6 +23,7 @@ WAS_SUFFIX = re.compile(r"^(?P<rest>.*)  # was: \[(?P<old>[^\]]*)\]$")
 LOOSE_WAS_SUFFIX = re.compile(r"^(?P<rest>.*?)[ \t]*# was: \[(?P<old>[^\]]*)\][ \t]*$")
 KEPT_MARKER = "  # uvdock-kept: "
 SPLIT_MARKER = "  # uvdock-split: "
+SPLIT_MARKERS = re.compile(r"  # uvdock-(kept|split): ")
 ADDED = "(added)"  # a split marker's original when the line did not exist before
 
 
@@ -46,9 +47,8 @@ def unbroken(raw: str, suffix: str) -> str:
 
 def split_marker(body: str) -> tuple[str, str] | None:
     """("kept" | "split", original line without indentation) of the first marker on a line."""
-    found = [(body.find(m), k, m) for k, m in (("kept", KEPT_MARKER), ("split", SPLIT_MARKER))]
-    position, kind, marker = min((f for f in found if f[0] >= 0), default=(-1, "", ""))
-    return (kind, body[position + len(marker) :]) if kind else None
+    found = SPLIT_MARKERS.search(body)
+    return (found[1], body[found.end() :]) if found else None
 
 
 class Placement(NamedTuple):  # one row of one entry
