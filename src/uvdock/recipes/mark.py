@@ -88,8 +88,7 @@ def validate(issue: int, reason: str) -> None:
         raise InputRefused(f"--issue {issue}: expected a positive issue number")
     if not reason.strip():
         raise InputRefused("--reason is empty: say why the test is broken")
-    bad = _UNSAFE_IN_COMMENT.search(reason)
-    if bad is not None:
+    if bad := _UNSAFE_IN_COMMENT.search(reason):
         raise InputRefused(
             f"--reason holds the control character U+{ord(bad[0]):04X}: it must be one line of"
             " printable text (it becomes a YAML comment)",
@@ -324,8 +323,7 @@ def _unmark_step(
                     return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
     for entry in recipe.entries_of(case):
         for row in entry.rows:
-            change = _unmark_row(recipe, lines, row, suffix, lts)
-            if change is not None:
+            if change := _unmark_row(recipe, lines, row, suffix, lts):
                 return change
     return None
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.files.textlines import ending_of, read_text, split_lines, unquote
+from uvdock.files.edit import read_text
+from uvdock.files.textlines import ending_of, split_lines, unquote
 from uvdock.formats.yaml import compose, is_scalar, paused_collector
 
 # A one-line flow list: text up to and including "[", the items, "]", then spaces and a comment;
@@ -192,12 +193,7 @@ def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
     ]
     recipes: list[Recipe] = []
     for path in map(Path, sorted(found)):
-        try:
-            text = read_text(path)
-        except UnicodeDecodeError as exc:
-            raise InputRefused(
-                f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed"
-            ) from None
+        text = read_text(path)  # refuses text that is not UTF-8
         if case is None or case in text:
             recipes.append(parse(path, path.relative_to(repo).as_posix(), text))
     return recipes
