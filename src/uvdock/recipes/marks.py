@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from uvdock.recipes.parse import Recipe, Row, all_cases, body_of
+from uvdock.recipes.parse import Recipe, Row, body_of
 
 # Markers uvdock writes so that `recipe unmark` can restore the original bytes.
 # The team writes the same comment by hand with an em dash (or an en dash) as often as "-".
@@ -131,5 +131,5 @@ def case_summaries(recipes: Sequence[Recipe]) -> list[CaseSummary]:
                         )
     return [
         CaseSummary(case, tuple(files[case]), {e: tuple(s) for e, s in scopes[case].items()})
-        for case in all_cases(recipes)
+        for case in sorted(files)
     ]
