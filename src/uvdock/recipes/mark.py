@@ -165,14 +165,11 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
                 what = f"split {request.case} out of [{', '.join(entry.cases)}]"
                 cases = entry.cases
                 return _split(recipe, lines, entry, entry.case_line, cases, [request.case], what)
-            splits = [
-                (key, values, selected)
-                for key, values, selected in (
-                    ("platforms", row.platforms, platforms),
-                    ("environment", row.environments, environments),
-                )
-                if len(selected) < len(values)
-            ]
+            by_key = {
+                "platforms": (row.platforms, platforms),
+                "environment": (row.environments, environments),
+            }
+            splits = [key for key, (have, kept) in by_key.items() if len(kept) < len(have)]
             if len(splits) > 1:
                 raise InputRefused(
                     f"{recipe.display}:{row.start + 1}: the row would split on both environment"
@@ -181,7 +178,7 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
                 )
             if not splits:
                 return _mark_row(recipe, lines, row, request)
-            key, values, selected = splits[0]
+            key, (values, selected) = splits[0], by_key[splits[0]]
             what = f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart"
             return _split(recipe, lines, row, row.keys.get(key), values, selected, what)
     return None
