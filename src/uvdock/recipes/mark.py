@@ -337,7 +337,7 @@ def plan_unmark(
         # every run but the case's own stays as it was
         lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT),
     )
-    notes: list[str] = []
+    notes = [] if changes else [f"{case} has no broken mark to undo; nothing changed"]
     for place in placements([parse(e.path, e.name, e.new) for e in edits], case):
         if any(s.endswith(suffix) for s in place.scopes):
             where = f"{place.path}:{place.line}: "
@@ -348,6 +348,4 @@ def plan_unmark(
                     f"{where}[{', '.join(place.scopes)}] is still broken (not a one-line scope"
                     " list uvdock can rewrite); left as is"
                 )
-    if not changes:
-        notes.insert(0, f"{case} has no broken mark to undo; nothing changed")
     return Plan(edits, changes, notes)
