@@ -15,6 +15,7 @@ goes with them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -87,8 +88,7 @@ def validate(issue: int, reason: str) -> None:
         raise InputRefused(f"--issue {issue}: expected a positive issue number")
     if not reason.strip():
         raise InputRefused("--reason is empty: say why the test is broken")
-    bad = _UNSAFE_IN_COMMENT.search(reason)
-    if bad is not None:
+    if bad := _UNSAFE_IN_COMMENT.search(reason):
         raise InputRefused(
             f"--reason holds the control character U+{ord(bad[0]):04X}: it must be one line of"
             " printable text (it becomes a YAML comment)",
@@ -112,10 +112,10 @@ def _split(
     index: int | None,
     values: Sequence[str],
     selected: Sequence[str],
-) -> int:
+    what: str,
+) -> Change:
     """The block twice, the others of `values` on line `index` in the first copy and the
-    `selected` ones in the second (platforms from the spec get a line of their own in each).
-    Returns the 1-based line of the second copy."""
+    `selected` ones in the second (platforms from the spec get a line of their own in each)."""
     halves = []
     for marker, keep in (
         (KEPT_MARKER, [v for v in values if v not in selected]),
@@ -128,12 +128,12 @@ def _split(
             line, parsed = recipe.lines[index], _flow(recipe, index)
             raw = ", ".join(r for i, r in parsed.pairs if i in keep)
             # the tail up to the first marker: the markers are rebuilt, not repeated
-            tail = parsed.tail.split(KEPT_MARKER)[0].split(SPLIT_MARKER)[0]
+            tail = marks.SPLIT_MARKERS.split(parsed.tail, maxsplit=1)[0]
             new = parsed.with_raw(raw, tail) + marker + body_of(line)[indent_of(line) :]
             body[index - block.start] = new + ending_of(line)
         halves.append(body)
     replace_span(lines, block.start, block.end, halves[0] + halves[1])
-    return block.start + len(halves[0]) + 1
+    return Change(recipe.display, block.start + len(halves[0]) + 1, what)
 
 
 def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) -> Change:
@@ -162,28 +162,25 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
             if not any(request.breaks(s) for s in row.scopes):
                 continue
             if len(entry.cases) > 1:
-                line = _split(recipe, lines, entry, entry.case_line, entry.cases, [request.case])
-                return Change(
-                    recipe.display, line, f"split {request.case} out of [{', '.join(entry.cases)}]"
-                )
-            split_env = len(environments) < len(row.environments)
-            split_platform = len(platforms) < len(row.platforms)
-            if split_env and split_platform:
+                what = f"split {request.case} out of [{', '.join(entry.cases)}]"
+                cases = entry.cases
+                return _split(recipe, lines, entry, entry.case_line, cases, [request.case], what)
+            by_key = {
+                "platforms": (row.platforms, platforms),
+                "environment": (row.environments, environments),
+            }
+            splits = [key for key, (have, kept) in by_key.items() if len(kept) < len(have)]
+            if len(splits) > 1:
                 raise InputRefused(
                     f"{recipe.display}:{row.start + 1}: the row would split on both environment"
                     " and platform",
                     hint="narrow with --environment or with --platform, one at a time",
                 )
-            if split_platform or split_env:
-                key, values, selected = (
-                    ("platforms", row.platforms, platforms)
-                    if split_platform
-                    else ("environment", row.environments, environments)
-                )
-                line = _split(recipe, lines, row, row.keys.get(key), values, selected)
-                what = f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart"
-                return Change(recipe.display, line, what)
-            return _mark_row(recipe, lines, row, request)
+            if not splits:
+                return _mark_row(recipe, lines, row, request)
+            key, (values, selected) = splits[0], by_key[splits[0]]
+            what = f"split {key} [{', '.join(values)}]: [{', '.join(selected)}] apart"
+            return _split(recipe, lines, row, row.keys.get(key), values, selected, what)
     return None
 
 
@@ -196,18 +193,12 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         "platform": request.platforms,
         "scope": request.scopes,
     }
-    matching = [
-        p
-        for p in runs
-        if all(
-            not wanted or set(have) & set(wanted)
-            for have, wanted in zip(
-                (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes]),
-                filters.values(),
-                strict=True,
-            )
-        )
-    ]
+
+    def fits(p: marks.Placement) -> bool:
+        have = (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes])
+        return all(not w or set(h) & set(w) for h, w in zip(have, filters.values(), strict=True))
+
+    matching = [p for p in runs if fits(p)]
     if not matching:
         where = "; ".join(
             f"{p.path}:{p.line} [{', '.join(p.environments)}] on [{', '.join(p.platforms)}]"
@@ -216,13 +207,8 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
         )
         asked = " and ".join(f"{name} {', '.join(v)}" for name, v in filters.items() if v)
         raise InputRefused(f"{request.case} has no row for {asked}", hint=f"it runs: {where}")
-    edits, changes = run_steps(
-        recipes,
-        lambda r, lines: _mark_step(r, lines, request),
-        request.asks,
-        lambda case, env: False,
-        request.suffix,
-    )
+    step = functools.partial(_mark_step, request=request)
+    edits, changes = run_steps(recipes, step, request.asks, request.suffix)
     if not changes and not any(p.scopes for p in matching):  # runs nowhere: nothing to break
         raise InputRefused(
             f"{matching[0].path}:{matching[0].line}: {request.case} has an empty scope list here"
@@ -243,6 +229,10 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     return Plan(edits, changes, notes)
 
 
+def _marker(recipe: Recipe, index: int | None) -> tuple[str, str] | None:
+    return None if index is None else marks.split_marker(body_of(recipe.lines[index]))
+
+
 def _join(lines: list[str], split: Entry | Row, kept: int, original: str) -> None:
     """Drop the split copy, and put the kept one's marked line back as it was."""
     replace_span(lines, split.start, split.end, [])
@@ -257,7 +247,7 @@ def _undo_entry_split(
 ) -> Change:
     split = entries[at]
     for kept in reversed(entries[:at]):
-        marker = marks.split_marker(body_of(recipe.lines[kept.case_line]))
+        marker = _marker(recipe, kept.case_line)
         if marker is not None and marker[0] == "split":
             continue  # another case split out of the same entry later sits in between
         if marker is None:
@@ -282,8 +272,7 @@ def _undo_row_split(
 ) -> Change:
     split = rows[at]
     kept_index = rows[at - 1].keys.get(key) if at > 0 else None
-    kept = marks.split_marker(body_of(recipe.lines[kept_index])) if kept_index is not None else None
-    if kept_index is None or kept != ("kept", original):
+    if kept_index is None or _marker(recipe, kept_index) != ("kept", original):
         raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
     _join(lines, split, kept_index, original)
     return Change(recipe.display, split.start + 1, f"joined the {key} split back")
@@ -304,17 +293,14 @@ def _unmark_row(
     parsed = flow_list(was["rest"] if was else body)
     if parsed is None:
         return None  # a block-style scope list: not something to rewrite safely
-    if was is not None:
-        restored_raw = was["old"]
-    else:
-        restored_raw = ", ".join(unbroken(raw, suffix) for raw in parsed.raw_items)
-        if restored_raw == ", ".join(parsed.raw_items):
-            return None
-    comment = marks.broken_comment_line(recipe, row)
+    restored_raw = was["old"] if was else ", ".join(unbroken(r, suffix) for r in parsed.raw_items)
+    if not was and restored_raw == ", ".join(parsed.raw_items):
+        return None  # every scope is the bare suffix: nothing to take it off
+    comment = marks.broken_comment_line(recipe, row)  # above the scope line when found
     replace_span(lines, index, index + 1, [parsed.with_raw(restored_raw) + ending_of(line)])
     if comment is not None:
         replace_span(lines, comment, comment + 1, [])
-    line_number = index if comment is not None and comment < index else index + 1
+    line_number = index + (comment is None)
     return Change(recipe.display, line_number, f"scope [{parsed.raw}] -> [{restored_raw}]")
 
 
@@ -323,22 +309,18 @@ def _unmark_step(
 ) -> Change | None:
     entries = recipe.entries
     for at, entry in enumerate(entries):
-        marker = marks.split_marker(body_of(recipe.lines[entry.case_line]))
+        marker = _marker(recipe, entry.case_line)
         if entry.cases == (case,) and marker is not None and marker[0] == "split":
             return _undo_entry_split(recipe, lines, entries, at, marker[1])
     for entry in recipe.entries_of(case):
         for at, row in enumerate(entry.rows):
             for key in ("platforms", "environment"):
-                index = row.keys.get(key)
-                marker = (
-                    marks.split_marker(body_of(recipe.lines[index])) if index is not None else None
-                )
+                marker = _marker(recipe, row.keys.get(key))
                 if marker is not None and marker[0] == "split":
                     return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
     for entry in recipe.entries_of(case):
         for row in entry.rows:
-            change = _unmark_row(recipe, lines, row, suffix, lts)
-            if change is not None:
+            if change := _unmark_row(recipe, lines, row, suffix, lts):
                 return change
     return None
 
@@ -351,11 +333,11 @@ def plan_unmark(
         recipes,
         lambda r, lines: _unmark_step(r, lines, case, suffix, lts),
         lambda who, scope: False,
+        suffix,
         # every run but the case's own stays as it was
         lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT),
-        suffix,
     )
-    notes: list[str] = []
+    notes = [] if changes else [f"{case} has no broken mark to undo; nothing changed"]
     for place in placements([parse(e.path, e.name, e.new) for e in edits], case):
         if any(s.endswith(suffix) for s in place.scopes):
             where = f"{place.path}:{place.line}: "
@@ -366,6 +348,4 @@ def plan_unmark(
                     f"{where}[{', '.join(place.scopes)}] is still broken (not a one-line scope"
                     " list uvdock can rewrite); left as is"
                 )
-    if not changes:
-        notes.insert(0, f"{case} has no broken mark to undo; nothing changed")
     return Plan(edits, changes, notes)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from uvdock.recipes.parse import Recipe, Row, all_cases, body_of
+from uvdock.recipes.parse import Recipe, Row, body_of
 
 # Markers uvdock writes so that `recipe unmark` can restore the original bytes.
 # The team writes the same comment by hand with an em dash (or an en dash) as often as "-".
@@ -23,6 +23,7 @@ WAS_SUFFIX = re.compile(r"^(?P<rest>.*)  # was: \[(?P<old>[^\]]*)\]$")
 LOOSE_WAS_SUFFIX = re.compile(r"^(?P<rest>.*?)[ \t]*# was: \[(?P<old>[^\]]*)\][ \t]*$")
 KEPT_MARKER = "  # uvdock-kept: "
 SPLIT_MARKER = "  # uvdock-split: "
+SPLIT_MARKERS = re.compile(r"  # uvdock-(kept|split): ")
 ADDED = "(added)"  # a split marker's original when the line did not exist before
 
 
@@ -37,19 +38,17 @@ def broken(raw: str, suffix: str) -> str:
 
 def unbroken(raw: str, suffix: str) -> str:
     """A scope (quoted or not) without the broken suffix."""
-    quoted = _quoted(raw)
-    inner = raw[1:-1] if quoted else raw
+    end = len(raw) - _quoted(raw)  # before the closing quote
+    inner = raw[len(raw) - end : end]
     if not inner.endswith(suffix) or inner == suffix:
         return raw
-    inner = inner[: -len(suffix)]
-    return raw[0] + inner + raw[-1] if quoted else inner
+    return raw[: end - len(suffix)] + raw[end:]
 
 
 def split_marker(body: str) -> tuple[str, str] | None:
     """("kept" | "split", original line without indentation) of the first marker on a line."""
-    found = [(body.find(m), k, m) for k, m in (("kept", KEPT_MARKER), ("split", SPLIT_MARKER))]
-    position, kind, marker = min((f for f in found if f[0] >= 0), default=(-1, "", ""))
-    return (kind, body[position + len(marker) :]) if kind else None
+    found = SPLIT_MARKERS.search(body)
+    return (found[1], body[found.end() :]) if found else None
 
 
 class Placement(NamedTuple):  # one row of one entry
@@ -62,15 +61,11 @@ class Placement(NamedTuple):  # one row of one entry
     issue: int | None  # the issue of a uvdock mark on this row
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "environment": list(self.environments),
-            "scope": list(self.scopes),
-            "platforms": list(self.platforms),
-            "platforms_inherited": self.inherited_platforms,
-            "issue": self.issue,
-        }
+        return dict(zip(_JSON_KEYS, self, strict=True))
+
+
+# Placement's fields, in order, by the names `recipe show --json` has always used.
+_JSON_KEYS = ("path", "line", "environment", "scope", "platforms", "platforms_inherited", "issue")
 
 
 def broken_comment_line(recipe: Recipe, row: Row) -> int | None:
@@ -136,5 +131,5 @@ def case_summaries(recipes: Sequence[Recipe]) -> list[CaseSummary]:
                         )
     return [
         CaseSummary(case, tuple(files[case]), {e: tuple(s) for e, s in scopes[case].items()})
-        for case in all_cases(recipes)
+        for case in sorted(files)
     ]

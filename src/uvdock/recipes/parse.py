@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from uvdock.errors import InputRefused
-from uvdock.files.textlines import ending_of, read_text, split_lines, unquote
+from uvdock.files.edit import read_text
+from uvdock.files.textlines import ending_of, split_lines, unquote
 from uvdock.formats.yaml import compose, is_scalar, paused_collector
 
 # A one-line flow list: text up to and including "[", the items, "]", then spaces and a comment;
@@ -114,13 +115,11 @@ class _Positions:
     def line(self, mark: Any) -> int:
         return bisect.bisect_right(self.starts, mark.index) - 1
 
-    def column(self, mark: Any) -> int:
-        return int(mark.index) - self.starts[self.line(mark)]
-
     def block(self, node: Any) -> tuple[int, int, int]:
         """(first line, line after the last, key column) of a mapping item of a block sequence.
         A block collection ends where the next begins: its last value's last line is its own."""
-        first, column = self.line(node.start_mark), self.column(node.value[0][0].start_mark)
+        first, key = self.line(node.start_mark), node.value[0][0].start_mark
+        column = int(key.index) - self.starts[self.line(key)]
         while isinstance(node.value, list) and node.value and not node.flow_style:
             last = node.value[-1]
             node = last[1] if isinstance(last, tuple) else last
@@ -194,12 +193,7 @@ def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
     ]
     recipes: list[Recipe] = []
     for path in map(Path, sorted(found)):
-        try:
-            text = read_text(path)
-        except UnicodeDecodeError as exc:
-            raise InputRefused(
-                f"{path}: not UTF-8 text (byte {exc.start}); nothing was changed"
-            ) from None
+        text = read_text(path)  # refuses text that is not UTF-8
         if case is None or case in text:
             recipes.append(parse(path, path.relative_to(repo).as_posix(), text))
     return recipes

@@ -42,6 +42,7 @@ _SHAPES = "a flow mapping, a `<<:` merge key, an alias, a block list or a duplic
 Who = tuple[str, str | None, str | None]  # case, environment, platform
 Asked = Callable[[Who, str], bool]  # whether a scope of a run was asked to change
 Skip = Callable[[str, str | None], bool]  # whether the view leaves out a case's run in an env
+_NO_SKIP: Skip = lambda case, env: False  # noqa: E731
 
 
 def _words(value: YValue | None) -> tuple[str, ...]:
@@ -59,7 +60,7 @@ def _rest(value: YValue, keys: tuple[str, ...]) -> object:
 class Runs:
     """The view: `products` as scopes by run. Runs `skip` holds for are left out."""
 
-    def __init__(self, skip: Skip = lambda case, env: False):
+    def __init__(self, skip: Skip = _NO_SKIP):
         self.skip = skip
         self.who: dict[str, Who] = {}  # a run's key in the view -> whose run it is
 
@@ -166,7 +167,7 @@ Step = Callable[[Recipe, list[str]], Change | None]
 
 
 def run_steps(
-    recipes: Sequence[Recipe], act: Step, asked: Asked, skip: Skip, suffix: str
+    recipes: Sequence[Recipe], act: Step, asked: Asked, suffix: str, skip: Skip = _NO_SKIP
 ) -> tuple[list[FileEdit], list[Change]]:
     """Each recipe's edit, step after step until `act` has nothing left to do, verified through
     the runs `skip` does not leave out."""

@@ -50,8 +50,7 @@ class Command(base.Command):
             tuple(args.platform),
             ctx.config.broken_suffix,
             tuple(args.scope),
-            args.lts,
-        )
+        )  # lts: each plan below sets it
         words = ["recipe", "mark-broken", args.case, "--issue", args.issue, "--reason", args.reason]
         for flag, _, _ in _FILTERS:
             for value in getattr(args, flag[2:]):
