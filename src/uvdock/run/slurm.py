@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,10 +21,6 @@ SQUASHFS_MAGIC = b"hsqs"
 NAME_PREFIX = "uvdock-"  # pyxis names the enroot container pyxis_<name>
 PYXIS_PREFIX = "pyxis_"
 _IMPORT_HINT = "write it with `uvdock image enroot`, or name a .sqsh with --image"
-
-
-def is_path(image: str) -> bool:
-    return image.startswith(("/", "./", "../", "~")) or image.endswith((".sqsh", ".squashfs"))
 
 
 def is_local_tag(image: str) -> bool:
@@ -44,7 +40,7 @@ def step_image(
     """What `--container-image` gets: an absolute .sqsh path, or a registry reference. A
     local tag means the local build, which reaches Slurm as the .sqsh `uvdock image enroot`
     wrote (enroot-output; for `lts_image`, `image enroot --lts`'s); without it: exit 3."""
-    if is_path(image):
+    if image.startswith(("/", "./", "../", "~")) or image.endswith((".sqsh", ".squashfs")):
         path = Path(image).expanduser().absolute()
     elif is_local_tag(image):
         lts = bool(lts_image) and image == lts_image
@@ -57,7 +53,9 @@ def step_image(
                 f"{output} does not exist",
                 hint=f"write it with `{command}`, or name a .sqsh with --image",
             )
-        source = imported_from(path)
+        source = ""
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            source = source_file(path).read_text(encoding="utf-8").strip()
         if check and source and source != image:
             raise EnvironmentUnusable(
                 f"srun: {output} holds {source}, not {image}",
@@ -79,12 +77,6 @@ def configured_image(cfg: Config, repo: Path, *, check: bool = True) -> str:
 def source_file(sqsh: Path) -> Path:
     """Beside a .sqsh that `uvdock image enroot` wrote: the tag it was imported from."""
     return sqsh.with_name(sqsh.name + ".image")
-
-
-def imported_from(sqsh: Path) -> str:
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        return source_file(sqsh).read_text(encoding="utf-8").strip()
-    return ""
 
 
 def check_squashfs(path: Path) -> None:
@@ -129,10 +121,9 @@ def own_container_name(extra_args: Sequence[str]) -> str:
 
 def option_value(extra_args: Sequence[str], short: str, long: str) -> str | None:
     """The value engine-args give an srun option (`-p X`, `-pX`, `--partition=X`, ...)."""
-    args = list(extra_args)
-    for i, arg in enumerate(args):
-        if arg in (short, long) and i + 1 < len(args):
-            return args[i + 1]
+    for i, arg in enumerate(extra_args, 1):
+        if arg in (short, long) and i < len(extra_args):
+            return extra_args[i]
         if arg.startswith(long + "="):
             return arg.split("=", 1)[1]
         if arg.startswith(short) and len(arg) > 2 and not arg.startswith("--"):
@@ -163,13 +154,23 @@ def preflight(env: Mapping[str, str], extra_args: Sequence[str]) -> None:
             hint="start slurmctld, or check SLURM_CONF on this node; `uvdock doctor` checks",
         )
     partition = partition_of(extra_args, env)
-    if partition:
-        found = proc.ask(["sinfo", "--noheader", f"--partition={partition}", "--format=%P"], env)
-        if not found.stdout.strip():
-            raise EnvironmentUnusable(
-                f"Slurm partition {partition!r} does not exist",
-                hint="name one that `sinfo --summarize` lists in engine-args (-p NAME)",
-            )
+    if partition and not sinfo_rows(env, partition, "%t"):
+        raise EnvironmentUnusable(
+            f"Slurm partition {partition!r} does not exist",
+            hint="name one that `sinfo --summarize` lists in engine-args (-p NAME)",
+        )
+
+
+def sinfo_rows(
+    env: Mapping[str, str], partition: str, fields: str, *flags: str
+) -> list[tuple[str, str]]:
+    """sinfo's (partition, `fields`) rows for `partition`, else for the default partition
+    (the one sinfo marks with '*'); [] when sinfo fails."""
+    argv = ["sinfo", "--noheader", *flags, f"--format=%P {fields}"]
+    found = proc.ask([*argv, f"--partition={partition}"] if partition else argv, env)
+    rows = (line.strip().partition(" ") for line in found.stdout.splitlines())
+    chosen = [(p.rstrip("*"), rest.strip()) for p, _, rest in rows if partition or p.endswith("*")]
+    return chosen if found.ok else []
 
 
 def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[str, str | None]:
@@ -178,16 +179,8 @@ def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[s
     sinfo cannot say."""
     partition = env.get("SLURM_JOB_PARTITION", "") if env.get("SLURM_JOB_ID") else ""
     partition = partition_of(extra_args, env) or partition
-    argv = ["sinfo", "--noheader", "--format=%P %G"]
-    if partition:
-        argv.append(f"--partition={partition}")
-    found = proc.ask(argv, env)
-    gres = [
-        (name.rstrip("*"), rest.strip())
-        for name, _, rest in (line.strip().partition(" ") for line in found.stdout.splitlines())
-        if partition or name.endswith("*")
-    ]
-    if not found.ok or not gres:
+    gres = sinfo_rows(env, partition, "%G")
+    if not gres:
         return partition, None
     with_gpus = [g for _, g in gres if "gpu" in g]
     return gres[0][0], with_gpus[0] if with_gpus else gres[0][1]
@@ -210,18 +203,34 @@ def import_sqsh(
     it: a re-import is a new file, so the reusable container keyed by it is never stale."""
     import tempfile
 
+    from uvdock.files.edit import atomic_write
     from uvdock.image import build as imagebuild
+    from uvdock.run import signals
 
+    found = proc.run([engine, "image", "inspect", image], env=env, check=False, timeout=60)
+    if not found.ok:
+        raise EnvironmentUnusable(
+            f"image {image} is not present in {engine}",
+            hint="build it with `uvdock image build` (or pull it), or name one with --image",
+        )
+    derived = ""
+    if imagebuild.needs_cmd(found.stdout):
+        derived = f"localhost/uvdock-enroot-{os.getpid()}-{os.urandom(3).hex()}:cmd"
     partial = target.with_name(target.name + ".part")
     partial.unlink(missing_ok=True)  # a cut-short import: enroot refuses to overwrite
     try:
-        with (
-            tempfile.TemporaryDirectory(prefix="uvdock-enroot-") as scratch,
-            _with_cmd(engine, image, Path(scratch), env, cwd) as source,
-        ):
-            argv = imagebuild.enroot_argv(str(partial), source, engine)
+        with tempfile.TemporaryDirectory(prefix="uvdock-enroot-") as tmp:
+            scratch, enroot_env = Path(tmp), dict(env)
+            if derived:
+                _build_with_cmd(engine, image, derived, scratch, env=env, cwd=cwd)
+            if engine == "podman" and (podman := proc.which("podman", env)):
+                (scratch / "bin").mkdir()
+                (scratch / "bin" / "docker").symlink_to(podman)
+                path = env.get("PATH", os.defpath)
+                enroot_env["PATH"] = f"{scratch / 'bin'}{os.pathsep}{path}"
+            argv = imagebuild.enroot_argv(str(partial), derived or image, engine)
             show("+ " + " ".join(argv))
-            code = proc.run_foreground(argv, cwd=cwd, env=_enroot_env(engine, Path(scratch), env))
+            code = proc.run_foreground(argv, cwd=cwd, env=enroot_env)
             if code != 0:
                 raise CommandFailed(argv, code, message=f"enroot import exited with status {code}")
         if not partial.is_file():
@@ -230,50 +239,23 @@ def import_sqsh(
         # an old tag (srun then refuses the unrecorded file for a local tag: import again).
         source_file(target).unlink(missing_ok=True)
         os.replace(partial, target)
-        from uvdock.files.edit import atomic_write
-
         atomic_write(source_file(target), image + "\n")
     finally:
         partial.unlink(missing_ok=True)
+        if derived:
+            with signals.held(reraise=False):
+                proc.run([engine, "image", "rm", "--force", derived], env=env, check=False)
 
 
-@contextlib.contextmanager
-def _with_cmd(
-    engine: str, image: str, scratch: Path, env: Mapping[str, str], cwd: Path
-) -> Iterator[str]:
-    """The image to import: `image`, or a derived one with a CMD (removed afterwards)."""
+def _build_with_cmd(
+    engine: str, image: str, derived: str, scratch: Path, *, env: Mapping[str, str], cwd: Path
+) -> None:
     from uvdock.image import build as imagebuild
 
-    found = proc.run([engine, "image", "inspect", image], env=env, check=False, timeout=60)
-    if not found.ok:
-        raise EnvironmentUnusable(
-            f"image {image} is not present in {engine}",
-            hint="build it with `uvdock image build` (or pull it), or name one with --image",
-        )
-    if not imagebuild.needs_cmd(found.stdout):
-        yield image
-        return
-    derived = f"localhost/uvdock-enroot-{os.getpid()}-{os.urandom(3).hex()}:cmd"
-    (scratch / "Containerfile").write_text(imagebuild.ENROOT_CMD_CONTAINERFILE.format(image=image))
-    build = [engine, "build", "-q", "-t", derived, "-f", str(scratch / "Containerfile")]
+    containerfile = scratch / "Containerfile"
+    containerfile.write_text(imagebuild.ENROOT_CMD_CONTAINERFILE.format(image=image))
+    build = [engine, "build", "-q", "-t", derived, "-f", str(containerfile)]
     build += ["--pull=never"] if engine == "podman" else []
-    try:
-        built = proc.run([*build, str(scratch)], cwd=cwd, env=env, check=False)
-        if not built.ok:
-            raise CommandFailed(build, built.returncode, built.stdout, built.stderr)
-        yield derived
-    finally:
-        from uvdock.run import signals
-
-        with signals.held(reraise=False):
-            proc.run([engine, "image", "rm", "--force", derived], env=env, check=False)
-
-
-def _enroot_env(engine: str, scratch: Path, env: Mapping[str, str]) -> dict[str, str]:
-    """enroot's environment: for podman, a `docker` that is podman first on PATH."""
-    podman = proc.which("podman", env) if engine == "podman" else None
-    if podman is None:
-        return dict(env)
-    (scratch / "bin").mkdir()
-    (scratch / "bin" / "docker").symlink_to(podman)
-    return {**env, "PATH": f"{scratch / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"}
+    built = proc.run([*build, str(scratch)], cwd=cwd, env=env, check=False)
+    if not built.ok:
+        raise CommandFailed(build, built.returncode, built.stdout, built.stderr)

@@ -5,13 +5,14 @@ enroot's list and remove on each node (for `doctor`)."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable
 from uvdock.files import textlines
-from uvdock.run import proc
+from uvdock.run import proc, signals
 from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX
 from uvdock.run.slurm_steps import EVERY_NODE, shape_args, without_pyxis
 
@@ -43,7 +44,6 @@ def _write(git_dir: Path, entries: Sequence[tuple[str, str]]) -> None:
 
 
 def ready_nodes(git_dir: Path, name: str) -> list[str]:
-    """The nodes where `name`'s unpack finished."""
     return [node for node, n in _entries(git_dir) if n == name]
 
 
@@ -116,8 +116,6 @@ def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> 
     """scancel the job (or, inside an allocation, the steps) srun started under `job_name`
     (its tasks and pyxis's clean-up end with it), and wait until squeue no longer lists
     it, so nothing of it is left when uvdock exits."""
-    import time
-
     proc.ask(["scancel", "--quiet", f"--name={job_name}"], env)
     for step in _listed(env, job_name):
         if "." in step:
@@ -140,12 +138,9 @@ def unpack_once(
     yet, in a step of its own (`argv_for(those nodes)` runs `true` there), saying where:
     an unpack cut short (Ctrl-C, scancel, a failure) is removed on those nodes alone,
     never reused half-written by the next step, and the others keep theirs."""
-    name = placement.container
-    if not name:
-        return
-    ready = ready_nodes(git_dir, name)
+    name, ready = placement.container, ready_nodes(git_dir, placement.container)
     missing = [node for node in (nodes or [ANY_NODE]) if node not in ready]
-    if not missing:
+    if not name or not missing:
         return
     where = ", ".join(missing) if nodes else "the node srun picks"
     out.info(f"unpacking {placement.image} on {where}, once, for reuse as {name}")
@@ -153,35 +148,22 @@ def unpack_once(
     code, left = -1, []
     try:
         code = foreground(argv)
-        if code == 0:
-            mark_ready(git_dir, name, missing)
     finally:
+        # A half-written container goes on the nodes of its step once that step has ended:
+        # after an scancel, srun returns while the step's unsquashfs may still write for up
+        # to KillWait, and a removal before that end leaves a partial tree the next step
+        # would reuse. A second Ctrl-C must not cut the removal.
         if code != 0:
-            left = _remove_cut_short(argv, env, placement.extra_args, missing, PYXIS_PREFIX + name)
+            with signals.held(reraise=False):
+                job = next((a.split("=", 1)[1] for a in argv if a.startswith("--job-name=")), "")
+                if job:
+                    cancel_job(env, job, wait=30.0)
+                extra, names = placement.extra_args, [PYXIS_PREFIX + name]
+                left += [remove_containers(env, extra, node, names) for node in missing]
     if code != 0:
         raise EnvironmentUnusable(
             f"pyxis could not start {placement.image} on {where} (srun exit {code}; its "
-            "messages are above)" + "".join(f"; {problem}" for problem in left),
+            "messages are above)" + "".join(f"; {problem}" for problem in left if problem),
             hint="`uvdock doctor` checks the Slurm setup",
         )
-
-
-def _remove_cut_short(
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    extra_args: Sequence[str],
-    nodes: Sequence[str],
-    pyxis_name: str,
-) -> list[str]:
-    """Remove a half-written container on the nodes of its step, once that step has
-    ended: after an scancel, srun returns while the step's unsquashfs may still write for
-    up to KillWait, and a removal before that end leaves a partial tree the next step would
-    reuse. What could not be removed is said."""
-    from uvdock.run import signals
-
-    with signals.held(reraise=False):  # a second Ctrl-C must not cut the removal
-        job = next((a.split("=", 1)[1] for a in argv if a.startswith("--job-name=")), None)
-        if job:
-            cancel_job(env, job, wait=30.0)
-        problems = [remove_containers(env, extra_args, node, [pyxis_name]) for node in nodes]
-        return [problem for problem in problems if problem]
+    mark_ready(git_dir, name, missing)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.files import textlines
 from uvdock.run import proc
-from uvdock.run.slurm import option_value, partition_of
+from uvdock.run.slurm import option_value, partition_of, sinfo_rows
 
 if TYPE_CHECKING:
     from uvdock.ui.output import Output
@@ -39,18 +40,11 @@ def allocation_nodes(env: Mapping[str, str]) -> list[str]:
 def partition_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
     """The nodes of the partition a new job gets (engine-args' or the default one) that
     answer and take work, idle ones first."""
-    partition = partition_of(extra_args, env)
-    argv = ["sinfo", "--noheader", "--Node", "--responding", "--format=%N %P %t"]
-    if partition:
-        argv.append(f"--partition={partition}")
     rank: dict[str, int] = {}
-    for line in proc.ask(argv, env).stdout.splitlines():
-        fields = line.split()
-        if len(fields) != 3 or (not partition and not fields[1].endswith("*")):
-            continue
-        state = fields[2].rstrip("*~#!%$@^-")
-        if state in _USABLE:
-            rank.setdefault(fields[0], _USABLE.index(state))
+    for _, row in sinfo_rows(env, partition_of(extra_args, env), "%N %t", "--Node", "--responding"):
+        node, _, state = row.partition(" ")
+        if (state := state.strip().rstrip("*~#!%$@^-")) in _USABLE:
+            rank.setdefault(node, _USABLE.index(state))
     return sorted(rank, key=lambda node: rank[node])
 
 
@@ -89,14 +83,12 @@ PYXIS_VALUED = ("image", "mounts", "workdir", "name", "save", "env")
 def without_pyxis(extra_args: Sequence[str]) -> list[str]:
     """engine-args minus pyxis's options: an enroot step must not start in a container."""
     kept: list[str] = []
-    skip = False
-    for arg in extra_args:
-        if skip:
-            skip = False
-        elif arg.startswith(("--container", "--no-container")):
-            skip = "=" not in arg and arg.removeprefix("--container-") in PYXIS_VALUED
-        else:
+    args = iter(extra_args)
+    for arg in args:
+        if not arg.startswith(("--container", "--no-container")):
             kept.append(arg)
+        elif "=" not in arg and arg.removeprefix("--container-") in PYXIS_VALUED:
+            next(args, None)  # its value
     return kept
 
 
@@ -125,8 +117,6 @@ class NodeReport:
     def command(self, command: Sequence[str]) -> list[str]:
         if self.folder is None:
             return list(command)
-        import shlex
-
         self.folder.mkdir(parents=True, exist_ok=True)
         mark = f'{shlex.quote(self.inside)}/"$SLURMD_NODENAME"'
         script = f'code=0; "$@" || code=$?; echo "$code" > {mark}; exit "$code"'
@@ -143,22 +133,19 @@ class NodeReport:
         when srun said 0 although a node never finished."""
         if self.folder is None:
             return code
-        try:
-            said: dict[str, str] = {}
-            for node in self.nodes:
-                with contextlib.suppress(OSError):
-                    said[node] = textlines.read_text(self.folder / node, errors="replace").strip()
-            for node, code_there in said.items():
-                if code_there != "0":
-                    out.error(f"{node}: exit {code_there}")
-            unfinished = [node for node in self.nodes if node not in said]
-            for node in unfinished:
-                out.error(
-                    f"{node}: did not finish (the node stopped answering, or its task was "
-                    f"killed); the other node(s) had ended {STRAGGLER_SECONDS} s before"
-                )
-        finally:
-            self.discard()
+        said: dict[str, str] = {}
+        for node in self.nodes:
+            with contextlib.suppress(OSError):
+                said[node] = textlines.read_text(self.folder / node, errors="replace").strip()
+        self.discard()
+        unfinished = [node for node in self.nodes if node not in said]
+        for node in [n for n, there in said.items() if there != "0"]:
+            out.error(f"{node}: exit {said[node]}")
+        for node in unfinished:
+            out.error(
+                f"{node}: did not finish (the node stopped answering, or its task was "
+                f"killed); the other node(s) had ended {STRAGGLER_SECONDS} s before"
+            )
         return 1 if code == 0 and unfinished else code
 
 
