@@ -237,6 +237,9 @@ def test_sigkill_mid_relock_then_abort_cancels_the_job_and_restores(
     """SIGKILL leaves uvdock no chance to stop its step, which runs on under Slurm and could
     write uv.lock after the restore: `--abort` cancels the job first."""
     conflict, before = conflict_on_srun(slurm_tmp, wheelhouse, sqsh)
+    # The unpacking run's job may still be listed (COMPLETING): the wait below must see the
+    # relock's own job, not that one, or the kill lands before the state is saved.
+    assert jobs_left() == []
     child = _start(
         conflict.repo, "--image", sqsh, "lock", "resolve", "--onto", "main", "--no-fetch"
     )
