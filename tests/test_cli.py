@@ -34,6 +34,15 @@ def test_bad_option_is_the_usage_line_and_one_error_line(run_cli: RunCli) -> Non
     assert error == "error: unexpected argument --frobnicate"
 
 
+@pytest.mark.parametrize("words", [("image", "-x"), ("image", "-x", "bump")])
+def test_an_unknown_option_before_a_subcommand_is_named(
+    run_cli: RunCli, words: tuple[str, ...]
+) -> None:
+    result = run_cli(*words)
+    assert result.code == 2
+    assert result.err.splitlines()[-1] == "error: unexpected argument -x"
+
+
 def test_a_missing_argument_has_no_doubled_prefix(run_cli: RunCli) -> None:
     result = run_cli("recipe", "mark-broken", "--issue", "1", "--reason", "x")
     assert result.code == 2

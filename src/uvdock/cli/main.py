@@ -53,9 +53,12 @@ def _split_command(
 
         parser = cli_parse.command_parser((command, ""), COMMANDS[(command, names[0])])
         parser.usage = cli_parse.group_usage(command).removeprefix("usage: ")
-        parser.add_argument("subcommand")
+        parser.add_argument("subcommand", nargs="?", default="")
         parser.add_argument("rest", nargs=argparse.REMAINDER)
-        parsed = vars(parser.parse_args(rest))
+        known, unknown = parser.parse_known_args(rest)
+        if unknown:  # an option before the subcommand: name it, not the missing words
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        parsed = vars(known)
         front = parsed, [parsed.pop("subcommand"), *parsed.pop("rest")]
     if front is not None:
         given.update(front[0])
