@@ -35,10 +35,31 @@ class Command:
         raise NotImplementedError
 
 
+class DependencyChange(Command):
+    """`add` and `remove`: uv add / remove in the container (run/uv_project.py)."""
+
+    action: str
+    helps: tuple[str, str, str]  # PKG, --group, --optional
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        packages, in_group, in_extra = self.helps
+        parser.add_argument("packages", nargs="+", metavar="PKG", help=packages)
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--group", metavar="G", help=in_group)
+        group.add_argument("--optional", metavar="X", help=in_extra)
+        sync = "do not bring a running container's environment up to date afterwards"
+        add_switches(parser, no_sync=sync)
+        add_lock_format_option(parser)
+
+    def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.run.uv_project import change_dependencies
+
+        return change_dependencies(ctx, self.action, args, shim_for)
+
+
 def shim_for(ctx: Context, config: Config | None = None, **said: str) -> CIContainer:
-    """The shim for this invocation: its configuration, repository, environment and output.
-    A command whose own flag chose a setting passes the changed `config` and names the flag
-    (`engine="--slurm"`), so messages say who chose it."""
+    """The CI container of this invocation. A command whose own flag chose a setting passes the
+    changed `config` and names the flag (`engine="--slurm"`), so messages say who chose it."""
     from uvdock.run.ci_container import CIContainer
 
     named = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
@@ -76,30 +97,30 @@ def writing(ctx: Context, command: str) -> Iterator[None]:
                 f"took over the repository lock left by `{stale.command}` (pid {stale.pid}), "
                 "which no longer runs"
             )
-        with edit.confined(ctx.repo, git_dir, *_common_dir(git_dir)):
+        with edit.confined(ctx.repo, git_dir, common_git_dir(git_dir)):
             yield
 
 
 def common_git_dir(git_dir: Path) -> Path:
-    """The git dir every worktree shares (the main one's): `git_dir` itself unless linked."""
-    return next(iter(_common_dir(git_dir)), git_dir)
-
-
-def _common_dir(git_dir: Path) -> list[Path]:
-    """A linked worktree's shared git folder (info/attributes lives there), if any."""
+    """The git dir every worktree shares (info/attributes lives there): `git_dir` unless linked."""
     from uvdock.files import textlines
 
     try:
         text = textlines.read_text(git_dir / "commondir", errors="replace").strip()
     except OSError:
-        return []
-    return [(git_dir / text).resolve()] if text else []
+        return git_dir
+    return (git_dir / text).resolve() if text else git_dir
 
 
 def add_format_option(parser: argparse.ArgumentParser, *formats: str, help: str) -> None:
-    """`--format text|...`: one spelling for every command with a machine or PR rendering
-    (here, so `image check` imports nothing new for it). --json, where offered, wins."""
+    """`--format text|...`, one spelling for every command (--json, where offered, wins)."""
     parser.add_argument("--format", choices=("text", *formats), default="text", help=help)
+
+
+def add_switches(parser: argparse._ActionsContainer, **helps: str) -> None:
+    """On/off options, in order: `allow_downgrade="..."` is `--allow-downgrade`."""
+    for name, text in helps.items():
+        parser.add_argument("--" + name.replace("_", "-"), action="store_true", help=text)
 
 
 def add_lock_format_option(parser: argparse.ArgumentParser) -> None:

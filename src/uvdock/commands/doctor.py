@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import add_switches
 from uvdock.doctor.checks import run_checks
 from uvdock.doctor.logscan import diagnose_stream
 from uvdock.doctor.signatures import SIGNATURES
@@ -41,10 +42,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
         )
-        parser.add_argument(
-            "--prune",
-            action="store_true",
-            help="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)",
+        add_switches(
+            parser, prune="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)"
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:

@@ -1,8 +1,8 @@
 """`uvdock remove PKG... [--group G | --optional X]`: uv remove in the container, as add."""
 
-from uvdock.commands import add
+from uvdock.commands.base import DependencyChange
 
 
-class Command(add.Command):
+class Command(DependencyChange):
     action = "remove"
     helps = ("package name", "remove from dependency group G", "remove from extra X")

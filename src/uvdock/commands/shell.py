@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import engine_for, shim_for
+from uvdock.commands.base import add_switches, engine_for, shim_for
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.run import engines, slurm, slurm_steps
@@ -16,8 +16,9 @@ from uvdock.run.probe import engine_init
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--slurm", action="store_true", help="run through srun with pyxis")
-        parser.add_argument("--gpus", action="store_true", help="give the container all GPUs")
+        add_switches(
+            parser, slurm="run through srun with pyxis", gpus="give the container all GPUs"
+        )
         parser.add_argument(
             "--nodes",
             type=int,

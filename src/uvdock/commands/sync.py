@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import add_switches
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 
@@ -30,13 +31,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--extra", action="append", default=[], metavar="X", help="also this extra"
         )
-        parser.add_argument(
-            "--lts", action="store_true", help="explicit opt-in required by --profile lts"
-        )
-        parser.add_argument(
-            "--exact",
-            action="store_true",
-            help="also uninstall what the selection does not hold (listed first, from uv's "
+        add_switches(
+            parser,
+            lts="explicit opt-in required by --profile lts",
+            exact="also uninstall what the selection does not hold (listed first, from uv's "
             "own dry run); by default a sync removes nothing the image installed",
         )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import add_switches
 from uvdock.config import settings as config_module
 from uvdock.config import trust as config_trust
 from uvdock.context import Context
@@ -25,14 +26,10 @@ class Command(BaseCommand):
             "the configuration's sha256 for this repository in "
             "$XDG_CONFIG_HOME/uvdock/trusted. Any change to it needs trust again."
         )
-        group = parser.add_mutually_exclusive_group()
-        group.add_argument(
-            "--show",
-            action="store_true",
-            help="show what the repository's configuration sets and whether you trust it",
-        )
-        group.add_argument(
-            "--revoke", action="store_true", help="forget the trust given to this repository"
+        add_switches(
+            parser.add_mutually_exclusive_group(),
+            show="show what the repository's configuration sets and whether you trust it",
+            revoke="forget the trust given to this repository",
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:

@@ -1,11 +1,6 @@
-"""`uvdock image bump TAG|--latest [--lts] [--offline]`: move one lane's managed pins to TAG.
-
-Without --lts only the dev lane changes; --lts is the explicit opt-in for the LTS lane, and
-then only it changes. Every managed pin of the lane is written, or none. The registry must
-have the tag for every platform of the lane first (registry/lane_check.py); --offline skips
-that and says so. --latest is never a downgrade: a lane already newer (a mirror that lags)
-is reported current.
-"""
+"""`uvdock image bump TAG|--latest [--lts] [--offline]`: move one lane's managed pins to TAG,
+every one or none, once the registry has TAG for every platform of the lane (--offline skips
+that and says so). --latest is never a downgrade: a lane already newer is reported current."""
 
 from __future__ import annotations
 
@@ -16,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import add_switches
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.files import edit
 from uvdock.image import pr_body
@@ -37,19 +33,16 @@ if TYPE_CHECKING:
 
 
 class Command(BaseCommand):
-    _client: RegistryClient | None = None
+    _client: RegistryClient  # the tag check's, kept for --pr-body: its token and budget go on
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
         )
-        parser.add_argument(
-            "--latest",
-            action="store_true",
-            help="the registry's newest YY.MM-py3 tag published for every platform of the lane",
-        )
-        parser.add_argument(
-            "--offline", action="store_true", help="do not ask the registry whether TAG exists"
+        add_switches(
+            parser,
+            latest="the registry's newest YY.MM-py3 tag published for every platform of the lane",
+            offline="do not ask the registry whether TAG exists",
         )
         optin.add_lts_flag(parser, "bump the LTS lane instead of dev (the explicit opt-in)")
         parser.add_argument(
@@ -58,13 +51,10 @@ class Command(BaseCommand):
             help="the lane to bump when it is not dev (`image show` names each, e.g."
             " docker/Dockerfile.ci:BASE_IMAGE)",
         )
-        parser.add_argument(
-            "--allow-downgrade", action="store_true", help="accept a tag older than the current one"
-        )
-        parser.add_argument(
-            "--pr-body",
-            action="store_true",
-            help="print the pull request's title and Markdown body (pins changed, checklist)",
+        add_switches(
+            parser,
+            allow_downgrade="accept a tag older than the current one",
+            pr_body="print the pull request's title and Markdown body (pins changed, checklist)",
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
@@ -170,30 +160,28 @@ class Command(BaseCommand):
         _handoff(ctx, plan, contents)  # in a dry run too: what comes after the write
         return 0
 
-    def _connect(self, ctx: Context, hint: str | None, image: str = REPOSITORY) -> RegistryClient:
-        """The registry client, kept for --pr-body: its token and its time budget go on."""
+    def _connect(self, ctx: Context, hint: str, image: str) -> RegistryClient:
         self._client = lane_check.client_for(
             ctx.config, ctx.env, ctx.out.detail, hint=hint, image=image
         )
         return self._client
 
     def _contents(self, ctx: Context, plan: BumpPlan, offline: str) -> ImageReport:
-        """Both images' contents for --pr-body, read before anything is written, with the tag
-        check's client. Never blocks the bump: offline mode, an unreachable registry or an
-        unreadable config blob each become a sentence in the body, not an error."""
+        """Both images' contents for --pr-body, read before anything is written. Never blocks
+        the bump: offline mode, an unreachable registry or an unreadable config blob each
+        become a sentence in the body, not an error."""
         old, new = plan.current, plan.tag
         if offline:
             return ImageReport(old, new, skipped=f"offline: {offline}")
         try:
-            client = self._client or self._connect(ctx, None)
-            after = read_tag(client, new, keep_going=True)
+            after = read_tag(self._client, new, keep_going=True)
         except EnvironmentUnusable as exc:
             ctx.out.warn(f"image contents not read: {exc.message}")
             return ImageReport(old, new, skipped=f"the registry could not be read: {exc.message}")
         before, unread = None, tuple[str, ...]()
         if old is not None:
             try:
-                before = read_tag(client, old, keep_going=True)
+                before = read_tag(self._client, old, keep_going=True)
             except EnvironmentUnusable as exc:
                 ctx.out.warn(f"{old}: image contents not read: {exc.message}")
                 unread = (f"{old}: {exc.message}",)
@@ -270,7 +258,7 @@ def _lane(scan: Scan, args: argparse.Namespace) -> str:
     found = [rule for rule in scan.lanes if rule.arg and scan.lane_pins(rule.lane)]
     if not found:
         return "dev"
-    fitting = [rule.lane for rule in found if _fits(scan, rule, args.tag)]
+    fitting = [rule.lane for rule in found if args.tag and _fits(scan, rule, args.tag)]
     if len(found) == 1 or len(fitting) == 1:
         return (fitting or [found[0].lane])[0]
     raise InputRefused(
@@ -280,9 +268,7 @@ def _lane(scan: Scan, args: argparse.Namespace) -> str:
     )
 
 
-def _fits(scan: Scan, rule: LaneRules, text: str | None) -> bool:
-    if text is None:
-        return False
+def _fits(scan: Scan, rule: LaneRules, text: str) -> bool:
     try:
         found_target(scan, rule, text)
     except InputRefused:

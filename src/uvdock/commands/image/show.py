@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands.base import add_switches
 from uvdock.errors import CheckFailed
 from uvdock.image import pins
 from uvdock.image.contents import compare, tag_json
@@ -32,20 +33,11 @@ SHOWN_VERSIONS = ("PyTorch", "CUDA", "cuDNN", "NCCL")  # the table's columns; JS
 
 class Command(BaseCommand):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--digests",
-            action="store_true",
-            help="ask the registry for each managed tag's manifest digest per platform",
-        )
-        parser.add_argument(
-            "--versions",
-            action="store_true",
-            help="with the digests, the component versions each image's configuration states",
-        )
-        parser.add_argument(
-            "--explain",
-            action="store_true",
-            help="print what uvdock found and uses as a ready [tool.uvdock] table",
+        add_switches(
+            parser,
+            digests="ask the registry for each managed tag's manifest digest per platform",
+            versions="with the digests, the component versions each image's configuration states",
+            explain="print what uvdock found and uses as a ready [tool.uvdock] table",
         )
         optin.add_lts_flag(parser, "with --digests / --versions: the LTS lane's tags too")
 
