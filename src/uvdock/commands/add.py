@@ -1,9 +1,9 @@
 """`uvdock add PKG... [--group G | --optional X]`: uv add in the container."""
 
-from uvdock.commands.base import DependencyChange
+from uvdock.commands import base
 
 
-class Command(DependencyChange):
+class Command(base.DependencyChange):
     action = "add"
     helps = (
         "requirement, e.g. 'einops~=0.8'",

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import TYPE_CHECKING
 
 from uvdock.cli.completion import SCRIPTS, CommandShape, Option, replies
 from uvdock.cli.parse import command_parser
 from uvdock.cli.spec import COMMANDS, GLOBAL_OPTIONS
-from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import InputRefused, UvdockError
 from uvdock.recipes import parse
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
 CASE_METAVAR = "CASE"
 
@@ -46,7 +43,7 @@ def shapes() -> list[CommandShape]:
     return found
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("shell", nargs="?", choices=SCRIPTS, help="the shell to complete for")
         parser.add_argument("--list-cases", action="store_true", help=argparse.SUPPRESS)

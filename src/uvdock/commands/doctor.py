@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_switches
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.doctor.checks import run_checks
 from uvdock.doctor.logscan import diagnose_stream
 from uvdock.doctor.signatures import SIGNATURES
@@ -20,7 +20,6 @@ from uvdock.project import declared
 from uvdock.run import git, slurm_containers, slurm_steps
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
     from uvdock.doctor.checks import CheckResult
 
 _MARKS = {"pass": "ok  ", "fail": "FAIL", "warn": "warn", "skip": "skip"}
@@ -30,7 +29,7 @@ _OPEN_ERRORS = {
 }
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
             "Without LOG: check the setup (git, engine, image, mounts, uv and its "
@@ -42,7 +41,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "log", nargs="?", metavar="LOG", help="a failure log to diagnose, or - for stdin"
         )
-        add_switches(
+        base.add_switches(
             parser, prune="remove the unpacked containers the srun engine kept (pyxis_uvdock-*)"
         )
 

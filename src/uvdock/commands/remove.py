@@ -1,8 +1,8 @@
 """`uvdock remove PKG... [--group G | --optional X]`: uv remove in the container, as add."""
 
-from uvdock.commands.base import DependencyChange
+from uvdock.commands import base
 
 
-class Command(DependencyChange):
+class Command(base.DependencyChange):
     action = "remove"
     helps = ("package name", "remove from dependency group G", "remove from extra X")

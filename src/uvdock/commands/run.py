@@ -6,8 +6,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import shim_for
+from uvdock.commands import base
 from uvdock.errors import InputRefused
 
 if TYPE_CHECKING:
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
     from uvdock.context import Context
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         import argparse
 
@@ -41,6 +40,6 @@ class Command(BaseCommand):
             command = command[1:]
         if not command:
             raise InputRefused("no command given: uvdock run -- CMD [ARGS...]")
-        shim = shim_for(ctx)
+        shim = base.shim_for(ctx)
         shim.srun.tasks = "follow"  # on Slurm: the allocation's nodes, as srun itself would
         return shim.run(command)

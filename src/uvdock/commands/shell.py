@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_switches, engine_for, shim_for
+from uvdock.commands import base
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.run import engines, slurm, slurm_steps
@@ -14,9 +13,9 @@ from uvdock.run.ci_container import CIContainer
 from uvdock.run.probe import engine_init
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        add_switches(
+        base.add_switches(
             parser, slurm="run through srun with pyxis", gpus="give the container all GPUs"
         )
         parser.add_argument(
@@ -33,15 +32,15 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config
         if args.slurm or cfg.engine == "srun":
-            shim = shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
+            shim = base.shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
             placement, argv = shim.placement, _srun_argv(ctx, shim, args)
             wait = f"asking Slurm for a shell (srun --pty) in {placement.describe()}..."
         elif cfg.container or cfg.engine == "local":
             if cfg.container and not ctx.dry_run:
                 ctx.out.info(f"opening {args.shell} in container {cfg.container}")
-            return shim_for(ctx).run([args.shell], tty=sys.stdin.isatty())
+            return base.shim_for(ctx).run([args.shell], tty=sys.stdin.isatty())
         else:  # a new container of the image, removed when the shell exits
-            shim, engine = shim_for(ctx), engine_for(ctx)
+            shim, engine = base.shim_for(ctx), base.engine_for(ctx)
             init = engine_init(engine, ctx.env)
             placement = engines.Placement(
                 "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init

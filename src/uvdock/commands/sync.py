@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_switches
+from uvdock.commands import base
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     from uvdock.run.ci_container import CIContainer
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--profile",
@@ -31,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--extra", action="append", default=[], metavar="X", help="also this extra"
         )
-        add_switches(
+        base.add_switches(
             parser,
             lts="explicit opt-in required by --profile lts",
             exact="also uninstall what the selection does not hold (listed first, from uv's "
@@ -39,7 +38,6 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.base import shim_for
         from uvdock.project.syncplan import environment_plan
         from uvdock.run import uv_project
 
@@ -63,7 +61,7 @@ class Command(BaseCommand):
             extras=args.extra,
             exact=args.exact,
         )
-        shim = shim_for(ctx)
+        shim = base.shim_for(ctx)
         shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
         _refuse_throwaway(ctx, shim, args)
         for note in plan.notes:

@@ -9,15 +9,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_switches
+from uvdock.commands import base
 from uvdock.config import settings as config_module
 from uvdock.config import trust as config_trust
 from uvdock.context import Context
 from uvdock.files.edit import atomic_write, ensure_private_folder
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
             "A repository's uvdock.toml / [tool.uvdock] may set engine, engine-args, "
@@ -26,7 +25,7 @@ class Command(BaseCommand):
             "the configuration's sha256 for this repository in "
             "$XDG_CONFIG_HOME/uvdock/trusted. Any change to it needs trust again."
         )
-        add_switches(
+        base.add_switches(
             parser.add_mutually_exclusive_group(),
             show="show what the repository's configuration sets and whether you trust it",
             revoke="forget the trust given to this repository",

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import engine_for
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.image import build as imagebuild
 from uvdock.run.build_check import check_heredocs
 from uvdock.run.engines import operand
 from uvdock.run.stream import stream
 
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
-
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
             "Build the CI image from the lane's Dockerfile with FROM_IMAGE_NAME taken from its "
@@ -54,7 +50,7 @@ class Command(BaseCommand):
         config = ctx.config.replace(build_target=target)
         spec = imagebuild.build_spec(ctx.repo, config, lts=args.lts, tag=args.tag)
         operand(spec.tag, "image tag")  # `-t --foo` would hand the engine an option
-        engine = engine_for(ctx)
+        engine = base.engine_for(ctx)
         argv = imagebuild.build_argv(engine, spec)
         check_heredocs(ctx, engine, spec.dockerfile)  # --dry-run shows no build it refuses
         if ctx.dry_run:

@@ -10,8 +10,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from uvdock.cli import optin
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_switches
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.files import edit
 from uvdock.image import pr_body
@@ -25,21 +25,20 @@ from uvdock.registry.tags import REPOSITORY, newest, parse_image, parse_tag_argu
 from uvdock.run.worktree import absent_tracked
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
     from uvdock.image.bump import BumpPlan
     from uvdock.image.pins import LaneRules, Scan
     from uvdock.registry.client import RegistryClient
     from uvdock.registry.lane_check import TagReport
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     _client: RegistryClient  # the tag check's, kept for --pr-body: its token and budget go on
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "tag", metavar="TAG", nargs="?", help="YY.MM-py3, or nvcr.io/nvidia/pytorch:YY.MM-py3"
         )
-        add_switches(
+        base.add_switches(
             parser,
             latest="the registry's newest YY.MM-py3 tag published for every platform of the lane",
             offline="do not ask the registry whether TAG exists",
@@ -51,7 +50,7 @@ class Command(BaseCommand):
             help="the lane to bump when it is not dev (`image show` names each, e.g."
             " docker/Dockerfile.ci:BASE_IMAGE)",
         )
-        add_switches(
+        base.add_switches(
             parser,
             allow_downgrade="accept a tag older than the current one",
             pr_body="print the pull request's title and Markdown body (pins changed, checklist)",

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_format_option
+from uvdock.commands import base
 from uvdock.errors import CheckFailed
 
 FORMAT_HELP = "github: workflow-command annotations; gitlab: a code-quality report (JSON)"
@@ -20,9 +19,9 @@ if TYPE_CHECKING:
     from uvdock.image.pins import Finding
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
+        base.add_format_option(parser, "github", "gitlab", help=FORMAT_HELP)
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.image import pins

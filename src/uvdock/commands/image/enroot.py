@@ -4,22 +4,18 @@ also where only podman is installed (run/slurm.py)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import engine_for
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import EnvironmentUnusable
 from uvdock.image import build as imagebuild
 from uvdock.run import proc, slurm
 from uvdock.run.engines import operand
 from uvdock.run.slurm import import_sqsh
 
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
-
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--output",
@@ -39,7 +35,7 @@ class Command(BaseCommand):
                 hint="run this where enroot is installed (a Slurm login node), "
                 "or give srun --container-image the image directly",
             )
-        engine = engine_for(ctx)
+        engine = base.engine_for(ctx)
         if ctx.dry_run:
             ctx.out.command(imagebuild.enroot_argv(output, image, engine))
             return 0

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import engine_for
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import CommandFailed, EnvironmentUnusable
 from uvdock.image import build as imagebuild
 from uvdock.registry import gitlab_host
@@ -15,11 +14,8 @@ from uvdock.run import git
 from uvdock.run.engines import operand
 from uvdock.run.stream import stream
 
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
-
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.description = (
             "Pull <host>/<registry-image> where host comes from the git remote named by "
@@ -53,7 +49,7 @@ class Command(BaseCommand):
         local = cfg.lts_image if args.lts else cfg.image
         operand(image, "registry image")
         operand(local, "image")
-        engine = engine_for(ctx)
+        engine = base.engine_for(ctx)
         steps = [imagebuild.pull_argv(engine, image), imagebuild.tag_argv(engine, image, local)]
         if ctx.dry_run:
             for argv in steps:

@@ -10,8 +10,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
-from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_switches
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import CheckFailed
 from uvdock.image import pins
 from uvdock.image.contents import compare, tag_json
@@ -24,16 +24,15 @@ from uvdock.run import git
 from uvdock.run.worktree import absent_tracked
 
 if TYPE_CHECKING:
-    from uvdock.context import Context
     from uvdock.image.pins import Scan
     from uvdock.registry.image_config import TagImage
 
 SHOWN_VERSIONS = ("PyTorch", "CUDA", "cuDNN", "NCCL")  # the table's columns; JSON has all
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        add_switches(
+        base.add_switches(
             parser,
             digests="ask the registry for each managed tag's manifest digest per platform",
             versions="with the digests, the component versions each image's configuration states",

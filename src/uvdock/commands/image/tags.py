@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import argparse
 from functools import partial
-from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
-from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.image.bump import current_tag
 from uvdock.image.pins import reference_tag
 from uvdock.image.scan import scan_managed
 from uvdock.registry import lane_check, oci
 from uvdock.registry.tags import REPOSITORY, newest, parse_image
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
 
 def _positive(text: str) -> int:
@@ -31,7 +28,7 @@ def _positive(text: str) -> int:
     return value
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         optin.add_lts_flag(parser, "mark the LTS lane's pin too")
         parser.add_argument(

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import CheckFailed
 from uvdock.lts import requirements as lts
 
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
-
-class Command(BaseCommand):
+class Command(base.Command):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
         display = ctx.rel(path)

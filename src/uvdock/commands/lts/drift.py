@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.files import textlines
 from uvdock.lts import requirements as lts
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
 
 class LockSource(NamedTuple):
@@ -55,7 +53,7 @@ def read_lock_source(
     raise EnvironmentUnusable(f"no uv.lock in {where}")
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         source = parser.add_mutually_exclusive_group().add_argument  # one lock to compare with
         source("--base", metavar="REF", help="compare with REF's uv.lock (default: base-ref)")

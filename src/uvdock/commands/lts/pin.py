@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
-from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.errors import InputRefused, UvdockError
 from uvdock.files import edit
 from uvdock.lts import requirements as lts
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
 
 def next_steps(ctx: Context) -> list[str]:
     """What follows a pin change, as it can be done on this machine: the image build only
     where this engine can build the LTS Dockerfile."""
-    from uvdock.commands.base import engine_for
     from uvdock.run.build_check import build_refusal
 
     rebuild = "rebuild the LTS image: uvdock image build --lts"
     try:
-        refused = build_refusal(ctx, engine_for(ctx), ctx.config.lts_dockerfile)
+        refused = build_refusal(ctx, base.engine_for(ctx), ctx.config.lts_dockerfile)
     except UvdockError:  # no engine here: the build says so itself
         refused = None
     if refused is not None and refused.refuse:
@@ -31,7 +27,7 @@ def next_steps(ctx: Context) -> list[str]:
     return [rebuild, "run the LTS CI lane: put the `container::lts` label on the merge request"]
 
 
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         add = parser.add_argument
         add("specs", nargs="+", metavar="SPEC", help="name==VERSION or 'name @ URL'")

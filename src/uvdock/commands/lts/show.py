@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-from uvdock.commands.base import Command as BaseCommand
+from uvdock.commands import base
+from uvdock.context import Context
 from uvdock.lts import requirements as lts
 
-if TYPE_CHECKING:
-    from uvdock.context import Context
 
-
-class Command(BaseCommand):
+class Command(base.Command):
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.epilog = "LTS pins change only on explicit request: see `uvdock lts pin --help`."
 

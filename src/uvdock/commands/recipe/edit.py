@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from uvdock.context import Context
+
 if TYPE_CHECKING:
-    from uvdock.context import Context
     from uvdock.recipes.parse import Recipe
     from uvdock.recipes.plan import Plan
 

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands import base
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
+from uvdock.context import Context
 
 # The filters: option, metavar, help (each repeatable).
 _FILTERS = (

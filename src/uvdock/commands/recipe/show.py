@@ -4,12 +4,9 @@ case, every case with its files and its scopes per environment."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from uvdock.commands import base
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
+from uvdock.context import Context
 
 
 class Command(base.Command):

@@ -5,13 +5,10 @@ Nothing to undo is exit 1."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from uvdock.cli import optin
 from uvdock.commands import base
-
-if TYPE_CHECKING:
-    from uvdock.context import Context
+from uvdock.context import Context
 
 
 class Command(base.Command):
