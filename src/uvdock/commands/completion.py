@@ -1,7 +1,5 @@
-"""`uvdock completion bash|zsh|fish`: a completion script built from the command table and each
-command's own parser. Case names are asked for at TAB time with the hidden `--list-cases`,
-which reads only the recipe YAMLs and answers with literal words (cli/completion.py).
-"""
+"""`uvdock completion bash|zsh|fish`: a script built from each command's own parser; case names
+come at TAB time from the hidden `--list-cases`, as literal words (cli/completion.py)."""
 
 from __future__ import annotations
 

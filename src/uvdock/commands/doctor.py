@@ -88,12 +88,8 @@ def _diagnose_log(ctx: Context, source: str) -> int:
         except OSError as exc:
             raise InputRefused(f"{source}: cannot read it ({exc.strerror})") from None
     if ctx.options.json:
-        ctx.out.json(
-            {
-                "findings": [f.to_json() for f in diagnosis.findings],
-                "error_lines": [{"line_number": n, "line": t} for n, t in diagnosis.error_lines],
-            }
-        )
+        lines = [{"line_number": n, "line": t} for n, t in diagnosis.error_lines]
+        ctx.out.json({"findings": [f.to_json() for f in diagnosis.findings], "error_lines": lines})
         return 0 if diagnosis.findings else 1
     for finding in diagnosis.findings:
         ctx.out.info(f"line {finding.line_number}: {finding.line}")
@@ -103,10 +99,8 @@ def _diagnose_log(ctx: Context, source: str) -> int:
     if diagnosis.findings:
         return 0
     ctx.out.warn("no known failure signature in this log")
-    if not diagnosis.error_lines:
-        ctx.out.info("no line looks like an error either")
-    else:
-        ctx.out.info("lines that look like errors:")
+    none = "no line looks like an error either"
+    ctx.out.info("lines that look like errors:" if diagnosis.error_lines else none)
     for number, line in diagnosis.error_lines:
         ctx.out.info(f"  {number}: {line}")
     return 1
@@ -120,9 +114,8 @@ def _show_check(ctx: Context, result: CheckResult) -> None:
 
 
 def _prune(ctx: Context) -> int:
-    """Remove the srun engine's unpacked containers on every node of the allocation (else
-    of the partition), each removal on the node that lists it, and forget them there, so
-    the next step there unpacks afresh."""
+    """Remove the srun engine's unpacked containers on each node of the allocation (else of
+    the partition) that lists them, and forget them there: the next step unpacks afresh."""
     if ctx.config.engine != "srun":
         ctx.out.info("nothing to prune: only --engine srun keeps unpacked containers")
         return 0

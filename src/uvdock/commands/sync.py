@@ -1,6 +1,5 @@
-"""`uvdock sync [--profile NAME] [--group G]... [--extra X]... [--lts] [--exact]`: uv sync
---locked in the container, starting from what the lane's Dockerfile syncs, removing nothing
-unless --exact (and then only after showing what uv says it would remove)."""
+"""`uvdock sync`: uv sync --locked in the container, from what the lane's Dockerfile syncs,
+removing nothing unless --exact (and then only after showing what uv would remove)."""
 
 from __future__ import annotations
 

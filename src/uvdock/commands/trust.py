@@ -1,6 +1,5 @@
-"""`uvdock trust [--show | --revoke]`: let this repository's configuration choose where code runs
-(config/trust.py's gated keys). The record goes to the user's own configuration folder, never
-into the repository, so this is no writer."""
+"""`uvdock trust [--show | --revoke]`: let this repository's configuration choose where code runs.
+The record goes to the user's own configuration folder, never the repository: no writer."""
 
 from __future__ import annotations
 

@@ -88,12 +88,9 @@ class Command(base.Command):
             )
             client = self._connect(ctx, lane_check.NAMED_TAG_OFFLINE_HINT, image)
             order = partial(newest, like=now) if now else oci.release_tags
-            tag, report = lane_check.newest_complete_tag(
-                client, ctx.config.platforms, ctx.out.detail, order
-            )
-            ctx.out.info(
-                f"newest {image} tag published for {', '.join(ctx.config.platforms)}: {tag}"
-            )
+            platforms = ctx.config.platforms
+            tag, report = lane_check.newest_complete_tag(client, platforms, ctx.out.detail, order)
+            ctx.out.info(f"newest {image} tag published for {', '.join(platforms)}: {tag}")
             new, old = (parse_image(f"{image}:{t}")[0] for t in (tag, was or ""))
             if new is not None and old is not None and new.key < old.key:
                 return _current(ctx, lane, old.tag, tag, report)

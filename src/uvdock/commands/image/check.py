@@ -1,7 +1,5 @@
 """`uvdock image check`: do the managed base-image pins of each lane agree? (CI, pre-commit)
-
-The success path stays small: no rich, no git grep, only the managed files are read.
-"""
+The success path stays small: no rich, no git grep, only the managed files are read."""
 
 from __future__ import annotations
 
@@ -36,13 +34,8 @@ class Command(base.Command):
             if scan.lane_pins(rule.lane)
         }
         if ctx.options.json:
-            ctx.out.json(
-                {
-                    "lanes": lanes,
-                    "managed": [pin.to_json() for pin in scan.pins],
-                    "findings": [finding.to_json() for finding in findings],
-                }
-            )
+            managed, found = [p.to_json() for p in scan.pins], [f.to_json() for f in findings]
+            ctx.out.json({"lanes": lanes, "managed": managed, "findings": found})
             return 1 if findings or not lanes else 0
         if not lanes and not findings:  # a check that manages nothing cannot pass
             for pin in scan.unclassified:

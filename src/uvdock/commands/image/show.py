@@ -1,8 +1,6 @@
-"""`uvdock image show [--digests | --versions] [--lts]`: every base-image pin, managed or
-informational; with --digests, each managed tag's manifest digest per platform, read from the
-registry (the LTS lane's only with --lts); --versions adds the component versions the image
-configuration states. Asked directly, the registry's answer is the result: an unreadable
-config blob is exit 3 here, a managed tag the registry lacks a finding (exit 1)."""
+"""`uvdock image show [--digests | --versions] [--lts]`: every base-image pin. Asked directly,
+the registry's answer is the result: an unreadable config blob is exit 3 here, a managed tag
+the registry lacks a finding (exit 1)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`uvdock image tags [--lts | --lane NAME] [--limit N]`: the registry's tags, newest first
-(NGC PyTorch's YY.MM-py3, or the found lane's image family), each with the lanes that pin it;
-a pin the registry does not list is warned about: CI would fail to pull it."""
+"""`uvdock image tags [--lts | --lane NAME] [--limit N]`: the registry's tags, newest first, each
+with the lanes that pin it; a pin the registry does not list is warned about."""
 
 from __future__ import annotations
 

@@ -26,11 +26,8 @@ def read_lock_source(
     working_tree: bool = False,
     named: bool = False,
 ) -> LockSource:
-    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default).
-
-    A missing default base-ref (a clone without origin/main) falls back to the working tree;
-    a base the user `named` with --base must be the one compared, so it is refused instead.
-    """
+    """The uv.lock to compare with: --lock PATH, the working tree, or base_ref's (default). A
+    missing default base-ref falls back to the working tree; a `named` --base is refused."""
     limit = textlines.LOCK_LIMIT
     if lock_path is not None:
         if not textlines.regular_file(lock_path, limit):

@@ -52,15 +52,10 @@ class Command(base.Command):
             edit.apply([file_edit])
         steps = next_steps(ctx) if file_edit.changed else []
         if ctx.options.json:
-            ctx.out.json(
-                {
-                    "path": display,
-                    "changes": [c._asdict() for c in plan.changes],
-                    "unchanged": [pin.name for pin in plan.unchanged],
-                    "diff": file_edit.diff(),
-                    "next_steps": steps,
-                }
-            )
+            changes = [c._asdict() for c in plan.changes]
+            unchanged = [pin.name for pin in plan.unchanged]
+            document = {"path": display, "changes": changes, "unchanged": unchanged}
+            ctx.out.json(document | {"diff": file_edit.diff(), "next_steps": steps})
             return 0
         for pin in plan.unchanged:
             ctx.out.info(f"{display}:{pin.line}: {pin.name} is already {pin.spec}")

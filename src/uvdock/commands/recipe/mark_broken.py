@@ -33,7 +33,7 @@ class Command(base.Command):
         optin.add_lts_flag(parser, "also mark rows of the lts environment (the explicit opt-in)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.recipe.edit import edit_recipes
+        from uvdock.commands.recipe import edit_recipes
         from uvdock.recipes import mark
         from uvdock.recipes.plan import LTS_ENVIRONMENT
 

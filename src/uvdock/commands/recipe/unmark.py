@@ -1,6 +1,5 @@
-"""`uvdock recipe unmark CASE`: undo the marks `recipe mark-broken` made, byte for byte, and
-the team's hand-made ones (`-broken` scopes, a `# Broken: ... see issue #N.` comment).
-Nothing to undo is exit 1."""
+"""`uvdock recipe unmark CASE`: undo `recipe mark-broken`'s marks byte for byte, and hand-made
+ones (`-broken` scopes, a `# Broken: ... see issue #N.` comment); nothing to undo is exit 1."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ class Command(base.Command):
         optin.add_lts_flag(parser, "also unmark rows of the lts environment (the explicit opt-in)")
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        from uvdock.commands.recipe.edit import edit_recipes
+        from uvdock.commands.recipe import edit_recipes
         from uvdock.recipes import mark
 
         suffix = ctx.config.broken_suffix
