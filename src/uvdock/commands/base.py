@@ -124,8 +124,5 @@ def add_switches(parser: argparse._ActionsContainer, **helps: str) -> None:
 
 
 def add_lock_format_option(parser: argparse.ArgumentParser) -> None:
-    add_format_option(
-        parser,
-        "markdown",
-        help="markdown: a table for the pull request (package, change kind, from, to, source)",
-    )
+    table = "markdown: a table for the pull request (package, change kind, from, to, source)"
+    add_format_option(parser, "markdown", help=table)

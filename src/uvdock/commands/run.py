@@ -35,9 +35,7 @@ class Command(base.Command):
         return cast("argparse.Namespace", SimpleNamespace(cmd=command, **found))
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        command = list(args.cmd)
-        if command[:1] == ["--"]:
-            command = command[1:]
+        command = list(args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd)
         if not command:
             raise InputRefused("no command given: uvdock run -- CMD [ARGS...]")
         shim = base.shim_for(ctx)

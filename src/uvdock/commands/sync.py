@@ -42,12 +42,10 @@ class Command(base.Command):
 
         if args.profile == "lts":
             from uvdock.cli import optin
-
-            optin.require_lts(
-                args.lts, "sync --profile lts", optin.command_line(ctx, "sync", "--profile", "lts")
-            )
             from uvdock.lts import requirements as lts
 
+            again = optin.command_line(ctx, "sync", "--profile", "lts")
+            optin.require_lts(args.lts, "sync --profile lts", again)
             name = ctx.config.lts_requirements  # what the profile installs last: there first
             lts.load(lts.requirements_path(ctx.repo, name), name)
         plan = environment_plan(
@@ -70,8 +68,7 @@ class Command(base.Command):
             uv_project.show_removals(ctx, shim, plan.uv_args)
         code = shim.run_uv(plan.uv_args)
         if code == 0 and args.profile == "lts":
-            requirements = ctx.config.lts_requirements
-            code = shim.run_uv(["pip", "install", "-r", requirements])
+            code = shim.run_uv(["pip", "install", "-r", ctx.config.lts_requirements])
         if ctx.dry_run:
             return 0
         if code != 0:
