@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
 from uvdock.commands import base
 from uvdock.config import settings as config_module
@@ -45,9 +44,14 @@ class Command(base.Command):
         if args.revoke and len(kept) != len(records):
             changed, state, verb = True, "revoked", "forgot the trust given to"
         elif not (args.revoke or args.show or state in ("trusted", "nothing to trust")):
-            _show_keys(ctx, source, keys)
             kept.append(config_trust.TrustRecord(str(repo), source, sha))
             changed, state, verb = True, "trusted", "trusted"
+        if keys and state != "revoked" and not ctx.out.json_mode:
+            ctx.out.info(
+                f"{source} sets what changes where code runs or what the container can reach:"
+            )
+            for key, value in keys.items():
+                ctx.out.info(f"  {key} = {value!r}")
         if changed:
             path = config_trust.trust_file(ctx.env)
             if ctx.dry_run:
@@ -67,17 +71,7 @@ class Command(base.Command):
         if ctx.options.dry_run and changed:
             ctx.out.info(f"would mark {where}: {state}")
             return 0
-        if not changed and keys and state != "revoked":
-            _show_keys(ctx, source, keys)
         ctx.out.info(f"{where}: {state}")
         if state in ("not trusted", "changed since trusted"):
             ctx.out.info("review it, then run `uvdock trust`")
         return 0
-
-
-def _show_keys(ctx: Context, source: str, keys: dict[str, Any]) -> None:
-    if ctx.out.json_mode:
-        return
-    ctx.out.info(f"{source} sets what changes where code runs or what the container can reach:")
-    for key, value in keys.items():
-        ctx.out.info(f"  {key} = {value!r}")
