@@ -18,14 +18,10 @@ class Command(base.Command):
         base.add_switches(
             parser, slurm="run through srun with pyxis", gpus="give the container all GPUs"
         )
+        nodes = "nodes to allocate; the shell runs on the first (default: config)"
+        parser.add_argument("--nodes", type=int, help=nodes)
         parser.add_argument(
-            "--nodes",
-            type=int,
-            default=None,
-            help="nodes to allocate; the shell runs on the first (default: config)",
-        )
-        parser.add_argument(
-            "--gpus-per-node", type=int, default=None, help="srun --gpus-per-node (default: config)"
+            "--gpus-per-node", type=int, help="srun --gpus-per-node (default: config)"
         )
         parser.add_argument("--shell", default="bash", help="the shell to start (default: bash)")
 
