@@ -113,7 +113,7 @@ def common_git_dir(git_dir: Path) -> Path:
 
 
 def add_format_option(parser: argparse.ArgumentParser, *formats: str, help: str) -> None:
-    """`--format text|...`, one spelling for every command (--json, where offered, wins)."""
+    """`--format text|...` for all (here: `image check` imports nothing more); --json wins."""
     parser.add_argument("--format", choices=("text", *formats), default="text", help=help)
 
 
