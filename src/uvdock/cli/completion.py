@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import shlex
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
+
+from uvdock.cli.spec import command_groups
 
 
 class Option(NamedTuple):
@@ -31,9 +33,6 @@ class CommandShape(NamedTuple):
     words: tuple[str, ...] = ()  # the choices of a positional argument (completion's shells)
 
 
-Writer = Callable[[Sequence[CommandShape], Sequence[Option]], str]
-
-
 def _flags(options: Sequence[Option]) -> str:
     return " ".join(flag for option in options for flag in option.flags)
 
@@ -49,12 +48,6 @@ def _value_cases(options: Sequence[Option], command: str | None = None) -> list[
         arms = "|".join(f'*" {f}"' if command is None else f'"{command} {f}"' for f in option.flags)
         lines.append(f"        {arms}) {action}; return;;")
     return lines
-
-
-def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
-    return {
-        g: [s.name for s in shapes if s.group == g] for g in dict.fromkeys(s.group for s in shapes)
-    }
 
 
 _BASH = """# uvdock completion for bash: source <(uvdock completion bash)
@@ -129,7 +122,7 @@ complete -F _uvdock uvdock
 
 
 def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str = "bash") -> str:
-    groups = _groups(shapes)
+    groups = command_groups()
     all_options = [*globals_, *(o for s in shapes for o in s.options)]
     own = [line for s in shapes for line in _value_cases(s.options, f"{s.group}/{s.name}")]
     return _BASH.format(
@@ -186,7 +179,7 @@ end"""
 
 
 def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
-    groups = _groups(shapes)
+    groups = command_groups()
     lines = [
         "# uvdock completion for fish: uvdock completion fish | source",
         "complete -c uvdock -f",
@@ -219,7 +212,7 @@ def _fish_words(condition: str, words: str, help: str = "") -> str:
     return f"complete -c uvdock -n {shlex.quote(condition)} -a {shlex.quote(words)}{described}"
 
 
-SCRIPTS: dict[str, Writer] = {"bash": bash, "zsh": zsh, "fish": fish}
+SCRIPTS = {"bash": bash, "zsh": zsh, "fish": fish}
 
 
 def _needs_escape(char: str) -> bool:

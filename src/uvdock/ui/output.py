@@ -41,13 +41,6 @@ def _paint(text: str, sgr: str) -> str:
     return f"\x1b[{sgr}m{text}\x1b[0m"
 
 
-def colour_diff_line(line: str) -> str:
-    for start, sgr in _DIFF_SGR:
-        if line.startswith(start):
-            return _paint(line, sgr)
-    return line
-
-
 # Keys the document's envelope owns: a command's payload cannot override them.
 _ENVELOPE = frozenset({"command", "ok", "exit_code", "dry_run", "planned", "error"})
 
@@ -203,12 +196,7 @@ class Output:
 
         if self.document_written:
             return
-        body: dict[str, Any] = {
-            "command": command,
-            "ok": exit_code == 0,
-            "exit_code": exit_code,
-            "dry_run": dry_run,
-        }
+        body = {"command": command, "ok": not exit_code, "exit_code": exit_code, "dry_run": dry_run}
         body.update({k: v for k, v in self._payload.items() if k not in _ENVELOPE})
         if self._planned:
             body["planned"] = self._planned
@@ -251,6 +239,10 @@ class Output:
         stream = self._progress()
         text = self.shown(text if text.endswith("\n") else text + "\n")
         if self.colour(stream):
-            text = "".join(colour_diff_line(line) + "\n" for line in text.splitlines())
+            paint = (
+                next((_paint(ln, c) for s, c in _DIFF_SGR if ln.startswith(s)), ln)
+                for ln in text.splitlines()
+            )
+            text = "".join(line + "\n" for line in paint)
         stream.write(text)
         stream.flush()
