@@ -155,7 +155,5 @@ class Context:
 
     def rel(self, path: Path) -> str:
         """A path as the user should see it: relative to the repository root when inside it."""
-        try:
-            return str(path.resolve().relative_to(self.repo))
-        except ValueError:
-            return str(path)
+        resolved = path.resolve()
+        return str(resolved.relative_to(self.repo) if resolved.is_relative_to(self.repo) else path)

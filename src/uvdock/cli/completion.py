@@ -164,7 +164,9 @@ def _fish_option(option: Option, condition: str) -> str:
 
 # Case names are the repository's that --repo names (raw, NUL-terminated: fish quotes what
 # it inserts and never evaluates it).
-_FISH_CASES = """function __uvdock_cases
+_FISH_HEAD = """# uvdock completion for fish: uvdock completion fish | source
+complete -c uvdock -f
+function __uvdock_cases
     set -l tokens (commandline -opc)
     set -l repo
     for i in (seq (count $tokens))
@@ -180,11 +182,7 @@ end"""
 
 def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
     groups = command_groups()
-    lines = [
-        "# uvdock completion for fish: uvdock completion fish | source",
-        "complete -c uvdock -f",
-    ]
-    lines += [_FISH_CASES, *(_fish_option(option, "") for option in globals_)]
+    lines = [_FISH_HEAD, *(_fish_option(option, "") for option in globals_)]
     top = [(s.group, s.help) for s in shapes if not s.name]
     top += [(g, f"{g} commands") for g, names in groups.items() if "" not in names]
     top.append(("help", "the help of a command"))

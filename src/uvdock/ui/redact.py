@@ -1,15 +1,9 @@
 """Remove credentials from anything uvdock prints, logs or shows as a --dry-run command.
 
-Secrets are masked where they occur as values: URL userinfo, `KEY=value` / `KEY: value`
-assignments whose key names a secret, option values (`--password X`), HTTP credential
-headers, netrc lines, cookie values, well-known token shapes, and the values of environment
-variables whose names name a secret. A name names a secret by a whole word (TOKEN, SECRET,
-PASSWORD, API_KEY, ...: never AUTHOR or AUTH_ENABLED), and values too common to be secrets
-(booleans, short numbers, `$VAR` references) are never masked. Environment values are
-masked wherever they appear, so they must also look like secrets: 8 characters or more, not
-a plain word, not a path.
-
-JSON is redacted as data (`redact_value`) and serialized afterwards, never as text.
+Secrets are masked where they occur as values (_FORMS: URL userinfo, `KEY=value` whose key
+names a secret, `--password X`, credential headers, netrc lines, cookies, token shapes), and
+so are the values of secret-named environment variables, wherever they appear.
+JSON is redacted as data (`Redactor.value`) and serialized afterwards, never as text.
 Patterns compile on first use, and a line runs a pattern only when it holds one of the
 pattern's trigger words: ordinary lines cost one `lower()` and a few substring tests.
 """
@@ -276,15 +270,13 @@ def _whole_word(word: str) -> str:
 
 
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
-    """Mask every credential form, and the values of secret environment variables."""
     return Redactor(env).text(text) if text else text
 
 
 def url_credentials(url: str) -> bool:
     """Whether a URL (`git+https://...` too) carries a credential in its userinfo: a password
     (`user:secret@`), or over http(s) any user name, where tokens go (`https://TOKEN@host`);
-    `ssh://git@host` names an account. The one rule for every URL uvdock is given to use or
-    to write (the forms above find URLs in free text, to mask them)."""
+    `ssh://git@host` names an account. The one rule for URLs uvdock is given to use or write."""
     scheme, sep, rest = url.strip().partition("://")
     if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
         return False
