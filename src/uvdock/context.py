@@ -92,31 +92,27 @@ class Context:
             from uvdock.config import trust as config_trust
 
             real = Path(os.path.realpath(self.repo))
-            untrusted = config_trust.untrusted(
-                layers.origins, layers.table, layers.source, real, self.env
-            )
-            if keys := self.widening(untrusted):
+            args = (layers.origins, layers.table, layers.source, real, self.env)
+            if keys := self.widening(config_trust.untrusted(*args)):
                 message, hint = config_trust.refusal(keys, layers.source, real, self.env)
                 raise InputRefused(message, hint=hint)
         return layers.config
 
     @cached_property
-    def base_ref(self) -> str:
-        """base-ref as the user configured it; unset, `upstream/main` in a fork (a clone
-        with an `upstream` remote: its `origin/main` is the fork's own, often stale, main),
-        else the default origin/main."""
-        if "base_ref" not in self.layers.origins and self.is_fork:
-            return FORK_BASE_REF
-        return self.config.base_ref
-
-    @cached_property
-    def is_fork(self) -> bool:  # a clone with an `upstream` remote
+    def _fork_default(self) -> bool:
+        """base-ref unset in a fork (a clone with an `upstream` remote: its `origin/main` is
+        the fork's own, often stale, main): the base is FORK_BASE_REF."""
         from uvdock.run import git
 
-        return git.remote_url(self.repo, "upstream") is not None
+        unset = "base_ref" not in self.layers.origins
+        return unset and git.remote_url(self.repo, "upstream") is not None
+
+    @cached_property
+    def base_ref(self) -> str:
+        return FORK_BASE_REF if self._fork_default else self.config.base_ref
 
     def base_ref_said(self) -> str:
-        if "base_ref" not in self.layers.origins and self.is_fork:
+        if self._fork_default:
             return (
                 f"base-ref {FORK_BASE_REF}, the default in a fork (this clone has an "
                 "`upstream` remote; set base-ref to choose another)"
@@ -159,7 +155,5 @@ class Context:
 
     def rel(self, path: Path) -> str:
         """A path as the user should see it: relative to the repository root when inside it."""
-        try:
-            return str(path.resolve().relative_to(self.repo))
-        except ValueError:
-            return str(path)
+        resolved = path.resolve()
+        return str(resolved.relative_to(self.repo) if resolved.is_relative_to(self.repo) else path)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import shlex
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
+
+from uvdock.cli.spec import command_groups
 
 
 class Option(NamedTuple):
@@ -31,9 +33,6 @@ class CommandShape(NamedTuple):
     words: tuple[str, ...] = ()  # the choices of a positional argument (completion's shells)
 
 
-Writer = Callable[[Sequence[CommandShape], Sequence[Option]], str]
-
-
 def _flags(options: Sequence[Option]) -> str:
     return " ".join(flag for option in options for flag in option.flags)
 
@@ -49,12 +48,6 @@ def _value_cases(options: Sequence[Option], command: str | None = None) -> list[
         arms = "|".join(f'*" {f}"' if command is None else f'"{command} {f}"' for f in option.flags)
         lines.append(f"        {arms}) {action}; return;;")
     return lines
-
-
-def _groups(shapes: Sequence[CommandShape]) -> dict[str, list[str]]:
-    return {
-        g: [s.name for s in shapes if s.group == g] for g in dict.fromkeys(s.group for s in shapes)
-    }
 
 
 _BASH = """# uvdock completion for bash: source <(uvdock completion bash)
@@ -129,7 +122,7 @@ complete -F _uvdock uvdock
 
 
 def bash(shapes: Sequence[CommandShape], globals_: Sequence[Option], shell: str = "bash") -> str:
-    groups = _groups(shapes)
+    groups = command_groups()
     all_options = [*globals_, *(o for s in shapes for o in s.options)]
     own = [line for s in shapes for line in _value_cases(s.options, f"{s.group}/{s.name}")]
     return _BASH.format(
@@ -171,7 +164,9 @@ def _fish_option(option: Option, condition: str) -> str:
 
 # Case names are the repository's that --repo names (raw, NUL-terminated: fish quotes what
 # it inserts and never evaluates it).
-_FISH_CASES = """function __uvdock_cases
+_FISH_HEAD = """# uvdock completion for fish: uvdock completion fish | source
+complete -c uvdock -f
+function __uvdock_cases
     set -l tokens (commandline -opc)
     set -l repo
     for i in (seq (count $tokens))
@@ -186,12 +181,8 @@ end"""
 
 
 def fish(shapes: Sequence[CommandShape], globals_: Sequence[Option]) -> str:
-    groups = _groups(shapes)
-    lines = [
-        "# uvdock completion for fish: uvdock completion fish | source",
-        "complete -c uvdock -f",
-    ]
-    lines += [_FISH_CASES, *(_fish_option(option, "") for option in globals_)]
+    groups = command_groups()
+    lines = [_FISH_HEAD, *(_fish_option(option, "") for option in globals_)]
     top = [(s.group, s.help) for s in shapes if not s.name]
     top += [(g, f"{g} commands") for g, names in groups.items() if "" not in names]
     top.append(("help", "the help of a command"))
@@ -219,7 +210,7 @@ def _fish_words(condition: str, words: str, help: str = "") -> str:
     return f"complete -c uvdock -n {shlex.quote(condition)} -a {shlex.quote(words)}{described}"
 
 
-SCRIPTS: dict[str, Writer] = {"bash": bash, "zsh": zsh, "fish": fish}
+SCRIPTS = {"bash": bash, "zsh": zsh, "fish": fish}
 
 
 def _needs_escape(char: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
 
     from uvdock.commands.base import Command as BaseCommand
     from uvdock.context import Context
-    from uvdock.ui.output import Output
 
 from uvdock import __version__
 from uvdock.cli.spec import COMMANDS, GlobalOptions, command_groups, scan_global_options
@@ -55,10 +55,7 @@ def _split_command(
         parser.usage = cli_parse.group_usage(command).removeprefix("usage: ")
         parser.add_argument("subcommand", nargs="?", default="")
         parser.add_argument("rest", nargs=argparse.REMAINDER)
-        known, unknown = parser.parse_known_args(rest)
-        if unknown:  # an option before the subcommand: name it, not the missing words
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-        parsed = vars(known)
+        parsed = vars(parser.parse_args(rest))
         front = parsed, [parsed.pop("subcommand"), *parsed.pop("rest")]
     if front is not None:
         given.update(front[0])
@@ -164,10 +161,9 @@ def _defaults(command: BaseCommand) -> argparse.Namespace | None:
 
 
 class Session:
-    """The invocation in flight, for the root handler: its Output (the --json document is
-    written there, once), its name and context."""
+    """The invocation in flight, for the root handler: its name and context (whose Output
+    writes the --json document, once)."""
 
-    out: Output | None = None
     name: str = ""
     ctx: Context | None = None
 
@@ -191,7 +187,6 @@ def run(words: list[str], session: Session) -> int:
         color=options.color or "auto",
         document_on_stdout=document,
     )
-    session.out = out
     session.ctx = ctx = Context(options=options, out=out)
     session.name = " ".join(part for part in key if part)
     with contextlib.ExitStack() as stack:
@@ -212,8 +207,8 @@ def _json_document(session: Session, code: int, error: UvdockError | None = None
     line on stderr when stdout cannot take it (a full disk, closed, a reader gone away)."""
     from uvdock.ui.output import Output
 
-    out = session.out if session.out is not None and session.out.json_mode else Output()
     ctx = session.ctx
+    out = ctx.out if ctx is not None and ctx.out.json_mode else Output()
     try:
         if out.stdout is None:  # fd 1 was closed when uvdock started
             raise OSError("stdout is closed")
@@ -233,8 +228,6 @@ def _json_document(session: Session, code: int, error: UvdockError | None = None
 
 
 def _stdout_to_devnull() -> None:
-    import os
-
     with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -294,7 +287,6 @@ def _failed(words: list[str], session: Session, exc: UvdockError) -> int:
 
 
 def _crash_log(exc: BaseException) -> str:
-    import os
     import shlex
     import tempfile
     import traceback

@@ -17,10 +17,6 @@ if TYPE_CHECKING:
 LTS_POLICY = (
     "LTS is the older long-term-support base; it changes only when a maintainer explicitly asks"
 )
-LTS_HINT = (
-    "the LTS lane (docker/.ngc_version.lts, docker/Dockerfile.ci.lts, "
-    "docker/lts/requirements.txt, the container::lts label) is never touched without --lts"
-)
 
 
 def add_lts_flag(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
@@ -47,5 +43,6 @@ def require_lts(opted_in: bool, action: str, argv: Sequence[str]) -> None:
         command = shlex.join(with_lts_flag(argv))
         raise InputRefused(
             f"{action} changes the LTS lane; {LTS_POLICY}; re-run with --lts: {command}",
-            hint=LTS_HINT,
+            hint="the LTS lane (docker/.ngc_version.lts, docker/Dockerfile.ci.lts, "
+            "docker/lts/requirements.txt, the container::lts label) is never touched without --lts",
         )

@@ -75,11 +75,9 @@ class Parser(argparse.ArgumentParser):
         if word.startswith("-"):
             flags = [flag for action in self._actions for flag in action.option_strings]
             similar = closest(word.partition("=")[0], flags)
-            if similar:
-                return f"unexpected argument {word}; a similar option exists: {similar}"
-            return f"unexpected argument {word}"
-        similar = closest(word, self.subcommands)
-        if similar:
+            hint = f"; a similar option exists: {similar}" if similar else ""
+            return f"unexpected argument {word}{hint}"
+        if similar := closest(word, self.subcommands):
             command = self.prog.removeprefix("uvdock ")
             return f"unknown command `{command} {word}`; did you mean {similar}?"
         return "unexpected arguments: " + " ".join(words)

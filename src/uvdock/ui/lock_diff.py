@@ -23,17 +23,12 @@ def show_lock_diff(out: Output, diff: lockfile.LockDiff, *, title: str, fmt: str
 
 
 def _rows(diff: lockfile.LockDiff) -> list[tuple[str, str, str, str]]:
-    rows = [("added", a.name, "-", ", ".join(a.versions) or "-") for a in diff.added]
-    rows += [("removed", r.name, ", ".join(r.versions) or "-", "-") for r in diff.removed]
-    return rows + [
-        (_kind(c), c.name, ", ".join(c.before) or "-", ", ".join(c.after) or "-")
-        for c in diff.changed
-    ]
-
-
-def _kind(change: lockfile.Changed) -> str:
-    """ "downgrade" when the newest version went down (as the Markdown table says)."""
     from uvdock.lock.markdown import moved
 
-    down = change.before and change.after and moved(change.before, change.after).downgrade
-    return "downgrade" if down else "changed"
+    rows = [("added", a.name, "-", ", ".join(a.versions) or "-") for a in diff.added]
+    rows += [("removed", r.name, ", ".join(r.versions) or "-", "-") for r in diff.removed]
+    for c in diff.changed:  # "downgrade" when the newest version went down, as in Markdown
+        down = c.before and c.after and moved(c.before, c.after).downgrade
+        kind = "downgrade" if down else "changed"
+        rows.append((kind, c.name, ", ".join(c.before) or "-", ", ".join(c.after) or "-"))
+    return rows

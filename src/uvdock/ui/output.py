@@ -41,13 +41,6 @@ def _paint(text: str, sgr: str) -> str:
     return f"\x1b[{sgr}m{text}\x1b[0m"
 
 
-def colour_diff_line(line: str) -> str:
-    for start, sgr in _DIFF_SGR:
-        if line.startswith(start):
-            return _paint(line, sgr)
-    return line
-
-
 # Keys the document's envelope owns: a command's payload cannot override them.
 _ENVELOPE = frozenset({"command", "ok", "exit_code", "dry_run", "planned", "error"})
 
@@ -55,11 +48,8 @@ _ENVELOPE = frozenset({"command", "ok", "exit_code", "dry_run", "planned", "erro
 def relative_paths(value: object, root: Path | None) -> object:
     """Path objects anywhere in `value` as strings, relative to `root` when inside it."""
     if isinstance(value, PurePath):
-        if root is not None:
-            try:
-                return str(Path(value).resolve().relative_to(root.resolve()))
-            except ValueError:
-                pass
+        if root is not None and (path := Path(value).resolve()).is_relative_to(root.resolve()):
+            return str(path.relative_to(root.resolve()))
         return str(value)
     if isinstance(value, Mapping):
         return {k: relative_paths(v, root) for k, v in value.items()}
@@ -104,13 +94,13 @@ class Output:
     ) -> None:
         self.color = color
         self.json_mode = json_mode
-        # stdout carries a document (JSON, a Markdown table, a pull-request body, a CI
-        # report) that users redirect to a file: progress, commands and diffs go to stderr.
-        self.document_on_stdout = json_mode or document_on_stdout
         self.quiet = quiet
         self.verbose = verbose
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
+        # stdout carries a document (JSON, a Markdown table, a pull-request body, a CI
+        # report) that users redirect to a file: progress, commands and diffs go to stderr.
+        self._progress = self.stderr if json_mode or document_on_stdout else self.stdout
         self._env = env
         # --json: the one document, built up by json() and the planned commands, written once
         # by document() when the command's exit code is known (see docs/json.md).
@@ -136,9 +126,6 @@ class Output:
         stream.write(label + self.shown(text) + "\n")
         stream.flush()
 
-    def _progress(self) -> TextIO:
-        return self.stderr if self.document_on_stdout else self.stdout
-
     def document_text(self, text: str) -> None:
         if not self.quiet:
             self._write(self.stdout, text)
@@ -146,7 +133,7 @@ class Output:
     def info(self, message: str) -> None:
         """Progress and results: on stderr when stdout carries a document (--json, --format)."""
         if not self.quiet:
-            self._write(self._progress(), message)
+            self._write(self._progress, message)
 
     def detail(self, message: str) -> None:
         if self.verbose and not self.quiet:
@@ -179,7 +166,7 @@ class Output:
         import shlex
 
         words = self._redaction.argv(argv)
-        self._write(self._progress(), prefix + shlex.join(words))
+        self._write(self._progress, prefix + shlex.join(words))
         if self.json_mode:
             where = placement._asdict() if hasattr(placement, "_asdict") else None
             self._planned.append({"argv": words, "placement": where})
@@ -203,12 +190,7 @@ class Output:
 
         if self.document_written:
             return
-        body: dict[str, Any] = {
-            "command": command,
-            "ok": exit_code == 0,
-            "exit_code": exit_code,
-            "dry_run": dry_run,
-        }
+        body = {"command": command, "ok": not exit_code, "exit_code": exit_code, "dry_run": dry_run}
         body.update({k: v for k, v in self._payload.items() if k not in _ENVELOPE})
         if self._planned:
             body["planned"] = self._planned
@@ -248,9 +230,13 @@ class Output:
     def diff(self, text: str) -> None:
         if not text or self.quiet:
             return
-        stream = self._progress()
+        stream = self._progress
         text = self.shown(text if text.endswith("\n") else text + "\n")
         if self.colour(stream):
-            text = "".join(colour_diff_line(line) + "\n" for line in text.splitlines())
+            paint = (
+                next((_paint(ln, c) for s, c in _DIFF_SGR if ln.startswith(s)), ln)
+                for ln in text.splitlines()
+            )
+            text = "".join(line + "\n" for line in paint)
         stream.write(text)
         stream.flush()

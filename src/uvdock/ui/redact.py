@@ -1,15 +1,9 @@
 """Remove credentials from anything uvdock prints, logs or shows as a --dry-run command.
 
-Secrets are masked where they occur as values: URL userinfo, `KEY=value` / `KEY: value`
-assignments whose key names a secret, option values (`--password X`), HTTP credential
-headers, netrc lines, cookie values, well-known token shapes, and the values of environment
-variables whose names name a secret. A name names a secret by a whole word (TOKEN, SECRET,
-PASSWORD, API_KEY, ...: never AUTHOR or AUTH_ENABLED), and values too common to be secrets
-(booleans, short numbers, `$VAR` references) are never masked. Environment values are
-masked wherever they appear, so they must also look like secrets: 8 characters or more, not
-a plain word, not a path.
-
-JSON is redacted as data (`redact_value`) and serialized afterwards, never as text.
+Secrets are masked where they occur as values (_FORMS: URL userinfo, `KEY=value` whose key
+names a secret, `--password X`, credential headers, netrc lines, cookies, token shapes), and
+so are the values of secret-named environment variables, wherever they appear.
+JSON is redacted as data (`Redactor.value`) and serialized afterwards, never as text.
 Patterns compile on first use, and a line runs a pattern only when it holds one of the
 pattern's trigger words: ordinary lines cost one `lower()` and a few substring tests.
 """
@@ -20,7 +14,6 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import NamedTuple
 
 MASK = "***"
 
@@ -47,19 +40,16 @@ _NOT_SECRET_LAST = frozenset(
         "LESS", "ID", "USER", "USERNAME", "ERROR", "EXCEPTION", "PROMPT", "VAR", "ENV",
     }
 )  # fmt: skip
-_NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
 _COMMON_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "nil"})
 # References to a secret, and masks (ours, GitLab's), are not secrets themselves.
 _PLACEHOLDER_START = ("$", MASK, "<", "%", "[MASKED]", "{{")
-_NUMBER = r"[+-]?[0-9]+(?:\.[0-9]+)?"
-_VERSION = r"v?[0-9]+(?:\.[0-9]+)+(?:[-+._]?[A-Za-z0-9]+)*"  # 26.06-py3, 1.2.3rc1
 _MIN_ENV_SECRET = 8
 
 
 @cache
 def secret_name(name: str) -> bool:
     """Does this variable, key, option or header name hold a secret (by whole words)?"""
-    words = [w.upper() for w in _compiled(_NAME_WORD).findall(name)]
+    words = [w.upper() for w in _compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+").findall(name)]
     if not words or words[-1] in _NOT_SECRET_LAST:
         return False
     if words[-1] == "AUTH":  # auth, _auth, NPM_AUTH; not AUTH_ENABLED or AUTH_FILE
@@ -75,22 +65,21 @@ def _is_secret(value: str) -> bool:
     value = value.strip()
     if not value or value.lower() in _COMMON_VALUES or value.startswith(_PLACEHOLDER_START):
         return False
-    return not (len(value) < _MIN_ENV_SECRET and _compiled(_NUMBER).fullmatch(value))
+    number = _compiled(r"[+-]?[0-9]+(?:\.[0-9]+)?").fullmatch(value)
+    return not (len(value) < _MIN_ENV_SECRET and number)
 
 
 def _looks_like_token(value: str) -> bool:
     """A value masked wherever it appears must look random: long, not a word, not a path."""
-    if (
+    return not (
         len(value) < _MIN_ENV_SECRET
         or not _is_secret(value)
-        or _compiled(_VERSION).fullmatch(value)
-    ):
-        return False
-    if any(c.isspace() for c in value) or value.startswith(("/", "~", "./", "../")):
-        return False
-    if value.isalpha() and (value.islower() or value.isupper()):
-        return False
-    return not ("://" in value and "@" not in value)
+        or _compiled(r"v?[0-9]+(?:\.[0-9]+)+(?:[-+._]?[A-Za-z0-9]+)*").fullmatch(value)  # 26.06-py3
+        or any(c.isspace() for c in value)
+        or value.startswith(("/", "~", "./", "../"))
+        or (value.isalpha() and (value.islower() or value.isupper()))
+        or ("://" in value and "@" not in value)
+    )
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
@@ -100,34 +89,28 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-@cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+_compiled = cache(re.compile)
 
 
 # A value after a separator: "double quoted", 'single quoted' or a bare word.
 _VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>{bare}))"""
-_BARE = r"""[^\s'",;}\])]+"""
 
 
 def _masked_value(match: re.Match[str], masked: bool = True) -> str:
     """The match with its value group (dq, sq or bare) replaced by MASK when `masked`."""
-    groups = match.groupdict()
-    name = next(g for g in ("dq", "sq", "bare") if groups.get(g) is not None)
-    value = groups[name]
-    if not masked or not _is_secret(value):
+    name = next(g for g in ("dq", "sq", "bare") if match.groupdict().get(g) is not None)
+    if not masked or not _is_secret(match[name]):
         return match.group(0)
-    whole = match.group(0)
-    base = match.start()
-    return whole[: match.start(name) - base] + MASK + whole[match.end(name) - base :]
+    (start, end), base, whole = match.span(name), match.start(), match.group(0)
+    return whole[: start - base] + MASK + whole[end - base :]
 
 
 def _mask_url(match: re.Match[str]) -> str:
     user, password = match["user"], match["password"]
-    if password is not None:
-        hidden = _is_secret(password) or _is_secret(user)
-    else:
+    if password is None:
         hidden = _looks_like_token(user)
+    else:
+        hidden = _is_secret(password) or _is_secret(user)
     return f"{match['scheme']}{MASK}@" if hidden else match.group(0)
 
 
@@ -151,113 +134,60 @@ def _mask_cookie(match: re.Match[str]) -> str:
     )
 
 
-class _Form(NamedTuple):
-    """One credential syntax: the words that must be on the line, the pattern, the mask."""
-
-    triggers: tuple[str, ...]
-    pattern: str
-    mask: Callable[[re.Match[str]], str]
-
-
 _AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "bot"})
 # Lower-case words a secret name holds (camelCase names lower-case to `apikey`, ...).
 _NAME_TRIGGERS = (
     "token", "secret", "passw", "_pass", "-pass", "pass=", "pass:", "pass\"", "_key", "-key",
     "apikey", "accesskey", "privatekey", "cred", "auth", "_pat", "-pat", "jwt", "cookie",
 )  # fmt: skip
-# Prefixes distinctive enough to match inside a longer word (HF_TOKEN=hf_...), then the
-# ones that need a word boundary.
 # Only a key holding a secret word is a candidate: `error: JOB-TOKEN: X` must not be taken
 # as the key `error` with the value `JOB-TOKEN:`, which would hide the real key from the scan.
 _NAMED = r"(?=[\w.-]*(?i:token|secret|pass|key|cred|auth|pat|jwt|cookie))"
-_VENDOR_SHAPES = (
-    r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
-    r"|gl(?:pat|dt|rt|cbt|ptt|ft|imt|oas|soat|agent)-[\w-]{20,}|nvapi-[\w-]{20,}"
-    r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[\w-]{40,}"
-    r"|\b(?:xox[abposr]-[\w-]{10,}|sk-(?:proj-)?[\w-]{20,}|AKIA[0-9A-Z]{16}"
-    r"|eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]{10,})"
-)
+_WORD_VALUE = _VALUE.format(bare=r"[^\s'\"]+")
+_USER_OPTIONS = ("-u", "--user", "--proxy-user")
 
-# Order matters: URLs before `name: value` (a URL's `user:` is not a key).
-_FORMS = (
-    _Form(
-        ("@",),  # userinfo ends with @: cheaper than looking for every URL
-        # The user may hold an @ (`ssh://git@x:secret@host`): userinfo ends at the last one.
-        r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/?#:'\"]*?)"
-        r"(?::(?!\d+(?:/|$))(?P<password>[^\s'\"]*?))?"
-        r"@(?=[\w.\[\]:-]+(?:[/\s'\"?#]|$))",
-        _mask_url,
-    ),
+# (words one of which must be on the line, pattern, mask). Order matters: URLs before
+# `name: value` (a URL's `user:` is not a key).
+_FORMS: tuple[tuple[tuple[str, ...], str, Callable[[re.Match[str]], str]], ...] = (
+    # userinfo ends with @ (cheaper than looking for every URL), at the last @ when the user
+    # holds one (`ssh://git@x:secret@host`).
+    (("@",), r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/?#:'\"]*?)"
+        r"(?::(?!\d+(?:/|$))(?P<password>[^\s'\"]*?))?@(?=[\w.\[\]:-]+(?:[/\s'\"?#]|$))", _mask_url),
     # scp-style git remotes with a token: user:token@host:path.
-    _Form(
-        ("@",),
-        r"(?<![\w.@/:-])[\w.-]+:(?P<bare>[^\s@/:'\"]+)@(?=[\w-]+(?:\.[\w-]+)+:)",
-        _masked_value,
-    ),
-    _Form(
-        ("authorization",),
-        r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"(?:(?:" + "|".join(sorted(_AUTH_SCHEMES)) + r")[ \t]+)?(?P<bare>[^\s'\",]+)",
-        _masked_value,
-    ),
-    _Form(
-        ("cookie",),
-        r"(?i)(?P<head>\b(?:set-)?cookie[\"']?[ \t]*:[ \t]*)(?P<pairs>[^\n'\"]+)",
-        _mask_cookie,
-    ),
+    (("@",), r"(?<![\w.@/:-])[\w.-]+:(?P<bare>[^\s@/:'\"]+)@(?=[\w-]+(?:\.[\w-]+)+:)", _masked_value),
+    (("authorization",), r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?:(?:" + "|".join(sorted(_AUTH_SCHEMES)) + r")[ \t]+)?(?P<bare>[^\s'\",]+)", _masked_value),
+    (("cookie",), r"(?i)(?P<head>\b(?:set-)?cookie[\"']?[ \t]*:[ \t]*)(?P<pairs>[^\n'\"]+)", _mask_cookie),
     # KEY=value, KEY: value, "KEY": "value", 'KEY': 'value', export KEY="value".
-    _Form(
-        _NAME_TRIGGERS,
-        r"(?<![\w./:-])" + _NAMED + r"(?P<key>-{0,2}[A-Za-z_][\w.-]*)[\"']?[ \t]*[:=](?![:=])[ \t]*"
-        + _VALUE.format(bare=_BARE),
-        _mask_named,
-    ),
+    (_NAME_TRIGGERS, r"(?<![\w./:-])" + _NAMED + r"(?P<key>-{0,2}[A-Za-z_][\w.-]*)[\"']?[ \t]*"
+        r"[:=](?![:=])[ \t]*" + _VALUE.format(bare=r"""[^\s'",;}\])]+"""), _mask_named),
     # --password X, --token X (an option and its value as two words).
-    _Form(
-        _NAME_TRIGGERS,
-        r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+"
-        + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"),
-        _mask_named,
-    ),
-    _Form(
-        ("login",),
-        r"(?i)\blogin\b[^\n]*?[ \t]-p(?:[ \t]+|=)" + _VALUE.format(bare=r"[^\s'\"]+"),
-        _masked_value,
-    ),
+    (_NAME_TRIGGERS, r"(?<![\w-])" + _NAMED + r"(?P<key>--?[A-Za-z][\w-]*)[ \t]+"
+        + _VALUE.format(bare=r"[^\s'\"-][^\s'\"]*"), _mask_named),
+    (("login",), r"(?i)\blogin\b[^\n]*?[ \t]-p(?:[ \t]+|=)" + _WORD_VALUE, _masked_value),
     # netrc: `machine H login U password X`, or `password X` alone on its line.
-    _Form(
-        ("passw",),
-        r"(?i)\b(?:login|machine|default|account)[ \t]+\S+[^\n]*?[ \t]passw(?:or)?d[ \t]+"
-        + _VALUE.format(bare=r"[^\s'\"]+"),
-        _masked_value,
-    ),
-    _Form(
-        ("passw",),
-        r"(?im)^[ \t]*passw(?:or)?d[ \t]+(?P<bare>[^\s'\"]+)(?=[ \t]*$)",
-        _masked_value,
-    ),
+    (("passw",), r"(?i)\b(?:login|machine|default|account)[ \t]+\S+[^\n]*?[ \t]passw(?:or)?d"
+        r"[ \t]+" + _WORD_VALUE, _masked_value),
+    (("passw",), r"(?im)^[ \t]*passw(?:or)?d[ \t]+(?P<bare>[^\s'\"]+)(?=[ \t]*$)", _masked_value),
     # curl -u user:password, --proxy-user user:password.
-    _Form(
-        ("-u", "--user", "--proxy-user"),
-        r"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)[\"']?[^\s:'\"]*:(?P<bare>[^\s'\"]+)",
-        _masked_value,
-    ),
-    _Form(
-        (
-            "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glrt-",
-            "glcbt-", "glptt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-", "nvapi-",
-            "hf_", "xox", "sk-", "npm_", "pypi-", "akia", "eyj",
-        ),
-        _VENDOR_SHAPES,
-        lambda _: MASK,
-    ),
+    (_USER_OPTIONS, r"(?<![\w-])(?:" + "|".join(_USER_OPTIONS) + r")(?:[ \t]+|=)[\"']?[^\s:'\"]*:"
+        r"(?P<bare>[^\s'\"]+)", _masked_value),
+    # Well-known token shapes; the prefixes before \b are distinctive enough to match inside
+    # a longer word (HF_TOKEN=hf_...).
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glrt-", "glcbt-",
+      "glptt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-", "nvapi-", "hf_", "xox", "sk-",
+      "npm_", "pypi-", "akia", "eyj"),
+     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
+     r"|gl(?:pat|dt|rt|cbt|ptt|ft|imt|oas|soat|agent)-[\w-]{20,}|nvapi-[\w-]{20,}"
+     r"|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|pypi-[\w-]{40,}"
+     r"|\b(?:xox[abposr]-[\w-]{10,}|sk-(?:proj-)?[\w-]{20,}|AKIA[0-9A-Z]{16}"
+     r"|eyJ[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]{10,})", lambda _: MASK),
 )  # fmt: skip
-_MAX_PASSES = 3
 
 
 @cache
 def _any_trigger() -> re.Pattern[str]:
-    words = sorted({t for form in _FORMS for t in form.triggers}, key=len, reverse=True)
+    words = sorted({t for triggers, _, _ in _FORMS for t in triggers}, key=len, reverse=True)
     return re.compile("|".join(map(re.escape, words)))
 
 
@@ -273,17 +203,17 @@ class Redactor:
         low = text.lower()
         if _any_trigger().search(low) is None:  # most lines: one scan, no form runs
             return text
-        for form in _FORMS:
-            if any(trigger in low for trigger in form.triggers):
-                masked = _compiled(form.pattern).sub(form.mask, text)
+        for triggers, pattern, mask in _FORMS:
+            if any(trigger in low for trigger in triggers):
+                masked = _compiled(pattern).sub(mask, text)
                 if masked != text:
                     text, low = masked, masked.lower()
         return text
 
     def text(self, text: str) -> str:
         """The text with every credential masked (stable: masking it again changes nothing)."""
-        for _ in range(_MAX_PASSES):
-            masked = self._once(text) if text else text
+        for _ in range(3):
+            masked = self._once(text)
             if masked == text:
                 return text
             text = masked
@@ -322,15 +252,11 @@ class Redactor:
         return words
 
 
-_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
-
-
-_WHOLE_ASSIGNMENT = r"(?s)(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)"
-
-
 def _whole_word(word: str) -> str:
     """One argv word that is all `KEY=value` or `Header: value`: the value is the rest of it."""
-    found = _compiled(_WHOLE_ASSIGNMENT).fullmatch(word)
+    found = _compiled(
+        r"(?s)(?P<key>-{0,2}[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[:=][ \t]*)(?P<value>.+)"
+    ).fullmatch(word)
     if found is None or not _is_secret(found["value"]):
         return word
     key, value = found["key"], found["value"]
@@ -344,15 +270,13 @@ def _whole_word(word: str) -> str:
 
 
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
-    """Mask every credential form, and the values of secret environment variables."""
     return Redactor(env).text(text) if text else text
 
 
 def url_credentials(url: str) -> bool:
     """Whether a URL (`git+https://...` too) carries a credential in its userinfo: a password
     (`user:secret@`), or over http(s) any user name, where tokens go (`https://TOKEN@host`);
-    `ssh://git@host` names an account. The one rule for every URL uvdock is given to use or
-    to write (the forms above find URLs in free text, to mask them)."""
+    `ssh://git@host` names an account. The one rule for URLs uvdock is given to use or write."""
     scheme, sep, rest = url.strip().partition("://")
     if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
         return False
