@@ -138,9 +138,8 @@ def _action_builds(path: str, text: str) -> list[Build]:
     for document in compose(text) or []:
         for mapping in mappings(document):
             fields = by_key(mapping)
-            if not (
-                {"build-args", "target"} & fields.keys() and {"file", "context"} & fields.keys()
-            ):
+            keys = fields.keys()
+            if not ({"build-args", "target"} & keys and {"file", "context"} & keys):
                 continue
             values = {k: str(v.value) for k, v in fields.items() if is_scalar(v)}
             dockerfile = _dockerfile(values.get("file"), values.get("context", "."))

@@ -56,8 +56,7 @@ def _escape_char(lines: list[Line]) -> str:
     return "\\"
 
 
-def _continues(content: str, escape: str) -> int | None:
-    """Where the continuation escape of this line starts, or None when the line ends here."""
+def _continues(content: str, escape: str) -> int | None:  # where the escape ending it is
     stripped = content.rstrip(" \t")
     return len(stripped) - 1 if stripped.endswith(escape) else None
 
@@ -103,9 +102,8 @@ def read(text: str) -> Dockerfile:
         joined = "".join(body for _, body in bodies)
         offsets = tuple(at for start, body in bodies for at in range(start, start + len(body)))
         keyword = joined.lstrip(" \t\ufeff").split(None, 1)[0].upper()
-        heredocs: tuple[Heredoc, ...] = ()
-        if keyword in ("RUN", "COPY", "ADD"):
-            heredocs, index = _heredocs(joined, lines, index)
+        opens = joined if keyword in ("RUN", "COPY", "ADD") else ""
+        heredocs, index = _heredocs(opens, lines, index)
         instructions.append(Instruction(keyword, first.number, joined, offsets, heredocs))
     return Dockerfile(escape, tuple(instructions))
 
@@ -275,12 +273,12 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                     emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
                 continue
             # Editable: bare, or wholly "double" or 'single' quoted, on one line.
-            quote = 1 if quoted(raw) else 0
+            quote = int(quoted(raw))
             inner = raw[quote : len(raw) - quote]
             lo = index + len(key) + 1 + quote
             hi = lo + len(inner)
-            editable = plain and "'" not in inner and '"' not in inner
-            if not editable or offsets[hi - 1] + 1 - offsets[lo] != hi - lo:
+            split = offsets[hi - 1] + 1 - offsets[lo] != hi - lo
+            if not plain or "'" in inner or '"' in inner or split:
                 problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
             at = offsets[lo]  # the value is on one line: its span in the file is contiguous

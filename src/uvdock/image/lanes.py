@@ -19,6 +19,7 @@ from uvdock.registry.tags import parse_image
 
 UNDECLARED = "undeclared-build-arg"
 _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
+_CI_DIRS = (".github", ".gitlab")
 # Build arguments every Dockerfile accepts without declaring them.
 _PREDEFINED = {
     "SOURCE_DATE_EPOCH",
@@ -35,44 +36,32 @@ def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True)
             return None
         try:
             texts[path] = read_text(repo / path)
-        except FileNotFoundError:
-            return None
         except (OSError, UnicodeDecodeError) as exc:
-            if not strict:
-                return None
-            raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
+            if strict and not isinstance(exc, FileNotFoundError):
+                raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
+            return None
     return texts[path]
 
 
 def repository_files(repo: Path) -> tuple[list[str], list[str]]:
-    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths. `image check`
-    runs this on every call: one scandir per folder, a substring test in C per file."""
+    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths (`image check`
+    runs this on every call: a substring test in C per file)."""
     dockerfiles: list[str] = []
     ci: list[str] = []
-    pending = [("", str(repo))]
-    while pending:
-        rel, folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
-        except OSError:
-            continue
+    top = len(str(repo)) + 1
+    for folder, dirs, files in os.walk(repo):
+        rel = f"{folder[top:].replace(os.sep, '/')}/".lstrip("/")
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and d[0] != "." or d in _CI_DIRS]
         ci_folder = rel == "" or rel.startswith((".github/workflows/", ".gitlab/"))
-        for name, is_dir in listed:
+        for name in files:
             lower = name.lower()
-            if is_dir:
-                if name not in _SKIP_DIRS and (name[0] != "." or name in (".github", ".gitlab")):
-                    pending.append((rel + name + "/", f"{folder}/{name}"))
-            elif "ockerfile" in name or "OCKERFILE" in name:
+            if "ockerfile" in name or "OCKERFILE" in name:
                 # Dockerfile, Dockerfile.ci, ci.dockerfile (any case)
                 if "dockerfile" in (lower.partition(".")[0], lower.rpartition(".")[2]):
                     dockerfiles.append(rel + name)
-            elif (
-                ci_folder
-                and name.endswith((".yml", ".yaml"))
-                and (rel or name.startswith(".gitlab-ci."))
-            ):
-                ci.append(rel + name)
+            elif ci_folder and name.endswith((".yml", ".yaml")):
+                if rel or name.startswith(".gitlab-ci."):
+                    ci.append(rel + name)
     return sorted(dockerfiles), sorted(ci)
 
 
@@ -184,12 +173,10 @@ class _Discovery:
             return
         name = f"{item.path}:{key or 'FROM'}"
         pins, problems = self._references(item, stage, key, name, builds)
-        values = [pin.value for pin in pins]
-        if not any(parse_image(value)[0] for value in values):
-            why = parse_image(values[0] if values else stage.image)[1] or (
-                f"ARG {key} has no default and no CI build passes it"
-            )
-            self._unrecognised(item.path, stage.line, values[0] if values else stage.written, why)
+        if not any(parse_image(pin.value)[0] for pin in pins):
+            why = parse_image(pins[0].value if pins else stage.image)[1]
+            why = why or f"ARG {key} has no default and no CI build passes it"
+            self._unrecognised(item.path, stage.line, pins[0].value if pins else stage.written, why)
             return
         self.found.lanes.append(LaneRules(name, "", item.path, (), (), arg=key or "FROM"))
         self.found.pins.extend(pins)

@@ -1,13 +1,8 @@
-"""Verify a bump of the GitLab build file with a real YAML parser (formats/yaml.py).
-
-The span editor (image/gitlab.py, image/bump.py) rewrites the BASE_IMAGE values of the rows it
-reads line by line. Read as YAML, before and after, the edit must change exactly the
-BASE_IMAGE of every sequence-item mapping the lane's rules select, each to the new image, and
-nothing else. A lane row YAML sees but the line scanner cannot edit (a flow mapping, an
-alias, a tag, a value over several lines, `-` on a line of its own) would stay stale: refused;
-a change YAML does not see as a lane row (text in a block scalar, the first of duplicate
-keys) is refused too. Both name file and line; nothing is written.
-"""
+"""Verify a bump of the GitLab build file with a real YAML parser (formats/yaml.py): the
+line-by-line span edit (image/gitlab.py) must change exactly the BASE_IMAGE of every row the
+lane's rules select, each to the new image, and nothing else. A lane row the scanner cannot
+edit would stay stale, a change YAML reads as no lane row is no bump: both refused, naming
+file and line, nothing written."""
 
 from __future__ import annotations
 

@@ -24,7 +24,6 @@ LANE_KEYS = {
     "dev": ("dev_pin_file", "dockerfile", "dev_matrix_match"),
     "lts": ("lts_pin_file", "lts_dockerfile", "lts_matrix_match"),
 }
-LANES = tuple(LANE_KEYS)
 # A managed pin written in a shape the span editor cannot change exactly (check: a finding;
 # bump: refused, exit 2, naming file and line).
 UNSUPPORTED_SHAPE = "unsupported-shape"
@@ -258,6 +257,6 @@ def check(scan: Scan) -> list[Finding]:
                 kind = "malformed" if bad else "drift"
                 findings.append(Finding(kind, lane, pin.path, pin.line, message, pin.tag, expected))
     findings.extend(scan.findings)
-    order = {lane: index for index, lane in enumerate(LANES)}
+    order = {lane: index for index, lane in enumerate(LANE_KEYS)}
     findings.sort(key=lambda f: (order.get(f.lane, 9), f.path, f.line or 0))
     return findings
