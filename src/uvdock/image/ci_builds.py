@@ -29,6 +29,7 @@ _VARIABLE = re.compile(
 )
 # A value a build reads from a file: `$(cat docker/base_image)`, `$(< docker/base_image)`.
 _FROM_FILE = re.compile(r"\$\((?:cat[ \t]+|<[ \t]*)(?P<path>[\w./-]+)[ \t]*\)")
+_LINE = re.compile(r"[^\n]+")
 _SCRIPT = re.compile(r"(?<![\w./-])(?:\./)?(?P<path>[\w./-]+\.sh)\b")
 
 
@@ -51,8 +52,7 @@ class Build(NamedTuple):
 
 
 def _command(text: str, begin: int, start: int, yaml: bool) -> str:
-    """From `start` to the end of the shell command (lines continued with `\\`; in YAML the
-    more indented lines of a plain scalar), line breaks blanked so offsets stay the same."""
+    """The shell command from `start` over its continued lines, breaks blanked (same offsets)."""
     prefix = text[text.rfind("\n", 0, begin) + 1 : begin]
     folded = yaml and prefix.strip()[-1:] in ("-", ":")
     indent = len(prefix) - len(prefix.lstrip(" "))
@@ -146,12 +146,9 @@ def _action_builds(path: str, text: str) -> list[Build]:
             args: list[BuildArg] = []
             node = fields.get("build-args")
             if node is not None and is_scalar(node):
-                begin = node.start_mark.index
-                raw = text[begin : node.end_mark.index]
-                for line in re.finditer(r"[^\n]+", raw):
+                for line in _LINE.finditer(text, node.start_mark.index, node.end_mark.index):
                     stripped = line[0].strip(" \t\r|>-")
-                    at = begin + line.start() + line[0].find(stripped)
-                    args += _build_arg(stripped, at, text)
+                    args += _build_arg(stripped, line.start() + line[0].find(stripped), text)
             line = mapping.start_mark.line + 1
             builds.append(Build(path, line, dockerfile, values.get("target"), tuple(args)))
     return builds

@@ -1,9 +1,6 @@
-"""A Dockerfile's instructions as Docker reads them: the one reader every part of uvdock uses.
-
-Docker's rules (docs.docker.com/reference/dockerfile): `# escape=` only at the very top; an
-instruction continues after the escape character, comment and blank lines inside it dropped;
-`RUN`, `COPY` and `ADD` may open heredocs; ARGs before the first FROM are global. Each
-instruction keeps each character's offset in the file, so a value can be edited exactly."""
+"""A Dockerfile's instructions as Docker reads them (docs.docker.com/reference/dockerfile): the
+one reader every part of uvdock uses. Each instruction keeps each character's offset in the
+file, so a value can be edited exactly."""
 
 from __future__ import annotations
 

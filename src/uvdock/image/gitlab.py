@@ -1,11 +1,7 @@
-"""Mapping items of YAML block sequences (GitLab `parallel: matrix:` rows), read line by line.
-
-A YAML library would lose what an edit has to keep (quotes, comments, CRLF, key order) and
-PyYAML costs `image check` start-up time; a bump re-reads its result with PyYAML instead
-(image/matrix_verify.py). The rows uvdock manages are flat mappings of scalars: every
-`- KEY: value` line starts an item, and the lines at the same indentation as that first key
-add to it; lines inside block scalars (`script: |`) are text, never rows. Each value keeps its
-exact span in the text so that an edit can replace the value and nothing else."""
+"""Mapping items of YAML block sequences (GitLab `parallel: matrix:` rows), read line by line:
+a YAML library would lose what an edit keeps (quotes, comments, CRLF, key order) and costs
+`image check` start-up time; a bump re-reads its result with PyYAML (image/matrix_verify.py).
+Each value keeps its exact span, so an edit replaces the value and nothing else."""
 
 from __future__ import annotations
 
@@ -33,8 +29,7 @@ class Item(NamedTuple):
 
 
 def _scalar(line: Line, match: re.Match[str]) -> Scalar | None:
-    """The value after `KEY:`; None for none (a comment, a nested block, a flow collection,
-    an unterminated quote: nothing to edit). Trailing comments are dropped."""
+    """The value after `KEY:`; None for none (a nested block, a flow collection, ...)."""
     rest, start = match["rest"], line.offset + match.start("rest")
     if rest[:1] in ("'", '"'):
         quoted = _QUOTED.match(rest)
@@ -96,8 +91,7 @@ def _block_scalar_lines(lines: list[Line]) -> set[int]:
 
 
 def sequence_items(text: str) -> list[Item]:
-    """Every mapping item of every block sequence in the text, in file order; a key given
-    twice counts as YAML (and GitLab) reads it: the last one."""
+    """Every mapping item of every block sequence in the text; a key given twice: the last."""
     lines = split_lines(text)
     items: list[Item] = []
     text_lines = _block_scalar_lines(lines)

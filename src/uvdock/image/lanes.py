@@ -20,6 +20,7 @@ from uvdock.registry.tags import parse_image
 UNDECLARED = "undeclared-build-arg"
 _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
 _CI_DIRS = (".github", ".gitlab")
+_YAML = (".yml", ".yaml")
 # Build arguments every Dockerfile accepts without declaring them.
 _PREDEFINED = {
     "SOURCE_DATE_EPOCH",
@@ -44,14 +45,13 @@ def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True)
 
 
 def repository_files(repo: Path) -> tuple[list[str], list[str]]:
-    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths (`image check`
-    runs this on every call: a substring test in C per file)."""
+    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths."""
     dockerfiles: list[str] = []
     ci: list[str] = []
     top = len(str(repo)) + 1
     for folder, dirs, files in os.walk(repo):
         rel = f"{folder[top:].replace(os.sep, '/')}/".lstrip("/")
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and d[0] != "." or d in _CI_DIRS]
+        dirs[:] = [d for d in dirs if (d not in _SKIP_DIRS and d[0] != ".") or d in _CI_DIRS]
         ci_folder = rel == "" or rel.startswith((".github/workflows/", ".gitlab/"))
         for name in files:
             lower = name.lower()
@@ -59,9 +59,8 @@ def repository_files(repo: Path) -> tuple[list[str], list[str]]:
                 # Dockerfile, Dockerfile.ci, ci.dockerfile (any case)
                 if "dockerfile" in (lower.partition(".")[0], lower.rpartition(".")[2]):
                     dockerfiles.append(rel + name)
-            elif ci_folder and name.endswith((".yml", ".yaml")):
-                if rel or name.startswith(".gitlab-ci."):
-                    ci.append(rel + name)
+            elif ci_folder and name.endswith(_YAML) and (rel or name.startswith(".gitlab-ci.")):
+                ci.append(rel + name)
     return sorted(dockerfiles), sorted(ci)
 
 
@@ -78,8 +77,7 @@ class _Dockerfile(NamedTuple):
 
 
 def _lane_key(stage: df.Stage) -> str | None:
-    """The ARG a FROM reads whole (`$X`, `${X}`, `${X:-fallback}`), "" for a literal image,
-    None otherwise (the image built from parts)."""
+    """The ARG a FROM reads whole (`${X:-fallback}` too), "" for an image, None for parts."""
     if not stage.variables:
         return ""
     whole = re.fullmatch(r"\$(?:(?P<bare>\w+)|\{(?P<braced>\w+)(?::-[^$}]*)?\})", stage.written)
@@ -185,8 +183,8 @@ class _Discovery:
     def _references(
         self, item: _Dockerfile, stage: df.Stage, key: str, name: str, builds: list[Build]
     ) -> tuple[list[Pin], list[Finding]]:
-        """The lane's managed references: the global default (or the FROM image), then the
-        build arguments that override it; and the ones uvdock cannot edit exactly."""
+        """The global default (or FROM image) and the build arguments overriding it; the
+        ones uvdock cannot edit exactly."""
         found: list[Pin | Finding] = []
         if not key:
             found.append(

@@ -1,8 +1,6 @@
-"""Verify a bump of the GitLab build file with a real YAML parser (formats/yaml.py): the
-line-by-line span edit (image/gitlab.py) must change exactly the BASE_IMAGE of every row the
-lane's rules select, each to the new image, and nothing else. A lane row the scanner cannot
-edit would stay stale, a change YAML reads as no lane row is no bump: both refused, naming
-file and line, nothing written."""
+"""Verify a bump of the GitLab build file with a real YAML parser (formats/yaml.py): the line
+scanner's span edit (image/gitlab.py) must change exactly the BASE_IMAGE of every row the
+lane's rules select, to the new image, and nothing else; otherwise refused, nothing written."""
 
 from __future__ import annotations
 
@@ -19,9 +17,8 @@ _SHAPES = (
 
 
 def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[str, str] | None:
-    """The row's values of the keys the lane rules use. A key YAML reads as no string
-    (`IMAGE_TYPE: ~`) makes the row's lane unclear: refused when the row builds an NGC
-    PyTorch image (`strict`), else the row is no lane's (None)."""
+    """The row's values of the keys the lane rules use; a value that is no string makes the
+    row's lane unclear: refused when the row builds an NGC image (`strict`), else None."""
     fields: dict[str, str] = {}
     for key in sorted(keys):
         value = row.items.get(key)

@@ -167,8 +167,7 @@ def _entry(text: str, key: str) -> tuple[str, str]:
 
 
 def match_sets(entries: Sequence[str], key: str) -> tuple[MatchSet, ...]:
-    """A `*-matrix-match` list as alternative KEY=VALUE sets: with commas, each element is one
-    set; a list of single entries, the original form, is one set."""
+    """Alternative KEY=VALUE sets: with commas, one per element; else the list is one set."""
     if not any("," in entry for entry in entries):
         return (tuple(_entry(entry, key) for entry in entries),) if entries else ()
     return tuple(
@@ -199,8 +198,7 @@ def configured_gitlab_file(config: Config) -> tuple[str, bool]:
 
 
 def all_pins(managed: Sequence[Pin], grep_hits: Iterable[tuple[str, int, str]]) -> list[Pin]:
-    """The managed pins, then every other `nvcr.io/nvidia/pytorch:<tag>` among the lines of
-    `git grep -n PREFIX` (path, line, text), once per line and tag."""
+    """The managed pins, then each other PREFIX<tag> of the `git grep -n` hits, once a line."""
     taken = {(pin.path, pin.line) for pin in managed}
     pins = list(managed)
     for path, line, text in grep_hits:

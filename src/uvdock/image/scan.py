@@ -141,8 +141,7 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
 
 
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
-    """The steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME` (Megatron-LM's
-    workflows, 2025-09 to 2026-01): each a managed pin of the lane the Dockerfile is."""
+    """Each hard-coded `FROM_IMAGE_NAME` of a lane's Dockerfile build (Megatron-LM 2025-09+)."""
     if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
         return []  # most workflows: no YAML parse at all
     pins: list[Pin] = []
@@ -228,8 +227,7 @@ def scan_managed(
     elif gitlab_file and explicit:
         scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
     for path in workflow_files(repo, config.workflow_files):
-        text = read_file(repo, path, scan.texts)
-        if text is not None:
+        if (text := read_file(repo, path, scan.texts)) is not None:
             scan.pins.extend(workflow_pins(path, text, scan.lanes))
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
