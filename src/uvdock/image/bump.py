@@ -166,8 +166,8 @@ def plan_bump(
 def found_target(
     scan: Scan, rule: LaneRules, text: str
 ) -> tuple[ImageTag, ImageTag | None, str | None]:
-    """The image TEXT names for the lane (a tag of its image, or a whole reference of its
-    family), the lane's current one and that as written; refused when TEXT is neither."""
+    """The image TEXT names (a tag, or a reference of the family), the current one as parsed
+    and as written."""
     current, _ = reference_tag(scan, rule.lane)
     now = parse_image(current)[0] if current else None
     wanted = text.strip()

@@ -85,7 +85,7 @@ def _build_arg(word: str, start: int, text: str) -> list[BuildArg]:
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
     # `$(cat FILE)` is one word to the shell: its blanks split nothing.
     masked = re.sub(r"\$\([^()]*\)", lambda m: re.sub(r"[ \t]", "\x01", m[0]), command)
-    spans = iter(words(masked, "\0"))
+    spans = words(masked, "\0")
     found: dict[str, str] = {}
     args: list[BuildArg] = []
     context = "."  # the last positional word

@@ -5,7 +5,7 @@ file, so a value can be edited exactly."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -105,9 +105,8 @@ def read(text: str) -> Dockerfile:
     return Dockerfile(escape, tuple(instructions))
 
 
-def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
+def words(text: str, escape: str) -> Iterator[tuple[int, int, bool]]:
     """(start, end, plain) of each blank-separated word; plain: no escape, its quotes closed."""
-    found: list[tuple[int, int, bool]] = []
     position = 0
     size = len(text)
     while position < size:
@@ -126,8 +125,7 @@ def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
             elif not quote and char in "\"'":
                 quote = char
             position += 1
-        found.append((start, min(position, size), plain and not quote))
-    return found
+        yield start, min(position, size), plain and not quote
 
 
 def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:

@@ -6,6 +6,7 @@ Each value keeps its exact span, so an edit replaces the value and nothing else.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from uvdock.files.textlines import YAML_KEY_LINE, Line, split_lines, unquote
@@ -45,23 +46,21 @@ def _scalar(line: Line, match: re.Match[str]) -> Scalar | None:
     return Scalar(value, line.number, start, start + len(value))
 
 
-def _sibling_keys(following: list[Line], column: int) -> list[tuple[Line, re.Match[str]]]:
+def _sibling_keys(following: list[Line], column: int) -> Iterator[tuple[Line, re.Match[str]]]:
     """The key lines after an item's first one at its key column, until the item ends."""
-    siblings = []
     for line in following:
         stripped = line.content.lstrip(" ")
         if not stripped or stripped.startswith("#"):
             continue  # blank lines and comments never end an item
         indent = len(line.content) - len(stripped)
         if indent < column:
-            break
+            return
         if indent > column or stripped.startswith("- ") or stripped == "-":
             continue  # nested under an earlier key (a sequence may sit at the key's column)
         sibling = YAML_KEY_LINE.fullmatch(line.content)
         if sibling is None or sibling["dash"]:
-            break
-        siblings.append((line, sibling))
-    return siblings
+            return
+        yield line, sibling
 
 
 # A block scalar's header after `key:` or `- `: `|` or `>`, indicators, an optional comment.

@@ -1,7 +1,6 @@
-"""Lanes found by meaning: the external base of each target a repository builds. The targets
-CI builds (no build: the last stage) lead through stage aliases to a base: `FROM ${ARG}` (lane
-`FILE:ARG`: the ARG default and every CI build argument that overrides it) or an image in
-FROM (`FILE:FROM`). A base uvdock cannot order is listed with why, never dropped."""
+"""Lanes found by meaning: the external base each target CI builds (no build: the last stage)
+reaches through stage aliases, `FROM ${ARG}` (lane `FILE:ARG`: its default and the CI build
+arguments overriding it) or an image (`FILE:FROM`). A base uvdock cannot order is listed."""
 
 from __future__ import annotations
 
@@ -183,8 +182,7 @@ class _Discovery:
     def _references(
         self, item: _Dockerfile, stage: df.Stage, key: str, name: str, builds: list[Build]
     ) -> tuple[list[Pin], list[Finding]]:
-        """The global default (or FROM image) and the build arguments overriding it; the
-        ones uvdock cannot edit exactly."""
+        """The global default (or FROM image), the build arguments overriding it; problems."""
         found: list[Pin | Finding] = []
         if not key:
             found.append(
@@ -221,6 +219,5 @@ class _Discovery:
 
 
 def discover(repo: Path, covered: set[tuple[str, str]], scan: Scan | None = None) -> Scan:
-    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`, added to `scan`
-    (its texts: the files already read; bases no lane manages are `unclassified`, with why)."""
+    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`, into `scan`."""
     return _Discovery(repo, covered, scan or Scan([], [], [], {}, [], [])).run()

@@ -20,10 +20,8 @@ def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[st
     """The row's values of the keys the lane rules use; a value that is no string makes the
     row's lane unclear: refused when the row builds an NGC image (`strict`), else None."""
     fields: dict[str, str] = {}
-    for key in sorted(keys):
-        value = row.items.get(key)
-        if value is None:
-            continue
+    for key in sorted(keys & row.items.keys()):
+        value = row.items[key]
         if isinstance(value, YScalar) and value.text is not None:
             fields[key] = value.text
             continue

@@ -1,6 +1,5 @@
-"""Base-image pins: what a pin is, which lanes exist, and whether each lane agrees. A lane is
-managed in its pin file (the source of truth), the matrix rows it selects, its Dockerfile's
-default and workflow builds; other mentions are informational. Records are NamedTuples:
+"""Base-image pins: what a pin is, which lanes exist, and whether each lane agrees. A lane's
+pin file is its source of truth; other mentions are informational. Records are NamedTuples:
 `image check` runs in pre-commit and CI on a start-up budget."""
 
 from __future__ import annotations
@@ -132,12 +131,11 @@ def managed_pin(
 def pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
     """The one image reference a pin file holds (blank space and a BOM around it allowed), or
     why it does not hold exactly one: a bump refuses to guess which line is the pin."""
-    start = 1 if text.startswith("\ufeff") else 0
-    body = text[start:]
+    body = text.removeprefix("\ufeff")
     stripped = body.strip()
     words = stripped.split()
     if len(words) == 1:
-        begin = start + len(body) - len(body.lstrip())
+        begin = len(text) - len(body.lstrip())
         return managed_pin(path, text, lane, "pin-file", begin, begin + len(stripped))
     if not words:
         problem = "is empty"
@@ -202,13 +200,11 @@ def all_pins(managed: Sequence[Pin], grep_hits: Iterable[tuple[str, int, str]]) 
     taken = {(pin.path, pin.line) for pin in managed}
     pins = list(managed)
     for path, line, text in grep_hits:
-        seen: set[str] = set()
-        for match in _MENTION.finditer(text) if (path, line) not in taken else ():
-            tag = match["tag"].rstrip(".")  # the end of a sentence is not the tag's
-            # A tag or a variable holding one; `YY.MM-py3`, `<YY.MM>-py3` are docs' placeholders.
-            if tag not in seen and (tag[:1].isdigit() or tag.startswith("$")):
-                seen.add(tag)
-                pins.append(Pin(path, line, None, tag, False, "mention", PREFIX + tag))
+        # A tag (a sentence's final dot dropped) or a variable; `YY.MM-py3` is a placeholder.
+        tags = dict.fromkeys(m["tag"].rstrip(".") for m in _MENTION.finditer(text))
+        found = [tag for tag in tags if tag[:1].isdigit() or tag.startswith("$")]
+        if (path, line) not in taken:
+            pins += [Pin(path, line, None, tag, False, "mention", PREFIX + tag) for tag in found]
     pins.sort(key=lambda p: (not p.managed, p.source != "gitlab", p.path, p.line))
     return pins
 

@@ -83,8 +83,7 @@ def _missing(lane: str, path: str, setting: str) -> Finding:
 
 
 def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
-    """The lane's pin file and the defaults of `ARG FROM_IMAGE_NAME=...` in its Dockerfile
-    (a bare ARG is no pin: the build passes the value); a file named explicitly must exist."""
+    """The lane's pin file and `ARG FROM_IMAGE_NAME=` defaults; a file named must exist."""
     lane = rule.lane
     for path, key in zip((rule.pin_file, rule.dockerfile), LANE_KEYS[lane][:2], strict=True):
         text = read_file(repo, path, scan.texts) if path else None
@@ -131,12 +130,12 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
                 f"configuration `workflow-files`: {pattern!r} must be a glob inside the repository",
                 hint="use a path relative to the repository root, e.g. .github/workflows/*.yml",
             )
-        for path in repo.glob(pattern):
-            if not regular_file(path):  # also a symlink loop, which resolve() would raise on
-                continue
-            real = path.resolve()
-            if real == top or top in real.parents:
-                found.add(path.relative_to(repo).as_posix())
+        # regular_file first: it also refuses a symlink loop, which resolve() would raise on.
+        found.update(
+            path.relative_to(repo).as_posix()
+            for path in repo.glob(pattern)
+            if regular_file(path) and top in path.resolve().parents
+        )
     return sorted(found)
 
 
