@@ -1,6 +1,5 @@
 """The image builds a repository's CI runs (Dockerfile, target, build args): build commands
-(`docker [buildx] build`, `podman build`, `buildah bud`) and docker/build-push-action steps.
-A `$VAR` value is traced to the file's `VAR: value` keys; every value keeps its span."""
+and build-push-action steps; a `$VAR` value is traced to the file's `VAR: value` keys."""
 
 from __future__ import annotations
 

@@ -23,11 +23,9 @@ LANE_KEYS = {
     "dev": ("dev_pin_file", "dockerfile", "dev_matrix_match"),
     "lts": ("lts_pin_file", "lts_dockerfile", "lts_matrix_match"),
 }
-# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
-# bump: refused, exit 2, naming file and line).
+# A managed pin in a shape the span editor cannot edit exactly: a check finding, a bump refusal.
 UNSUPPORTED_SHAPE = "unsupported-shape"
-# A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
-# can be neither checked nor bumped, so check fails and bump refuses.
+# A tracked managed file absent from the work tree (sparse checkout): check fails, bump refuses.
 NOT_CHECKED_OUT = "not-checked-out"
 BASE_IMAGE_KEY = "BASE_IMAGE"
 PLATFORM_KEY = "PLATFORM"

@@ -193,9 +193,8 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
     megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg)
     if scan.pins and not megatron:
-        # Megatron-LM's lane where none of its files is here (neither its default pin file
-        # nor a Dockerfile of its own: absent, or another lane's) while another lane is
-        # managed: no lane of this repository.
+        # Megatron-LM's lane none of whose files is here (default pin file, a Dockerfile of
+        # its own) while another lane is managed: no lane of this repository.
         defaults = {
             r.lane
             for r in scan.lanes
