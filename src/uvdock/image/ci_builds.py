@@ -143,8 +143,7 @@ def _action_builds(path: str, text: str) -> list[Build]:
             values = {k: str(v.value) for k, v in fields.items() if is_scalar(v)}
             dockerfile = _dockerfile(values.get("file"), values.get("context", "."))
             args: list[BuildArg] = []
-            node = fields.get("build-args")
-            if node is not None and is_scalar(node):
+            if (node := fields.get("build-args")) is not None and is_scalar(node):
                 for line in _LINE.finditer(text, node.start_mark.index, node.end_mark.index):
                     stripped = line[0].strip(" \t\r|>-")
                     args += _build_arg(stripped, line.start() + line[0].find(stripped), text)
@@ -157,11 +156,9 @@ def _resolved(build: Build, text: str) -> Build:
     """Each `$VAR` value replaced by the places the same file sets VAR (if any)."""
     args: list[BuildArg] = []
     for arg in build.args:
-        from_file = _FROM_FILE.fullmatch(arg.value)
-        variable = _VARIABLE.fullmatch(arg.value)
-        if from_file is not None:
+        if (from_file := _FROM_FILE.fullmatch(arg.value)) is not None:
             args.append(arg._replace(pin_file=posixpath.normpath(from_file["path"])))
-        elif variable is not None:
+        elif (variable := _VARIABLE.fullmatch(arg.value)) is not None:
             # `NAME: value` keys of the file (variables, matrix rows): where `$NAME` is set.
             key = re.escape(variable["name"] or variable["github"])
             pattern = rf"^[ \t]*(?:-[ \t]+)?{key}[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)"

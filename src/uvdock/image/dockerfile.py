@@ -45,8 +45,7 @@ class Dockerfile(NamedTuple):
 def _escape_char(lines: list[Line]) -> str:
     """`\\` unless a parser directive at the very top says `# escape=``."""
     for line in lines:
-        match = _DIRECTIVE.fullmatch(line.content.lstrip("\ufeff"))
-        if match is None:
+        if (match := _DIRECTIVE.fullmatch(line.content.lstrip("\ufeff"))) is None:
             break
         if match["key"].lower() == "escape" and match["value"] in ("\\", "`"):
             return match["value"]

@@ -33,8 +33,7 @@ def _scalar(line: Line, match: re.Match[str]) -> Scalar | None:
     """The value after `KEY:`; None for none (a nested block, a flow collection, ...)."""
     rest, start = match["rest"], line.offset + match.start("rest")
     if rest[:1] in ("'", '"'):
-        quoted = _QUOTED.match(rest)
-        if quoted is None:
+        if (quoted := _QUOTED.match(rest)) is None:
             return None
         single = quoted["single"]
         value = quoted["double"] if single is None else single.replace("''", "'")
@@ -57,8 +56,7 @@ def _sibling_keys(following: list[Line], column: int) -> Iterator[tuple[Line, re
             return
         if indent > column or stripped.startswith("- ") or stripped == "-":
             continue  # nested under an earlier key (a sequence may sit at the key's column)
-        sibling = YAML_KEY_LINE.fullmatch(line.content)
-        if sibling is None or sibling["dash"]:
+        if (sibling := YAML_KEY_LINE.fullmatch(line.content)) is None or sibling["dash"]:
             return
         yield line, sibling
 

@@ -120,8 +120,7 @@ class _Discovery:
             targets.setdefault(build.target, []).append(build)
         bases: dict[int, tuple[df.Stage, list[Build]]] = {}
         for target, of_target in targets.items():
-            stage = df.base_of(item.stages, target)
-            if stage is None:
+            if (stage := df.base_of(item.stages, target)) is None:
                 message = f"builds target {target or '(last stage)'} of {item.path}, which has"
                 message += " no such stage"
                 self.found.findings.extend(
@@ -161,8 +160,7 @@ class _Discovery:
             self.found.findings.append(finding)
 
     def _lane(self, item: _Dockerfile, stage: df.Stage, builds: list[Build]) -> None:
-        key = _lane_key(stage)
-        if key is None:
+        if (key := _lane_key(stage)) is None:
             why = "FROM builds the image from several parts; uvdock manages a whole reference"
             self._unrecognised(item.path, stage.line, stage.written, why)
             return

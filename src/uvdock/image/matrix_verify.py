@@ -50,8 +50,7 @@ def _lane_rows(
     rows: dict[tuple[str | int, ...], YScalar] = {}
     for number, doc in enumerate(docs):
         for path, row in sequence_mappings(doc):
-            base = row.items.get(BASE_IMAGE_KEY)
-            if base is None:
+            if (base := row.items.get(BASE_IMAGE_KEY)) is None:
                 continue
             ngc = isinstance(base, YScalar) and base.value.startswith(PREFIX)
             fields = _fields(display, row, keys, strict=ngc)

@@ -218,14 +218,12 @@ def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
     rule = next(r for r in scan.lanes if r.lane == lane)
     pins = scan.lane_pins(lane)
     if rule.arg:
-        own = [pin for pin in pins if pin.source == "dockerfile"]
-        if own:
+        if own := [pin for pin in pins if pin.source == "dockerfile"]:
             where = f"ARG {rule.arg}" if rule.arg != "FROM" else "FROM"
             return own[-1].value, f"{where} in {own[-1].location}"
         values = [pin.value for pin in pins]
         return max(values, key=values.count, default=None), f"most of the {lane} references"
-    expected = expected_tag(scan, lane)
-    if expected is not None:
+    if (expected := expected_tag(scan, lane)) is not None:
         return expected, rule.pin_file
     tags = [pin.tag for pin in pins if pin.well_formed]
     best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)), default=None)
