@@ -85,8 +85,7 @@ def _undo_all(value: str, replaced: Mapping[str, str]) -> str:
 
 
 def verify_edit(path: str, old: str, new: str, replaced: Mapping[str, str], count: int) -> None:
-    """Refuse (exit 2, nothing written) an edit of a workflow after which YAML reads
-    anything else than the same values with `count` references swapped as `replaced` says."""
+    """Refuse a workflow edit unless YAML reads only `count` references swapped."""
     edit = edit_changes(path, old, new)
     swaps = 0
     counted: set[int] = set()  # an anchored value read through several aliases counts once
@@ -142,8 +141,7 @@ def plan_bump(
     allow_downgrade: bool,
     gitlab_file: str = "",
 ) -> BumpPlan:
-    """The edits that move every managed pin of `lane` to `tag`; `gitlab_file` is re-read
-    after the edit (image/matrix_verify.py): only the lane's rows may change."""
+    """The edits moving every managed pin of `lane` to `tag`, the GitLab file verified."""
     rule = _bumpable(scan, lane)
     if not scan.lane_pins(lane):
         raise InputRefused(
@@ -168,8 +166,8 @@ def plan_bump(
 def found_target(
     scan: Scan, rule: LaneRules, text: str
 ) -> tuple[ImageTag, ImageTag | None, str | None]:
-    """The image TEXT names for the lane (a tag of its image, or a whole reference of its
-    family), the lane's current one and that as written; refused when TEXT is neither."""
+    """The image TEXT names (a tag, or a reference of the family), the current one as parsed
+    and as written."""
     current, _ = reference_tag(scan, rule.lane)
     now = parse_image(current)[0] if current else None
     wanted = text.strip()

@@ -1,6 +1,5 @@
 """The image builds a repository's CI runs (Dockerfile, target, build args): build commands
-(`docker [buildx] build`, `podman build`, `buildah bud`) and docker/build-push-action steps.
-A `$VAR` value is traced to the file's `VAR: value` keys; every value keeps its span."""
+and build-push-action steps; a `$VAR` value is traced to the file's `VAR: value` keys."""
 
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ _VARIABLE = re.compile(
 )
 # A value a build reads from a file: `$(cat docker/base_image)`, `$(< docker/base_image)`.
 _FROM_FILE = re.compile(r"\$\((?:cat[ \t]+|<[ \t]*)(?P<path>[\w./-]+)[ \t]*\)")
+_LINE = re.compile(r"[^\n]+")
 _SCRIPT = re.compile(r"(?<![\w./-])(?:\./)?(?P<path>[\w./-]+\.sh)\b")
 
 
@@ -51,8 +51,7 @@ class Build(NamedTuple):
 
 
 def _command(text: str, begin: int, start: int, yaml: bool) -> str:
-    """From `start` to the end of the shell command (lines continued with `\\`; in YAML the
-    more indented lines of a plain scalar), line breaks blanked so offsets stay the same."""
+    """The shell command from `start` over its continued lines, breaks blanked (same offsets)."""
     prefix = text[text.rfind("\n", 0, begin) + 1 : begin]
     folded = yaml and prefix.strip()[-1:] in ("-", ":")
     indent = len(prefix) - len(prefix.lstrip(" "))
@@ -85,7 +84,7 @@ def _build_arg(word: str, start: int, text: str) -> list[BuildArg]:
 def _options(command: str, base: int, text: str) -> tuple[dict[str, str], list[BuildArg], str]:
     # `$(cat FILE)` is one word to the shell: its blanks split nothing.
     masked = re.sub(r"\$\([^()]*\)", lambda m: re.sub(r"[ \t]", "\x01", m[0]), command)
-    spans = iter(words(masked, "\0"))
+    spans = words(masked, "\0")
     found: dict[str, str] = {}
     args: list[BuildArg] = []
     context = "."  # the last positional word
@@ -138,21 +137,16 @@ def _action_builds(path: str, text: str) -> list[Build]:
     for document in compose(text) or []:
         for mapping in mappings(document):
             fields = by_key(mapping)
-            if not (
-                {"build-args", "target"} & fields.keys() and {"file", "context"} & fields.keys()
-            ):
+            keys = fields.keys()
+            if not ({"build-args", "target"} & keys and {"file", "context"} & keys):
                 continue
             values = {k: str(v.value) for k, v in fields.items() if is_scalar(v)}
             dockerfile = _dockerfile(values.get("file"), values.get("context", "."))
             args: list[BuildArg] = []
-            node = fields.get("build-args")
-            if node is not None and is_scalar(node):
-                begin = node.start_mark.index
-                raw = text[begin : node.end_mark.index]
-                for line in re.finditer(r"[^\n]+", raw):
+            if (node := fields.get("build-args")) is not None and is_scalar(node):
+                for line in _LINE.finditer(text, node.start_mark.index, node.end_mark.index):
                     stripped = line[0].strip(" \t\r|>-")
-                    at = begin + line.start() + line[0].find(stripped)
-                    args += _build_arg(stripped, at, text)
+                    args += _build_arg(stripped, line.start() + line[0].find(stripped), text)
             line = mapping.start_mark.line + 1
             builds.append(Build(path, line, dockerfile, values.get("target"), tuple(args)))
     return builds
@@ -162,11 +156,9 @@ def _resolved(build: Build, text: str) -> Build:
     """Each `$VAR` value replaced by the places the same file sets VAR (if any)."""
     args: list[BuildArg] = []
     for arg in build.args:
-        from_file = _FROM_FILE.fullmatch(arg.value)
-        variable = _VARIABLE.fullmatch(arg.value)
-        if from_file is not None:
+        if (from_file := _FROM_FILE.fullmatch(arg.value)) is not None:
             args.append(arg._replace(pin_file=posixpath.normpath(from_file["path"])))
-        elif variable is not None:
+        elif (variable := _VARIABLE.fullmatch(arg.value)) is not None:
             # `NAME: value` keys of the file (variables, matrix rows): where `$NAME` is set.
             key = re.escape(variable["name"] or variable["github"])
             pattern = rf"^[ \t]*(?:-[ \t]+)?{key}[ \t]*:[ \t]*(?P<q>[\"']?)(?P<v>[^\s\"'#]+)(?P=q)"

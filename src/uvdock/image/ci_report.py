@@ -1,6 +1,5 @@
-"""`image check` findings in the formats CI systems put on a diff: GitHub workflow commands
-(escaped as actions/toolkit does) and a GitLab code-quality report. Imported only when one is
-asked for: plain `image check` is on a start-up budget."""
+"""`image check` findings as GitHub workflow commands or a GitLab code-quality report.
+Imported only when one is asked for: plain `image check` is on a start-up budget."""
 
 from __future__ import annotations
 

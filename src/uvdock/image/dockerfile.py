@@ -1,14 +1,11 @@
-"""A Dockerfile's instructions as Docker reads them: the one reader every part of uvdock uses.
-
-Docker's rules (docs.docker.com/reference/dockerfile): `# escape=` only at the very top; an
-instruction continues after the escape character, comment and blank lines inside it dropped;
-`RUN`, `COPY` and `ADD` may open heredocs; ARGs before the first FROM are global. Each
-instruction keeps each character's offset in the file, so a value can be edited exactly."""
+"""A Dockerfile's instructions as Docker reads them (docs.docker.com/reference/dockerfile): the
+one reader every part of uvdock uses. Each instruction keeps each character's offset in the
+file, so a value can be edited exactly."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -48,16 +45,14 @@ class Dockerfile(NamedTuple):
 def _escape_char(lines: list[Line]) -> str:
     """`\\` unless a parser directive at the very top says `# escape=``."""
     for line in lines:
-        match = _DIRECTIVE.fullmatch(line.content.lstrip("\ufeff"))
-        if match is None:
+        if (match := _DIRECTIVE.fullmatch(line.content.lstrip("\ufeff"))) is None:
             break
         if match["key"].lower() == "escape" and match["value"] in ("\\", "`"):
             return match["value"]
     return "\\"
 
 
-def _continues(content: str, escape: str) -> int | None:
-    """Where the continuation escape of this line starts, or None when the line ends here."""
+def _continues(content: str, escape: str) -> int | None:  # where the escape ending it is
     stripped = content.rstrip(" \t")
     return len(stripped) - 1 if stripped.endswith(escape) else None
 
@@ -103,16 +98,14 @@ def read(text: str) -> Dockerfile:
         joined = "".join(body for _, body in bodies)
         offsets = tuple(at for start, body in bodies for at in range(start, start + len(body)))
         keyword = joined.lstrip(" \t\ufeff").split(None, 1)[0].upper()
-        heredocs: tuple[Heredoc, ...] = ()
-        if keyword in ("RUN", "COPY", "ADD"):
-            heredocs, index = _heredocs(joined, lines, index)
+        opens = joined if keyword in ("RUN", "COPY", "ADD") else ""
+        heredocs, index = _heredocs(opens, lines, index)
         instructions.append(Instruction(keyword, first.number, joined, offsets, heredocs))
     return Dockerfile(escape, tuple(instructions))
 
 
-def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
+def words(text: str, escape: str) -> Iterator[tuple[int, int, bool]]:
     """(start, end, plain) of each blank-separated word; plain: no escape, its quotes closed."""
-    found: list[tuple[int, int, bool]] = []
     position = 0
     size = len(text)
     while position < size:
@@ -131,8 +124,7 @@ def words(text: str, escape: str) -> list[tuple[int, int, bool]]:
             elif not quote and char in "\"'":
                 quote = char
             position += 1
-        found.append((start, min(position, size), plain and not quote))
-    return found
+        yield start, min(position, size), plain and not quote
 
 
 def expand(text: str, variables: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -275,12 +267,12 @@ def arg_defaults(text: str, name: str) -> tuple[list[ArgDefault], list[ArgProble
                     emptied = ArgProblem(line, _EMPTIED.format(name, global_default.line))
                 continue
             # Editable: bare, or wholly "double" or 'single' quoted, on one line.
-            quote = 1 if quoted(raw) else 0
+            quote = int(quoted(raw))
             inner = raw[quote : len(raw) - quote]
             lo = index + len(key) + 1 + quote
             hi = lo + len(inner)
-            editable = plain and "'" not in inner and '"' not in inner
-            if not editable or offsets[hi - 1] + 1 - offsets[lo] != hi - lo:
+            split = offsets[hi - 1] + 1 - offsets[lo] != hi - lo
+            if not plain or "'" in inner or '"' in inner or split:
                 problems.append(ArgProblem(line, _SPLIT.format(name)))
                 continue
             at = offsets[lo]  # the value is on one line: its span in the file is contiguous

@@ -55,8 +55,7 @@ def render(
             note = "" if key in origins else f"no {lane} lane here (no pin file, no pin)"
             lines.append(_key_line(config.replace(**{key: ""}), key, origins, note))
     if any(scan.lane_pins(lane) for lane in LANE_KEYS):
-        keys = ["gitlab_build_file", "workflow_files"]
-        lines += [_key_line(config, key, origins) for key in keys]
+        lines += [_key_line(config, k, origins) for k in ("gitlab_build_file", "workflow_files")]
     lines += [f"# not managed: {pin.location} `{pin.value}`: {pin.note}" for pin in unmanaged]
     lines += [f"# finding: {finding.location}: {finding.message}" for finding in findings]
     return "\n".join(lines) + "\n"

@@ -1,25 +1,20 @@
-"""Mapping items of YAML block sequences (GitLab `parallel: matrix:` rows), read line by line.
-
-A YAML library would lose what an edit has to keep (quotes, comments, CRLF, key order); a
-bump re-reads its result with PyYAML instead (image/matrix_verify.py). The rows uvdock
-manages are flat mappings of scalars, so a small scanner is enough: every `- KEY: value` line
-starts an item, and the lines at the same indentation as that first key add to it. Values
-are read bare, 'single' or "double" quoted, with trailing comments dropped; a key given twice
-counts once, the last (as YAML reads it); lines inside block scalars (`script: |`) are text,
-never rows. Each keeps its exact span in the text so that an edit can replace the value and
-nothing else. Records are NamedTuples, cheaper to define than dataclasses: `image check`
-start-up time is budgeted.
-"""
+"""Mapping items of YAML block sequences (GitLab `parallel: matrix:` rows), read line by line:
+a YAML library would lose what an edit keeps (quotes, comments, CRLF, key order) and costs
+`image check` start-up time; a bump re-reads its result with PyYAML (image/matrix_verify.py).
+Each value keeps its exact span, so an edit replaces the value and nothing else."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from uvdock.files.textlines import YAML_KEY_LINE, Line, split_lines, unquote
 
 # Bare scalars starting with these are flow collections, block scalars, anchors, aliases or tags.
 _NOT_A_PLAIN_SCALAR = tuple("{[|>&*!%@`")
+# A closed 'single' ('' is a quote) or "double" (\ escapes) quoted scalar.
+_QUOTED = re.compile(r"'(?P<single>(?:[^']|'')*)'(?!')|\"(?P<double>(?:[^\"\\]|\\.)*)\"")
 
 
 class Scalar(NamedTuple):
@@ -34,71 +29,41 @@ class Item(NamedTuple):
     fields: dict[str, Scalar]
 
 
-def parse_scalar(rest: str, start: int) -> tuple[str, int, int] | None:
-    """The value at the start of `rest` (which begins at text offset `start`): (value, start, end).
-
-    None when there is no scalar here (nothing, a comment, a nested block, a flow collection).
-    """
-    if not rest or rest.startswith("#"):
-        return None
-    if rest[0] == "'":
-        index = 1
-        while index < len(rest):
-            if rest[index] == "'":
-                if rest.startswith("''", index):
-                    index += 2
-                    continue
-                return rest[1:index].replace("''", "'"), start + 1, start + index
-            index += 1
-        return None  # unterminated: not something to edit
-    if rest[0] == '"':
-        index = 1
-        while index < len(rest):
-            if rest[index] == "\\":
-                index += 2
-                continue
-            if rest[index] == '"':
-                return rest[1:index], start + 1, start + index
-            index += 1
-        return None
-    if rest.startswith(_NOT_A_PLAIN_SCALAR):
+def _scalar(line: Line, match: re.Match[str]) -> Scalar | None:
+    """The value after `KEY:`; None for none (a nested block, a flow collection, ...)."""
+    rest, start = match["rest"], line.offset + match.start("rest")
+    if rest[:1] in ("'", '"'):
+        if (quoted := _QUOTED.match(rest)) is None:
+            return None
+        single = quoted["single"]
+        value = quoted["double"] if single is None else single.replace("''", "'")
+        return Scalar(value, line.number, start + 1, start + quoted.end() - 1)
+    if not rest or rest.startswith(("#", *_NOT_A_PLAIN_SCALAR)):
         return None
     comment = re.search(r"[ \t]#", rest)
     value = (rest[: comment.start()] if comment else rest).rstrip(" \t")
-    return value, start, start + len(value)
+    return Scalar(value, line.number, start, start + len(value))
 
 
-def _key_value(line: Line, match: re.Match[str]) -> tuple[str, Scalar | None]:
-    key = unquote(match["key"])
-    parsed = parse_scalar(match["rest"], line.offset + match.start("rest"))
-    if parsed is None:
-        return key, None
-    value, start, end = parsed
-    return key, Scalar(value, line.number, start, end)
-
-
-def _sibling_keys(following: list[Line], column: int) -> list[tuple[Line, re.Match[str]]]:
+def _sibling_keys(following: list[Line], column: int) -> Iterator[tuple[Line, re.Match[str]]]:
     """The key lines after an item's first one at its key column, until the item ends."""
-    siblings = []
     for line in following:
         stripped = line.content.lstrip(" ")
         if not stripped or stripped.startswith("#"):
             continue  # blank lines and comments never end an item
         indent = len(line.content) - len(stripped)
         if indent < column:
-            break
+            return
         if indent > column or stripped.startswith("- ") or stripped == "-":
             continue  # nested under an earlier key (a sequence may sit at the key's column)
-        sibling = YAML_KEY_LINE.fullmatch(line.content)
-        if sibling is None or sibling["dash"]:
-            break
-        siblings.append((line, sibling))
-    return siblings
+        if (sibling := YAML_KEY_LINE.fullmatch(line.content)) is None or sibling["dash"]:
+            return
+        yield line, sibling
 
 
 # A block scalar's header after `key:` or `- `: `|` or `>`, indicators, an optional comment.
 _BLOCK_HEADER = re.compile(r"[|>][0-9+\-]*[ \t]*(?:#.*)?")
-_DASH_BLOCK = re.compile(r"(?P<indent>[ ]*)-[ ]+(?P<rest>[|>].*)")
+_DASH_BLOCK = re.compile(r"(?P<indent>[ ]*)-[ ]+" + _BLOCK_HEADER.pattern)
 
 
 def _block_scalar_lines(lines: list[Line]) -> set[int]:
@@ -114,35 +79,27 @@ def _block_scalar_lines(lines: list[Line]) -> set[int]:
                 continue
             parent = -1
         key = YAML_KEY_LINE.fullmatch(line.content)
-        dash = _DASH_BLOCK.fullmatch(line.content) if key is None else None
+        dash = _DASH_BLOCK.fullmatch(line.content)
         if key is not None and _BLOCK_HEADER.fullmatch(key["rest"]):
             parent = len(key["indent"]) + len(key["dash"] or "")
-        elif dash is not None and _BLOCK_HEADER.fullmatch(dash["rest"]):
+        elif dash is not None:
             parent = len(dash["indent"])
     return inside
 
 
 def sequence_items(text: str) -> list[Item]:
-    """Every mapping item of every block sequence in the text, in file order.
-
-    A key given twice counts as YAML reads it: the last one (GitLab does the same).
-    """
+    """Every mapping item of every block sequence in the text; a key given twice: the last."""
     lines = split_lines(text)
     items: list[Item] = []
     text_lines = _block_scalar_lines(lines)
     for index, line in enumerate(lines):
-        if index in text_lines:
-            continue
         match = YAML_KEY_LINE.fullmatch(line.content)
-        if match is None or not match["dash"]:
+        if index in text_lines or match is None or not match["dash"]:
             continue
-        content_column = len(match["indent"]) + len(match["dash"])
+        column = len(match["indent"]) + len(match["dash"])
         fields: dict[str, Scalar] = {}
-        for key_line, key_match in [
-            (line, match),
-            *_sibling_keys(lines[index + 1 :], content_column),
-        ]:
-            key, scalar = _key_value(key_line, key_match)
+        for key_line, key_match in [(line, match), *_sibling_keys(lines[index + 1 :], column)]:
+            key, scalar = unquote(key_match["key"]), _scalar(key_line, key_match)
             if scalar is None:
                 fields.pop(key, None)  # the last value is not a scalar this scanner can edit
             else:

@@ -9,9 +9,6 @@ import re
 from typing import NamedTuple
 
 BUILDAH_FIRST = (1, 33)  # buildah that first parses heredocs
-BUILDAH_EVERYWHERE = (1, 35)  # the first one distribution packages parse them with too
-PODMAN_FIRST = (4, 8)  # the podman release that ships buildah 1.33
-PODMAN_EVERYWHERE = (5, 0)  # ships buildah 1.35
 
 WHAT_WORKS = (
     "podman 5 or later (buildah >= 1.35), or docker with BuildKit (the buildx plugin; "
@@ -45,10 +42,12 @@ def verdict(builder: Builder, dockerfile: str, line: int) -> Verdict | None:
     where = f"{dockerfile} uses heredocs (`RUN <<EOF`, line {line})"
     if builder.cli == "podman":
         name = f"podman {builder.version} (buildah {builder.buildah or 'version unknown'})"
-        version, first, everywhere = builder.buildah, BUILDAH_FIRST, BUILDAH_EVERYWHERE
+        # Distribution packages parse them only from buildah 1.35.
+        version, first, everywhere = builder.buildah, BUILDAH_FIRST, (1, 35)
     elif builder.podman_server:
         name = f"podman {builder.podman_server} behind the docker CLI (it builds with buildah)"
-        version, first, everywhere = builder.podman_server, PODMAN_FIRST, PODMAN_EVERYWHERE
+        # podman 4.8 ships buildah 1.33, podman 5.0 buildah 1.35.
+        version, first, everywhere = builder.podman_server, (4, 8), (5, 0)
     elif not builder.buildkit:
         name = f"docker {builder.version}".strip()
         why = f"without BuildKit cannot parse ({builder.buildkit_why})"

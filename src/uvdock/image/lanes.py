@@ -1,7 +1,6 @@
-"""Lanes found by meaning: the external base of each target a repository builds. The targets
-CI builds (no build: the last stage) lead through stage aliases to a base: `FROM ${ARG}` (lane
-`FILE:ARG`: the ARG default and every CI build argument that overrides it) or an image in
-FROM (`FILE:FROM`). A base uvdock cannot order is listed with why, never dropped."""
+"""Lanes found by meaning: the external base each target CI builds (no build: the last stage)
+reaches through stage aliases, `FROM ${ARG}` (lane `FILE:ARG`: its default and the CI build
+arguments overriding it) or an image (`FILE:FROM`). A base uvdock cannot order is listed."""
 
 from __future__ import annotations
 
@@ -19,6 +18,8 @@ from uvdock.registry.tags import parse_image
 
 UNDECLARED = "undeclared-build-arg"
 _SKIP_DIRS = {"node_modules", "__pycache__", "site-packages", "venv"}
+_CI_DIRS = (".github", ".gitlab")
+_YAML = (".yml", ".yaml")
 # Build arguments every Dockerfile accepts without declaring them.
 _PREDEFINED = {
     "SOURCE_DATE_EPOCH",
@@ -35,43 +36,29 @@ def read_file(repo: Path, path: str, texts: dict[str, str], strict: bool = True)
             return None
         try:
             texts[path] = read_text(repo / path)
-        except FileNotFoundError:
-            return None
         except (OSError, UnicodeDecodeError) as exc:
-            if not strict:
-                return None
-            raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
+            if strict and not isinstance(exc, FileNotFoundError):
+                raise InputRefused(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
+            return None
     return texts[path]
 
 
 def repository_files(repo: Path) -> tuple[list[str], list[str]]:
-    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths. `image check`
-    runs this on every call: one scandir per folder, a substring test in C per file."""
+    """The repository's Dockerfiles and CI YAML files, as relative POSIX paths."""
     dockerfiles: list[str] = []
     ci: list[str] = []
-    pending = [("", str(repo))]
-    while pending:
-        rel, folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
-        except OSError:
-            continue
+    top = len(str(repo)) + 1
+    for folder, dirs, files in os.walk(repo):
+        rel = f"{folder[top:].replace(os.sep, '/')}/".lstrip("/")
+        dirs[:] = [d for d in dirs if (d not in _SKIP_DIRS and d[0] != ".") or d in _CI_DIRS]
         ci_folder = rel == "" or rel.startswith((".github/workflows/", ".gitlab/"))
-        for name, is_dir in listed:
+        for name in files:
             lower = name.lower()
-            if is_dir:
-                if name not in _SKIP_DIRS and (name[0] != "." or name in (".github", ".gitlab")):
-                    pending.append((rel + name + "/", f"{folder}/{name}"))
-            elif "ockerfile" in name or "OCKERFILE" in name:
+            if "ockerfile" in name or "OCKERFILE" in name:
                 # Dockerfile, Dockerfile.ci, ci.dockerfile (any case)
                 if "dockerfile" in (lower.partition(".")[0], lower.rpartition(".")[2]):
                     dockerfiles.append(rel + name)
-            elif (
-                ci_folder
-                and name.endswith((".yml", ".yaml"))
-                and (rel or name.startswith(".gitlab-ci."))
-            ):
+            elif ci_folder and name.endswith(_YAML) and (rel or name.startswith(".gitlab-ci.")):
                 ci.append(rel + name)
     return sorted(dockerfiles), sorted(ci)
 
@@ -89,8 +76,7 @@ class _Dockerfile(NamedTuple):
 
 
 def _lane_key(stage: df.Stage) -> str | None:
-    """The ARG a FROM reads whole (`$X`, `${X}`, `${X:-fallback}`), "" for a literal image,
-    None otherwise (the image built from parts)."""
+    """The ARG a FROM reads whole (`${X:-fallback}` too), "" for an image, None for parts."""
     if not stage.variables:
         return ""
     whole = re.fullmatch(r"\$(?:(?P<bare>\w+)|\{(?P<braced>\w+)(?::-[^$}]*)?\})", stage.written)
@@ -134,8 +120,7 @@ class _Discovery:
             targets.setdefault(build.target, []).append(build)
         bases: dict[int, tuple[df.Stage, list[Build]]] = {}
         for target, of_target in targets.items():
-            stage = df.base_of(item.stages, target)
-            if stage is None:
+            if (stage := df.base_of(item.stages, target)) is None:
                 message = f"builds target {target or '(last stage)'} of {item.path}, which has"
                 message += " no such stage"
                 self.found.findings.extend(
@@ -175,8 +160,7 @@ class _Discovery:
             self.found.findings.append(finding)
 
     def _lane(self, item: _Dockerfile, stage: df.Stage, builds: list[Build]) -> None:
-        key = _lane_key(stage)
-        if key is None:
+        if (key := _lane_key(stage)) is None:
             why = "FROM builds the image from several parts; uvdock manages a whole reference"
             self._unrecognised(item.path, stage.line, stage.written, why)
             return
@@ -184,12 +168,10 @@ class _Discovery:
             return
         name = f"{item.path}:{key or 'FROM'}"
         pins, problems = self._references(item, stage, key, name, builds)
-        values = [pin.value for pin in pins]
-        if not any(parse_image(value)[0] for value in values):
-            why = parse_image(values[0] if values else stage.image)[1] or (
-                f"ARG {key} has no default and no CI build passes it"
-            )
-            self._unrecognised(item.path, stage.line, values[0] if values else stage.written, why)
+        if not any(parse_image(pin.value)[0] for pin in pins):
+            why = parse_image(pins[0].value if pins else stage.image)[1]
+            why = why or f"ARG {key} has no default and no CI build passes it"
+            self._unrecognised(item.path, stage.line, pins[0].value if pins else stage.written, why)
             return
         self.found.lanes.append(LaneRules(name, "", item.path, (), (), arg=key or "FROM"))
         self.found.pins.extend(pins)
@@ -198,8 +180,7 @@ class _Discovery:
     def _references(
         self, item: _Dockerfile, stage: df.Stage, key: str, name: str, builds: list[Build]
     ) -> tuple[list[Pin], list[Finding]]:
-        """The lane's managed references: the global default (or the FROM image), then the
-        build arguments that override it; and the ones uvdock cannot edit exactly."""
+        """The global default (or FROM image), the build arguments overriding it; problems."""
         found: list[Pin | Finding] = []
         if not key:
             found.append(
@@ -236,6 +217,5 @@ class _Discovery:
 
 
 def discover(repo: Path, covered: set[tuple[str, str]], scan: Scan | None = None) -> Scan:
-    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`, added to `scan`
-    (its texts: the files already read; bases no lane manages are `unclassified`, with why)."""
+    """The lanes of every Dockerfile but the (Dockerfile, ARG) pairs `covered`, into `scan`."""
     return _Discovery(repo, covered, scan or Scan([], [], [], {}, [], [])).run()

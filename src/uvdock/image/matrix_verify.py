@@ -1,13 +1,6 @@
-"""Verify a bump of the GitLab build file with a real YAML parser (formats/yaml.py).
-
-The span editor (image/gitlab.py, image/bump.py) rewrites the BASE_IMAGE values of the rows it
-reads line by line. Read as YAML, before and after, the edit must change exactly the
-BASE_IMAGE of every sequence-item mapping the lane's rules select, each to the new image, and
-nothing else. A lane row YAML sees but the line scanner cannot edit (a flow mapping, an
-alias, a tag, a value over several lines, `-` on a line of its own) would stay stale: refused;
-a change YAML does not see as a lane row (text in a block scalar, the first of duplicate
-keys) is refused too. Both name file and line; nothing is written.
-"""
+"""Verify a bump of the GitLab build file with a real YAML parser (formats/yaml.py): the line
+scanner's span edit (image/gitlab.py) must change exactly the BASE_IMAGE of every row the
+lane's rules select, to the new image, and nothing else; otherwise refused, nothing written."""
 
 from __future__ import annotations
 
@@ -24,14 +17,11 @@ _SHAPES = (
 
 
 def _fields(display: str, row: YMap, keys: set[str], *, strict: bool) -> dict[str, str] | None:
-    """The row's values of the keys the lane rules use. A key YAML reads as no string
-    (`IMAGE_TYPE: ~`) makes the row's lane unclear: refused when the row builds an NGC
-    PyTorch image (`strict`), else the row is no lane's (None)."""
+    """The row's values of the keys the lane rules use; a value that is no string makes the
+    row's lane unclear: refused when the row builds an NGC image (`strict`), else None."""
     fields: dict[str, str] = {}
-    for key in sorted(keys):
-        value = row.items.get(key)
-        if value is None:
-            continue
+    for key in sorted(keys & row.items.keys()):
+        value = row.items[key]
         if isinstance(value, YScalar) and value.text is not None:
             fields[key] = value.text
             continue
@@ -60,8 +50,7 @@ def _lane_rows(
     rows: dict[tuple[str | int, ...], YScalar] = {}
     for number, doc in enumerate(docs):
         for path, row in sequence_mappings(doc):
-            base = row.items.get(BASE_IMAGE_KEY)
-            if base is None:
+            if (base := row.items.get(BASE_IMAGE_KEY)) is None:
                 continue
             ngc = isinstance(base, YScalar) and base.value.startswith(PREFIX)
             fields = _fields(display, row, keys, strict=ngc)

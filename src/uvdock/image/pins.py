@@ -1,6 +1,5 @@
-"""Base-image pins: what a pin is, which lanes exist, and whether each lane agrees. A lane is
-managed in its pin file (the source of truth), the matrix rows it selects, its Dockerfile's
-default and workflow builds; other mentions are informational. Records are NamedTuples:
+"""Base-image pins: what a pin is, which lanes exist, and whether each lane agrees. A lane's
+pin file is its source of truth; other mentions are informational. Records are NamedTuples:
 `image check` runs in pre-commit and CI on a start-up budget."""
 
 from __future__ import annotations
@@ -24,12 +23,9 @@ LANE_KEYS = {
     "dev": ("dev_pin_file", "dockerfile", "dev_matrix_match"),
     "lts": ("lts_pin_file", "lts_dockerfile", "lts_matrix_match"),
 }
-LANES = tuple(LANE_KEYS)
-# A managed pin written in a shape the span editor cannot change exactly (check: a finding;
-# bump: refused, exit 2, naming file and line).
+# A managed pin in a shape the span editor cannot edit exactly: a check finding, a bump refusal.
 UNSUPPORTED_SHAPE = "unsupported-shape"
-# A managed file git tracks that is absent from the work tree (a sparse checkout): its pins
-# can be neither checked nor bumped, so check fails and bump refuses.
+# A tracked managed file absent from the work tree (sparse checkout): check fails, bump refuses.
 NOT_CHECKED_OUT = "not-checked-out"
 BASE_IMAGE_KEY = "BASE_IMAGE"
 PLATFORM_KEY = "PLATFORM"
@@ -133,12 +129,11 @@ def managed_pin(
 def pin_file_pin(path: str, text: str, lane: str) -> Pin | Finding:
     """The one image reference a pin file holds (blank space and a BOM around it allowed), or
     why it does not hold exactly one: a bump refuses to guess which line is the pin."""
-    start = 1 if text.startswith("\ufeff") else 0
-    body = text[start:]
+    body = text.removeprefix("\ufeff")
     stripped = body.strip()
     words = stripped.split()
     if len(words) == 1:
-        begin = start + len(body) - len(body.lstrip())
+        begin = len(text) - len(body.lstrip())
         return managed_pin(path, text, lane, "pin-file", begin, begin + len(stripped))
     if not words:
         problem = "is empty"
@@ -168,8 +163,7 @@ def _entry(text: str, key: str) -> tuple[str, str]:
 
 
 def match_sets(entries: Sequence[str], key: str) -> tuple[MatchSet, ...]:
-    """A `*-matrix-match` list as alternative KEY=VALUE sets: with commas, each element is one
-    set; a list of single entries, the original form, is one set."""
+    """Alternative KEY=VALUE sets: with commas, one per element; else the list is one set."""
     if not any("," in entry for entry in entries):
         return (tuple(_entry(entry, key) for entry in entries),) if entries else ()
     return tuple(
@@ -200,18 +194,15 @@ def configured_gitlab_file(config: Config) -> tuple[str, bool]:
 
 
 def all_pins(managed: Sequence[Pin], grep_hits: Iterable[tuple[str, int, str]]) -> list[Pin]:
-    """The managed pins, then every other `nvcr.io/nvidia/pytorch:<tag>` among the lines of
-    `git grep -n PREFIX` (path, line, text), once per line and tag."""
+    """The managed pins, then each other PREFIX<tag> of the `git grep -n` hits, once a line."""
     taken = {(pin.path, pin.line) for pin in managed}
     pins = list(managed)
     for path, line, text in grep_hits:
-        seen: set[str] = set()
-        for match in _MENTION.finditer(text) if (path, line) not in taken else ():
-            tag = match["tag"].rstrip(".")  # the end of a sentence is not the tag's
-            # A tag or a variable holding one; `YY.MM-py3`, `<YY.MM>-py3` are docs' placeholders.
-            if tag not in seen and (tag[:1].isdigit() or tag.startswith("$")):
-                seen.add(tag)
-                pins.append(Pin(path, line, None, tag, False, "mention", PREFIX + tag))
+        # A tag (a sentence's final dot dropped) or a variable; `YY.MM-py3` is a placeholder.
+        tags = dict.fromkeys(m["tag"].rstrip(".") for m in _MENTION.finditer(text))
+        found = [tag for tag in tags if tag[:1].isdigit() or tag.startswith("$")]
+        if (path, line) not in taken:
+            pins += [Pin(path, line, None, tag, False, "mention", PREFIX + tag) for tag in found]
     pins.sort(key=lambda p: (not p.managed, p.source != "gitlab", p.path, p.line))
     return pins
 
@@ -227,14 +218,12 @@ def reference_tag(scan: Scan, lane: str) -> tuple[str | None, str]:
     rule = next(r for r in scan.lanes if r.lane == lane)
     pins = scan.lane_pins(lane)
     if rule.arg:
-        own = [pin for pin in pins if pin.source == "dockerfile"]
-        if own:
+        if own := [pin for pin in pins if pin.source == "dockerfile"]:
             where = f"ARG {rule.arg}" if rule.arg != "FROM" else "FROM"
             return own[-1].value, f"{where} in {own[-1].location}"
         values = [pin.value for pin in pins]
         return max(values, key=values.count, default=None), f"most of the {lane} references"
-    expected = expected_tag(scan, lane)
-    if expected is not None:
+    if (expected := expected_tag(scan, lane)) is not None:
         return expected, rule.pin_file
     tags = [pin.tag for pin in pins if pin.well_formed]
     best = max(set(tags), key=lambda tag: (tags.count(tag), tag_key(tag)), default=None)
@@ -258,6 +247,6 @@ def check(scan: Scan) -> list[Finding]:
                 kind = "malformed" if bad else "drift"
                 findings.append(Finding(kind, lane, pin.path, pin.line, message, pin.tag, expected))
     findings.extend(scan.findings)
-    order = {lane: index for index, lane in enumerate(LANES)}
+    order = {lane: index for index, lane in enumerate(LANE_KEYS)}
     findings.sort(key=lambda f: (order.get(f.lane, 9), f.path, f.line or 0))
     return findings

@@ -83,8 +83,7 @@ def _missing(lane: str, path: str, setting: str) -> Finding:
 
 
 def _read_lane_files(repo: Path, rule: LaneRules, scan: Scan) -> None:
-    """The lane's pin file and the defaults of `ARG FROM_IMAGE_NAME=...` in its Dockerfile
-    (a bare ARG is no pin: the build passes the value); a file named explicitly must exist."""
+    """The lane's pin file and `ARG FROM_IMAGE_NAME=` defaults; a file named must exist."""
     lane = rule.lane
     for path, key in zip((rule.pin_file, rule.dockerfile), LANE_KEYS[lane][:2], strict=True):
         text = read_file(repo, path, scan.texts) if path else None
@@ -131,18 +130,17 @@ def workflow_files(repo: Path, globs: Sequence[str]) -> list[str]:
                 f"configuration `workflow-files`: {pattern!r} must be a glob inside the repository",
                 hint="use a path relative to the repository root, e.g. .github/workflows/*.yml",
             )
-        for path in repo.glob(pattern):
-            if not regular_file(path):  # also a symlink loop, which resolve() would raise on
-                continue
-            real = path.resolve()
-            if real == top or top in real.parents:
-                found.add(path.relative_to(repo).as_posix())
+        # regular_file first: it also refuses a symlink loop, which resolve() would raise on.
+        found.update(
+            path.relative_to(repo).as_posix()
+            for path in repo.glob(pattern)
+            if regular_file(path) and top in path.resolve().parents
+        )
     return sorted(found)
 
 
 def workflow_pins(path: str, text: str, lanes: Sequence[LaneRules]) -> list[Pin]:
-    """The steps that build a lane's Dockerfile with a hard-coded `FROM_IMAGE_NAME` (Megatron-LM's
-    workflows, 2025-09 to 2026-01): each a managed pin of the lane the Dockerfile is."""
+    """Each hard-coded `FROM_IMAGE_NAME` of a lane's Dockerfile build (Megatron-LM 2025-09+)."""
     if "FROM_IMAGE_NAME" not in text or PREFIX not in text:
         return []  # most workflows: no YAML parse at all
     pins: list[Pin] = []
@@ -195,9 +193,8 @@ def _add_found_lanes(repo: Path, scan: Scan) -> None:
     # Megatron-LM's layout (one of its pin files is here): its lanes' findings all stand.
     megatron = any(r.pin_file in scan.texts for r in scan.lanes if not r.arg)
     if scan.pins and not megatron:
-        # Megatron-LM's lane where none of its files is here (neither its default pin file
-        # nor a Dockerfile of its own: absent, or another lane's) while another lane is
-        # managed: no lane of this repository.
+        # Megatron-LM's lane none of whose files is here (default pin file, a Dockerfile of
+        # its own) while another lane is managed: no lane of this repository.
         defaults = {
             r.lane
             for r in scan.lanes
@@ -228,8 +225,7 @@ def scan_managed(
     elif gitlab_file and explicit:
         scan.findings.append(_missing("dev", gitlab_file, "gitlab-build-file"))
     for path in workflow_files(repo, config.workflow_files):
-        text = read_file(repo, path, scan.texts)
-        if text is not None:
+        if (text := read_file(repo, path, scan.texts)) is not None:
             scan.pins.extend(workflow_pins(path, text, scan.lanes))
     pin_files = {rule.pin_file for rule in scan.lanes if rule.pin_file in scan.texts}
     for rule in scan.lanes:
