@@ -54,7 +54,7 @@ class Command(BaseCommand):
             from uvdock.lts import requirements as lts
 
             name = ctx.config.lts_requirements  # what the profile installs last: there first
-            lts.load(lts.requirements_path(ctx.repo, name), name)
+            lts.load(ctx.repo / name, name)
         plan = environment_plan(
             ctx.repo,
             ctx.project,

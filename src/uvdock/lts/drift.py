@@ -64,13 +64,8 @@ def locked_packages(lock_text: str, origin: str) -> dict[str, LockedPackage]:
     newest: dict[str, LockedPackage] = {}
     for key, found in entries.items():
         locked = [LockedPackage(v or None, *_git_source(source)) for v, source in sorted(found)]
-        newest[key] = max(locked, key=_newness)
+        newest[key] = max(locked, key=lambda p: (1, v) if (v := _as_version(p.version)) else (0, 0))
     return newest
-
-
-def _newness(pkg: LockedPackage) -> tuple[int, Any]:
-    version = _as_version(pkg.version)
-    return (1, version) if version is not None else (0, 0)
 
 
 def _as_version(text: str | None) -> Any:

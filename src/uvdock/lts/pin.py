@@ -70,16 +70,6 @@ def _shown(chars: set[str]) -> str:
     return " ".join(repr(ch) for ch in sorted(chars))
 
 
-def _marker_problem(raw: str) -> str:
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        Requirement(raw)
-    except InvalidRequirement:
-        return "the text after `;` is not a valid environment marker"
-    return "markers are not taken from SPEC; the file keeps its own (edit it by hand to change one)"
-
-
 def _url_problem(url: str) -> str | None:
     if not url:
         return "empty URL"
@@ -112,8 +102,10 @@ def _problem(raw: str, match: re.Match[str] | None) -> str | None:
         return "empty"
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
         return "contains a newline or control character"
+    if ";" in raw and isinstance(read_requirement(raw), str):  # packaging's reading
+        return "the text after `;` is not a valid environment marker"
     if ";" in raw:
-        return _marker_problem(raw)
+        return "markers are not taken from SPEC; the file keeps its own (edit it by hand to change one)"
     if match is None:
         bad = set(raw) & _SHELL_METACHARACTERS
         shape = "not name==VERSION or 'name @ URL'"
@@ -204,13 +196,9 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
 def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
     """The new file text for these specs, or InputRefused with nothing planned."""
     lts = parse(text)
-    lines = list(lts.lines)
-    changes: list[PinChange] = []
-    unchanged: list[Pin] = []
-    appended: list[PinSpec] = []
+    lines, changes, unchanged, appended = list(lts.lines), [], [], []
     for spec in specs:
-        found = lts.find(spec.key)
-        if len(found) > 1:
+        if len(found := lts.find(spec.key)) > 1:
             where = ", ".join(str(p.line) for p in found)
             raise InputRefused(
                 f"`{spec.name}` is pinned on several lines ({where}); edit them by hand"

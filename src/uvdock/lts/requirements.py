@@ -88,12 +88,6 @@ class LtsFile(NamedTuple):
         return next((line.ending for line in self.lines if line.ending), "\n")
 
 
-def _continues(content: str) -> bool:
-    """A trailing backslash joins the next line (pip), unless the line is a comment."""
-    stripped = content.rstrip()
-    return stripped.endswith("\\") and not stripped.lstrip().startswith("#")
-
-
 def cut_line(content: str) -> LineParts:
     """Split a requirement's first physical line into indent, requirement, gap and tail."""
     body = content.lstrip()
@@ -172,13 +166,13 @@ def read_with_packaging(text: str) -> Requirement | str:
 
 def parse(text: str) -> LtsFile:
     lines = split_lines(text)
-    pins: list[Pin] = []
-    problems: list[Problem] = []
+    pins, problems = [], []
     index = 0
     while index < len(lines):
         start = index
         contents = [lines[index].content]
-        while _continues(lines[index].content) and index + 1 < len(lines):
+        # A trailing backslash joins the next line (pip), unless the line is a comment.
+        while index + 1 < len(lines) and re.match(r"(?!\s*#).*\\\s*$", lines[index].content):
             index += 1
             contents.append(lines[index].content)
         index += 1
@@ -205,15 +199,9 @@ def check(lts: LtsFile) -> list[Problem]:
             why = f"`{pin.name}` is already pinned on line {earlier.line} (`{earlier.spec}`)"
             problems.append(Problem(pin.line, why))
         if pin.url is None and pin.version is None:
-            found = pin.specifier or "no version"
-            why = f"`{pin.name}` is not an exact pin ({found}): "
-            why += f"use {pin.name}==VERSION or a direct URL"
-            problems.append(Problem(pin.line, why))
+            why = f"is not an exact pin ({pin.specifier or 'no version'}): use {pin.name}==VERSION"
+            problems.append(Problem(pin.line, f"`{pin.name}` {why} or a direct URL"))
     return sorted(problems, key=lambda p: p.line)
-
-
-def requirements_path(repo: Path, configured: str) -> Path:
-    return repo / configured
 
 
 def load(path: Path, display: str) -> LtsFile:
@@ -224,7 +212,6 @@ def load(path: Path, display: str) -> LtsFile:
             hint="set lts-requirements in [tool.uvdock] if the repository keeps it elsewhere",
         )
     try:
-        text = read_text(path)
+        return parse(read_text(path))
     except UnicodeDecodeError as exc:
         raise EnvironmentUnusable(f"{display}: not UTF-8 text ({exc.reason})") from exc
-    return parse(text)

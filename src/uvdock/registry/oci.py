@@ -44,10 +44,8 @@ def split_image(image: str) -> tuple[str, str]:
 
 def is_loopback(host: str) -> bool:
     name = host.strip("[]").lower()
-    octets = name.split(".")
-    return name in ("localhost", "ip6-localhost", "ip6-loopback", "::1") or (
-        len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
-    )
+    loopback_names = ("localhost", "ip6-localhost", "ip6-loopback", "::1")
+    return name in loopback_names or re.fullmatch(r"127(?:\.[0-9]+){3}", name) is not None
 
 
 def checked_split(url: str) -> SplitResult:

@@ -23,8 +23,7 @@ def is_tag(text: str) -> bool:
 
 
 def tag_key(tag: str) -> tuple[int, int]:
-    match = _TAG.fullmatch(tag)
-    if match is None:
+    if (match := _TAG.fullmatch(tag)) is None:
         raise ValueError(f"not a YY.MM-py3 tag: {tag!r}")
     return int(match["y"]), int(match["m"])
 
@@ -102,8 +101,7 @@ def parse_image(reference: str) -> tuple[ImageTag | None, str]:
     if digest and not tag:
         return None, f"`{reference}` is pinned by digest only; no tag to order"
     for pattern, family in _SCHEMES:
-        match = re.fullmatch(pattern, tag)
-        if match is not None:
+        if (match := re.fullmatch(pattern, tag)) is not None:
             numbers = [g for k, g in match.groupdict().items() if k != "suffix" and g]
             key = tuple(int(part) for n in numbers for part in n.split("."))
             return ImageTag(repository, tag, family.format_map(match.groupdict()), key), ""

@@ -17,7 +17,7 @@ class Command(BaseCommand):
         parser.epilog = "LTS pins change only on explicit request: see `uvdock lts pin --help`."
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        path = ctx.repo / ctx.config.lts_requirements
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
         if ctx.options.json:
