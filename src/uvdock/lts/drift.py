@@ -1,11 +1,8 @@
 """How far the LTS pins lag behind uv.lock: per package, behind / ahead / same, and by how much.
 
-uv.lock is read with the shared lockfile scanner. A package may appear several times in a
-lock with forked resolutions; the newest locked version counts.
-Git sources are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in
-the lock); a ref that reads as a version (`v0.2.0`) is also compared as one. Which lock
-to compare with (a file, the working tree, base-ref's through git) is the command's choice:
-this module gets its text.
+Of a package locked several times (forked resolutions) the newest version counts. Git sources
+are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in the lock), and a
+ref that reads as a version also as one. The command picks the lock; this module gets its text.
 """
 
 from __future__ import annotations

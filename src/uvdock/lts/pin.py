@@ -23,8 +23,6 @@ _SPEC = re.compile(
     r"(?:(?P<op>===|==|~=|!=|<=|>=|<|>)\s*(?P<version>.*?)|@\s*(?P<url>.*?))?\s*$",
     re.DOTALL,
 )
-# The characters of a PEP 440 version (validated in full by read_requirement).
-_VERSION_CHARS = re.compile(r"^[A-Za-z0-9.+!_-]+$")
 # What a direct URL may contain: unreserved and the delimiters URLs need. No whitespace,
 # quotes, `;`, `$`, backticks, `|`, `<`, `>`, `\`, parentheses or `*`: the text lands in a
 # requirements file and in copy-pasteable commands, where those change meaning.
@@ -43,9 +41,8 @@ class PinSpec(NamedTuple):
 
     def requirement_text(self) -> str:
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
-        if self.url is not None:
-            return f"{self.name}{extras} @ {self.url}"
-        return f"{self.name}{extras}=={self.version}"
+        pinned = f" @ {self.url}" if self.url is not None else f"=={self.version}"
+        return f"{self.name}{extras}{pinned}"
 
 
 class PinChange(NamedTuple):
@@ -90,10 +87,8 @@ def _version_problem(name: str, op: str | None, version: str) -> str | None:
         return "empty version"
     if "*" in version:
         return "a wildcard version is a range, not an exact pin"
-    if _VERSION_CHARS.match(version):
-        return None
-    bad = set(version) & _SHELL_METACHARACTERS
-    return f"shell metacharacter(s) {_shown(bad)}" if bad else f"invalid version {version!r}"
+    bad = set(version) & _SHELL_METACHARACTERS  # else read_requirement judges it, in parse_spec
+    return f"shell metacharacter(s) {_shown(bad)}" if bad else None
 
 
 def _problem(raw: str, match: re.Match[str] | None) -> str | None:
@@ -121,7 +116,6 @@ def _listed(extras: str) -> tuple[str, ...]:
 
 
 def parse_spec(raw: str) -> PinSpec:
-    """Validate one SPEC; raise InputRefused naming what is wrong with it."""
     match = _SPEC.match(raw)
     if (why := _problem(raw, match)) is not None or match is None:
         raise _refuse(raw, str(why))

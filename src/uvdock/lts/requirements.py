@@ -1,10 +1,8 @@
-"""The LTS pin set (docker/lts/requirements.txt): parse it, check it, locate its pins.
+"""The LTS pin set (docker/lts/requirements.txt, read by `docker/Dockerfile.ci.lts`).
 
-The file is a pip requirements file read by `docker/Dockerfile.ci.lts`. Parsing keeps
-every byte's position so edits (lts/pin.py) change only the text of a named pin: physical
-lines are those of uvdock.files.textlines (split on LF, a CR kept with the ending), so CRLF
-and a missing final newline survive. A requirement line may carry pip options (`--hash=...`),
-continue on the next line with a trailing backslash, and end in a `# comment`.
+Parsing keeps every byte's position (the lines of uvdock.files.textlines), so edits (lts/pin.py)
+change only a named pin's text and CRLF or a missing final newline survive. A requirement line
+may carry pip options (`--hash=...`), continue after a trailing backslash, end in a `# comment`.
 """
 
 from __future__ import annotations
@@ -89,7 +87,6 @@ class LtsFile(NamedTuple):
 
 
 def cut_line(content: str) -> LineParts:
-    """Split a requirement's first physical line into indent, requirement, gap and tail."""
     body = content.lstrip()
     indent = content[: len(content) - len(body)]
     ends = [len(body)] + [m.start() for p in (_COMMENT, _OPTION) if (m := p.search(body))]
@@ -102,8 +99,7 @@ def cut_line(content: str) -> LineParts:
 
 def _logical_text(contents: list[str]) -> tuple[str, str, tuple[str, ...]]:
     """(requirement, comment, options) of a logical line made of continued physical lines."""
-    texts: list[str] = []
-    comment = ""
+    texts, comment = [], ""
     for content in contents:
         text = content.rstrip().removesuffix("\\")
         if match := _COMMENT.search(text):
@@ -139,8 +135,7 @@ _FAST = re.compile(
 
 def read_requirement(text: str) -> Requirement | str:
     """The requirement, or why packaging cannot read it (one line)."""
-    fast = _FAST.fullmatch(text)
-    if fast is None:
+    if (fast := _FAST.fullmatch(text)) is None:
         return read_with_packaging(text)
     name, extras, version, url = fast.group("name", "extras", "version", "url")
     extras = tuple(sorted(set(extras.split(",")))) if extras else ()
@@ -155,10 +150,9 @@ def read_with_packaging(text: str) -> Requirement | str:
         parsed = PackagingRequirement(text)
     except InvalidRequirement as exc:
         return str(exc).splitlines()[0] if str(exc) else "invalid requirement"
-    specs = list(parsed.specifier)
-    version = specs[0].version if len(specs) == 1 and specs[0].operator == "==" else None
-    if version is not None and "*" in version:
-        version = None  # `==1.*` is a range, not a pin
+    specs = list(parsed.specifier)  # `==1.*` is a range, not a pin
+    exact = len(specs) == 1 and specs[0].operator == "==" and "*" not in specs[0].version
+    version = specs[0].version if exact else None
     marker = str(parsed.marker) if parsed.marker is not None else None
     extras = tuple(sorted(parsed.extras))
     return Requirement(parsed.name, extras, str(parsed.specifier), version, parsed.url, marker)
@@ -205,7 +199,6 @@ def check(lts: LtsFile) -> list[Problem]:
 
 
 def load(path: Path, display: str) -> LtsFile:
-    """Read and parse the LTS file; a missing file makes the command unusable (exit 3)."""
     if not regular_file(path):
         raise EnvironmentUnusable(
             f"{display}: no LTS requirements file here",

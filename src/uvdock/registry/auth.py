@@ -25,8 +25,7 @@ class Credentials:
         self.username, self._secret, self.source = username, secret, source  # source: its auth file
 
     def basic_header(self) -> str:
-        raw = f"{self.username}:{self._secret}".encode()
-        return "Basic " + base64.b64encode(raw).decode("ascii")
+        return "Basic " + base64.b64encode(f"{self.username}:{self._secret}".encode()).decode()
 
     def __repr__(self) -> str:
         return f"Credentials(<hidden>, source={self.source!r})"  # str() says the same

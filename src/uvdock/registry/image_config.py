@@ -1,8 +1,7 @@
 """What an image tag holds, read from the registry: each platform's manifest digest and the
-environment its image configuration sets (`config.Env`, where NGC writes its component
-versions). A platform whose manifest or config cannot be read raises EnvironmentUnusable
-(exit 3), or with `keep_going` is kept with the reason, so that a pull request body can say
-what was not read instead of blocking the bump.
+environment its config sets (`config.Env`, where NGC writes its component versions). A
+platform that cannot be read raises EnvironmentUnusable (exit 3), or with `keep_going` is kept
+with the reason, so a pull request body says what was not read instead of blocking the bump.
 """
 
 from __future__ import annotations

@@ -105,8 +105,7 @@ def parse_challenge(header: str) -> Challenge | None:
     scheme, _, rest = header.strip().partition(" ")
     if not scheme:
         return None
-    params: dict[str, str] = {}
-    position = 0
+    params, position = {}, 0
     while match := _AUTH_PARAM.match(rest, position):  # each match moves on by a name and "="
         value = match[2] if match[2] is not None else match[3]
         params[match[1].lower()] = re.sub(r"\\(.)", r"\1", value)

@@ -42,10 +42,9 @@ def parse_tag_argument(text: str) -> str:
     month = re.fullmatch(r"[0-9]{2}\.([0-9]{2})-py3", tag)
     problem = f"month {month[1]} is not 01-12" if month else "expected YY.MM-py3, e.g. 26.04-py3"
     close = re.fullmatch(r"v?(?:20)?([0-9]{2})[.\-_/]([0-9]{1,2})(?:-?py3?)?", tag, re.IGNORECASE)
+    hint = "NGC PyTorch tags look like 26.04-py3"
     if close and 1 <= int(close[2]) <= 12:
         hint = f"did you mean `{close[1]}.{int(close[2]):02d}-py3`?"
-    else:
-        hint = "NGC PyTorch tags look like 26.04-py3"
     raise InputRefused(f"invalid tag `{text}`: {problem}", hint=hint)
 
 
