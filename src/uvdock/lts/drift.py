@@ -109,5 +109,4 @@ def _drift(pin: Pin, pkg: LockedPackage | None) -> Drift:
 
 
 def compare(pins: list[Pin], locked: dict[str, LockedPackage]) -> list[Drift]:
-    """One Drift per LTS pin, in file order."""
     return [_drift(pin, locked.get(pin.key)) for pin in pins]

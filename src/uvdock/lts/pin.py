@@ -188,7 +188,6 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
 
 
 def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
-    """The new file text for these specs, or InputRefused with nothing planned."""
     lts = parse(text)
     lines, changes, unchanged, appended = list(lts.lines), [], [], []
     for spec in specs:

@@ -8,7 +8,7 @@ may carry pip options (`--hash=...`), continue after a trailing backslash, end i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -32,10 +32,11 @@ class LineParts(NamedTuple):
     tail: str  # options, comment and/or the continuation backslash
 
 
-class Requirement(NamedTuple):
+@dataclass(frozen=True)
+class Requirement:
     """What a requirement line says, as packaging reads it."""
 
-    name: str
+    name: str  # in a Pin: as the file spells it
     extras: tuple[str, ...]
     specifier: str  # "==4.67.3", "" for a URL or a bare name
     version: str | None  # of an exact `==` pin
@@ -44,18 +45,12 @@ class Requirement(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Pin:
+class Pin(Requirement):
     line: int  # 1-based physical line where the requirement starts
     key: str  # PEP 503 normalized name
     spec: str  # the requirement text as written
     comment: str
     options: tuple[str, ...]  # pip options on the line, e.g. --hash=sha256:...
-    name: str  # as the file spells it
-    extras: tuple[str, ...]
-    specifier: str
-    version: str | None
-    url: str | None
-    marker: str | None
 
     @property
     def hashes(self) -> tuple[str, ...]:
@@ -179,8 +174,8 @@ def parse(text: str) -> LtsFile:
         elif isinstance(parsed := read_requirement(requirement), str):
             problems.append(Problem(start + 1, f"cannot parse `{requirement}`: {parsed}"))
         else:
-            key = normalize_name(parsed.name)
-            pins.append(Pin(start + 1, key, requirement, comment, options, *parsed))
+            where = (start + 1, normalize_name(parsed.name), requirement, comment, options)
+            pins.append(Pin(*astuple(parsed) + where))  # Requirement's fields, then Pin's
     return LtsFile(text, lines, pins, problems)
 
 

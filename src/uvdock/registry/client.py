@@ -253,7 +253,6 @@ class RegistryClient:
         return connection
 
     def _json(self, response: Response, what: str) -> dict[str, Any]:
-        """The JSON object of a 2xx answer."""
         if not 200 <= response.status < 300:
             answered = f"{_origin(response.url)} answered HTTP {response.status}"
             raise self._unusable(f"{answered} for {urlsplit(response.url).path}")

@@ -41,33 +41,6 @@ def environment(config: Mapping[str, Any]) -> dict[str, str]:
     return dict(entry.split("=", 1) for entry in found if isinstance(entry, str) and "=" in entry)
 
 
-def _read(
-    client: RegistryClient,
-    platform: str,
-    digest: str,
-    what: str,
-    keep_going: bool,
-    body: Mapping[str, Any] | None = None,
-) -> PlatformImage:
-    """One platform's image; `body`: the tag is this one manifest, its config names the platform."""
-    try:
-        if body is None:
-            manifest = client.manifest(digest)
-            if manifest is None:
-                raise EnvironmentUnusable(f"registry: the manifest {digest} of {what} is missing")
-            body = manifest.body
-        config_digest = oci.config_digest(body)
-        if config_digest is None:
-            raise EnvironmentUnusable(f"registry: the manifest of {what} names no config blob")
-        config = client.blob_json(config_digest)
-    except EnvironmentUnusable as exc:
-        if not keep_going:
-            raise
-        return PlatformImage(platform, digest, None, exc.message)
-    platform = platform or str(oci.config_platform(config) or "")
-    return PlatformImage(platform, digest, environment(config))
-
-
 def read_tag(
     client: RegistryClient, tag: str, *, configs: bool = True, keep_going: bool = False
 ) -> TagImage | None:
@@ -77,13 +50,36 @@ def read_tag(
     manifest = client.manifest(tag)
     if manifest is None:
         return None
+
+    def read(
+        platform: str, digest: str, lenient: bool, body: Mapping[str, Any] | None = None
+    ) -> PlatformImage:
+        """`body`: the tag is this one manifest, whose config names the platform."""
+        what = f"{tag} ({platform})" if platform else tag
+        try:
+            if body is None:
+                found = client.manifest(digest)
+                if found is None:
+                    raise EnvironmentUnusable(
+                        f"registry: the manifest {digest} of {what} is missing"
+                    )
+                body = found.body
+            config_digest = oci.config_digest(body)
+            if config_digest is None:
+                raise EnvironmentUnusable(f"registry: the manifest of {what} names no config blob")
+            config = client.blob_json(config_digest)
+        except EnvironmentUnusable as exc:
+            if not lenient:
+                raise
+            return PlatformImage(platform, digest, None, exc.message)
+        platform = platform or str(oci.config_platform(config) or "")
+        return PlatformImage(platform, digest, environment(config))
+
     if not oci.is_list(manifest.media_type):  # digests only: the platform is a label
-        one = _read(client, "", manifest.digest, tag, keep_going or not configs, manifest.body)
+        one = read("", manifest.digest, keep_going or not configs, manifest.body)
         return TagImage(tag, manifest.digest, (one if configs else one._replace(env=None),))
     platforms = tuple(
-        _read(client, str(p), digest, f"{tag} ({p})", keep_going)
-        if configs
-        else PlatformImage(str(p), digest)
+        read(str(p), digest, keep_going) if configs else PlatformImage(str(p), digest)
         for p, digest in oci.list_entries(manifest.body)
     )
     return TagImage(tag, manifest.digest, platforms)

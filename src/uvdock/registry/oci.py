@@ -72,7 +72,6 @@ def url_problem(url: str) -> str | None:
 
 
 def registry_url(url: str, origin: str) -> str:
-    """A registry base URL as configured, checked, without a trailing slash."""
     if problem := url_problem(url):
         hint = "set it to the registry's base URL, e.g. https://nvcr.io"
         if problem.startswith("plain http"):  # it parsed, and userinfo was refused before
@@ -210,6 +209,5 @@ def tags_page(body: Mapping[str, Any]) -> list[str]:
 
 
 def _list(body: Mapping[str, Any], key: str) -> list[Any]:
-    """body[key] when it is a JSON array; a registry's answer of another shape holds none."""
     value = body.get(key)
     return value if isinstance(value, list) else []
