@@ -76,8 +76,7 @@ class LtsFile(NamedTuple):
         return [p for p in self.pins if p.key == key]
 
     @property
-    def line_ending(self) -> str:
-        """The file's line ending: the first one it uses, "\n" when it has none."""
+    def line_ending(self) -> str:  # the first one the file uses
         return next((line.ending for line in self.lines if line.ending), "\n")
 
 
