@@ -101,8 +101,7 @@ def _logical_text(contents: list[str]) -> tuple[str, str, tuple[str, ...]]:
             text = text[: match.start()]
         texts.append(text)
     joined = " ".join(texts).strip()
-    option = _OPTION.search(joined)
-    if option is None:
+    if (option := _OPTION.search(joined)) is None:
         return joined, comment, ()
     # Glue `--hash sha256:x` into `--hash=sha256:x` so every option is one token.
     options: list[str] = []

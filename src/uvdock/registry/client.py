@@ -229,8 +229,7 @@ class RegistryClient:
         if url.scheme != "https":
             return http.client.HTTPConnection(netloc, timeout=timeout)  # loopback only
         self._ssl = self._ssl or ssl.create_default_context()
-        proxy = https_proxy(netloc, self._env)
-        if proxy is None:
+        if (proxy := https_proxy(netloc, self._env)) is None:
             return http.client.HTTPSConnection(netloc, timeout=timeout, context=self._ssl)
         try:
             parts = oci.checked_split(proxy)

@@ -47,8 +47,7 @@ def read_tag(
     """The tag's platforms with their digests (and, with `configs`, their environment); None
     when the registry has no such tag. The tag's own manifest must be readable, whatever
     `keep_going` says: without it nothing about the image is known."""
-    manifest = client.manifest(tag)
-    if manifest is None:
+    if (manifest := client.manifest(tag)) is None:
         return None
 
     def read(
@@ -58,14 +57,12 @@ def read_tag(
         what = f"{tag} ({platform})" if platform else tag
         try:
             if body is None:
-                found = client.manifest(digest)
-                if found is None:
+                if (found := client.manifest(digest)) is None:
                     raise EnvironmentUnusable(
                         f"registry: the manifest {digest} of {what} is missing"
                     )
                 body = found.body
-            config_digest = oci.config_digest(body)
-            if config_digest is None:
+            if (config_digest := oci.config_digest(body)) is None:
                 raise EnvironmentUnusable(f"registry: the manifest of {what} names no config blob")
             config = client.blob_json(config_digest)
         except EnvironmentUnusable as exc:

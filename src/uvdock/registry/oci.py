@@ -135,12 +135,10 @@ def is_list(media_type: str) -> bool:
 
 def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> str:
     """The body's own mediaType when it names one, else the response's Content-Type."""
-    declared = body.get("mediaType")
+    declared, guess = body.get("mediaType"), OCI_INDEX if "manifests" in body else OCI_MANIFEST
     if isinstance(declared, str) and declared:
         return declared
-    return (content_type or "").split(";")[0].strip() or (
-        OCI_INDEX if "manifests" in body else OCI_MANIFEST
-    )
+    return (content_type or "").split(";")[0].strip() or guess
 
 
 def _platform_entries(body: Mapping[str, Any]) -> Iterator[tuple[Platform, object]]:
