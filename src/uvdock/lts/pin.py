@@ -124,7 +124,7 @@ def parse_spec(raw: str) -> PinSpec:
     spec = PinSpec(raw, name, normalize_name(name), listed, match["version"], match["url"])
     # The line we would write must read back as exactly the requirement we mean.
     written = read_requirement(spec.requirement_text())
-    if isinstance(written, str) and spec.version:
+    if spec.version and (isinstance(written, str) or written.version != spec.version):
         raise _refuse(raw, f"invalid version {spec.version!r} (not PEP 440)")
     if isinstance(written, str) or normalize_name(written.name) != spec.key:
         raise _refuse(raw, "not a valid requirement")
