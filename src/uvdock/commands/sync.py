@@ -47,7 +47,7 @@ class Command(base.Command):
             again = optin.command_line(ctx, "sync", "--profile", "lts")
             optin.require_lts(args.lts, "sync --profile lts", again)
             name = ctx.config.lts_requirements  # what the profile installs last: there first
-            lts.load(lts.requirements_path(ctx.repo, name), name)
+            lts.load(ctx.repo / name, name)
         plan = environment_plan(
             ctx.repo,
             ctx.project,

@@ -1,11 +1,8 @@
 """How far the LTS pins lag behind uv.lock: per package, behind / ahead / same, and by how much.
 
-uv.lock is read with the shared lockfile scanner. A package may appear several times in a
-lock with forked resolutions; the newest locked version counts.
-Git sources are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in
-the lock); a ref that reads as a version (`v0.2.0`) is also compared as one. Which lock
-to compare with (a file, the working tree, base-ref's through git) is the command's choice:
-this module gets its text.
+Of a package locked several times (forked resolutions) the newest version counts. Git sources
+are compared by ref (`@v0.2.0` in the LTS URL against `?rev=v0.3.0#<sha>` in the lock), and a
+ref that reads as a version also as one. The command picks the lock; this module gets its text.
 """
 
 from __future__ import annotations
@@ -64,13 +61,8 @@ def locked_packages(lock_text: str, origin: str) -> dict[str, LockedPackage]:
     newest: dict[str, LockedPackage] = {}
     for key, found in entries.items():
         locked = [LockedPackage(v or None, *_git_source(source)) for v, source in sorted(found)]
-        newest[key] = max(locked, key=_newness)
+        newest[key] = max(locked, key=lambda p: (1, v) if (v := _as_version(p.version)) else (0, 0))
     return newest
-
-
-def _newness(pkg: LockedPackage) -> tuple[int, Any]:
-    version = _as_version(pkg.version)
-    return (1, version) if version is not None else (0, 0)
 
 
 def _as_version(text: str | None) -> Any:
@@ -117,5 +109,4 @@ def _drift(pin: Pin, pkg: LockedPackage | None) -> Drift:
 
 
 def compare(pins: list[Pin], locked: dict[str, LockedPackage]) -> list[Drift]:
-    """One Drift per LTS pin, in file order."""
     return [_drift(pin, locked.get(pin.key)) for pin in pins]

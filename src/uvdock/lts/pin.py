@@ -23,8 +23,6 @@ _SPEC = re.compile(
     r"(?:(?P<op>===|==|~=|!=|<=|>=|<|>)\s*(?P<version>.*?)|@\s*(?P<url>.*?))?\s*$",
     re.DOTALL,
 )
-# The characters of a PEP 440 version (validated in full by read_requirement).
-_VERSION_CHARS = re.compile(r"^[A-Za-z0-9.+!_-]+$")
 # What a direct URL may contain: unreserved and the delimiters URLs need. No whitespace,
 # quotes, `;`, `$`, backticks, `|`, `<`, `>`, `\`, parentheses or `*`: the text lands in a
 # requirements file and in copy-pasteable commands, where those change meaning.
@@ -43,9 +41,8 @@ class PinSpec(NamedTuple):
 
     def requirement_text(self) -> str:
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
-        if self.url is not None:
-            return f"{self.name}{extras} @ {self.url}"
-        return f"{self.name}{extras}=={self.version}"
+        pinned = f" @ {self.url}" if self.url is not None else f"=={self.version}"
+        return f"{self.name}{extras}{pinned}"
 
 
 class PinChange(NamedTuple):
@@ -70,16 +67,6 @@ def _shown(chars: set[str]) -> str:
     return " ".join(repr(ch) for ch in sorted(chars))
 
 
-def _marker_problem(raw: str) -> str:
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        Requirement(raw)
-    except InvalidRequirement:
-        return "the text after `;` is not a valid environment marker"
-    return "markers are not taken from SPEC; the file keeps its own (edit it by hand to change one)"
-
-
 def _url_problem(url: str) -> str | None:
     if not url:
         return "empty URL"
@@ -100,10 +87,8 @@ def _version_problem(name: str, op: str | None, version: str) -> str | None:
         return "empty version"
     if "*" in version:
         return "a wildcard version is a range, not an exact pin"
-    if _VERSION_CHARS.match(version):
-        return None
-    bad = set(version) & _SHELL_METACHARACTERS
-    return f"shell metacharacter(s) {_shown(bad)}" if bad else f"invalid version {version!r}"
+    bad = set(version) & _SHELL_METACHARACTERS  # else read_requirement judges it, in parse_spec
+    return f"shell metacharacter(s) {_shown(bad)}" if bad else None
 
 
 def _problem(raw: str, match: re.Match[str] | None) -> str | None:
@@ -112,8 +97,10 @@ def _problem(raw: str, match: re.Match[str] | None) -> str | None:
         return "empty"
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
         return "contains a newline or control character"
+    if ";" in raw and isinstance(read_requirement(raw), str):  # packaging's reading
+        return "the text after `;` is not a valid environment marker"
     if ";" in raw:
-        return _marker_problem(raw)
+        return "markers are not taken from SPEC; the file keeps its own (edit it by hand to change one)"
     if match is None:
         bad = set(raw) & _SHELL_METACHARACTERS
         shape = "not name==VERSION or 'name @ URL'"
@@ -129,7 +116,6 @@ def _listed(extras: str) -> tuple[str, ...]:
 
 
 def parse_spec(raw: str) -> PinSpec:
-    """Validate one SPEC; raise InputRefused naming what is wrong with it."""
     match = _SPEC.match(raw)
     if (why := _problem(raw, match)) is not None or match is None:
         raise _refuse(raw, str(why))
@@ -138,7 +124,7 @@ def parse_spec(raw: str) -> PinSpec:
     spec = PinSpec(raw, name, normalize_name(name), listed, match["version"], match["url"])
     # The line we would write must read back as exactly the requirement we mean.
     written = read_requirement(spec.requirement_text())
-    if isinstance(written, str) and spec.version:
+    if spec.version and (isinstance(written, str) or written.version != spec.version):
         raise _refuse(raw, f"invalid version {spec.version!r} (not PEP 440)")
     if isinstance(written, str) or normalize_name(written.name) != spec.key:
         raise _refuse(raw, "not a valid requirement")
@@ -202,15 +188,10 @@ def _edit_line(lts: LtsFile, pin: Pin, spec: PinSpec) -> tuple[str, str, str]:
 
 
 def plan_pins(text: str, specs: Sequence[PinSpec], *, add: bool) -> PinPlan:
-    """The new file text for these specs, or InputRefused with nothing planned."""
     lts = parse(text)
-    lines = list(lts.lines)
-    changes: list[PinChange] = []
-    unchanged: list[Pin] = []
-    appended: list[PinSpec] = []
+    lines, changes, unchanged, appended = list(lts.lines), [], [], []
     for spec in specs:
-        found = lts.find(spec.key)
-        if len(found) > 1:
+        if len(found := lts.find(spec.key)) > 1:
             where = ", ".join(str(p.line) for p in found)
             raise InputRefused(
                 f"`{spec.name}` is pinned on several lines ({where}); edit them by hand"

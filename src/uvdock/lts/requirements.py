@@ -1,16 +1,14 @@
-"""The LTS pin set (docker/lts/requirements.txt): parse it, check it, locate its pins.
+"""The LTS pin set (docker/lts/requirements.txt, read by `docker/Dockerfile.ci.lts`).
 
-The file is a pip requirements file read by `docker/Dockerfile.ci.lts`. Parsing keeps
-every byte's position so edits (lts/pin.py) change only the text of a named pin: physical
-lines are those of uvdock.files.textlines (split on LF, a CR kept with the ending), so CRLF
-and a missing final newline survive. A requirement line may carry pip options (`--hash=...`),
-continue on the next line with a trailing backslash, and end in a `# comment`.
+Parsing keeps every byte's position (the lines of uvdock.files.textlines), so edits (lts/pin.py)
+change only a named pin's text and CRLF or a missing final newline survive. A requirement line
+may carry pip options (`--hash=...`), continue after a trailing backslash, end in a `# comment`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -34,10 +32,11 @@ class LineParts(NamedTuple):
     tail: str  # options, comment and/or the continuation backslash
 
 
-class Requirement(NamedTuple):
+@dataclass(frozen=True)
+class Requirement:
     """What a requirement line says, as packaging reads it."""
 
-    name: str
+    name: str  # in a Pin: as the file spells it
     extras: tuple[str, ...]
     specifier: str  # "==4.67.3", "" for a URL or a bare name
     version: str | None  # of an exact `==` pin
@@ -46,18 +45,12 @@ class Requirement(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Pin:
+class Pin(Requirement):
     line: int  # 1-based physical line where the requirement starts
     key: str  # PEP 503 normalized name
     spec: str  # the requirement text as written
     comment: str
     options: tuple[str, ...]  # pip options on the line, e.g. --hash=sha256:...
-    name: str  # as the file spells it
-    extras: tuple[str, ...]
-    specifier: str
-    version: str | None
-    url: str | None
-    marker: str | None
 
     @property
     def hashes(self) -> tuple[str, ...]:
@@ -83,19 +76,11 @@ class LtsFile(NamedTuple):
         return [p for p in self.pins if p.key == key]
 
     @property
-    def line_ending(self) -> str:
-        """The file's line ending: the first one it uses, "\n" when it has none."""
+    def line_ending(self) -> str:  # the first one the file uses
         return next((line.ending for line in self.lines if line.ending), "\n")
 
 
-def _continues(content: str) -> bool:
-    """A trailing backslash joins the next line (pip), unless the line is a comment."""
-    stripped = content.rstrip()
-    return stripped.endswith("\\") and not stripped.lstrip().startswith("#")
-
-
 def cut_line(content: str) -> LineParts:
-    """Split a requirement's first physical line into indent, requirement, gap and tail."""
     body = content.lstrip()
     indent = content[: len(content) - len(body)]
     ends = [len(body)] + [m.start() for p in (_COMMENT, _OPTION) if (m := p.search(body))]
@@ -108,8 +93,7 @@ def cut_line(content: str) -> LineParts:
 
 def _logical_text(contents: list[str]) -> tuple[str, str, tuple[str, ...]]:
     """(requirement, comment, options) of a logical line made of continued physical lines."""
-    texts: list[str] = []
-    comment = ""
+    texts, comment = [], ""
     for content in contents:
         text = content.rstrip().removesuffix("\\")
         if match := _COMMENT.search(text):
@@ -117,8 +101,7 @@ def _logical_text(contents: list[str]) -> tuple[str, str, tuple[str, ...]]:
             text = text[: match.start()]
         texts.append(text)
     joined = " ".join(texts).strip()
-    option = _OPTION.search(joined)
-    if option is None:
+    if (option := _OPTION.search(joined)) is None:
         return joined, comment, ()
     # Glue `--hash sha256:x` into `--hash=sha256:x` so every option is one token.
     options: list[str] = []
@@ -145,8 +128,7 @@ _FAST = re.compile(
 
 def read_requirement(text: str) -> Requirement | str:
     """The requirement, or why packaging cannot read it (one line)."""
-    fast = _FAST.fullmatch(text)
-    if fast is None:
+    if (fast := _FAST.fullmatch(text)) is None:
         return read_with_packaging(text)
     name, extras, version, url = fast.group("name", "extras", "version", "url")
     extras = tuple(sorted(set(extras.split(",")))) if extras else ()
@@ -161,10 +143,9 @@ def read_with_packaging(text: str) -> Requirement | str:
         parsed = PackagingRequirement(text)
     except InvalidRequirement as exc:
         return str(exc).splitlines()[0] if str(exc) else "invalid requirement"
-    specs = list(parsed.specifier)
-    version = specs[0].version if len(specs) == 1 and specs[0].operator == "==" else None
-    if version is not None and "*" in version:
-        version = None  # `==1.*` is a range, not a pin
+    specs = list(parsed.specifier)  # `==1.*` is a range, not a pin
+    exact = len(specs) == 1 and specs[0].operator == "==" and "*" not in specs[0].version
+    version = specs[0].version if exact else None
     marker = str(parsed.marker) if parsed.marker is not None else None
     extras = tuple(sorted(parsed.extras))
     return Requirement(parsed.name, extras, str(parsed.specifier), version, parsed.url, marker)
@@ -172,13 +153,13 @@ def read_with_packaging(text: str) -> Requirement | str:
 
 def parse(text: str) -> LtsFile:
     lines = split_lines(text)
-    pins: list[Pin] = []
-    problems: list[Problem] = []
+    pins, problems = [], []
     index = 0
     while index < len(lines):
         start = index
         contents = [lines[index].content]
-        while _continues(lines[index].content) and index + 1 < len(lines):
+        # A trailing backslash joins the next line (pip), unless the line is a comment.
+        while index + 1 < len(lines) and re.match(r"(?!\s*#).*\\\s*$", lines[index].content):
             index += 1
             contents.append(lines[index].content)
         index += 1
@@ -191,8 +172,8 @@ def parse(text: str) -> LtsFile:
         elif isinstance(parsed := read_requirement(requirement), str):
             problems.append(Problem(start + 1, f"cannot parse `{requirement}`: {parsed}"))
         else:
-            key = normalize_name(parsed.name)
-            pins.append(Pin(start + 1, key, requirement, comment, options, *parsed))
+            where = (start + 1, normalize_name(parsed.name), requirement, comment, options)
+            pins.append(Pin(*astuple(parsed) + where))  # Requirement's fields, then Pin's
     return LtsFile(text, lines, pins, problems)
 
 
@@ -205,26 +186,18 @@ def check(lts: LtsFile) -> list[Problem]:
             why = f"`{pin.name}` is already pinned on line {earlier.line} (`{earlier.spec}`)"
             problems.append(Problem(pin.line, why))
         if pin.url is None and pin.version is None:
-            found = pin.specifier or "no version"
-            why = f"`{pin.name}` is not an exact pin ({found}): "
-            why += f"use {pin.name}==VERSION or a direct URL"
-            problems.append(Problem(pin.line, why))
+            why = f"is not an exact pin ({pin.specifier or 'no version'}): use {pin.name}==VERSION"
+            problems.append(Problem(pin.line, f"`{pin.name}` {why} or a direct URL"))
     return sorted(problems, key=lambda p: p.line)
 
 
-def requirements_path(repo: Path, configured: str) -> Path:
-    return repo / configured
-
-
 def load(path: Path, display: str) -> LtsFile:
-    """Read and parse the LTS file; a missing file makes the command unusable (exit 3)."""
     if not regular_file(path):
         raise EnvironmentUnusable(
             f"{display}: no LTS requirements file here",
             hint="set lts-requirements in [tool.uvdock] if the repository keeps it elsewhere",
         )
     try:
-        text = read_text(path)
+        return parse(read_text(path))
     except UnicodeDecodeError as exc:
         raise EnvironmentUnusable(f"{display}: not UTF-8 text ({exc.reason})") from exc
-    return parse(text)

@@ -22,13 +22,10 @@ class Credentials:
     __slots__ = ("_secret", "source", "username")
 
     def __init__(self, username: str, secret: str, source: str) -> None:
-        self.username = username
-        self._secret = secret
-        self.source = source  # the auth file it came from, for -v
+        self.username, self._secret, self.source = username, secret, source  # source: its auth file
 
     def basic_header(self) -> str:
-        raw = f"{self.username}:{self._secret}".encode()
-        return "Basic " + base64.b64encode(raw).decode("ascii")
+        return "Basic " + base64.b64encode(f"{self.username}:{self._secret}".encode()).decode()
 
     def __repr__(self) -> str:
         return f"Credentials(<hidden>, source={self.source!r})"  # str() says the same
@@ -57,10 +54,8 @@ def _entry_key(key: str) -> str:
 def _matches(key: str, host: str, repository: str) -> int:
     """How specific a match the entry is (0: none)."""
     namespace = key.removeprefix(host + "/")
-    if key == host:
-        return 1
     inside = namespace != key and f"{repository}/".startswith(f"{namespace}/")
-    return 2 + namespace.count("/") if inside else 0
+    return 1 if key == host else 2 + namespace.count("/") if inside else 0
 
 
 def _decode(entry: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -91,8 +91,7 @@ class RegistryClient:
         url = self._api("tags/list")
         if self.page_size > 0:
             url += "?" + urlencode({"n": self.page_size})
-        tags: list[str] = []
-        seen: set[str] = set()
+        tags, seen = [], set[str]()
         while url and url not in seen and len(seen) < MAX_PAGES:
             seen.add(url)
             response = self.get(url, accept="application/json")
@@ -123,7 +122,7 @@ class RegistryClient:
         headers = {"Accept": accept}
         if self._authorization and oci.same_origin(url, self.base_url):
             headers["Authorization"] = self._authorization  # never to a page elsewhere
-        response = self._request("GET", url, headers)
+        response = self._request(url, headers)
         if response.status != 401:
             return response
         if not oci.same_origin(response.url, self.base_url):
@@ -134,10 +133,9 @@ class RegistryClient:
             )
         challenge = oci.parse_challenge(response.headers.get("WWW-Authenticate", ""))
         self._authorization = self._authenticate(challenge)
-        if self._authorization is None:
-            raise self._denied(response.status)
-        response = self._request("GET", url, {**headers, "Authorization": self._authorization})
-        if response.status in (401, 403):
+        if self._authorization is not None:
+            response = self._request(url, {**headers, "Authorization": self._authorization})
+        if self._authorization is None or response.status in (401, 403):
             raise self._denied(response.status)
         return response
 
@@ -156,7 +154,7 @@ class RegistryClient:
             headers["Authorization"] = self.credentials.basic_header()
             self._log(f"registry: credentials from {self.credentials.source}")
         url = realm + ("&" if "?" in realm else "?") + urlencode(query)
-        response = self._request("GET", url, headers)
+        response = self._request(url, headers)
         if response.status in (401, 403):
             raise self._denied(response.status, token=True)
         body = self._json(response, "token")
@@ -165,10 +163,10 @@ class RegistryClient:
             raise self._unusable(f"the token endpoint {_origin(realm)} sent no token")
         return "Bearer " + token
 
-    def _request(self, method: str, url: str, headers: Mapping[str, str]) -> Response:
-        current, sent = url, dict(headers)
+    def _request(self, url: str, headers: Mapping[str, str]) -> Response:
+        current, sent = url, {"User-Agent": f"uvdock/{__version__}", **headers}
         for _ in range(MAX_REDIRECTS + 1):
-            response = self._exchange(method, current, sent)
+            response = self._exchange(current, sent)
             location = response.headers.get("Location")
             if response.status not in (301, 302, 303, 307, 308) or not location:
                 return response
@@ -179,7 +177,7 @@ class RegistryClient:
             current = target
         raise self._unusable(f"more than {MAX_REDIRECTS} redirects from {_origin(url)}")
 
-    def _exchange(self, method: str, url: str, headers: Mapping[str, str]) -> Response:
+    def _exchange(self, url: str, headers: Mapping[str, str]) -> Response:
         try:
             parts = oci.checked_split(url)
         except ValueError as exc:  # e.g. a registry host from an image name
@@ -191,11 +189,10 @@ class RegistryClient:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         done, fired = threading.Event(), threading.Event()
 
+        # The one deadline, whatever the server's pace: a socket timeout counts per receive (a
+        # byte every half second never trips it), so at the deadline the socket is shut down,
+        # ending any wait on it (TLS, headers, body); until the connect made one, try again.
         def watch() -> None:
-            """The one deadline, whatever the server's pace: a socket timeout counts per receive
-            (one byte every half second never trips it), so when the time is up the socket is
-            shut down, which ends any wait on it (TLS, headers, body). The connect is bounded
-            by its own timeout: until a socket exists, this tries again."""
             if done.wait(remaining):
                 return
             fired.set()
@@ -210,16 +207,14 @@ class RegistryClient:
             connection.connect()
             assert connection.sock is not None  # the connect timeout ends here
             connection.sock.settimeout(max(0.001, self._deadline - time.monotonic()))
-            connection.request(
-                method, target, headers={"User-Agent": f"uvdock/{__version__}", **headers}
-            )
+            connection.request("GET", target, headers=dict(headers))
             raw = connection.getresponse()
             body = raw.read(MAX_BODY + 1)
             if len(body) > MAX_BODY:
                 raise self._unusable(f"the registry's answer is larger than {MAX_BODY} bytes")
             if fired.is_set():  # the body was cut short by the deadline, not complete
                 raise self._timed_out()
-            self._log(f"registry: {method} {_origin(url)}{parts.path} -> {raw.status}")
+            self._log(f"registry: GET {_origin(url)}{parts.path} -> {raw.status}")
             return Response(raw.status, raw.headers, body, url)
         except (OSError, http.client.HTTPException) as exc:
             if isinstance(exc, TimeoutError) or fired.is_set():
@@ -234,8 +229,7 @@ class RegistryClient:
         if url.scheme != "https":
             return http.client.HTTPConnection(netloc, timeout=timeout)  # loopback only
         self._ssl = self._ssl or ssl.create_default_context()
-        proxy = https_proxy(netloc, self._env)
-        if proxy is None:
+        if (proxy := https_proxy(netloc, self._env)) is None:
             return http.client.HTTPSConnection(netloc, timeout=timeout, context=self._ssl)
         try:
             parts = oci.checked_split(proxy)
@@ -252,15 +246,12 @@ class RegistryClient:
         connection = http.client.HTTPSConnection(
             parts.hostname, parts.port or 80, timeout=timeout, context=self._ssl
         )
-        tunnel_headers = {}
-        if parts.username is not None:
-            login = Credentials(unquote(parts.username), unquote(parts.password or ""), "")
-            tunnel_headers["Proxy-Authorization"] = login.basic_header()
-        connection.set_tunnel(netloc, headers=tunnel_headers)  # port 443 unless netloc names one
+        login = Credentials(unquote(parts.username or ""), unquote(parts.password or ""), "")
+        auth = {"Proxy-Authorization": login.basic_header()} if parts.username is not None else {}
+        connection.set_tunnel(netloc, headers=auth)  # port 443 unless netloc names one
         return connection
 
     def _json(self, response: Response, what: str) -> dict[str, Any]:
-        """The JSON object of a 2xx answer."""
         if not 200 <= response.status < 300:
             answered = f"{_origin(response.url)} answered HTTP {response.status}"
             raise self._unusable(f"{answered} for {urlsplit(response.url).path}")
@@ -296,12 +287,11 @@ def https_proxy(netloc: str, env: Mapping[str, str]) -> str | None:
     """The proxy for an https host, as curl reads https_proxy / HTTPS_PROXY and no_proxy."""
     proxy = env.get("https_proxy") or env.get("HTTPS_PROXY")
     host = (urlsplit(f"//{netloc}").hostname or "").lower()
-    if not proxy or oci.is_loopback(host):
+    no_proxy = (env.get("no_proxy") or env.get("NO_PROXY") or "").lower().split(",")
+    bypass = {entry.strip().lstrip(".").split(":")[0] for entry in no_proxy} - {""}
+    suffixes = {host.split(".", i)[i] for i in range(host.count(".") + 1)}  # host, its domains
+    if not proxy or oci.is_loopback(host) or bypass & {"*", *suffixes}:
         return None
-    for entry in (env.get("no_proxy") or env.get("NO_PROXY") or "").split(","):
-        entry = entry.strip().lower().lstrip(".").split(":")[0]
-        if entry == "*" or (entry and (host == entry or host.endswith("." + entry))):
-            return None
     return proxy if "://" in proxy else "http://" + proxy
 
 

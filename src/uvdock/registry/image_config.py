@@ -1,8 +1,7 @@
 """What an image tag holds, read from the registry: each platform's manifest digest and the
-environment its image configuration sets (`config.Env`, where NGC writes its component
-versions). A platform whose manifest or config cannot be read raises EnvironmentUnusable
-(exit 3), or with `keep_going` is kept with the reason, so that a pull request body can say
-what was not read instead of blocking the bump.
+environment its config sets (`config.Env`, where NGC writes its component versions). A
+platform that cannot be read raises EnvironmentUnusable (exit 3), or with `keep_going` is kept
+with the reason, so a pull request body says what was not read instead of blocking the bump.
 """
 
 from __future__ import annotations
@@ -42,49 +41,42 @@ def environment(config: Mapping[str, Any]) -> dict[str, str]:
     return dict(entry.split("=", 1) for entry in found if isinstance(entry, str) and "=" in entry)
 
 
-def _read(
-    client: RegistryClient,
-    platform: str,
-    digest: str,
-    what: str,
-    keep_going: bool,
-    body: Mapping[str, Any] | None = None,
-) -> PlatformImage:
-    """One platform's image; `body`: the tag is this one manifest, its config names the platform."""
-    try:
-        if body is None:
-            manifest = client.manifest(digest)
-            if manifest is None:
-                raise EnvironmentUnusable(f"registry: the manifest {digest} of {what} is missing")
-            body = manifest.body
-        config_digest = oci.config_digest(body)
-        if config_digest is None:
-            raise EnvironmentUnusable(f"registry: the manifest of {what} names no config blob")
-        config = client.blob_json(config_digest)
-    except EnvironmentUnusable as exc:
-        if not keep_going:
-            raise
-        return PlatformImage(platform, digest, None, exc.message)
-    platform = platform or str(oci.config_platform(config) or "")
-    return PlatformImage(platform, digest, environment(config))
-
-
 def read_tag(
     client: RegistryClient, tag: str, *, configs: bool = True, keep_going: bool = False
 ) -> TagImage | None:
     """The tag's platforms with their digests (and, with `configs`, their environment); None
     when the registry has no such tag. The tag's own manifest must be readable, whatever
     `keep_going` says: without it nothing about the image is known."""
-    manifest = client.manifest(tag)
-    if manifest is None:
+    if (manifest := client.manifest(tag)) is None:
         return None
+
+    def read(
+        platform: str, digest: str, lenient: bool, body: Mapping[str, Any] | None = None
+    ) -> PlatformImage:
+        """`body`: the tag is this one manifest, whose config names the platform."""
+        what = f"{tag} ({platform})" if platform else tag
+        try:
+            if body is None:
+                if (found := client.manifest(digest)) is None:
+                    raise EnvironmentUnusable(
+                        f"registry: the manifest {digest} of {what} is missing"
+                    )
+                body = found.body
+            if (config_digest := oci.config_digest(body)) is None:
+                raise EnvironmentUnusable(f"registry: the manifest of {what} names no config blob")
+            config = client.blob_json(config_digest)
+        except EnvironmentUnusable as exc:
+            if not lenient:
+                raise
+            return PlatformImage(platform, digest, None, exc.message)
+        platform = platform or str(oci.config_platform(config) or "")
+        return PlatformImage(platform, digest, environment(config))
+
     if not oci.is_list(manifest.media_type):  # digests only: the platform is a label
-        one = _read(client, "", manifest.digest, tag, keep_going or not configs, manifest.body)
+        one = read("", manifest.digest, keep_going or not configs, manifest.body)
         return TagImage(tag, manifest.digest, (one if configs else one._replace(env=None),))
     platforms = tuple(
-        _read(client, str(p), digest, f"{tag} ({p})", keep_going)
-        if configs
-        else PlatformImage(str(p), digest)
+        read(str(p), digest, keep_going) if configs else PlatformImage(str(p), digest)
         for p, digest in oci.list_entries(manifest.body)
     )
     return TagImage(tag, manifest.digest, platforms)

@@ -91,8 +91,7 @@ def _published(
     client: RegistryClient, tag: str, platforms: tuple[str, ...]
 ) -> tuple[TagReport, list[str]] | None:
     """(what `tag` is published for, the lane platforms it lacks); None: no such tag."""
-    manifest = client.manifest(tag)
-    if manifest is None:
+    if (manifest := client.manifest(tag)) is None:
         return None
     if oci.is_list(manifest.media_type):
         have = oci.list_platforms(manifest.body)
@@ -118,8 +117,7 @@ def require_tag(
     client: RegistryClient, tag: str, platforms: tuple[str, ...], image: str = REPOSITORY
 ) -> TagReport:
     """Refuse (exit 2) a tag the registry does not have, or has without a lane platform."""
-    found = _published(client, tag, platforms)
-    if found is None:
+    if (found := _published(client, tag, platforms)) is None:
         raise InputRefused(
             f"{image}:{tag} does not exist in the registry ({client.base_url})",
             hint=_nearest_hint(client, tag),
@@ -142,8 +140,7 @@ def newest_complete_tag(
 ) -> tuple[str, TagReport]:
     """The newest tag of the lane's family (`order`: newest first) published for every
     platform (exit 3 when none is)."""
-    candidates = order(client.tags())
-    if not candidates:
+    if not (candidates := order(client.tags())):
         raise EnvironmentUnusable(
             f"the registry ({client.base_url}) lists no YY.MM-py3 tags",
             hint="check config `registry`; or name a tag: uvdock image bump TAG --offline",

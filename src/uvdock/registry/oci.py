@@ -44,10 +44,8 @@ def split_image(image: str) -> tuple[str, str]:
 
 def is_loopback(host: str) -> bool:
     name = host.strip("[]").lower()
-    octets = name.split(".")
-    return name in ("localhost", "ip6-localhost", "ip6-loopback", "::1") or (
-        len(octets) == 4 and octets[0] == "127" and all(o.isdigit() for o in octets)
-    )
+    loopback_names = ("localhost", "ip6-localhost", "ip6-loopback", "::1")
+    return name in loopback_names or re.fullmatch(r"127(?:\.[0-9]+){3}", name) is not None
 
 
 def checked_split(url: str) -> SplitResult:
@@ -74,7 +72,6 @@ def url_problem(url: str) -> str | None:
 
 
 def registry_url(url: str, origin: str) -> str:
-    """A registry base URL as configured, checked, without a trailing slash."""
     if problem := url_problem(url):
         hint = "set it to the registry's base URL, e.g. https://nvcr.io"
         if problem.startswith("plain http"):  # it parsed, and userinfo was refused before
@@ -107,8 +104,7 @@ def parse_challenge(header: str) -> Challenge | None:
     scheme, _, rest = header.strip().partition(" ")
     if not scheme:
         return None
-    params: dict[str, str] = {}
-    position = 0
+    params, position = {}, 0
     while match := _AUTH_PARAM.match(rest, position):  # each match moves on by a name and "="
         value = match[2] if match[2] is not None else match[3]
         params[match[1].lower()] = re.sub(r"\\(.)", r"\1", value)
@@ -139,12 +135,10 @@ def is_list(media_type: str) -> bool:
 
 def manifest_media_type(content_type: str | None, body: Mapping[str, Any]) -> str:
     """The body's own mediaType when it names one, else the response's Content-Type."""
-    declared = body.get("mediaType")
+    declared, guess = body.get("mediaType"), OCI_INDEX if "manifests" in body else OCI_MANIFEST
     if isinstance(declared, str) and declared:
         return declared
-    return (content_type or "").split(";")[0].strip() or (
-        OCI_INDEX if "manifests" in body else OCI_MANIFEST
-    )
+    return (content_type or "").split(";")[0].strip() or guess
 
 
 def _platform_entries(body: Mapping[str, Any]) -> Iterator[tuple[Platform, object]]:
@@ -213,6 +207,5 @@ def tags_page(body: Mapping[str, Any]) -> list[str]:
 
 
 def _list(body: Mapping[str, Any], key: str) -> list[Any]:
-    """body[key] when it is a JSON array; a registry's answer of another shape holds none."""
     value = body.get(key)
     return value if isinstance(value, list) else []

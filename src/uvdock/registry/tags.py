@@ -23,8 +23,7 @@ def is_tag(text: str) -> bool:
 
 
 def tag_key(tag: str) -> tuple[int, int]:
-    match = _TAG.fullmatch(tag)
-    if match is None:
+    if (match := _TAG.fullmatch(tag)) is None:
         raise ValueError(f"not a YY.MM-py3 tag: {tag!r}")
     return int(match["y"]), int(match["m"])
 
@@ -43,10 +42,9 @@ def parse_tag_argument(text: str) -> str:
     month = re.fullmatch(r"[0-9]{2}\.([0-9]{2})-py3", tag)
     problem = f"month {month[1]} is not 01-12" if month else "expected YY.MM-py3, e.g. 26.04-py3"
     close = re.fullmatch(r"v?(?:20)?([0-9]{2})[.\-_/]([0-9]{1,2})(?:-?py3?)?", tag, re.IGNORECASE)
+    hint = "NGC PyTorch tags look like 26.04-py3"
     if close and 1 <= int(close[2]) <= 12:
         hint = f"did you mean `{close[1]}.{int(close[2]):02d}-py3`?"
-    else:
-        hint = "NGC PyTorch tags look like 26.04-py3"
     raise InputRefused(f"invalid tag `{text}`: {problem}", hint=hint)
 
 
@@ -102,8 +100,7 @@ def parse_image(reference: str) -> tuple[ImageTag | None, str]:
     if digest and not tag:
         return None, f"`{reference}` is pinned by digest only; no tag to order"
     for pattern, family in _SCHEMES:
-        match = re.fullmatch(pattern, tag)
-        if match is not None:
+        if (match := re.fullmatch(pattern, tag)) is not None:
             numbers = [g for k, g in match.groupdict().items() if k != "suffix" and g]
             key = tuple(int(part) for n in numbers for part in n.split("."))
             return ImageTag(repository, tag, family.format_map(match.groupdict()), key), ""

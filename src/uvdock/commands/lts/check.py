@@ -12,7 +12,7 @@ from uvdock.lts import requirements as lts
 
 class Command(base.Command):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        path = ctx.repo / ctx.config.lts_requirements
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
         problems = lts.check(pin_set)

@@ -63,7 +63,7 @@ class Command(base.Command):
         from uvdock.lts import drift as lts_drift
         from uvdock.run import git
 
-        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        path = ctx.repo / ctx.config.lts_requirements
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
         named = args.base is not None

@@ -40,7 +40,7 @@ class Command(base.Command):
         words = ["lts", "pin", *args.specs, *(["--add"] if args.add else [])]
         optin.require_lts(args.lts, "lts pin", optin.command_line(ctx, *words))
         specs = lts_edit.parse_specs(args.specs)
-        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        path = ctx.repo / ctx.config.lts_requirements
         display = ctx.rel(path)
         old = lts.load(path, display).text
         try:

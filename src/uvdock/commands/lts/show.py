@@ -14,7 +14,7 @@ class Command(base.Command):
         parser.epilog = "LTS pins change only on explicit request: see `uvdock lts pin --help`."
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
-        path = lts.requirements_path(ctx.repo, ctx.config.lts_requirements)
+        path = ctx.repo / ctx.config.lts_requirements
         display = ctx.rel(path)
         pin_set = lts.load(path, display)
         if ctx.options.json:
