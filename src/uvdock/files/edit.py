@@ -45,7 +45,6 @@ def confined(*roots: Path) -> Iterator[None]:
 
 
 def inside(path: Path, root: Path) -> bool:
-    """Whether `path`, symlinks resolved, is `root` or below it."""
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
 
 
@@ -96,13 +95,6 @@ def plan_diff(edits: Iterable[FileEdit]) -> str:
     return "".join(e.diff() for e in edits if e.changed)
 
 
-def _new_file_mode() -> int:
-    # mkstemp creates 0600; a new file should get what open() would give it.
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def target_of(path: Path) -> Path:
     """The file a write to `path` must replace: a symlink's target, so the link stays."""
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -129,17 +121,14 @@ def remove_leftovers(folder: Path) -> None:
     with contextlib.suppress(OSError):
         for name in os.listdir(folder):
             match = _TEMP.fullmatch(name)
-            if match is not None and not _running(int(match[1])):
+            try:  # our own pid too: never our own temporary files
+                if match:
+                    os.kill(int(match[1]), 0)
+            except ProcessLookupError:
                 with contextlib.suppress(OSError):
                     os.unlink(folder / name)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # our own pid too: never our own temporary files
-    except OSError as exc:  # EPERM: another user's live process
-        return not isinstance(exc, ProcessLookupError)
-    return True
+            except PermissionError:  # another user's live process
+                pass
 
 
 def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
@@ -160,8 +149,11 @@ def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
         if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
             with contextlib.suppress(PermissionError):  # not ours to give away: keep ours
                 os.chown(tmp, old.st_uid, old.st_gid)
-        if mode is None:
-            mode = old.st_mode & 0o7777 if old is not None else _new_file_mode()
+        if mode is None and old is not None:
+            mode = old.st_mode & 0o7777
+        elif mode is None:  # mkstemp creates 0600; a new file gets what open() would give it
+            os.umask(umask := os.umask(0))
+            mode = 0o666 & ~umask
         os.chmod(tmp, mode)  # after chown, which clears set-id bits
     except BaseException as exc:
         with contextlib.suppress(OSError):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from uvdock.errors import EnvironmentUnusable
 from uvdock.files import textlines
 from uvdock.files.edit import atomic_write_bytes
 from uvdock.run import git, signals
@@ -65,8 +66,6 @@ def load(git_dir: Path) -> SavedState | None:
         return None
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
         # A damaged state must not leave `lock resolve` and `--abort` stuck or crashing.
-        from uvdock.errors import EnvironmentUnusable
-
         raise EnvironmentUnusable(
             f"{folder / STATE_FILE}: the saved state of `lock resolve` is unreadable ({exc})",
             hint=f"put uv.lock back by hand if needed, then remove {folder}",
@@ -117,10 +116,7 @@ def save(
     ]
     data.update(ref=ref, operation=operation, created=time.time(), pid=os.getpid())
     data["started"] = dict(started or {})
-    with (staging / STATE_FILE).open("wb") as fh:
-        fh.write(json.dumps(data, indent=1).encode())
-        fh.flush()
-        os.fsync(fh.fileno())
+    atomic_write_bytes(staging / STATE_FILE, json.dumps(data, indent=1).encode())
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(staging, folder)
     state = load(repo.git_dir)

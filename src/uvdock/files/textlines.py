@@ -25,12 +25,8 @@ MIB = 1 << 20
 # kilobytes. The limits are far above both and far below what would hurt.
 LOCK_LIMIT = 64 * MIB
 TEXT_LIMIT = 4 * MIB
-_KINDS = (
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-)
+_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}  # fmt: skip
 
 # A mapping key on one line: indentation, an optional list dash, the key (bare, 'single' or
 # "double" quoted), the colon followed by a space or the end of the line, then the value
@@ -103,7 +99,7 @@ def _require_regular(path: Path, info: os.stat_result, limit: int = 0, size: int
     from uvdock.errors import InputRefused
 
     if not stat.S_ISREG(info.st_mode):
-        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a file")
         raise InputRefused(
             f"{path}: {kind}, not a regular file; uvdock reads only regular files from a repository"
         )
@@ -133,7 +129,6 @@ def join_lines(lines: list[Line]) -> str:
 
 
 def ending_of(line: str) -> str:
-    """The ending of one line kept with its ending: "\r\n", "\n" or ""."""
     return "\r\n" if line.endswith("\r\n") else "\n" if line.endswith("\n") else ""
 
 

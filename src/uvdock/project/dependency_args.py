@@ -75,15 +75,11 @@ def target_args(
     deps = pyproject.read(project)
     try:
         kind = deps.classify(name)
-    except InputRefused:
+    except InputRefused as exc:  # its hint lists the extras and groups there are
         if action != "add":
             raise
-        note = (
-            f"`{name}` is a new {_KINDS[asked][1]}: uv will create it "
-            f"(extras: {', '.join(deps.extras) or '(none)'}; "
-            f"groups: {', '.join(deps.groups) or '(none)'})"
-        )
-        return [_KINDS[asked][2], name], note
+        new = f"`{name}` is a new {_KINDS[asked][1]}: uv will create it ({exc.hint})"
+        return [_KINDS[asked][2], name], new
     if kind != asked:
         raise InputRefused(
             f"`{name}` is {' '.join(_KINDS[kind][:2])} of this project, "

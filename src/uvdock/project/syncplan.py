@@ -9,6 +9,7 @@ is noted, not taken."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -32,7 +33,7 @@ _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*$")
 _IF = re.compile(r"^\s*(el)?if\s+\[\s+(.+?)\s+\]\s*;?\s*(?:then)?\s*$")
 _TEST = re.compile(r'^("?)(.+?)\1\s+(!?=|==)\s+("?)(.*?)\4$')
 _UV_SYNC = re.compile(r"(?:^|\s)uv\s+sync(?:\s|$)")
-_MACHINE_WORDS = ("$(uname -m)", "$(arch)", "`uname -m`")
+_MACHINE_WORDS = re.compile(r"\$\(uname -m\)|\$\(arch\)|`uname -m`")
 _MACHINE = {"amd64": "x86_64", "arm64": "aarch64"}
 
 
@@ -75,8 +76,7 @@ class _Reader:
             return None
         sides: list[str] = []
         for side in (test[2], test[5]):
-            for word in _MACHINE_WORDS:
-                side = side.replace(word, self.machine)
+            side = _MACHINE_WORDS.sub(self.machine, side)
             value, unknown = expand(side, self.variables)
             if "$(" in side or unknown:
                 return None
@@ -212,7 +212,7 @@ def environment_plan(
     if profile != "lint":  # what the lane's Dockerfile syncs into the image, on this machine
         import platform
 
-        machine = platform.machine().lower()
+        machine, shown = platform.machine().lower(), dockerfile.relative_to(repo)
         try:
             image = read_selection(
                 textlines.read_text(dockerfile, newlines=True),
@@ -220,10 +220,8 @@ def environment_plan(
                 platform={m: p for p, m in _MACHINE.items()}.get(machine, machine),
             )
         except OSError:
-            shown = dockerfile.relative_to(repo)
             warn(f"{shown} not readable: the image's own selection is not known")
         if image is not None and not image.found:
-            shown = dockerfile.relative_to(repo)
             warn(f"no `uv sync` line in {shown}: the profile's own selection only")
             image = None
     return build(
@@ -237,11 +235,9 @@ def _lane_dockerfile(repo: Path, config: Config, profile: str) -> str:
     # Megatron-LM early 2026 had no LTS Dockerfile: its LTS rows built the dev one with
     # IMAGE_TYPE=lts, so that file (when it reads IMAGE_TYPE) holds the LTS selection.
     if not textlines.regular_file(repo / config.lts_dockerfile):
-        try:
+        with contextlib.suppress(OSError):
             if "IMAGE_TYPE" in textlines.read_text(repo / config.dockerfile, newlines=True):
                 return config.dockerfile
-        except OSError:
-            pass
     return config.lts_dockerfile
 
 
