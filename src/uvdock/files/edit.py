@@ -1,14 +1,10 @@
 """Edits as plans: the old and new text of each file, a unified diff, and an atomic apply.
 
-Text is read and written with `newline=""`, so CRLF, a missing final newline and every
-untouched byte survive. Several files are applied all or nothing: each new text is first
-written to a temporary file beside its target, then all are moved into place; on any
-failure or Ctrl-C the originals are put back from the bytes kept in memory.
-
-Every write goes through `_write_temp`, the one place that keeps a write inside the
-repository (`confined`), follows a symlinked file to its target (the link stays a link),
-keeps the file's mode, owner and group, and turns an OS error into exit 3 with the path
-and cause, leaving no temporary file behind.
+Text is kept exactly (CRLF, a missing final newline). Several files are applied all or
+nothing: each new text goes to a temporary file beside its target, then all are moved into
+place; on any failure or Ctrl-C the originals are put back from the bytes kept in memory.
+Every write keeps inside the repository (`confined`), follows a symlinked file to its target
+(the link stays a link), keeps mode, owner and group, and turns an OS error into exit 3.
 """
 
 from __future__ import annotations
@@ -79,15 +75,10 @@ class FileEdit(NamedTuple):
     def name(self) -> str:
         return self.display or str(self.path)
 
-    def diff(self, context: int = 3) -> str:
+    def diff(self) -> str:
         """A unified diff `git apply` takes: CRs kept, a missing final newline marked."""
-        lines = difflib.unified_diff(
-            [line.text for line in textlines.split_lines(self.old)],
-            [line.text for line in textlines.split_lines(self.new)],
-            fromfile=f"a/{self.name}",
-            tofile=f"b/{self.name}",
-            n=context,
-        )
+        old, new = ([line.text for line in textlines.split_lines(t)] for t in (self.old, self.new))
+        lines = difflib.unified_diff(old, new, f"a/{self.name}", f"b/{self.name}")
         return "".join(line if line.endswith("\n") else line + "\n" + NO_NEWLINE for line in lines)
 
 
@@ -136,8 +127,7 @@ def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
     has removed what a killed run left in that folder (once per folder, not per file)."""
     try:
         old = path.stat() if path.exists() else None
-        prefix = f".{path.name}.{os.getpid()}."
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".uvdock", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(".uvdock", f".{path.name}.{os.getpid()}.", path.parent)
     except OSError as exc:
         raise os_error(exc, path, "cannot write") from None
     try:

@@ -1,11 +1,8 @@
 """One writer at a time: an exclusive lock on the repository for every command that writes.
 
-The lock is `fcntl.flock` on `<git dir>/uvdock/lock`. The kernel drops it when its holder
-exits however it exits, so a run killed with SIGKILL leaves no lock behind, only its note
-(pid and command line) in the file; the next run takes the lock over and is told whose
-note it found. A run that finds the lock held waits a bounded time, then is refused
-(exit 2) with the holder's command and pid. The lock is re-entrant within one process, so
-a command that runs another command in-process does not wait for itself.
+`fcntl.flock` on `<git dir>/uvdock/lock`: the kernel drops it however its holder exits, so a
+run killed with SIGKILL leaves only its note (pid and command line), which the next run is
+told of. A run that finds the lock held waits `lock-timeout`, then is refused (exit 2).
 """
 
 from __future__ import annotations

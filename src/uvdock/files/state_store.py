@@ -1,10 +1,8 @@
 """What `uvdock lock resolve` saves before it changes anything, and how it is put back.
 
-The folder `<git dir>/uvdock/resolve-state/` holds the lock's working-tree bytes, every index
-stage's content (after `git add` git may prune those blobs) and `state.json`, written last and
-fsynced; files saved along with the lock go in `also<N>/`. The folder is moved into place in
-one rename, so a directory without `state.json` is an unfinished save from a run that stopped
-before changing anything.
+`<git dir>/uvdock/resolve-state/` holds the lock's working-tree bytes, every index stage's
+content (after `git add` git may prune those blobs), `also<N>/` for files saved along with
+it, and `state.json`, written last; the folder is moved into place in one rename.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from uvdock.files.edit import atomic_write_bytes
 from uvdock.run import git, signals
 
 STATE_FILE = "state.json"
-WORKTREE_FILE = "worktree"
 
 
 class Repo(Protocol):  # the work tree and its git dir, as `lock resolve` names them
@@ -130,7 +127,7 @@ def _record(worktree: Path, path: str, folder: Path) -> dict[str, Any]:
     target = worktree / path
     present = target.is_file()
     if present:
-        shutil.copyfile(target, folder / WORKTREE_FILE)
+        shutil.copyfile(target, folder / "worktree")
     entries = git.index_entries(worktree, path)
     for entry in entries:
         (folder / f"stage{entry.stage}.blob").write_bytes(git.blob_bytes(worktree, entry.sha))
@@ -154,7 +151,7 @@ def restore(repo: Repo, state: SavedState) -> None:
                     git.hash_object_file(repo.worktree, saved.folder / f"stage{entry.stage}.blob")
             target = repo.worktree / saved.path
             if saved.worktree_present:
-                data = (saved.folder / WORKTREE_FILE).read_bytes()
+                data = (saved.folder / "worktree").read_bytes()
                 atomic_write_bytes(target, data, mode=saved.worktree_mode)
             else:
                 with contextlib.suppress(FileNotFoundError):

@@ -16,10 +16,10 @@ from uvdock.ui.redact import url_credentials
 if TYPE_CHECKING:
     from pathlib import Path
 
-# uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
-_PATH_START = ("./", "../", "/", "~/", ".")
-_ARCHIVE_END = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
+# uv add also takes unnamed requirements: a URL, a local path or an archive (uv reads the name).
+_UNNAMED = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://\S*|(?:\.|/|~/).*|.*\.(?:whl|tar\.gz|zip|tar\.bz2|tgz)", re.S
+)
 _KINDS = {"group": ("a", "dependency group", "--group"), "extra": ("an", "extra", "--optional")}
 
 
@@ -37,11 +37,7 @@ def requirement_names(action: str, packages: Sequence[str]) -> list[str]:
             requirement = Requirement(spec)
         except InvalidRequirement as exc:
             unnamed = spec.strip()
-            if action == "add" and (
-                _URL.match(unnamed)
-                or unnamed.startswith(_PATH_START)
-                or unnamed.endswith(_ARCHIVE_END)
-            ):
+            if action == "add" and _UNNAMED.fullmatch(unnamed):
                 _refuse_credentials(spec, unnamed)
                 names.append(unnamed)
                 continue
