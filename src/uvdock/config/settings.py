@@ -99,13 +99,11 @@ REPO_PATH_KEYS = ("dev-pin-file", "lts-pin-file", "dockerfile", "lts-dockerfile"
 
 def _coerce(key: str, value: Any, origin: str) -> Any:
     kind = FIELDS[key][1].split("[")[0]
+    strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
     what, fits = {
         "bool": ("true or false", isinstance(value, bool)),
         "int": ("an integer", isinstance(value, int) and not isinstance(value, bool)),
-        "tuple": (
-            "a list of strings",
-            isinstance(value, list) and all(isinstance(v, str) for v in value),
-        ),
+        "tuple": ("a list of strings", strings),
     }.get(kind, ("a string", isinstance(value, str)))
     if not fits:
         raise InputRefused(f"{origin}: `{key}` must be {what}, got {value!r}")

@@ -1,14 +1,10 @@
 """Text as uvdock edits it: read exactly, cut into lines that know their offsets and endings.
 
 Every repository file is read by read_bytes (regular files only, within a size limit).
-Every edit must leave untouched bytes as they were, so text is decoded as stored
-(CRLF and a missing final newline survive) and split on LF only, the way `git grep -n`
-numbers lines: a CR before the LF is part of the ending, never content. The YAML helpers
-serve the line scanners of image/ (GitLab matrix rows) and recipes/ (test recipes), which
-keep quotes, comments and key order a YAML library would lose.
-
-Imported by `image check`, whose start-up time is budgeted: only `os`, `re` and `stat`;
-records are NamedTuples.
+Untouched bytes must stay as they were, so text is decoded as stored and split on LF only,
+the way `git grep -n` numbers lines: a CR before the LF is part of the ending. The YAML
+helpers serve the line scanners of image/ and recipes/, which keep quotes, comments and key
+order. Imported by `image check` (start-up budgeted): only `os`, `re` and `stat`.
 """
 
 from __future__ import annotations

@@ -160,12 +160,10 @@ def _walk(value: YValue, path: Path = (), parent: YValue | None = None) -> Itera
 
 
 def sequence_mappings(value: YValue) -> list[tuple[Path, YMap]]:
-    """Every mapping that is an item of a sequence, anywhere in the document, with its path."""
     return [(p, v) for p, v, up in _walk(value) if isinstance(v, YMap) and isinstance(up, YSeq)]
 
 
 def scalar_leaves(value: YValue) -> dict[Path, YScalar]:
-    """Every scalar of the document by its path (keys and sequence indexes)."""
     return {path: v for path, v, _ in _walk(value) if isinstance(v, YScalar)}
 
 

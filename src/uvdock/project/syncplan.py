@@ -1,11 +1,9 @@
 """What `uvdock sync` installs: the lane Dockerfile's selection plus the profile's, checked
 against what the project really declares (on Megatron-LM `dev` is an extra), `--inexact`
 unless asked (keeps what `uv pip` added), never reinstalling what the base image provides.
-
-The Dockerfile's own `uv sync` selection (`--extra ${IMAGE_TYPE} ... ${FLASH_MLA_GROUP}` on
-Megatron-LM), which a `uvdock sync` must not shrink, is rebuilt from build args, ARG, ENV,
-shell variables and `if` tests on IMAGE_TYPE or the architecture; a test it cannot evaluate
-is noted, not taken."""
+The Dockerfile's `uv sync` selection, which `uvdock sync` must not shrink, is rebuilt from
+ARG, ENV, shell variables and `if` tests on IMAGE_TYPE or the architecture; a test it cannot
+evaluate is noted, not taken."""
 
 from __future__ import annotations
 
@@ -100,8 +98,7 @@ class _Reader:
                 if not rest:
                     continue
                 statement = rest.strip()
-            opened = _IF.match(statement)
-            if opened:
+            if opened := _IF.match(statement):
                 self._open(opened.group(2), elif_=bool(opened.group(1)))
             elif _UV_SYNC.search(statement):
                 if self._active():

@@ -14,7 +14,6 @@ _VERSION = re.compile(r"\buv (\d+\.\d+(?:\.\d+)*\S*)")
 
 
 def parse(output: str) -> str | None:
-    """The version in `uv --version` output, or None when there is none (uv missing)."""
     return match[1] if (match := _VERSION.search(output)) else None
 
 
