@@ -34,29 +34,25 @@ def requirement_names(action: str, packages: Sequence[str]) -> list[str]:
                 f"{spec!r} starts with `-`: uv would read it as an option, not a requirement"
             )
         try:
-            requirement = Requirement(spec)
+            requirement: Requirement | None = Requirement(spec)
         except InvalidRequirement as exc:
-            unnamed = spec.strip()
-            if action == "add" and _UNNAMED.fullmatch(unnamed):
-                _refuse_credentials(spec, unnamed)
-                names.append(unnamed)
-                continue
-            reason = str(exc).splitlines()[0] if str(exc) else "unparsable"
-            raise InputRefused(f"{spec!r} is not a valid requirement: {reason}") from None
-        _refuse_credentials(spec, requirement.url or "")
+            if action != "add" or not _UNNAMED.fullmatch(spec.strip()):
+                reason = str(exc).splitlines()[0] if str(exc) else "unparsable"
+                raise InputRefused(f"{spec!r} is not a valid requirement: {reason}") from None
+            requirement = None
+        if url_credentials(spec.strip() if requirement is None else requirement.url or ""):
+            raise InputRefused(
+                f"{spec!r}: the URL carries credentials, which would be written to pyproject.toml",
+                hint="drop them from the URL; give uv the credentials through its index settings "
+                "or a netrc file",
+            )
+        if requirement is None:  # an unnamed requirement for `add`: uv reads its name
+            names.append(spec.strip())
+            continue
         if action == "remove" and (requirement.specifier or requirement.url or requirement.marker):
             raise InputRefused(f"{spec!r}: `remove` takes package names only")
         names.append(requirement.name)
     return names
-
-
-def _refuse_credentials(spec: str, url: str) -> None:
-    if url_credentials(url):
-        raise InputRefused(
-            f"{spec!r}: the URL carries credentials, which would be written to pyproject.toml",
-            hint="drop them from the URL; give uv the credentials through its index settings "
-            "or a netrc file",
-        )
 
 
 def target_args(
