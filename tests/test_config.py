@@ -11,7 +11,7 @@ from uvdock.errors import InputRefused
 
 
 def test_defaults_fit_megatron(tmp_path: Path) -> None:
-    cfg = config.load(tmp_path, env={})
+    cfg = config.load_layers(tmp_path, env={}).config
     assert (cfg.workdir, cfg.venv, cfg.image, cfg.base_ref) == (
         "/workspace",
         "/opt/venv",
@@ -26,7 +26,7 @@ def test_pyproject_table_then_env(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.uvdock]\nimage = "x:1"\nengine-args = ["--network", "host"]\n'
     )
-    cfg = config.load(tmp_path, env={"UVDOCK_IMAGE": "y:2"})
+    cfg = config.load_layers(tmp_path, env={"UVDOCK_IMAGE": "y:2"}).config
     assert cfg.image == "y:2"
     assert cfg.engine_args == ("--network", "host")
 
@@ -34,15 +34,15 @@ def test_pyproject_table_then_env(tmp_path: Path) -> None:
 def test_uvdock_toml_wins_over_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.uvdock]\nimage = "x:1"\nworkdir = "/w"\n')
     (tmp_path / "uvdock.toml").write_text('image = "z:3"\n')
-    cfg = config.load(tmp_path, env={})
+    cfg = config.load_layers(tmp_path, env={}).config
     assert cfg.image == "z:3"
     assert cfg.workdir == "/workspace"
 
 
 def test_env_lists_and_ints(tmp_path: Path) -> None:
-    cfg = config.load(
+    cfg = config.load_layers(
         tmp_path, env={"UVDOCK_ENGINE_ARGS": "--network host", "UVDOCK_SLURM_NODES": "2"}
-    )
+    ).config
     assert cfg.engine_args == ("--network", "host")
     assert cfg.slurm_nodes == 2
 
@@ -62,7 +62,7 @@ def test_bad_configuration_is_refused(
 ) -> None:
     (tmp_path / "pyproject.toml").write_text(text)
     with pytest.raises(InputRefused, match=fragment) as info:
-        config.load(tmp_path, env=env)
+        config.load_layers(tmp_path, env=env)
     assert info.value.exit_code == 2
 
 
@@ -89,7 +89,7 @@ def test_unknown_key_lists_valid_keys_on_the_cli(
 )
 def test_uv_cache_default(tmp_path: Path, env: dict[str, str], expected: str) -> None:
     expected = str(Path(expected).expanduser())  # HOME is set per test
-    assert config.load(tmp_path, env=env).uv_cache == expected
+    assert config.load_layers(tmp_path, env=env).config.uv_cache == expected
     if "UVDOCK_UV_CACHE" not in env:
         assert config.default_uv_cache(env) == expected
 
@@ -111,7 +111,7 @@ def test_bad_configuration_is_exit_2(
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     with pytest.raises(InputRefused, match=fragment):
-        config.load(tmp_path, env=env)
+        config.load_layers(tmp_path, env=env)
 
 
 def test_a_broken_user_config_file_is_named_by_its_full_path(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_a_broken_user_config_file_is_named_by_its_full_path(tmp_path: Path) -> 
     user.parent.mkdir(parents=True)
     user.write_text("engine = \n")
     with pytest.raises(InputRefused, match=f"^{user}: not valid TOML"):
-        config.load(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+        config.load_layers(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
 
 
 @pytest.mark.parametrize(
@@ -142,27 +142,27 @@ def test_repository_paths_stay_inside_the_repository(tmp_path: Path, key: str, v
     (repo / "linked").symlink_to(outside, target_is_directory=True)
     (repo / "uvdock.toml").write_text(f"{key} = {value!r}\n")
     with pytest.raises(InputRefused, match=f"`{key}`.*must be a path inside the repository"):
-        config.load(repo, env={})
+        config.load_layers(repo, env={})
     env_name = "UVDOCK_" + key.upper().replace("-", "_")
     (repo / "uvdock.toml").unlink()
     with pytest.raises(InputRefused, match=f"`{key}`"):
-        config.load(repo, env={env_name: value})
+        config.load_layers(repo, env={env_name: value})
 
 
 def test_an_empty_path_means_the_repository_has_none(tmp_path: Path) -> None:
     # `lts-pin-file = ""` is how a repository says it has no LTS lane (image check).
     (tmp_path / "uvdock.toml").write_text('lts-pin-file = ""\n')
-    assert config.load(tmp_path, env={}).lts_pin_file == ""
+    assert config.load_layers(tmp_path, env={}).config.lts_pin_file == ""
 
 
 def test_paths_inside_through_an_inner_symlink_are_fine(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "docker").symlink_to("real", target_is_directory=True)
     (tmp_path / "uvdock.toml").write_text("dev-pin-file = 'docker/./.ngc_version.dev'\n")
-    assert config.load(tmp_path, env={}).dev_pin_file == "docker/./.ngc_version.dev"
+    assert config.load_layers(tmp_path, env={}).config.dev_pin_file == "docker/./.ngc_version.dev"
 
 
 def test_lock_timeout_is_configurable(tmp_path: Path) -> None:
-    assert config.load(tmp_path, env={}).lock_timeout == 10
+    assert config.load_layers(tmp_path, env={}).config.lock_timeout == 10
     (tmp_path / "uvdock.toml").write_text("lock-timeout = 2\n")
-    assert config.load(tmp_path, env={}).lock_timeout == 2
+    assert config.load_layers(tmp_path, env={}).config.lock_timeout == 2

@@ -23,25 +23,25 @@ from uvdock.errors import InputRefused
     ],
 )
 def test_offline_from_the_environment(text: str, expected: bool) -> None:
-    assert config.load(None, {"UVDOCK_OFFLINE": text}).offline is expected
+    assert config.load_layers(None, {"UVDOCK_OFFLINE": text}).config.offline is expected
 
 
 def test_offline_must_be_a_boolean(tmp_path: Path) -> None:
     with pytest.raises(InputRefused, match="`offline` must be true or false, got 'maybe'"):
-        config.load(None, {"UVDOCK_OFFLINE": "maybe"})
+        config.load_layers(None, {"UVDOCK_OFFLINE": "maybe"})
     (tmp_path / "uvdock.toml").write_text('offline = "yes"\n')
     with pytest.raises(InputRefused, match=r"uvdock\.toml: `offline` must be true or false"):
-        config.load(tmp_path)
+        config.load_layers(tmp_path)
 
 
 def test_registry_keys_from_a_file_and_the_environment(tmp_path: Path) -> None:
     (tmp_path / "uvdock.toml").write_text(
         'registry = "https://mirror.example"\noffline = true\nregistry-timeout = 10\n'
     )
-    loaded = config.load(tmp_path, {"UVDOCK_REGISTRY_CONNECT_TIMEOUT": "2"})
+    loaded = config.load_layers(tmp_path, {"UVDOCK_REGISTRY_CONNECT_TIMEOUT": "2"}).config
     assert (loaded.registry, loaded.offline) == ("https://mirror.example", True)
     assert (loaded.registry_connect_timeout, loaded.registry_timeout) == (2, 10)
     assert loaded.registry_page_size == 0
-    defaults = config.load(None, {})
+    defaults = config.load_layers(None, {}).config
     assert (defaults.registry, defaults.offline, defaults.registry_timeout) == ("", False, 30)
-    assert {"registry", "offline", "registry-timeout"} <= set(config.valid_keys())
+    assert {"registry", "offline", "registry-timeout"} <= set(config.FIELDS)

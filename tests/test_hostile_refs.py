@@ -137,7 +137,7 @@ def test_generated_config_paths_are_refused_or_inside(
     (repo / "out").symlink_to(outside, target_is_directory=True)
     value = "/".join(parts)
     try:
-        loaded = config.load(repo, env={"UVDOCK_DEV_PIN_FILE": value})
+        loaded = config.load_layers(repo, env={"UVDOCK_DEV_PIN_FILE": value}).config
     except InputRefused:
         return
     real = (repo / loaded.dev_pin_file).resolve()

@@ -21,11 +21,10 @@ def _choice(repo: Path) -> tuple[str, str | None, str] | None:
     # Each lane's first rule (a later one would overwrite it in order).
     lanes: dict[str | None, str] = {r.lane: r.dockerfile for r in reversed(found.lanes)}
     counts = Counter(lanes[pin.lane] for pin in found.pins)
-    dockerfiles = repository_files(repo)[0]
     if counts:
         path = max(sorted(counts), key=lambda p: (counts[p], "ci" in p.lower()))
         why = f"the Dockerfile whose NVIDIA base is managed ({counts[path]} references)"
-    elif len(dockerfiles) == 1:
+    elif len(dockerfiles := repository_files(repo)[0]) == 1:
         path, why = dockerfiles[0], "the repository's only Dockerfile"
     else:
         return None
@@ -40,8 +39,7 @@ DERIVED = ("dockerfile", "build_target", "image", "lts_image", "enroot_output",
 
 def derive(repo: Path, layers: Layers) -> Layers:
     """The DERIVED settings no one set, when Megatron-LM's Dockerfile is not there."""
-    origins = dict(layers.origins)
-    config = layers.config
+    origins, config = dict(layers.origins), layers.config
     default = repo / type(config)._field_defaults["dockerfile"]
     if default.is_file() or not set(DERIVED) - origins.keys():
         return layers

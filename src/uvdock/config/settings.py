@@ -23,7 +23,6 @@ DEFAULT_PROTECTED_PACKAGES = ("torch", "torchvision", "triton", "transformer-eng
 
 
 def default_uv_cache(env: Mapping[str, str]) -> str:
-    """Where uv keeps its cache on the host: UV_CACHE_DIR, else uv's own default."""
     return env.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
 
 
@@ -98,19 +97,13 @@ REPO_PATH_KEYS = ("dev-pin-file", "lts-pin-file", "dockerfile", "lts-dockerfile"
                   "gitlab-build-file", "lts-requirements", "recipes-dir")  # fmt: skip
 
 
-def valid_keys() -> list[str]:
-    return sorted(FIELDS)
-
-
 def _coerce(key: str, value: Any, origin: str) -> Any:
     kind = FIELDS[key][1].split("[")[0]
+    strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
     what, fits = {
         "bool": ("true or false", isinstance(value, bool)),
         "int": ("an integer", isinstance(value, int) and not isinstance(value, bool)),
-        "tuple": (
-            "a list of strings",
-            isinstance(value, list) and all(isinstance(v, str) for v in value),
-        ),
+        "tuple": ("a list of strings", strings),
     }.get(kind, ("a string", isinstance(value, str)))
     if not fits:
         raise InputRefused(f"{origin}: `{key}` must be {what}, got {value!r}")
@@ -128,7 +121,7 @@ def table_values(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
         key = raw_key.replace("_", "-")
         if key not in FIELDS:
             raise InputRefused(
-                f"{origin}: unknown key `{raw_key}`; valid keys: {', '.join(valid_keys())}"
+                f"{origin}: unknown key `{raw_key}`; valid keys: {', '.join(sorted(FIELDS))}"
             )
         values[FIELDS[key][0]] = _coerce(key, value, origin)
     return values
@@ -255,18 +248,13 @@ def load_layers(repo: Path | None, env: Mapping[str, str] | None = None) -> Laye
     top = os.path.realpath(repo or ".")
     for key in REPO_PATH_KEYS if repo is not None else ():
         value = getattr(loaded, FIELDS[key][0])
-        if not value:  # an empty path says "this repository has none" (e.g. no LTS lane)
-            continue
         real = os.path.realpath(os.path.join(top, value))
-        inside = real == top or real.startswith(top.rstrip(os.sep) + os.sep)
-        if Path(value).is_absolute() or ".." in Path(value).parts or not inside:
+        # An empty path says "this repository has none" (e.g. no LTS lane).
+        bad = Path(value).is_absolute() or ".." in Path(value).parts
+        if value and (bad or not Path(real).is_relative_to(top)):
             raise InputRefused(
                 f"configuration `{key}` = {value!r}: must be a path inside the repository "
                 f"({top}); it resolves to {real}",
                 hint=f"set `{key}` to a path relative to the repository root",
             )
     return Layers(loaded, origins, table, source)
-
-
-def load(repo: Path | None, env: Mapping[str, str] | None = None) -> Config:
-    return load_layers(repo, env).config

@@ -1,8 +1,7 @@
 """Which configuration a repository may set on its own, and the user's record of trust.
 
-A cloned repository's configuration is text from strangers: its keys that change where
-code runs or what the container can reach (GATED_KEYS) count only once the user trusted
-that exact table with `uvdock trust` (as direnv and mise do). The record
+A cloned repository's configuration is text from strangers: its GATED_KEYS count only once
+the user trusted that exact table with `uvdock trust` (as direnv and mise do). The record
 (`$XDG_CONFIG_HOME/uvdock/trusted`, a JSON object a line) keeps the sha256 of the table,
 not of the file: pyproject.toml changes with every `uv add`.
 """
@@ -41,7 +40,6 @@ def gated(table: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def digest(table: Mapping[str, Any]) -> str:
-    """sha256 of the table's canonical JSON (keys sorted): equal values, equal digest."""
     import hashlib
     import json
 

@@ -1,14 +1,10 @@
 """Edits as plans: the old and new text of each file, a unified diff, and an atomic apply.
 
-Text is read and written with `newline=""`, so CRLF, a missing final newline and every
-untouched byte survive. Several files are applied all or nothing: each new text is first
-written to a temporary file beside its target, then all are moved into place; on any
-failure or Ctrl-C the originals are put back from the bytes kept in memory.
-
-Every write goes through `_write_temp`, the one place that keeps a write inside the
-repository (`confined`), follows a symlinked file to its target (the link stays a link),
-keeps the file's mode, owner and group, and turns an OS error into exit 3 with the path
-and cause, leaving no temporary file behind.
+Text is kept exactly (CRLF, a missing final newline). Several files are applied all or
+nothing: each new text goes to a temporary file beside its target, then all are moved into
+place; on any failure or Ctrl-C the originals are put back from the bytes kept in memory.
+Every write keeps inside the repository (`confined`), follows a symlinked file to its target
+(the link stays a link), keeps mode, owner and group, and turns an OS error into exit 3.
 """
 
 from __future__ import annotations
@@ -45,7 +41,6 @@ def confined(*roots: Path) -> Iterator[None]:
 
 
 def inside(path: Path, root: Path) -> bool:
-    """Whether `path`, symlinks resolved, is `root` or below it."""
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
 
 
@@ -80,27 +75,15 @@ class FileEdit(NamedTuple):
     def name(self) -> str:
         return self.display or str(self.path)
 
-    def diff(self, context: int = 3) -> str:
+    def diff(self) -> str:
         """A unified diff `git apply` takes: CRs kept, a missing final newline marked."""
-        lines = difflib.unified_diff(
-            [line.text for line in textlines.split_lines(self.old)],
-            [line.text for line in textlines.split_lines(self.new)],
-            fromfile=f"a/{self.name}",
-            tofile=f"b/{self.name}",
-            n=context,
-        )
+        old, new = ([line.text for line in textlines.split_lines(t)] for t in (self.old, self.new))
+        lines = difflib.unified_diff(old, new, f"a/{self.name}", f"b/{self.name}")
         return "".join(line if line.endswith("\n") else line + "\n" + NO_NEWLINE for line in lines)
 
 
 def plan_diff(edits: Iterable[FileEdit]) -> str:
     return "".join(e.diff() for e in edits if e.changed)
-
-
-def _new_file_mode() -> int:
-    # mkstemp creates 0600; a new file should get what open() would give it.
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def target_of(path: Path) -> Path:
@@ -129,17 +112,14 @@ def remove_leftovers(folder: Path) -> None:
     with contextlib.suppress(OSError):
         for name in os.listdir(folder):
             match = _TEMP.fullmatch(name)
-            if match is not None and not _running(int(match[1])):
+            try:  # our own pid too: never our own temporary files
+                if match:
+                    os.kill(int(match[1]), 0)
+            except ProcessLookupError:
                 with contextlib.suppress(OSError):
                     os.unlink(folder / name)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # our own pid too: never our own temporary files
-    except OSError as exc:  # EPERM: another user's live process
-        return not isinstance(exc, ProcessLookupError)
-    return True
+            except PermissionError:  # another user's live process
+                pass
 
 
 def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
@@ -147,8 +127,7 @@ def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
     has removed what a killed run left in that folder (once per folder, not per file)."""
     try:
         old = path.stat() if path.exists() else None
-        prefix = f".{path.name}.{os.getpid()}."
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".uvdock", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(".uvdock", f".{path.name}.{os.getpid()}.", path.parent)
     except OSError as exc:
         raise os_error(exc, path, "cannot write") from None
     try:
@@ -160,8 +139,11 @@ def _write_temp(path: Path, data: bytes, mode: int | None = None) -> Path:
         if old is not None and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
             with contextlib.suppress(PermissionError):  # not ours to give away: keep ours
                 os.chown(tmp, old.st_uid, old.st_gid)
-        if mode is None:
-            mode = old.st_mode & 0o7777 if old is not None else _new_file_mode()
+        if mode is None and old is not None:
+            mode = old.st_mode & 0o7777
+        elif mode is None:  # mkstemp creates 0600; a new file gets what open() would give it
+            os.umask(umask := os.umask(0))
+            mode = 0o666 & ~umask
         os.chmod(tmp, mode)  # after chown, which clears set-id bits
     except BaseException as exc:
         with contextlib.suppress(OSError):

@@ -1,11 +1,8 @@
 """One writer at a time: an exclusive lock on the repository for every command that writes.
 
-The lock is `fcntl.flock` on `<git dir>/uvdock/lock`. The kernel drops it when its holder
-exits however it exits, so a run killed with SIGKILL leaves no lock behind, only its note
-(pid and command line) in the file; the next run takes the lock over and is told whose
-note it found. A run that finds the lock held waits a bounded time, then is refused
-(exit 2) with the holder's command and pid. The lock is re-entrant within one process, so
-a command that runs another command in-process does not wait for itself.
+`fcntl.flock` on `<git dir>/uvdock/lock`: the kernel drops it however its holder exits, so a
+run killed with SIGKILL leaves only its note (pid and command line), which the next run is
+told of. A run that finds the lock held waits `lock-timeout`, then is refused (exit 2).
 """
 
 from __future__ import annotations
@@ -20,9 +17,7 @@ from typing import NamedTuple
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
 
-_POLL_SECONDS = 0.05
-
-_depth: dict[str, int] = {}  # lock path -> how many times this process holds it
+_held: set[str] = set()  # the lock paths this process holds
 
 
 class Holder(NamedTuple):
@@ -44,11 +39,10 @@ def _acquire(fd: int, path: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         with contextlib.suppress(BlockingIOError):
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
+            return fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         if time.monotonic() >= deadline:
             break
-        time.sleep(_POLL_SECONDS)
+        time.sleep(0.05)
     holder = _read_holder(fd)
     who = f"`{holder.command}` (pid {holder.pid})" if holder else "another uvdock run"
     raise InputRefused(
@@ -62,12 +56,8 @@ def _acquire(fd: int, path: Path, timeout: float) -> None:
 def held(path: Path, command: str, timeout: float) -> Iterator[Holder | None]:
     """Hold the lock at `path` for `command`; yields the note of a killed run it took over."""
     key = str(path)
-    if _depth.get(key):
-        _depth[key] += 1
-        try:
-            yield None
-        finally:
-            _depth[key] -= 1
+    if key in _held:  # the holder is this process: an inner command, which releases nothing
+        yield None
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,11 +76,11 @@ def held(path: Path, command: str, timeout: float) -> Iterator[Holder | None]:
             raise EnvironmentUnusable(
                 f"{path}: cannot write the repository lock: {exc.strerror}"
             ) from None
-        _depth[key] = 1
+        _held.add(key)
         try:
             yield stale if stale is not None and stale.pid != os.getpid() else None
         finally:
-            _depth.pop(key, None)
+            _held.discard(key)
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)  # an empty note: the lock was released, not abandoned
     finally:

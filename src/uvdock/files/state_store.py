@@ -1,10 +1,8 @@
 """What `uvdock lock resolve` saves before it changes anything, and how it is put back.
 
-The folder `<git dir>/uvdock/resolve-state/` holds the lock's working-tree bytes, every index
-stage's content (after `git add` git may prune those blobs) and `state.json`, written last and
-fsynced; files saved along with the lock go in `also<N>/`. The folder is moved into place in
-one rename, so a directory without `state.json` is an unfinished save from a run that stopped
-before changing anything.
+`<git dir>/uvdock/resolve-state/` holds the lock's working-tree bytes, every index stage's
+content (after `git add` git may prune those blobs), `also<N>/` for files saved along with
+it, and `state.json`, written last; the folder is moved into place in one rename.
 """
 
 from __future__ import annotations
@@ -19,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from uvdock.errors import EnvironmentUnusable
 from uvdock.files import textlines
 from uvdock.files.edit import atomic_write_bytes
 from uvdock.run import git, signals
 
 STATE_FILE = "state.json"
-WORKTREE_FILE = "worktree"
 
 
 class Repo(Protocol):  # the work tree and its git dir, as `lock resolve` names them
@@ -65,8 +63,6 @@ def load(git_dir: Path) -> SavedState | None:
         return None
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
         # A damaged state must not leave `lock resolve` and `--abort` stuck or crashing.
-        from uvdock.errors import EnvironmentUnusable
-
         raise EnvironmentUnusable(
             f"{folder / STATE_FILE}: the saved state of `lock resolve` is unreadable ({exc})",
             hint=f"put uv.lock back by hand if needed, then remove {folder}",
@@ -117,10 +113,7 @@ def save(
     ]
     data.update(ref=ref, operation=operation, created=time.time(), pid=os.getpid())
     data["started"] = dict(started or {})
-    with (staging / STATE_FILE).open("wb") as fh:
-        fh.write(json.dumps(data, indent=1).encode())
-        fh.flush()
-        os.fsync(fh.fileno())
+    atomic_write_bytes(staging / STATE_FILE, json.dumps(data, indent=1).encode())
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(staging, folder)
     state = load(repo.git_dir)
@@ -134,7 +127,7 @@ def _record(worktree: Path, path: str, folder: Path) -> dict[str, Any]:
     target = worktree / path
     present = target.is_file()
     if present:
-        shutil.copyfile(target, folder / WORKTREE_FILE)
+        shutil.copyfile(target, folder / "worktree")
     entries = git.index_entries(worktree, path)
     for entry in entries:
         (folder / f"stage{entry.stage}.blob").write_bytes(git.blob_bytes(worktree, entry.sha))
@@ -158,7 +151,7 @@ def restore(repo: Repo, state: SavedState) -> None:
                     git.hash_object_file(repo.worktree, saved.folder / f"stage{entry.stage}.blob")
             target = repo.worktree / saved.path
             if saved.worktree_present:
-                data = (saved.folder / WORKTREE_FILE).read_bytes()
+                data = (saved.folder / "worktree").read_bytes()
                 atomic_write_bytes(target, data, mode=saved.worktree_mode)
             else:
                 with contextlib.suppress(FileNotFoundError):

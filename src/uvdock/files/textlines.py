@@ -1,14 +1,10 @@
 """Text as uvdock edits it: read exactly, cut into lines that know their offsets and endings.
 
 Every repository file is read by read_bytes (regular files only, within a size limit).
-Every edit must leave untouched bytes as they were, so text is decoded as stored
-(CRLF and a missing final newline survive) and split on LF only, the way `git grep -n`
-numbers lines: a CR before the LF is part of the ending, never content. The YAML helpers
-serve the line scanners of image/ (GitLab matrix rows) and recipes/ (test recipes), which
-keep quotes, comments and key order a YAML library would lose.
-
-Imported by `image check`, whose start-up time is budgeted: only `os`, `re` and `stat`;
-records are NamedTuples.
+Untouched bytes must stay as they were, so text is decoded as stored and split on LF only,
+the way `git grep -n` numbers lines: a CR before the LF is part of the ending. The YAML
+helpers serve the line scanners of image/ and recipes/, which keep quotes, comments and key
+order. Imported by `image check` (start-up budgeted): only `os`, `re` and `stat`.
 """
 
 from __future__ import annotations
@@ -25,12 +21,8 @@ MIB = 1 << 20
 # kilobytes. The limits are far above both and far below what would hurt.
 LOCK_LIMIT = 64 * MIB
 TEXT_LIMIT = 4 * MIB
-_KINDS = (
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-)
+_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}  # fmt: skip
 
 # A mapping key on one line: indentation, an optional list dash, the key (bare, 'single' or
 # "double" quoted), the colon followed by a space or the end of the line, then the value
@@ -103,7 +95,7 @@ def _require_regular(path: Path, info: os.stat_result, limit: int = 0, size: int
     from uvdock.errors import InputRefused
 
     if not stat.S_ISREG(info.st_mode):
-        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a file")
         raise InputRefused(
             f"{path}: {kind}, not a regular file; uvdock reads only regular files from a repository"
         )
@@ -133,7 +125,6 @@ def join_lines(lines: list[Line]) -> str:
 
 
 def ending_of(line: str) -> str:
-    """The ending of one line kept with its ending: "\r\n", "\n" or ""."""
     return "\r\n" if line.endswith("\r\n") else "\n" if line.endswith("\n") else ""
 
 

@@ -160,12 +160,10 @@ def _walk(value: YValue, path: Path = (), parent: YValue | None = None) -> Itera
 
 
 def sequence_mappings(value: YValue) -> list[tuple[Path, YMap]]:
-    """Every mapping that is an item of a sequence, anywhere in the document, with its path."""
     return [(p, v) for p, v, up in _walk(value) if isinstance(v, YMap) and isinstance(up, YSeq)]
 
 
 def scalar_leaves(value: YValue) -> dict[Path, YScalar]:
-    """Every scalar of the document by its path (keys and sequence indexes)."""
     return {path: v for path, v, _ in _walk(value) if isinstance(v, YScalar)}
 
 
@@ -174,11 +172,7 @@ def is_scalar(node: Any) -> bool:
 
 
 def mappings(root: Any) -> Iterator[Any]:
-    return (node for node in nodes(root) if type(node).__name__ == "MappingNode")
-
-
-def nodes(root: Any) -> Iterator[Any]:
-    """Every node under `root` once, in document order. An alias is the anchored node
+    """Every mapping under `root` once, in document order. An alias is the anchored node
     again: visiting it once keeps a hostile file of nested aliases (billion laughs)
     linear, and no recursion means no depth limit to hit."""
     seen: set[int] = set()
@@ -188,9 +182,9 @@ def nodes(root: Any) -> Iterator[Any]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        yield node
         kind = type(node).__name__
         if kind == "MappingNode":
+            yield node
             stack.extend(part for pair in reversed(node.value) for part in reversed(pair))
         elif kind == "SequenceNode":
             stack.extend(reversed(node.value))

@@ -16,10 +16,10 @@ from uvdock.ui.redact import url_credentials
 if TYPE_CHECKING:
     from pathlib import Path
 
-# uv add also takes unnamed requirements: a URL or a local path (uv reads the name from it).
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]*$")
-_PATH_START = ("./", "../", "/", "~/", ".")
-_ARCHIVE_END = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
+# uv add also takes unnamed requirements: a URL, a local path or an archive (uv reads the name).
+_UNNAMED = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://\S*|(?:\.|/|~/).*|.*\.(?:whl|tar\.gz|zip|tar\.bz2|tgz)", re.S
+)
 _KINDS = {"group": ("a", "dependency group", "--group"), "extra": ("an", "extra", "--optional")}
 
 
@@ -34,33 +34,25 @@ def requirement_names(action: str, packages: Sequence[str]) -> list[str]:
                 f"{spec!r} starts with `-`: uv would read it as an option, not a requirement"
             )
         try:
-            requirement = Requirement(spec)
+            requirement: Requirement | None = Requirement(spec)
         except InvalidRequirement as exc:
-            unnamed = spec.strip()
-            if action == "add" and (
-                _URL.match(unnamed)
-                or unnamed.startswith(_PATH_START)
-                or unnamed.endswith(_ARCHIVE_END)
-            ):
-                _refuse_credentials(spec, unnamed)
-                names.append(unnamed)
-                continue
-            reason = str(exc).splitlines()[0] if str(exc) else "unparsable"
-            raise InputRefused(f"{spec!r} is not a valid requirement: {reason}") from None
-        _refuse_credentials(spec, requirement.url or "")
+            if action != "add" or not _UNNAMED.fullmatch(spec.strip()):
+                reason = str(exc).splitlines()[0] if str(exc) else "unparsable"
+                raise InputRefused(f"{spec!r} is not a valid requirement: {reason}") from None
+            requirement = None
+        if url_credentials(spec.strip() if requirement is None else requirement.url or ""):
+            raise InputRefused(
+                f"{spec!r}: the URL carries credentials, which would be written to pyproject.toml",
+                hint="drop them from the URL; give uv the credentials through its index settings "
+                "or a netrc file",
+            )
+        if requirement is None:  # an unnamed requirement for `add`: uv reads its name
+            names.append(spec.strip())
+            continue
         if action == "remove" and (requirement.specifier or requirement.url or requirement.marker):
             raise InputRefused(f"{spec!r}: `remove` takes package names only")
         names.append(requirement.name)
     return names
-
-
-def _refuse_credentials(spec: str, url: str) -> None:
-    if url_credentials(url):
-        raise InputRefused(
-            f"{spec!r}: the URL carries credentials, which would be written to pyproject.toml",
-            hint="drop them from the URL; give uv the credentials through its index settings "
-            "or a netrc file",
-        )
 
 
 def target_args(
@@ -75,15 +67,11 @@ def target_args(
     deps = pyproject.read(project)
     try:
         kind = deps.classify(name)
-    except InputRefused:
+    except InputRefused as exc:  # its hint lists the extras and groups there are
         if action != "add":
             raise
-        note = (
-            f"`{name}` is a new {_KINDS[asked][1]}: uv will create it "
-            f"(extras: {', '.join(deps.extras) or '(none)'}; "
-            f"groups: {', '.join(deps.groups) or '(none)'})"
-        )
-        return [_KINDS[asked][2], name], note
+        new = f"`{name}` is a new {_KINDS[asked][1]}: uv will create it ({exc.hint})"
+        return [_KINDS[asked][2], name], new
     if kind != asked:
         raise InputRefused(
             f"`{name}` is {' '.join(_KINDS[kind][:2])} of this project, "

@@ -1,17 +1,16 @@
 """What `uvdock sync` installs: the lane Dockerfile's selection plus the profile's, checked
 against what the project really declares (on Megatron-LM `dev` is an extra), `--inexact`
 unless asked (keeps what `uv pip` added), never reinstalling what the base image provides.
-
-The Dockerfile's own `uv sync` selection (`--extra ${IMAGE_TYPE} ... ${FLASH_MLA_GROUP}` on
-Megatron-LM), which a `uvdock sync` must not shrink, is rebuilt from build args, ARG, ENV,
-shell variables and `if` tests on IMAGE_TYPE or the architecture; a test it cannot evaluate
-is noted, not taken."""
+The Dockerfile's `uv sync` selection, which `uvdock sync` must not shrink, is rebuilt from
+ARG, ENV, shell variables and `if` tests on IMAGE_TYPE or the architecture; a test it cannot
+evaluate is noted, not taken."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -32,8 +31,9 @@ _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*$")
 _IF = re.compile(r"^\s*(el)?if\s+\[\s+(.+?)\s+\]\s*;?\s*(?:then)?\s*$")
 _TEST = re.compile(r'^("?)(.+?)\1\s+(!?=|==)\s+("?)(.*?)\4$')
 _UV_SYNC = re.compile(r"(?:^|\s)uv\s+sync(?:\s|$)")
-_MACHINE_WORDS = ("$(uname -m)", "$(arch)", "`uname -m`")
+_MACHINE_WORDS = re.compile(r"\$\(uname -m\)|\$\(arch\)|`uname -m`")
 _MACHINE = {"amd64": "x86_64", "arm64": "aarch64"}
+UNKNOWN = 0.5  # a test not evaluated
 
 
 class SyncSelection(NamedTuple):
@@ -57,35 +57,34 @@ def _shell_lines(body: tuple[str, ...]) -> list[str]:
 
 
 class _Reader:
-    def __init__(self, image_type: str, platform: str, build_args: Mapping[str, str]) -> None:
+    def __init__(self, image_type: str, platform: str) -> None:
         self.variables: dict[str, str] = {}
-        # BuildKit sets TARGETARCH from the platform, whatever a build argument says.
-        self.build_args = dict(build_args, IMAGE_TYPE=image_type, TARGETARCH=platform)
+        # The build arguments known: the lane's, and TARGETARCH as BuildKit sets it.
+        self.build_args = {"IMAGE_TYPE": image_type, "TARGETARCH": platform}
         self.machine = _MACHINE.get(platform, platform)
-        # Per open `if`: does the current branch run, did an earlier one (None: unknown)?
-        self.blocks: list[tuple[bool | None, bool | None]] = []
+        # Per open `if`: does the current branch run, did an earlier one? In Kleene's logic
+        # (1 true, 0 false, UNKNOWN), where AND is min, OR is max and NOT x is 1 - x.
+        self.blocks: list[tuple[float, float]] = []
         self.extras: list[str] = []
         self.groups: list[str] = []
         self.notes: list[str] = []
         self.found = False
 
-    def _evaluate(self, condition: str) -> bool | None:
+    def _evaluate(self, condition: str) -> float:
         test = _TEST.match(condition.strip())
         if test is None:
-            return None
+            return UNKNOWN
         sides: list[str] = []
         for side in (test[2], test[5]):
-            for word in _MACHINE_WORDS:
-                side = side.replace(word, self.machine)
+            side = _MACHINE_WORDS.sub(self.machine, side)
             value, unknown = expand(side, self.variables)
             if "$(" in side or unknown:
-                return None
+                return UNKNOWN
             sides.append(value)
-        return (sides[0] == sides[1]) != (test[3] == "!=")
+        return float((sides[0] == sides[1]) != (test[3] == "!="))
 
-    def _active(self) -> bool | None:
-        states = [current for current, _ in self.blocks]
-        return False if False in states else None if None in states else True
+    def _active(self) -> float:
+        return min((current for current, _ in self.blocks), default=1)
 
     def line(self, line: str) -> None:
         for statement in map(str.strip, re.split(r"\s*(?:;|&&)\s*(?=\S)", line)):
@@ -99,13 +98,12 @@ class _Reader:
                 if not rest:
                     continue
                 statement = rest.strip()
-            opened = _IF.match(statement)
-            if opened:
+            if opened := _IF.match(statement):
                 self._open(opened.group(2), elif_=bool(opened.group(1)))
             elif _UV_SYNC.search(statement):
-                if self._active() is not False:
+                if self._active():
                     self._sync(statement)
-            elif (assigned := _ASSIGN.match(statement)) and self._active():
+            elif (assigned := _ASSIGN.match(statement)) and self._active() == 1:
                 try:
                     words = shlex.split(assigned[2])
                 except ValueError:
@@ -114,18 +112,15 @@ class _Reader:
 
     def _open(self, condition: str | None, *, elif_: bool) -> None:
         """An `if` or `elif` test (None: an `else`, an `elif` that always holds)."""
-        taken = True if condition is None else self._evaluate(condition)
+        taken = 1.0 if condition is None else self._evaluate(condition)
         decided = False
         if not elif_:
             self.blocks.append((taken, taken))
         elif self.blocks:  # an `elif`: it does not matter when an earlier branch ran
             done = self.blocks[-1][1]
-            decided = done is True
-            # An earlier test unknown: this branch runs only if that one did not.
-            current = (False if taken is False else None) if done is None else not done and taken
-            either = True if True in (done, taken) else None if None in (done, taken) else False
-            self.blocks[-1] = (current, either)
-        if taken is None and not decided:
+            decided = done == 1
+            self.blocks[-1] = (min(1 - done, taken), max(done, taken))
+        if taken == UNKNOWN and not decided:
             self.notes.append(f"condition not evaluated, its selection not taken: {condition}")
 
     def _sync(self, statement: str) -> None:
@@ -150,14 +145,8 @@ class _Reader:
                 target.append(found)
 
 
-def read_selection(
-    text: str,
-    *,
-    image_type: str,
-    platform: str = "amd64",
-    build_args: Mapping[str, str] | None = None,
-) -> SyncSelection:
-    reader = _Reader(image_type, platform, build_args or {})
+def read_selection(text: str, *, image_type: str, platform: str = "amd64") -> SyncSelection:
+    reader = _Reader(image_type, platform)
     dockerfile = read(text)
     for instruction in dockerfile.instructions:
         if instruction.keyword == "FROM":
@@ -212,7 +201,7 @@ def environment_plan(
     if profile != "lint":  # what the lane's Dockerfile syncs into the image, on this machine
         import platform
 
-        machine = platform.machine().lower()
+        machine, shown = platform.machine().lower(), dockerfile.relative_to(repo)
         try:
             image = read_selection(
                 textlines.read_text(dockerfile, newlines=True),
@@ -220,10 +209,8 @@ def environment_plan(
                 platform={m: p for p, m in _MACHINE.items()}.get(machine, machine),
             )
         except OSError:
-            shown = dockerfile.relative_to(repo)
             warn(f"{shown} not readable: the image's own selection is not known")
         if image is not None and not image.found:
-            shown = dockerfile.relative_to(repo)
             warn(f"no `uv sync` line in {shown}: the profile's own selection only")
             image = None
     return build(
@@ -237,11 +224,9 @@ def _lane_dockerfile(repo: Path, config: Config, profile: str) -> str:
     # Megatron-LM early 2026 had no LTS Dockerfile: its LTS rows built the dev one with
     # IMAGE_TYPE=lts, so that file (when it reads IMAGE_TYPE) holds the LTS selection.
     if not textlines.regular_file(repo / config.lts_dockerfile):
-        try:
+        with contextlib.suppress(OSError):
             if "IMAGE_TYPE" in textlines.read_text(repo / config.dockerfile, newlines=True):
                 return config.dockerfile
-        except OSError:
-            pass
     return config.lts_dockerfile
 
 

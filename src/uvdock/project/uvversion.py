@@ -14,9 +14,7 @@ _VERSION = re.compile(r"\buv (\d+\.\d+(?:\.\d+)*\S*)")
 
 
 def parse(output: str) -> str | None:
-    """The version in `uv --version` output, or None when there is none (uv missing)."""
-    match = _VERSION.search(output)
-    return match.group(1) if match else None
+    return match[1] if (match := _VERSION.search(output)) else None
 
 
 def required_specifier(required: str) -> SpecifierSet | None:
