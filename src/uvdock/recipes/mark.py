@@ -1,16 +1,12 @@
 """`recipe mark-broken` and `recipe unmark` as edit plans over the recipe lines.
 
-A mark replaces a row's scopes by their broken forms, puts `# Broken: REASON - see issue #N.`
-above the scope line and `  # was: [OLD]` at its end. A row of which only some platforms (or
-environments) are selected is split: the original keeps the others (`# uvdock-kept: LINE`), a
-copy with the selected ones follows (`# uvdock-split: LINE`); an entry of several cases splits
-the same way on its `test_case` line. The markers carry the original line for unmark.
-
-Unmark restores the original bytes, top to bottom, one step at a time: a case split out of an
-entry is joined back first, then split rows, then scopes are restored from `# was:`. Marks made
-by hand are undone too: scopes ending in the broken suffix go back to their base names (or to
-the `# was: [...]` list), and a `# Broken: ... see issue #N.` comment above the row (any dash)
-goes with them.
+A mark puts `# Broken: REASON - see issue #N.` above the scope line, the broken scopes on it and
+`  # was: [OLD]` at its end. A row (or an entry of several cases) only partly selected is split:
+the original keeps the rest (`# uvdock-kept: LINE`), a copy with the selected follows
+(`# uvdock-split: LINE`); the markers carry the original line. Unmark restores the original
+bytes one step at a time: entry splits, then row splits, then scopes from `# was:`. Marks made
+by hand go too: broken scopes back to their base names (or the `# was: [...]` list), with the
+`# Broken: ... see issue #N.` comment above the row (any dash).
 """
 
 from __future__ import annotations
@@ -41,23 +37,16 @@ class MarkRequest(NamedTuple):
     def breaks(self, scope: str) -> bool:
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
 
-    def takes(self, environment: str | None) -> bool:
-        """Whether rows of `environment` are marked: asked for, and LTS only with the opt-in."""
+    def takes(self, environment: str | None) -> bool:  # LTS only with the opt-in
         envs = self.environments
         return (not envs or environment in envs) and (self.lts or environment != LTS_ENVIRONMENT)
 
     def on(self, platform: str | None) -> bool:
         return not self.platforms or platform in self.platforms
 
-    def asks(self, who: Who, scope: str) -> bool:
-        """Whether this run's `scope` must be broken after the edit (plan.verify_edit)."""
-        case, environment, platform = who
-        return (
-            case == self.case
-            and self.breaks(scope)
-            and self.takes(environment)
-            and self.on(platform)
-        )
+    def asks(self, who: Who, scope: str) -> bool:  # must `scope` be broken after the edit
+        case, env, platform = who
+        return case == self.case and self.breaks(scope) and self.takes(env) and self.on(platform)
 
 
 # `4321`, `#4321`, or the issue's address on GitHub (`/issues/N`) or GitLab (`/-/issues/N`).
@@ -157,13 +146,10 @@ def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change
             platforms = tuple(filter(request.on, row.platforms))
             if (request.environments or row.environments) and not environments:
                 continue  # none of the asked environments, or an LTS-only row without --lts
-            if (request.platforms and not platforms) or row.scope_line is None:
-                continue
-            if not any(request.breaks(s) for s in row.scopes):
-                continue
+            if (request.platforms and not platforms) or not any(map(request.breaks, row.scopes)):
+                continue  # (no scope line: no scopes)
             if len(entry.cases) > 1:
-                what = f"split {request.case} out of [{', '.join(entry.cases)}]"
-                cases = entry.cases
+                cases, what = entry.cases, f"split {request.case} out of [{', '.join(entry.cases)}]"
                 return _split(recipe, lines, entry, entry.case_line, cases, [request.case], what)
             by_key = {
                 "platforms": (row.platforms, platforms),
@@ -246,36 +232,23 @@ def _undo_entry_split(
     recipe: Recipe, lines: list[str], entries: Sequence[Entry], at: int, original: str
 ) -> Change:
     split = entries[at]
+    where = f"{recipe.display}:{split.case_line + 1}"
     for kept in reversed(entries[:at]):
         marker = _marker(recipe, kept.case_line)
-        if marker is not None and marker[0] == "split":
-            continue  # another case split out of the same entry later sits in between
         if marker is None:
             break
+        if marker[0] == "split":
+            continue  # another case split out of the same entry later sits in between
         if marker[1] != original:
             later = ", ".join(kept.cases)
             raise InputRefused(
-                f"{recipe.display}:{split.case_line + 1}: a case was split out of this entry later",
+                f"{where}: a case was split out of this entry later",
                 hint=f"unmark the case(s) split after it first (the entry now holds [{later}])",
             )
         _join(lines, split, kept.case_line, original)
-        return Change(
-            recipe.display, kept.case_line + 1, f"joined {split.cases[0]} back into its entry"
-        )
-    raise InputRefused(
-        f"{recipe.display}:{split.case_line + 1}: the entry it was split from is gone"
-    )
-
-
-def _undo_row_split(
-    recipe: Recipe, lines: list[str], rows: Sequence[Row], at: int, key: str, original: str
-) -> Change:
-    split = rows[at]
-    kept_index = rows[at - 1].keys.get(key) if at > 0 else None
-    if kept_index is None or _marker(recipe, kept_index) != ("kept", original):
-        raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
-    _join(lines, split, kept_index, original)
-    return Change(recipe.display, split.start + 1, f"joined the {key} split back")
+        what = f"joined {split.cases[0]} back into its entry"
+        return Change(recipe.display, kept.case_line + 1, what)
+    raise InputRefused(f"{where}: the entry it was split from is gone")
 
 
 def _unmark_row(
@@ -283,10 +256,9 @@ def _unmark_row(
 ) -> Change | None:
     """Undo one row's mark: uvdock's exactly, a hand-made one by the team's convention."""
     index = row.scope_line
-    if index is None or not marks.is_marked(recipe, row, suffix):
+    in_lts = not lts and LTS_ENVIRONMENT in row.environments  # its scope changes only with --lts
+    if index is None or in_lts or not marks.is_marked(recipe, row, suffix):
         return None
-    if not lts and LTS_ENVIRONMENT in row.environments:
-        return None  # the row runs in LTS: its scope changes only with --lts
     line = recipe.lines[index]
     body = body_of(line)
     was = marks.WAS_SUFFIX.match(body) or marks.LOOSE_WAS_SUFFIX.match(body)
@@ -307,22 +279,25 @@ def _unmark_row(
 def _unmark_step(
     recipe: Recipe, lines: list[str], case: str, suffix: str, lts: bool
 ) -> Change | None:
-    entries = recipe.entries
-    for at, entry in enumerate(entries):
+    for at, entry in enumerate(recipe.entries):
         marker = _marker(recipe, entry.case_line)
         if entry.cases == (case,) and marker is not None and marker[0] == "split":
-            return _undo_entry_split(recipe, lines, entries, at, marker[1])
-    for entry in recipe.entries_of(case):
-        for at, row in enumerate(entry.rows):
+            return _undo_entry_split(recipe, lines, recipe.entries, at, marker[1])
+    own = recipe.entries_of(case)
+    for rows in (entry.rows for entry in own):
+        for at, row in enumerate(rows):
             for key in ("platforms", "environment"):
                 marker = _marker(recipe, row.keys.get(key))
-                if marker is not None and marker[0] == "split":
-                    return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
-    for entry in recipe.entries_of(case):
-        for row in entry.rows:
-            if change := _unmark_row(recipe, lines, row, suffix, lts):
-                return change
-    return None
+                if marker is None or marker[0] != "split":
+                    continue
+                kept = rows[at - 1].keys.get(key) if at > 0 else None
+                if kept is None or _marker(recipe, kept) != ("kept", marker[1]):
+                    where = f"{recipe.display}:{row.start + 1}"
+                    raise InputRefused(f"{where}: the row it was split from changed")
+                _join(lines, row, kept, marker[1])
+                return Change(recipe.display, row.start + 1, f"joined the {key} split back")
+    every = (row for entry in own for row in entry.rows)
+    return next(filter(None, (_unmark_row(recipe, lines, r, suffix, lts) for r in every)), None)
 
 
 def plan_unmark(

@@ -123,12 +123,10 @@ def case_summaries(recipes: Sequence[Recipe]) -> list[CaseSummary]:
         for entry in recipe.entries:
             for case in entry.cases:
                 files.setdefault(case, {}).setdefault(recipe.display)
-                per_environment = scopes.setdefault(case, {})
+                per_env = scopes.setdefault(case, {})
                 for row in entry.rows:
                     for environment in row.environments or ("",):
-                        per_environment.setdefault(environment, {}).update(
-                            dict.fromkeys(row.scopes)
-                        )
+                        per_env.setdefault(environment, {}).update(dict.fromkeys(row.scopes))
     return [
         CaseSummary(case, tuple(files[case]), {e: tuple(s) for e, s in scopes[case].items()})
         for case in sorted(files)

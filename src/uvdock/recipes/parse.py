@@ -185,18 +185,10 @@ def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
             hint="set recipes-dir in [tool.uvdock] or uvdock.toml",
         )
     # os.walk rather than Path.rglob: several times faster, and start-up time is a budget
-    found = [
-        os.path.join(folder, name)
-        for folder, _, names in os.walk(root)
-        for name in names
-        if name.endswith((".yaml", ".yml"))
-    ]
-    recipes: list[Recipe] = []
-    for path in map(Path, sorted(found)):
-        text = read_text(path)  # refuses text that is not UTF-8
-        if case is None or case in text:
-            recipes.append(parse(path, path.relative_to(repo).as_posix(), text))
-    return recipes
+    walk = ((folder, name) for folder, _, names in os.walk(root) for name in names)
+    found = sorted(os.path.join(f, n) for f, n in walk if n.endswith((".yaml", ".yml")))
+    texts = ((path, read_text(path)) for path in map(Path, found))  # refuses text not UTF-8
+    return [parse(p, p.relative_to(repo).as_posix(), t) for p, t in texts if not case or case in t]
 
 
 def all_cases(recipes: Iterable[Recipe]) -> list[str]:

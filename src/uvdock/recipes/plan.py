@@ -1,18 +1,14 @@
-"""A recipe edit (mark and unmark) as a plan: steps over a recipe's lines, verified through
-what the recipe means, the changes they made, the report. Each step re-parses the file and acts
-on the first thing left to do: the files are small and this keeps every line index honest after
-an insertion.
+"""A recipe edit (mark, unmark) as a plan: steps over a recipe's lines, each re-parsing the file
+and acting on the first thing left to do (the files are small; this keeps every line index
+honest after an insertion), verified through what the recipe means.
 
-A recipe runs, for each entry of the top-level `products` and each `test_case`, each row of the
-entry's `products` once per environment and platform (the row's, else the spec's), in each of
-its scopes. The view the edits are verified through (formats/yaml.py: edit_changes) keeps
-everything outside `products` as it is and reads `products` as one list of scopes per run (case,
-environment, platform, the entry's and the row's other keys), in file order: a split row or
-entry reads as it did before. `mark-broken` must move exactly the asked scopes to their broken
-names, `unmark` must leave every run but the case's own as it was. A row YAML reads but the line
-editor cannot edit (a flow mapping, a `<<:` merge, an alias, a duplicate key) would be left as it
-was, and a shared anchor would change another case: both are refused with file and line, and
-nothing is written.
+The view (formats/yaml.py: edit_changes) keeps everything outside `products` and reads
+`products` as one list of scopes per run (case, environment, platform, the entry's and the row's
+other keys) in file order, so a split row or entry reads as before. `mark-broken` must move
+exactly the asked scopes to their broken names, `unmark` must leave every run but the case's own
+as it was. A row the line editor cannot edit exactly (a flow mapping, a `<<:` merge, an alias, a
+duplicate key), or a shared anchor that would change another case, is refused with file and
+line, and nothing is written.
 """
 
 from __future__ import annotations
@@ -147,9 +143,7 @@ class Plan(NamedTuple):
         lines = [f"{c.path}:{c.line}: {c.what}" for c in self.changes] + self.notes
         if count := len(self.changed_edits):
             done = "would change" if dry_run else "changed"
-            lines.append(
-                f"{done} {count} file(s)" + (" (dry run: nothing written)" if dry_run else "")
-            )
+            lines.append(f"{done} {count} file(s)" + " (dry run: nothing written)" * dry_run)
         return lines
 
 
@@ -174,11 +168,9 @@ def run_steps(
     edits: list[FileEdit] = []
     changes: list[Change] = []
     for recipe in recipes:
-        lines = list(recipe.lines)
-        current = recipe
+        lines, current = list(recipe.lines), recipe
         for _ in range(_MAX_STEPS):
-            change = act(current, lines)
-            if change is None:
+            if (change := act(current, lines)) is None:
                 break
             changes.append(change)
             current = parse(recipe.path, recipe.display, "".join(lines))
