@@ -105,11 +105,8 @@ def _split(
 ) -> Change:
     """The block twice, the others of `values` on line `index` in the first copy and the
     `selected` ones in the second (platforms from the spec get a line of their own in each)."""
-    halves = []
-    for marker, keep in (
-        (KEPT_MARKER, [v for v in values if v not in selected]),
-        (SPLIT_MARKER, selected),
-    ):
+    halves, kept = [], [v for v in values if v not in selected]
+    for marker, keep in ((KEPT_MARKER, kept), (SPLIT_MARKER, selected)):
         body = lines[block.start : block.end]
         if index is None:
             body.append(f"{' ' * block.key_column}platforms: [{', '.join(keep)}]{marker}{ADDED}")
@@ -128,8 +125,7 @@ def _split(
 def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) -> Change:
     index = row.scope_line
     assert index is not None
-    line = recipe.lines[index]
-    parsed = _flow(recipe, index)
+    line, parsed = recipe.lines[index], _flow(recipe, index)
     new_raw = ", ".join(
         broken(raw, request.suffix) if request.breaks(i) else raw for i, raw in parsed.pairs
     )
@@ -174,11 +170,9 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
     validate(request.issue, request.reason)
     runs = placements(recipes, request.case)
-    filters = {
-        "environment": request.environments,
-        "platform": request.platforms,
-        "scope": request.scopes,
-    }
+    filters = dict(
+        environment=request.environments, platform=request.platforms, scope=request.scopes
+    )
 
     def fits(p: marks.Placement) -> bool:
         have = (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes])
@@ -222,10 +216,8 @@ def _marker(recipe: Recipe, index: int | None) -> tuple[str, str] | None:
 def _join(lines: list[str], split: Entry | Row, kept: int, original: str) -> None:
     """Drop the split copy, and put the kept one's marked line back as it was."""
     replace_span(lines, split.start, split.end, [])
-    if original == ADDED:
-        replace_span(lines, kept, kept + 1, [])
-    else:
-        lines[kept] = " " * indent_of(lines[kept]) + original + ending_of(lines[kept])
+    restored = " " * indent_of(lines[kept]) + original + ending_of(lines[kept])
+    replace_span(lines, kept, kept + 1, [] if original == ADDED else [restored])
 
 
 def _undo_entry_split(
@@ -259,8 +251,7 @@ def _unmark_row(
     in_lts = not lts and LTS_ENVIRONMENT in row.environments  # its scope changes only with --lts
     if index is None or in_lts or not marks.is_marked(recipe, row, suffix):
         return None
-    line = recipe.lines[index]
-    body = body_of(line)
+    body = body_of(line := recipe.lines[index])
     was = marks.WAS_SUFFIX.match(body) or marks.LOOSE_WAS_SUFFIX.match(body)
     parsed = flow_list(was["rest"] if was else body)
     if parsed is None:
@@ -304,23 +295,19 @@ def plan_unmark(
     recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
 ) -> Plan:
     """Undo every mark of `case`; without `lts` (the opt-in) an LTS row keeps its mark."""
-    edits, changes = run_steps(
-        recipes,
-        lambda r, lines: _unmark_step(r, lines, case, suffix, lts),
-        lambda who, scope: False,
-        suffix,
-        # every run but the case's own stays as it was
-        lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT),
-    )
+
+    def others(c: str, env: str | None) -> bool:  # every run but the case's own stays as it was
+        return c == case and (lts or env != LTS_ENVIRONMENT)
+
+    step = functools.partial(_unmark_step, case=case, suffix=suffix, lts=lts)
+    edits, changes = run_steps(recipes, step, lambda who, scope: False, suffix, others)
     notes = [] if changes else [f"{case} has no broken mark to undo; nothing changed"]
     for place in placements([parse(e.path, e.name, e.new) for e in edits], case):
         if any(s.endswith(suffix) for s in place.scopes):
-            where = f"{place.path}:{place.line}: "
             if not lts and LTS_ENVIRONMENT in place.environments:
-                notes.append(f"{where}an LTS row; left as is without --lts")
+                why = "an LTS row; left as is without --lts"
             else:
-                notes.append(
-                    f"{where}[{', '.join(place.scopes)}] is still broken (not a one-line scope"
-                    " list uvdock can rewrite); left as is"
-                )
+                why = f"[{', '.join(place.scopes)}] is still broken (not a one-line scope list"
+                why += " uvdock can rewrite); left as is"
+            notes.append(f"{place.path}:{place.line}: {why}")
     return Plan(edits, changes, notes)

@@ -46,8 +46,7 @@ class FlowList(NamedTuple):
         return tuple(m[0].strip() for m in _FLOW_ITEM.finditer(self.raw) if m[0].strip())
 
     @property
-    def pairs(self) -> list[tuple[str, str]]:
-        """(item as YAML reads it, item as written)."""
+    def pairs(self) -> list[tuple[str, str]]:  # (item as YAML reads it, item as written)
         return [(unquote(raw), raw) for raw in self.raw_items]
 
     def with_raw(self, raw: str, tail: str | None = None) -> str:
@@ -138,12 +137,11 @@ def _keyed(node: Any) -> dict[str, tuple[Any, Any]]:
 
 
 def _values(found: tuple[Any, Any] | None) -> tuple[str, ...]:
-    node = found[1] if found else None
-    if node is None or type(node).__name__ == "MappingNode":
-        return ()
+    node: Any = found[1] if found else None
     if is_scalar(node):
         return (node.value.translate(_BACK),) if node.value else ()
-    return tuple(item.value.translate(_BACK) for item in node.value if is_scalar(item))
+    many = type(node).__name__ == "SequenceNode"
+    return tuple(i.value.translate(_BACK) for i in node.value if is_scalar(i)) if many else ()
 
 
 def _items(node: tuple[Any, Any] | None) -> list[Any]:

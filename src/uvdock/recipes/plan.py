@@ -75,18 +75,16 @@ class Runs:
             for row in rows.items if isinstance(rows, YSeq) else []:
                 own = row.items if isinstance(row, YMap) else {}
                 platforms = _words(own["platforms"]) if "platforms" in own else spec_platforms
-                scope, found = own.get("scope"), words(own.get("scope"))
-                scopes: list[YValue] = [YScalar(row.line, _STR, s) for s in found or ()]
-                if found is None and scope is not None:
-                    scopes = [scope]  # no list of strings: compared as it is
-                null: list[YValue] = [YScalar(row.line, _NULL, "")]  # no scope, or `[]`
+                found, at = words(own.get("scope")), row.line  # None: not strings, kept as is
+                scopes = [own["scope"]] if found is None else [YScalar(at, _STR, s) for s in found]
+                scopes = scopes or [YScalar(at, _NULL, "")]  # no scope, or `[]`
                 rest = repr((entry_rest, _rest(row, ("environment", "scope", "platforms"))))
                 for case in cases:
                     for env in _words(own.get("environment")) or (None,):
                         for platform in () if self.skip(case, env) else platforms or (None,):
                             key = repr((case, env, platform)) + rest
                             self.who[key] = (case, env, platform)
-                            runs.setdefault(key, []).extend(scopes or null)
+                            runs.setdefault(key, []).extend(scopes)
         items: dict[str, YValue] = {k: YSeq(0, v) for k, v in runs.items()}
         return YMap(doc.line, {**doc.items, "products": YMap(products.line, items)})
 
