@@ -37,9 +37,8 @@ def _visible(line: bytes) -> bytes:
 
 
 def _carried(text: bytes) -> bytes:
-    """The unfinished last line of a block as it stays on screen so far (a progress bar is
-    one "line" of many CRs), kept to MAX_LINE + 1 bytes however long it grows; one trailing
-    CR says that the next text starts over."""
+    """The unfinished last line as it stays on screen so far (a progress bar: many CRs), cut at
+    MAX_LINE + 1 bytes however long it grows; one trailing CR says the next text starts over."""
     shown = text.rstrip(b"\r")
     return shown.rpartition(b"\r")[2][: MAX_LINE + 1] + b"\r" * (len(shown) < len(text))
 

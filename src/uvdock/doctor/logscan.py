@@ -75,8 +75,7 @@ def _hints(pattern: str) -> tuple[bytes, ...] | None:
 
 
 def _may_match(pattern: str, text: bytes) -> bool:
-    hints = _hints(pattern)
-    return hints is None or any(hint in text for hint in hints)
+    return (hints := _hints(pattern)) is None or any(hint in text for hint in hints)
 
 
 def _search(pattern: str, text: bytes, unless: str | None = None) -> re.Match[bytes] | None:
@@ -128,9 +127,8 @@ def diagnose_stream(
     signatures: tuple[Signature, ...] = SIGNATURES,
     declared: Mapping[str, Declared] | None = None,
 ) -> Diagnosis:
-    """Every signature found in the log (first hit of each, in log order); when none is,
-    the first MAX_ERROR_LINES lines that look like errors. `declared`: the project's
-    declarations (project.declared), for advice that fits."""
+    """The first hit of each signature, in log order; when none, the first MAX_ERROR_LINES lines
+    that look like errors. `declared` (project.declared) makes the advice fit the project."""
     hits: dict[str, tuple[int, str, dict[str, str]]] = {}
     required: set[str] = set()  # `requires` patterns seen somewhere
     error_lines: dict[int, str] = {}  # line number -> line

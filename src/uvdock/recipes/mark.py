@@ -138,19 +138,16 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
 def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change | None:
     for entry in recipe.entries_of(request.case):
         for row in entry.rows:
-            environments = tuple(filter(request.takes, row.environments))
-            platforms = tuple(filter(request.on, row.platforms))
-            if (request.environments or row.environments) and not environments:
+            envs = tuple(filter(request.takes, row.environments))
+            plats = tuple(filter(request.on, row.platforms))
+            if (request.environments or row.environments) and not envs:
                 continue  # none of the asked environments, or an LTS-only row without --lts
-            if (request.platforms and not platforms) or not any(map(request.breaks, row.scopes)):
+            if (request.platforms and not plats) or not any(map(request.breaks, row.scopes)):
                 continue  # (no scope line: no scopes)
             if len(entry.cases) > 1:
                 cases, what = entry.cases, f"split {request.case} out of [{', '.join(entry.cases)}]"
                 return _split(recipe, lines, entry, entry.case_line, cases, [request.case], what)
-            by_key = {
-                "platforms": (row.platforms, platforms),
-                "environment": (row.environments, environments),
-            }
+            by_key = {"platforms": (row.platforms, plats), "environment": (row.environments, envs)}
             splits = [key for key, (have, kept) in by_key.items() if len(kept) < len(have)]
             if len(splits) > 1:
                 raise InputRefused(

@@ -122,8 +122,7 @@ class _Positions:
         while isinstance(node.value, list) and node.value and not node.flow_style:
             last = node.value[-1]
             node = last[1] if isinstance(last, tuple) else last
-        end = node.end_mark
-        line = self.line(end)
+        end, line = node.end_mark, self.line(node.end_mark)
         at_start = end.index == self.starts[line] and end.index > node.start_mark.index
         return first, line - at_start + 1, column
 
@@ -176,8 +175,7 @@ def parse(path: Path, display: str, text: str) -> Recipe:
 
 def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
     """Parse the recipes; with `case`, only those whose text mentions it (a cheap pre-filter)."""
-    root = repo / recipes_dir
-    if not root.is_dir():
+    if not (root := repo / recipes_dir).is_dir():
         raise InputRefused(
             f"no recipes directory {recipes_dir} in {repo}",
             hint="set recipes-dir in [tool.uvdock] or uvdock.toml",
@@ -195,8 +193,7 @@ def all_cases(recipes: Iterable[Recipe]) -> list[str]:
 
 def require_case(repo: Path, recipes_dir: str, case: str) -> list[Recipe]:
     """The recipes that run `case`; an unknown name is refused with the closest ones."""
-    recipes = [r for r in load(repo, recipes_dir, case) if r.entries_of(case)]
-    if recipes:
+    if recipes := [r for r in load(repo, recipes_dir, case) if r.entries_of(case)]:
         return recipes
     import difflib
 
