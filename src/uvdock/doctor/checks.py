@@ -1,8 +1,7 @@
 """The setup checks of `uvdock doctor`: each returns pass / fail / warn with its fix.
 
-A check whose prerequisite failed is reported as skipped rather than failing for the
-same reason twice. Processes start only through proc and the shim; nothing is changed.
-Every fix is one that can be run as printed here: an image is offered to build only where
+A check whose prerequisite failed is skipped rather than failing for the same reason twice.
+Nothing is changed. Every fix can be run as printed: an image is offered to build only where
 this engine can build the Dockerfile, to pull only with the remote the pull needs.
 """
 
@@ -16,9 +15,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from uvdock.doctor.logscan import diagnose
 from uvdock.errors import UvdockError
 from uvdock.files import textlines
-from uvdock.run import proc
+from uvdock.project.pyproject import required_uv_version, requires_python
+from uvdock.run import git, proc, slurm, slurm_containers, slurm_steps
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -66,9 +67,6 @@ class _Checks:
             ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
         )
 
-    def git_repository(self) -> Outcome:
-        return "pass", str(self.ctx.repo), ""
-
     def engine(self) -> Outcome:
         placement = self.shim.placement
         if placement.mode == "local":
@@ -76,8 +74,6 @@ class _Checks:
                 return "pass", f"none: uv runs on this machine ({placement.said})", ""
             return "pass", "already inside the CI container (local)", ""
         if placement.mode == "srun":
-            from uvdock.run import slurm
-
             if proc.which("srun", self.ctx.env) is None:
                 fix = "run on a Slurm login node, or choose --engine docker|podman"
                 return "fail", "srun is not on PATH", fix
@@ -96,8 +92,6 @@ class _Checks:
     def image(self) -> Outcome:
         placement = self.shim.placement
         if placement.mode == "srun":
-            from uvdock.run import slurm
-
             image = slurm.configured_image(self.ctx.config, self.ctx.repo)
             return "pass", image + (" (squashfs)" if image.startswith("/") else ""), ""
         if placement.mode == "local":
@@ -128,7 +122,6 @@ class _Checks:
         return "pass", f"image {placement.image} present{why}", ""
 
     def _image_fix(self) -> str:
-        from uvdock.run import git
         from uvdock.run.build_check import build_refusal
 
         ctx, config, engine = self.ctx, self.ctx.config, self.shim.placement.engine
@@ -163,7 +156,6 @@ class _Checks:
         return "pass", mounted, ""
 
     def uv(self) -> Outcome:
-        from uvdock.project.pyproject import required_uv_version
         from uvdock.project.uvversion import parse, satisfies
 
         found = self.shim.capture(["uv", "--version"])
@@ -191,7 +183,6 @@ class _Checks:
         return "pass", f"{venv}/bin/python present", ""
 
     def python_version(self) -> Outcome:
-        from uvdock.project.pyproject import requires_python
         from uvdock.project.uvversion import satisfies  # a version against a specifier set
 
         required = requires_python(self.ctx.repo)
@@ -204,8 +195,6 @@ class _Checks:
         return "fail", why, f"an image whose venv Python satisfies {required}: {self._image_fix()}"
 
     def base_ref(self) -> Outcome:
-        from uvdock.run import git
-
         ref, said = self.ctx.base_ref, self.ctx.base_ref_said()
         if git.verify_commit(self.ctx.repo, ref) is not None:
             return "pass", said, ""
@@ -226,8 +215,6 @@ class _Checks:
         return "fail", f"{findings[0].location}: {findings[0].message}{more}", fix
 
     def lock(self) -> Outcome:
-        from uvdock.doctor.logscan import diagnose
-
         found = self.shim.capture(["uv", "lock", "--check"])
         if found.ok:
             return "pass", "uv.lock matches pyproject.toml", ""
@@ -257,12 +244,9 @@ class _Checks:
 
     def reusable(self) -> Outcome:
         """The unpacked containers the srun engine keeps (pyxis --container-name)."""
-        from uvdock.run import slurm, slurm_containers, slurm_steps
-
-        placement = self.shim.placement
-        extra = placement.extra_args
-        nodes = slurm_steps.doctor_nodes(self.ctx.env, extra)
-        listed = slurm_containers.list_containers(self.ctx.env, extra, nodes)
+        placement, env = self.shim.placement, self.ctx.env
+        nodes = slurm_steps.doctor_nodes(env, placement.extra_args)
+        listed = slurm_containers.list_containers(env, placement.extra_args, nodes)
         current = slurm.PYXIS_PREFIX + placement.container
         stale = sum(n != current for names in listed.values() for n in names)
         shown = "; ".join(
@@ -279,8 +263,7 @@ class _Checks:
         from uvdock.lts import requirements as lts
 
         configured = self.ctx.config.lts_requirements
-        path = self.ctx.repo / configured
-        if not textlines.regular_file(path):
+        if not textlines.regular_file(path := self.ctx.repo / configured):
             return "skip", f"no {configured} here", ""
         problems = lts.parse(textlines.read_text(path, errors="replace")).problems
         if problems:
@@ -291,7 +274,7 @@ class _Checks:
 
 # (name, method, prerequisites): a check runs only when every prerequisite passed.
 _PLAN: tuple[tuple[str, Callable[[_Checks], Outcome], tuple[str, ...]], ...] = (
-    ("git repository", _Checks.git_repository, ()),
+    ("git repository", lambda checks: ("pass", str(checks.ctx.repo), ""), ()),
     ("engine", _Checks.engine, ("git repository",)),
     ("image or container", _Checks.image, ("engine",)),
     ("repository mount", _Checks.mounts, ("image or container",)),

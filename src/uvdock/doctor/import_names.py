@@ -1,11 +1,7 @@
-"""Import names whose distribution is named otherwise: `yaml` is PyYAML, `cv2` opencv-python.
-
-Data for `doctor LOG` (a ModuleNotFoundError names the import, `uv add` wants the
-distribution) and for project.declared (is the module's distribution declared already?).
-The first distribution of each row is the one to add; an empty row is a module no
-distribution on PyPI provides. A dotted key (`google.protobuf`) names a submodule of a
-namespace package that several distributions share: it matches only that submodule.
-Add the names CI logs show; a name not listed is taken as its own distribution.
+"""Import names whose distribution is named otherwise (`yaml` is PyYAML): a ModuleNotFoundError
+names the import, `uv add` wants the distribution. The first of a row is the one to add; an
+empty row: no distribution on PyPI provides it. A dotted key (`google.protobuf`) matches only
+that submodule of a shared namespace package. A name not listed is its own distribution.
 """
 
 from __future__ import annotations
@@ -47,8 +43,7 @@ DISTRIBUTIONS: Mapping[str, tuple[str, ...]] = {
 
 
 def distributions(module: str) -> tuple[str, ...] | None:
-    """The distributions that provide import `module` (dotted: the longest listed prefix,
-    else its top-level name); None when not listed, () when none on PyPI does."""
+    """Dotted: the longest listed prefix; None when not listed, () when none on PyPI does."""
     parts = module.split(".")
     prefixes = (".".join(parts[:end]) for end in range(len(parts), 0, -1))
     return next((DISTRIBUTIONS[p] for p in prefixes if p in DISTRIBUTIONS), None)

@@ -1,10 +1,8 @@
-"""A failure log of any size read in bounded memory, cleaned as a terminal shows it.
-
-The log is read in blocks of whole lines (BLOCK bytes). Each block is cleaned: colour and
-title codes removed, carriage-return redraws collapsed to what stayed on screen, CI
-timestamps dropped. A line is cut at MAX_LINE bytes (a 2 GB log without a newline is one
-such line), so memory is a block and one carried line, whatever the size of the log. The
-text stays bytes (UTF-8 as written): nothing is decoded but the lines a finding shows.
+"""A failure log of any size, read in blocks of whole lines (BLOCK bytes) and cleaned as a
+terminal shows it: colour and title codes removed, carriage-return redraws collapsed, CI
+timestamps dropped. A line is cut at MAX_LINE bytes (a 2 GB log without a newline is one), so
+memory is a block and one carried line. The text stays bytes (UTF-8 as written): only the lines
+a finding shows are decoded.
 """
 
 from __future__ import annotations
@@ -39,16 +37,14 @@ def _visible(line: bytes) -> bytes:
 
 
 def _carried(text: bytes) -> bytes:
-    """The unfinished last line of a block as it stays on screen so far (a progress bar is
-    one "line" of many CRs), kept to MAX_LINE + 1 bytes however long it grows; one trailing
-    CR says that the next text starts over."""
+    """The unfinished last line as it stays on screen so far (a progress bar: many CRs), cut at
+    MAX_LINE + 1 bytes however long it grows; one trailing CR says the next text starts over."""
     shown = text.rstrip(b"\r")
     return shown.rpartition(b"\r")[2][: MAX_LINE + 1] + b"\r" * (len(shown) < len(text))
 
 
 def blocks(stream: BinaryIO) -> Iterator[bytes]:
-    """The log as cleaned blocks of whole lines (b"\\n"-separated, no final newline). Bytes:
-    the patterns run on UTF-8 as it is, and nothing is decoded but the lines shown."""
+    """The log as cleaned blocks of whole lines (b"\\n"-separated, no final newline)."""
     carry = b""
     stamped: bool | None = None
     while chunk := stream.read(BLOCK):

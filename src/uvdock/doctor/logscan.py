@@ -1,10 +1,5 @@
-"""Find the failure signatures in a log of any size.
-
-logread.py hands over the log as cleaned blocks of whole lines; each block is scanned with
-each signature's patterns, one C-level pass per pattern (compiled for bytes), skipped when
-the block lacks the plain text every match holds (`_hints`). The patterns are written to
-run in linear time (see signatures.py), so no line is slow, and memory stays a block.
-"""
+"""Find the failure signatures in a log of any size: each cleaned block (logread.py) is scanned
+once per pattern, skipped when it lacks the plain text every match holds (`_hints`)."""
 
 from __future__ import annotations
 
@@ -47,11 +42,10 @@ _TOKEN = re.compile(
 
 @cache
 def _hints(pattern: str) -> tuple[bytes, ...] | None:
-    """Plain text that every match of `pattern` holds, one per top-level alternative (None:
-    no such text): the longest run of characters that must appear as they are (outside
-    groups and classes, not escapes like \\b, not quantified). A block holding none of them
-    is not searched: `in` runs at memory speed, a regular expression that starts with a
-    class or `\\b` at a few MB/s."""
+    """Plain text every match of `pattern` holds, one per top-level alternative (None: no such
+    text): the longest run outside groups and classes, not an escape like \\b, not quantified.
+    A block holding none is not searched: `in` runs at memory speed, a regular expression that
+    starts with a class or `\\b` at a few MB/s."""
     if re.search(r"\(\?[a-zA-Z]*[ix]", pattern):  # case-blind or verbose: no plain text
         return None
     hints: list[str] = []
@@ -81,8 +75,7 @@ def _hints(pattern: str) -> tuple[bytes, ...] | None:
 
 
 def _may_match(pattern: str, text: bytes) -> bool:
-    hints = _hints(pattern)
-    return hints is None or any(hint in text for hint in hints)
+    return (hints := _hints(pattern)) is None or any(hint in text for hint in hints)
 
 
 def _search(pattern: str, text: bytes, unless: str | None = None) -> re.Match[bytes] | None:
@@ -119,8 +112,7 @@ def _advice(
     if (module := groups.get("module")) is None:
         return plain
     dotted = module + groups.get("submodule", "")
-    hit = for_module(declared, dotted)
-    if hit is None or signature.if_declared is None:
+    if (hit := for_module(declared, dotted)) is None or signature.if_declared is None:
         found = distributions(dotted)
         if found == () and signature.if_no_distribution is not None:
             return signature.if_no_distribution
@@ -135,9 +127,8 @@ def diagnose_stream(
     signatures: tuple[Signature, ...] = SIGNATURES,
     declared: Mapping[str, Declared] | None = None,
 ) -> Diagnosis:
-    """Every signature found in the log (first hit of each, in log order); when none is,
-    the first MAX_ERROR_LINES lines that look like errors. `declared`: the project's
-    declarations (project.declared), for advice that fits."""
+    """The first hit of each signature, in log order; when none, the first MAX_ERROR_LINES lines
+    that look like errors. `declared` (project.declared) makes the advice fit the project."""
     hits: dict[str, tuple[int, str, dict[str, str]]] = {}
     required: set[str] = set()  # `requires` patterns seen somewhere
     error_lines: dict[int, str] = {}  # line number -> line

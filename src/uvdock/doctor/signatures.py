@@ -1,8 +1,5 @@
 """Failure signatures -> cause and fix: a row of SIGNATURES teaches `uvdock doctor LOG` one.
-
-A row names the tool's own wording (patterns on one line; `requires`: patterns that must
-match some other line; `unless`: a hit whose line matches it is none), the cause, the fix and
-the command. Named groups (`{group}`, `{module}`, ...) fill the texts.
+Named groups of the tool's own wording (`{group}`, `{module}`, ...) fill the texts.
 
 Patterns run over logs of any size, so each takes linear time on any line: it never spans
 lines (no class matches "\n"), a scan after a literal is bounded (`{1,200}`) or stops at a
@@ -29,8 +26,8 @@ class Signature:
     cause: str
     fix: str
     command: str
-    requires: tuple[str, ...] = ()
-    unless: str | None = None
+    requires: tuple[str, ...] = ()  # patterns that must each match some other line
+    unless: str | None = None  # a hit whose line matches it is none
     # When the project declares the hit's `module`: `{declared_in}`, `{distribution}`, `{sync}`.
     if_declared: Advice | None = None
     # For a `module` no distribution on PyPI provides (doctor/import_names.py).

@@ -1,16 +1,12 @@
 """`recipe mark-broken` and `recipe unmark` as edit plans over the recipe lines.
 
-A mark replaces a row's scopes by their broken forms, puts `# Broken: REASON - see issue #N.`
-above the scope line and `  # was: [OLD]` at its end. A row of which only some platforms (or
-environments) are selected is split: the original keeps the others (`# uvdock-kept: LINE`), a
-copy with the selected ones follows (`# uvdock-split: LINE`); an entry of several cases splits
-the same way on its `test_case` line. The markers carry the original line for unmark.
-
-Unmark restores the original bytes, top to bottom, one step at a time: a case split out of an
-entry is joined back first, then split rows, then scopes are restored from `# was:`. Marks made
-by hand are undone too: scopes ending in the broken suffix go back to their base names (or to
-the `# was: [...]` list), and a `# Broken: ... see issue #N.` comment above the row (any dash)
-goes with them.
+A mark puts `# Broken: REASON - see issue #N.` above the scope line, the broken scopes on it and
+`  # was: [OLD]` at its end. A row (or an entry of several cases) only partly selected is split:
+the original keeps the rest (`# uvdock-kept: LINE`), a copy with the selected follows
+(`# uvdock-split: LINE`); the markers carry the original line. Unmark restores the original
+bytes one step at a time: entry splits, then row splits, then scopes from `# was:`. Marks made
+by hand go too: broken scopes back to their base names (or the `# was: [...]` list), with the
+`# Broken: ... see issue #N.` comment above the row (any dash).
 """
 
 from __future__ import annotations
@@ -41,23 +37,16 @@ class MarkRequest(NamedTuple):
     def breaks(self, scope: str) -> bool:
         return not scope.endswith(self.suffix) and (not self.scopes or scope in self.scopes)
 
-    def takes(self, environment: str | None) -> bool:
-        """Whether rows of `environment` are marked: asked for, and LTS only with the opt-in."""
+    def takes(self, environment: str | None) -> bool:  # LTS only with the opt-in
         envs = self.environments
         return (not envs or environment in envs) and (self.lts or environment != LTS_ENVIRONMENT)
 
     def on(self, platform: str | None) -> bool:
         return not self.platforms or platform in self.platforms
 
-    def asks(self, who: Who, scope: str) -> bool:
-        """Whether this run's `scope` must be broken after the edit (plan.verify_edit)."""
-        case, environment, platform = who
-        return (
-            case == self.case
-            and self.breaks(scope)
-            and self.takes(environment)
-            and self.on(platform)
-        )
+    def asks(self, who: Who, scope: str) -> bool:  # must `scope` be broken after the edit
+        case, env, platform = who
+        return case == self.case and self.breaks(scope) and self.takes(env) and self.on(platform)
 
 
 # `4321`, `#4321`, or the issue's address on GitHub (`/issues/N`) or GitLab (`/-/issues/N`).
@@ -116,11 +105,8 @@ def _split(
 ) -> Change:
     """The block twice, the others of `values` on line `index` in the first copy and the
     `selected` ones in the second (platforms from the spec get a line of their own in each)."""
-    halves = []
-    for marker, keep in (
-        (KEPT_MARKER, [v for v in values if v not in selected]),
-        (SPLIT_MARKER, selected),
-    ):
+    halves, kept = [], [v for v in values if v not in selected]
+    for marker, keep in ((KEPT_MARKER, kept), (SPLIT_MARKER, selected)):
         body = lines[block.start : block.end]
         if index is None:
             body.append(f"{' ' * block.key_column}platforms: [{', '.join(keep)}]{marker}{ADDED}")
@@ -139,8 +125,7 @@ def _split(
 def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) -> Change:
     index = row.scope_line
     assert index is not None
-    line = recipe.lines[index]
-    parsed = _flow(recipe, index)
+    line, parsed = recipe.lines[index], _flow(recipe, index)
     new_raw = ", ".join(
         broken(raw, request.suffix) if request.breaks(i) else raw for i, raw in parsed.pairs
     )
@@ -153,22 +138,16 @@ def _mark_row(recipe: Recipe, lines: list[str], row: Row, request: MarkRequest) 
 def _mark_step(recipe: Recipe, lines: list[str], request: MarkRequest) -> Change | None:
     for entry in recipe.entries_of(request.case):
         for row in entry.rows:
-            environments = tuple(filter(request.takes, row.environments))
-            platforms = tuple(filter(request.on, row.platforms))
-            if (request.environments or row.environments) and not environments:
+            envs = tuple(filter(request.takes, row.environments))
+            plats = tuple(filter(request.on, row.platforms))
+            if (request.environments or row.environments) and not envs:
                 continue  # none of the asked environments, or an LTS-only row without --lts
-            if (request.platforms and not platforms) or row.scope_line is None:
-                continue
-            if not any(request.breaks(s) for s in row.scopes):
-                continue
+            if (request.platforms and not plats) or not any(map(request.breaks, row.scopes)):
+                continue  # (no scope line: no scopes)
             if len(entry.cases) > 1:
-                what = f"split {request.case} out of [{', '.join(entry.cases)}]"
-                cases = entry.cases
+                cases, what = entry.cases, f"split {request.case} out of [{', '.join(entry.cases)}]"
                 return _split(recipe, lines, entry, entry.case_line, cases, [request.case], what)
-            by_key = {
-                "platforms": (row.platforms, platforms),
-                "environment": (row.environments, environments),
-            }
+            by_key = {"platforms": (row.platforms, plats), "environment": (row.environments, envs)}
             splits = [key for key, (have, kept) in by_key.items() if len(kept) < len(have)]
             if len(splits) > 1:
                 raise InputRefused(
@@ -188,11 +167,9 @@ def plan_mark(recipes: Sequence[Recipe], request: MarkRequest) -> Plan:
     """Mark every matching row of `request.case` broken. Refuses when no row matches the filters."""
     validate(request.issue, request.reason)
     runs = placements(recipes, request.case)
-    filters = {
-        "environment": request.environments,
-        "platform": request.platforms,
-        "scope": request.scopes,
-    }
+    filters = dict(
+        environment=request.environments, platform=request.platforms, scope=request.scopes
+    )
 
     def fits(p: marks.Placement) -> bool:
         have = (p.environments, p.platforms, [unbroken(s, request.suffix) for s in p.scopes])
@@ -236,46 +213,31 @@ def _marker(recipe: Recipe, index: int | None) -> tuple[str, str] | None:
 def _join(lines: list[str], split: Entry | Row, kept: int, original: str) -> None:
     """Drop the split copy, and put the kept one's marked line back as it was."""
     replace_span(lines, split.start, split.end, [])
-    if original == ADDED:
-        replace_span(lines, kept, kept + 1, [])
-    else:
-        lines[kept] = " " * indent_of(lines[kept]) + original + ending_of(lines[kept])
+    restored = " " * indent_of(lines[kept]) + original + ending_of(lines[kept])
+    replace_span(lines, kept, kept + 1, [] if original == ADDED else [restored])
 
 
 def _undo_entry_split(
     recipe: Recipe, lines: list[str], entries: Sequence[Entry], at: int, original: str
 ) -> Change:
     split = entries[at]
+    where = f"{recipe.display}:{split.case_line + 1}"
     for kept in reversed(entries[:at]):
         marker = _marker(recipe, kept.case_line)
-        if marker is not None and marker[0] == "split":
-            continue  # another case split out of the same entry later sits in between
         if marker is None:
             break
+        if marker[0] == "split":
+            continue  # another case split out of the same entry later sits in between
         if marker[1] != original:
             later = ", ".join(kept.cases)
             raise InputRefused(
-                f"{recipe.display}:{split.case_line + 1}: a case was split out of this entry later",
+                f"{where}: a case was split out of this entry later",
                 hint=f"unmark the case(s) split after it first (the entry now holds [{later}])",
             )
         _join(lines, split, kept.case_line, original)
-        return Change(
-            recipe.display, kept.case_line + 1, f"joined {split.cases[0]} back into its entry"
-        )
-    raise InputRefused(
-        f"{recipe.display}:{split.case_line + 1}: the entry it was split from is gone"
-    )
-
-
-def _undo_row_split(
-    recipe: Recipe, lines: list[str], rows: Sequence[Row], at: int, key: str, original: str
-) -> Change:
-    split = rows[at]
-    kept_index = rows[at - 1].keys.get(key) if at > 0 else None
-    if kept_index is None or _marker(recipe, kept_index) != ("kept", original):
-        raise InputRefused(f"{recipe.display}:{split.start + 1}: the row it was split from changed")
-    _join(lines, split, kept_index, original)
-    return Change(recipe.display, split.start + 1, f"joined the {key} split back")
+        what = f"joined {split.cases[0]} back into its entry"
+        return Change(recipe.display, kept.case_line + 1, what)
+    raise InputRefused(f"{where}: the entry it was split from is gone")
 
 
 def _unmark_row(
@@ -283,12 +245,10 @@ def _unmark_row(
 ) -> Change | None:
     """Undo one row's mark: uvdock's exactly, a hand-made one by the team's convention."""
     index = row.scope_line
-    if index is None or not marks.is_marked(recipe, row, suffix):
+    in_lts = not lts and LTS_ENVIRONMENT in row.environments  # its scope changes only with --lts
+    if index is None or in_lts or not marks.is_marked(recipe, row, suffix):
         return None
-    if not lts and LTS_ENVIRONMENT in row.environments:
-        return None  # the row runs in LTS: its scope changes only with --lts
-    line = recipe.lines[index]
-    body = body_of(line)
+    body = body_of(line := recipe.lines[index])
     was = marks.WAS_SUFFIX.match(body) or marks.LOOSE_WAS_SUFFIX.match(body)
     parsed = flow_list(was["rest"] if was else body)
     if parsed is None:
@@ -307,45 +267,44 @@ def _unmark_row(
 def _unmark_step(
     recipe: Recipe, lines: list[str], case: str, suffix: str, lts: bool
 ) -> Change | None:
-    entries = recipe.entries
-    for at, entry in enumerate(entries):
+    for at, entry in enumerate(recipe.entries):
         marker = _marker(recipe, entry.case_line)
         if entry.cases == (case,) and marker is not None and marker[0] == "split":
-            return _undo_entry_split(recipe, lines, entries, at, marker[1])
-    for entry in recipe.entries_of(case):
-        for at, row in enumerate(entry.rows):
+            return _undo_entry_split(recipe, lines, recipe.entries, at, marker[1])
+    own = recipe.entries_of(case)
+    for rows in (entry.rows for entry in own):
+        for at, row in enumerate(rows):
             for key in ("platforms", "environment"):
                 marker = _marker(recipe, row.keys.get(key))
-                if marker is not None and marker[0] == "split":
-                    return _undo_row_split(recipe, lines, entry.rows, at, key, marker[1])
-    for entry in recipe.entries_of(case):
-        for row in entry.rows:
-            if change := _unmark_row(recipe, lines, row, suffix, lts):
-                return change
-    return None
+                if marker is None or marker[0] != "split":
+                    continue
+                kept = rows[at - 1].keys.get(key) if at > 0 else None
+                if kept is None or _marker(recipe, kept) != ("kept", marker[1]):
+                    where = f"{recipe.display}:{row.start + 1}"
+                    raise InputRefused(f"{where}: the row it was split from changed")
+                _join(lines, row, kept, marker[1])
+                return Change(recipe.display, row.start + 1, f"joined the {key} split back")
+    every = (row for entry in own for row in entry.rows)
+    return next(filter(None, (_unmark_row(recipe, lines, r, suffix, lts) for r in every)), None)
 
 
 def plan_unmark(
     recipes: Sequence[Recipe], case: str, suffix: str = "-broken", *, lts: bool = True
 ) -> Plan:
     """Undo every mark of `case`; without `lts` (the opt-in) an LTS row keeps its mark."""
-    edits, changes = run_steps(
-        recipes,
-        lambda r, lines: _unmark_step(r, lines, case, suffix, lts),
-        lambda who, scope: False,
-        suffix,
-        # every run but the case's own stays as it was
-        lambda c, env: c == case and (lts or env != LTS_ENVIRONMENT),
-    )
+
+    def others(c: str, env: str | None) -> bool:  # every run but the case's own stays as it was
+        return c == case and (lts or env != LTS_ENVIRONMENT)
+
+    step = functools.partial(_unmark_step, case=case, suffix=suffix, lts=lts)
+    edits, changes = run_steps(recipes, step, lambda who, scope: False, suffix, others)
     notes = [] if changes else [f"{case} has no broken mark to undo; nothing changed"]
     for place in placements([parse(e.path, e.name, e.new) for e in edits], case):
         if any(s.endswith(suffix) for s in place.scopes):
-            where = f"{place.path}:{place.line}: "
             if not lts and LTS_ENVIRONMENT in place.environments:
-                notes.append(f"{where}an LTS row; left as is without --lts")
+                why = "an LTS row; left as is without --lts"
             else:
-                notes.append(
-                    f"{where}[{', '.join(place.scopes)}] is still broken (not a one-line scope"
-                    " list uvdock can rewrite); left as is"
-                )
+                why = f"[{', '.join(place.scopes)}] is still broken (not a one-line scope list"
+                why += " uvdock can rewrite); left as is"
+            notes.append(f"{place.path}:{place.line}: {why}")
     return Plan(edits, changes, notes)

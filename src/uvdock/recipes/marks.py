@@ -1,9 +1,5 @@
-"""Where a case runs (`recipe show`), and the marks that say a row is broken.
-
-`recipe mark-broken` writes the marks, `recipe unmark` reads them back to restore the original
-bytes, `recipe show` reports the issue a marked row names. People write the same marks by hand,
-so reading them is lenient.
-"""
+"""Where a case runs (`recipe show`), and the marks that say a row is broken: mark-broken writes
+them, unmark and show read them, leniently (people write the same marks by hand)."""
 
 from __future__ import annotations
 
@@ -32,12 +28,10 @@ def _quoted(raw: str) -> bool:
 
 
 def broken(raw: str, suffix: str) -> str:
-    """A scope (quoted or not) with the broken suffix."""
     return raw[:-1] + suffix + raw[-1] if _quoted(raw) else raw + suffix
 
 
 def unbroken(raw: str, suffix: str) -> str:
-    """A scope (quoted or not) without the broken suffix."""
     end = len(raw) - _quoted(raw)  # before the closing quote
     inner = raw[len(raw) - end : end]
     if not inner.endswith(suffix) or inner == suffix:
@@ -123,12 +117,10 @@ def case_summaries(recipes: Sequence[Recipe]) -> list[CaseSummary]:
         for entry in recipe.entries:
             for case in entry.cases:
                 files.setdefault(case, {}).setdefault(recipe.display)
-                per_environment = scopes.setdefault(case, {})
+                per_env = scopes.setdefault(case, {})
                 for row in entry.rows:
                     for environment in row.environments or ("",):
-                        per_environment.setdefault(environment, {}).update(
-                            dict.fromkeys(row.scopes)
-                        )
+                        per_env.setdefault(environment, {}).update(dict.fromkeys(row.scopes))
     return [
         CaseSummary(case, tuple(files[case]), {e: tuple(s) for e, s in scopes[case].items()})
         for case in sorted(files)

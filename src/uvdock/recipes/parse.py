@@ -46,8 +46,7 @@ class FlowList(NamedTuple):
         return tuple(m[0].strip() for m in _FLOW_ITEM.finditer(self.raw) if m[0].strip())
 
     @property
-    def pairs(self) -> list[tuple[str, str]]:
-        """(item as YAML reads it, item as written)."""
+    def pairs(self) -> list[tuple[str, str]]:  # (item as YAML reads it, item as written)
         return [(unquote(raw), raw) for raw in self.raw_items]
 
     def with_raw(self, raw: str, tail: str | None = None) -> str:
@@ -123,8 +122,7 @@ class _Positions:
         while isinstance(node.value, list) and node.value and not node.flow_style:
             last = node.value[-1]
             node = last[1] if isinstance(last, tuple) else last
-        end = node.end_mark
-        line = self.line(end)
+        end, line = node.end_mark, self.line(node.end_mark)
         at_start = end.index == self.starts[line] and end.index > node.start_mark.index
         return first, line - at_start + 1, column
 
@@ -138,12 +136,11 @@ def _keyed(node: Any) -> dict[str, tuple[Any, Any]]:
 
 
 def _values(found: tuple[Any, Any] | None) -> tuple[str, ...]:
-    node = found[1] if found else None
-    if node is None or type(node).__name__ == "MappingNode":
-        return ()
+    node: Any = found[1] if found else None
     if is_scalar(node):
         return (node.value.translate(_BACK),) if node.value else ()
-    return tuple(item.value.translate(_BACK) for item in node.value if is_scalar(item))
+    many = type(node).__name__ == "SequenceNode"
+    return tuple(i.value.translate(_BACK) for i in node.value if is_scalar(i)) if many else ()
 
 
 def _items(node: tuple[Any, Any] | None) -> list[Any]:
@@ -178,25 +175,16 @@ def parse(path: Path, display: str, text: str) -> Recipe:
 
 def load(repo: Path, recipes_dir: str, case: str | None = None) -> list[Recipe]:
     """Parse the recipes; with `case`, only those whose text mentions it (a cheap pre-filter)."""
-    root = repo / recipes_dir
-    if not root.is_dir():
+    if not (root := repo / recipes_dir).is_dir():
         raise InputRefused(
             f"no recipes directory {recipes_dir} in {repo}",
             hint="set recipes-dir in [tool.uvdock] or uvdock.toml",
         )
     # os.walk rather than Path.rglob: several times faster, and start-up time is a budget
-    found = [
-        os.path.join(folder, name)
-        for folder, _, names in os.walk(root)
-        for name in names
-        if name.endswith((".yaml", ".yml"))
-    ]
-    recipes: list[Recipe] = []
-    for path in map(Path, sorted(found)):
-        text = read_text(path)  # refuses text that is not UTF-8
-        if case is None or case in text:
-            recipes.append(parse(path, path.relative_to(repo).as_posix(), text))
-    return recipes
+    walk = ((folder, name) for folder, _, names in os.walk(root) for name in names)
+    found = sorted(os.path.join(f, n) for f, n in walk if n.endswith((".yaml", ".yml")))
+    texts = ((path, read_text(path)) for path in map(Path, found))  # refuses text not UTF-8
+    return [parse(p, p.relative_to(repo).as_posix(), t) for p, t in texts if not case or case in t]
 
 
 def all_cases(recipes: Iterable[Recipe]) -> list[str]:
@@ -205,8 +193,7 @@ def all_cases(recipes: Iterable[Recipe]) -> list[str]:
 
 def require_case(repo: Path, recipes_dir: str, case: str) -> list[Recipe]:
     """The recipes that run `case`; an unknown name is refused with the closest ones."""
-    recipes = [r for r in load(repo, recipes_dir, case) if r.entries_of(case)]
-    if recipes:
+    if recipes := [r for r in load(repo, recipes_dir, case) if r.entries_of(case)]:
         return recipes
     import difflib
 

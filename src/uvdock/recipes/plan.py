@@ -1,18 +1,14 @@
-"""A recipe edit (mark and unmark) as a plan: steps over a recipe's lines, verified through
-what the recipe means, the changes they made, the report. Each step re-parses the file and acts
-on the first thing left to do: the files are small and this keeps every line index honest after
-an insertion.
+"""A recipe edit (mark, unmark) as a plan: steps over a recipe's lines, each re-parsing the file
+and acting on the first thing left to do (the files are small; this keeps every line index
+honest after an insertion), verified through what the recipe means.
 
-A recipe runs, for each entry of the top-level `products` and each `test_case`, each row of the
-entry's `products` once per environment and platform (the row's, else the spec's), in each of
-its scopes. The view the edits are verified through (formats/yaml.py: edit_changes) keeps
-everything outside `products` as it is and reads `products` as one list of scopes per run (case,
-environment, platform, the entry's and the row's other keys), in file order: a split row or
-entry reads as it did before. `mark-broken` must move exactly the asked scopes to their broken
-names, `unmark` must leave every run but the case's own as it was. A row YAML reads but the line
-editor cannot edit (a flow mapping, a `<<:` merge, an alias, a duplicate key) would be left as it
-was, and a shared anchor would change another case: both are refused with file and line, and
-nothing is written.
+The view (formats/yaml.py: edit_changes) keeps everything outside `products` and reads
+`products` as one list of scopes per run (case, environment, platform, the entry's and the row's
+other keys) in file order, so a split row or entry reads as before. `mark-broken` must move
+exactly the asked scopes to their broken names, `unmark` must leave every run but the case's own
+as it was. A row the line editor cannot edit exactly (a flow mapping, a `<<:` merge, an alias, a
+duplicate key), or a shared anchor that would change another case, is refused with file and
+line, and nothing is written.
 """
 
 from __future__ import annotations
@@ -79,18 +75,16 @@ class Runs:
             for row in rows.items if isinstance(rows, YSeq) else []:
                 own = row.items if isinstance(row, YMap) else {}
                 platforms = _words(own["platforms"]) if "platforms" in own else spec_platforms
-                scope, found = own.get("scope"), words(own.get("scope"))
-                scopes: list[YValue] = [YScalar(row.line, _STR, s) for s in found or ()]
-                if found is None and scope is not None:
-                    scopes = [scope]  # no list of strings: compared as it is
-                null: list[YValue] = [YScalar(row.line, _NULL, "")]  # no scope, or `[]`
+                found, at = words(own.get("scope")), row.line  # None: not strings, kept as is
+                scopes = [own["scope"]] if found is None else [YScalar(at, _STR, s) for s in found]
+                scopes = scopes or [YScalar(at, _NULL, "")]  # no scope, or `[]`
                 rest = repr((entry_rest, _rest(row, ("environment", "scope", "platforms"))))
                 for case in cases:
                     for env in _words(own.get("environment")) or (None,):
                         for platform in () if self.skip(case, env) else platforms or (None,):
                             key = repr((case, env, platform)) + rest
                             self.who[key] = (case, env, platform)
-                            runs.setdefault(key, []).extend(scopes or null)
+                            runs.setdefault(key, []).extend(scopes)
         items: dict[str, YValue] = {k: YSeq(0, v) for k, v in runs.items()}
         return YMap(doc.line, {**doc.items, "products": YMap(products.line, items)})
 
@@ -147,9 +141,7 @@ class Plan(NamedTuple):
         lines = [f"{c.path}:{c.line}: {c.what}" for c in self.changes] + self.notes
         if count := len(self.changed_edits):
             done = "would change" if dry_run else "changed"
-            lines.append(
-                f"{done} {count} file(s)" + (" (dry run: nothing written)" if dry_run else "")
-            )
+            lines.append(f"{done} {count} file(s)" + " (dry run: nothing written)" * dry_run)
         return lines
 
 
@@ -174,11 +166,9 @@ def run_steps(
     edits: list[FileEdit] = []
     changes: list[Change] = []
     for recipe in recipes:
-        lines = list(recipe.lines)
-        current = recipe
+        lines, current = list(recipe.lines), recipe
         for _ in range(_MAX_STEPS):
-            change = act(current, lines)
-            if change is None:
+            if (change := act(current, lines)) is None:
                 break
             changes.append(change)
             current = parse(recipe.path, recipe.display, "".join(lines))
