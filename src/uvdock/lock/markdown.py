@@ -21,7 +21,6 @@ from uvdock.ui.markdown_text import code_span
 HEADER = ("Package", "Change", "From", "To", "Source")
 DOWNGRADE_FLAG = ":warning: **downgrade**"
 PROTECTED_MARK = " (base image)"  # after the name of a package the image provides
-DYNAMIC = "(dynamic)"
 
 
 class Described(NamedTuple):
@@ -31,10 +30,7 @@ class Described(NamedTuple):
     source: str
 
     @classmethod
-    def parse(cls, text: str) -> Described:
-        if text.startswith(DYNAMIC):
-            rest = text[len(DYNAMIC) :].strip()
-            return cls(DYNAMIC, rest[1:-1] if rest.startswith("(") else rest)
+    def parse(cls, text: str) -> Described:  # "(dynamic)" holds no " (": it parses alike
         version, sep, source = text.partition(" (")
         return cls(version, source[:-1] if sep and source.endswith(")") else source)
 
@@ -66,7 +62,6 @@ def _kind(old: Version, new: Version) -> str:
 
 
 def classify(before: str, after: str) -> Change:
-    """The kind of moving from one described entry to another."""
     old, new = Described.parse(before), Described.parse(after)
     if old.version == new.version:
         return Change("source" if old.source != new.source else "changed", False)

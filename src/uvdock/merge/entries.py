@@ -121,14 +121,14 @@ class Conflict(NamedTuple):
 class ListPlan(NamedTuple):
     """How to turn ours' list into the merged one, by positions in ours and theirs."""
 
-    remove: tuple[int, ...]  # highest first, so deleting in order keeps the others valid
-    replace: tuple[tuple[int, int], ...]  # (index in ours, index in theirs)
+    remove: list[int]  # highest first, so deleting in order keeps the others valid
+    replace: list[tuple[int, int]]  # (index in ours, index in theirs)
     # (index in theirs, its key, the key it goes after or None: the start), after removals
-    insert: tuple[tuple[int, str, str | None], ...]
-    kept: tuple[str, ...]  # ours' keys still present after the removals, in ours' order
-    ours_added: frozenset[str]
-    taken: tuple[Taken, ...]
-    conflicts: tuple[Conflict, ...]
+    insert: list[tuple[int, str, str | None]]
+    kept: list[str]  # ours' keys still present after the removals, in ours' order
+    ours_added: set[str]
+    taken: list[Taken]
+    conflicts: list[Conflict]
 
 
 def keyed(
@@ -224,14 +224,9 @@ def merge_list(
             insert.append((t_keys[key], key, previous))
             present.add(key)
         previous = key if key in present else previous
+    ours_added = o_keys.keys() - b_keys.keys()
     return ListPlan(
-        tuple(sorted(remove, reverse=True)),
-        tuple(replace),
-        tuple(insert),
-        tuple(kept),
-        frozenset(k for k in o_keys if k not in b_keys),
-        tuple(taken),
-        tuple(conflicts),
+        sorted(remove, reverse=True), replace, insert, kept, ours_added, taken, conflicts
     )
 
 
