@@ -90,10 +90,8 @@ def read_packages(data: bytes | str) -> dict[str, frozenset[Entry]]:
         raise LockfileError("it holds git conflict markers")
     packages: dict[str, set[Entry]] = {}
     for chunk in text.split(_PACKAGE_HEADER)[1:]:
-        # The package's own keys come before its first sub-table ([package.metadata], ...).
-        found: dict[str, re.Match[str]] = {}
-        for match in _KEY_RE.finditer(chunk.split("\n[", 1)[0]):
-            found.setdefault(match.group(1), match)
+        # Its own keys come before its first sub-table ([package.metadata], ...); the first counts.
+        found = {m[1]: m for m in reversed([*_KEY_RE.finditer(chunk.split("\n[", 1)[0])])}
         if "name" not in found:
             raise LockfileError("a [[package]] table has no name")
         name, version, source = (_value(found[k]) if k in found else "" for k in _KEYS)

@@ -130,8 +130,6 @@ class Command(BaseCommand):
         title = f"{base.label} -> {head.label}"
         if lock is not None and lock != LOCK:  # a nested project's lock: say which
             title = f"{lock}: {title}"
-        if ctx.out.json_mode:  # `lock`: null when the sides are different files
-            ctx.out.json({"lock": lock, **diff.to_json()})
-            return 0
+        ctx.out.json({"lock": lock})  # --json only; null when the sides are different files
         show_lock_diff(ctx.out, diff, title=title, fmt=args.format)
         return 0

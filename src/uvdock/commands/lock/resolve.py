@@ -152,7 +152,17 @@ class Command(BaseCommand):
         base = _choose_base(ctx, onto, configured, progress)
         if base.source in ("--onto", "base-ref") and not args.no_fetch:
             _fetch(ctx, base.rev)
-        base, ref_lock = _ref_lock(index, base)
+        if (commit := git.verify_commit(repo, base.rev)) is None:
+            raise InputRefused(
+                f"{base.label} does not exist", hint="fetch it, or name another with --onto REF"
+            )
+        if (ref_lock := git.show_file(repo, commit, index.lock)) is None:
+            raise InputRefused(
+                f"{base.label} has no {index.lock}", hint="name another with --onto REF"
+            )
+        if lockfile.has_conflict_markers(ref_lock):
+            raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
+        base = base._replace(rev=commit)
         shim = shim_for(ctx)
         shim.check_usable()
         pins = _branch_pins(ctx, index.lock, lock_stages, operation, ref_lock)
@@ -219,8 +229,7 @@ class Resolution:
                 f"then keep what only this branch changed, if the relock moves it: {specs}"
             )
         ctx.out.command(["git", "add", "--", index.lock])
-        if ctx.out.json_mode:
-            ctx.out.json(self.said())
+        ctx.out.json(self.said())  # --json only
         return 0
 
     def relock(self) -> tuple[bytes, Kept]:
@@ -368,21 +377,6 @@ def _fetch(ctx: Context, ref: str) -> None:
         ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
 
 
-def _ref_lock(index: RepoIndex, base: Base) -> tuple[Base, bytes]:
-    """The base with the commit it names, and that commit's lock."""
-    commit = git.verify_commit(index.worktree, base.rev)
-    if commit is None:
-        raise InputRefused(
-            f"{base.label} does not exist", hint="fetch it, or name another with --onto REF"
-        )
-    data = git.show_file(index.worktree, commit, index.lock)
-    if data is None:
-        raise InputRefused(f"{base.label} has no {index.lock}", hint="name another with --onto REF")
-    if lockfile.has_conflict_markers(data):
-        raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
-    return base._replace(rev=commit), data
-
-
 def _merge_pyproject(
     ctx: Context, index: RepoIndex, stages: dict[int, str], sides: str
 ) -> PyprojectMerge:
@@ -419,8 +413,7 @@ def _merge_pyproject(
             hint=f"fix {path} by hand, `git add {path}`, then run `uvdock lock resolve`",
         ) from None
     if result.text is None:
-        if ctx.out.json_mode:
-            ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
+        ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
         conflicts = "".join(f"\n  {c.line()}" for c in result.conflicts)
         count = len(result.conflicts)
         raise InputRefused(
