@@ -53,7 +53,7 @@ def conflict_marker_lines(text: bytes | str) -> list[int]:
 
 def source_key(source: Any) -> Source:
     """A source table as one string, e.g. {"git": "U"} -> "git+U"; sorted keys when several."""
-    if not isinstance(source, dict) or not source:
+    if not isinstance(source, dict):
         return ""
     return ",".join(f"{key}+{source[key]}" for key in sorted(source))
 

@@ -38,8 +38,7 @@ def entry_key(value: Any) -> str:
         return f"include-group:{normalize_name(str(value['include-group']))}"
     if not isinstance(value, str):
         return f"value:{value!r}"
-    req = _requirement(value)
-    if req is None:
+    if (req := _requirement(value)) is None:
         return f"text:{value.strip()}"
     return normalize_name(req.name) + (f"; {req.marker}" if req.marker is not None else "")
 

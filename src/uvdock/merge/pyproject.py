@@ -82,8 +82,7 @@ class _Merge:
         o_item, t_item = ours.get(key, MISSING), theirs.get(key, MISSING)
         b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
         verdict = entries.decide(b, o, t, operator.eq)
-        reflowed = _reflowed_only(path, b_item, o_item, t_item)
-        if reflowed == "theirs":
+        if (reflowed := _reflowed_only(path, b_item, o_item, t_item)) == "theirs":
             # Theirs only reformatted the list (reflowed it, say) and ours changed its
             # entries: ours' changes go into theirs' layout, which then replaces ours'.
             self.report(path, b, o, "ours")
@@ -164,8 +163,7 @@ def _spell_packages_as(ours: Any, other: Any) -> None:
     spelled = {normalize_name(key): key for key in ours}
     container = other.value if isinstance(other, Table) else other
     for key in list(other.keys()):
-        wanted = spelled.get(normalize_name(key))
-        if wanted is not None and wanted != key and wanted not in other:
+        if (wanted := spelled.get(normalize_name(key), key)) != key and wanted not in other:
             if isinstance(container, Container):
                 container._replace(key, wanted, other[key])
             else:  # a plain dict (a side without the table)

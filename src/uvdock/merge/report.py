@@ -52,7 +52,6 @@ def report(result: MergeResult) -> dict[str, Any]:
 
 
 def lines(result: MergeResult) -> list[str]:
-    """The human report: where the bytes came from, then one line per decision."""
     out = [f"bytes from {VIA[result.via]}"] if result.text is not None else []
     flag = {"removed": "  (the other side kept it: check)"}
     out += [sentence(t) + flag.get(t.change, "") for t in decisions(result)]

@@ -48,8 +48,7 @@ def split_hunks(text: str) -> list[Piece] | None:
     state = "plain"
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        marker = next((m for m in _MOVES if bare.startswith(m)), None)
-        if marker is None:
+        if (marker := next((m for m in _MOVES if bare.startswith(m)), None)) is None:
             parts[state].append(line)
             continue
         following = _MOVES[marker].get(state)
@@ -60,9 +59,7 @@ def split_hunks(text: str) -> list[Piece] | None:
             pieces.append("".join(parts["plain"]) if marker == _OPEN else (ours, base, theirs))
             parts = {key: [] for key in parts}
         state = following
-    if state != "plain":
-        return None
-    return [*pieces, "".join(parts["plain"])]
+    return [*pieces, "".join(parts["plain"])] if state == "plain" else None
 
 
 def line_changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:

@@ -36,8 +36,7 @@ def read_side(ctx: Context, spec: str) -> Side:
     """A lock given as a path, a git revision (the project's lock at it) or REV:PATH."""
     if spec.startswith("-"):
         raise InputRefused(f"{spec}: neither a file nor a git revision (starts with '-')")
-    path = ctx.user_path(spec)
-    if path.exists():
+    if (path := ctx.user_path(spec)).exists():
         if (data := _read_path(path)) is None:
             raise InputRefused(f"{spec}: no {LOCK} in that folder")
         return Side(spec, data, spec)

@@ -92,8 +92,7 @@ def _pr_body(
     """The pull request on stdout; nothing when uv.lock did not move (no PR to open)."""
     from uvdock.lock import lockfile, pr_body
 
-    after = uvwork.lock_bytes(ctx)
-    if after is None or after == before:
+    if (after := uvwork.lock_bytes(ctx)) is None or after == before:
         ctx.out.json({"lock_changed": False, "added": [], "removed": [], "changed": []})
         ctx.out.info("uv.lock unchanged: no pull request to open")
         return 0

@@ -257,8 +257,7 @@ class Resolution:
                 if (code := shim.run_uv(["lock"], writes=(LOCK,))) != 0:
                     raise _relock_failed(shim, ref, saved, code, index)
                 kept = _keep(ctx, shim, repo / lock, self.pins)
-                result = _read(repo / lock)
-                if result is None or lockfile.has_conflict_markers(result):
+                if (result := _read(repo / lock)) is None or lockfile.has_conflict_markers(result):
                     raise CheckFailed(f"`uv lock` left no usable {lock}; restored the previous one")
                 git.add(repo, lock)
             except BaseException as exc:
@@ -302,8 +301,7 @@ class Resolution:
 
 
 def _abort(ctx: Context, index: RepoIndex) -> int:
-    state = state_store.load(index.git_dir)
-    if state is None:
+    if (state := state_store.load(index.git_dir)) is None:
         raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
     if ctx.dry_run:
         ctx.out.info(
@@ -361,8 +359,7 @@ def _choose_base(
 
 
 def _fetch(ctx: Context, ref: str) -> None:
-    remote = git.remote_of(ref, ctx.repo)
-    if remote is None:
+    if (remote := git.remote_of(ref, ctx.repo)) is None:
         ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
         return
     branch = ref[len(remote) + 1 :]
@@ -371,8 +368,7 @@ def _fetch(ctx: Context, ref: str) -> None:
     if ctx.dry_run:
         ctx.out.command(["git", "fetch", "--quiet", remote, branch])
         return
-    result = git.fetch(ctx.repo, remote, branch)
-    if not result.ok:
+    if not (result := git.fetch(ctx.repo, remote, branch)).ok:
         last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
         ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
 
