@@ -18,7 +18,6 @@ VIA = {
 
 
 def sides(operation: str | None) -> str:
-    """What ours and theirs are: a rebase swaps them."""
     if operation == "rebase":
         return "ours = the branch you rebase onto, theirs = your commit being replayed"
     return "ours = HEAD, theirs = what is being merged in"

@@ -109,23 +109,9 @@ class Command(BaseCommand):
         repo = index.worktree
         if args.abort:
             return _abort(ctx, index)
-        # Refused before anything else sees them.
-        configured = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
+        configured = git.checked_ref(ctx.base_ref, "base-ref (configuration)")  # refused first
         onto = git.checked_ref(args.onto, "--onto") if args.onto is not None else None
-        # Before any state is saved: a lock linked outside could be neither relocked nor restored.
-        if (link := repo / index.lock).is_symlink() and not inside(link, repo):
-            raise InputRefused(
-                f"{index.lock} is a symlink to {os.path.realpath(link)}, outside the repository; "
-                "nothing was changed",
-                hint="replace the link with the file itself, then run `uvdock lock resolve`",
-            )
-        if (leftover := state_store.load(index.git_dir)) is not None:
-            _stop_started(ctx, leftover)  # a killed run's uv may still write uv.lock
-            raise InputRefused(
-                "an earlier `uvdock lock resolve` did not finish (its saved state is in "
-                f"{state_store.state_dir(index.git_dir)})",
-                hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
-            )
+        _refuse_to_start(ctx, index)
         marked = lockfile.has_conflict_markers(_read(repo / index.lock) or b"")
         # Each file's blob per index stage: 0 when clean, 1-3 (any() of them) when unmerged.
         lock_stages, pyproject_stages = (
@@ -195,8 +181,7 @@ class Resolution:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        index = self.index
-        return (index.lock, index.pyproject) if self.merge is not None else (index.lock,)
+        return (self.index.lock, self.index.pyproject)[: 1 + (self.merge is not None)]
 
     def said(self) -> dict[str, Any]:
         return {
@@ -298,6 +283,24 @@ class Resolution:
         if others:
             ctx.out.info(f"still unmerged: {', '.join(others)}; resolve and `git add` them, then:")
         ctx.out.info(f"next: {step}")
+
+
+def _refuse_to_start(ctx: Context, index: RepoIndex) -> None:
+    """Before any state is saved: a lock linked outside could be neither relocked nor
+    restored, and an unfinished run's saved state would be overwritten."""
+    if (link := index.worktree / index.lock).is_symlink() and not inside(link, index.worktree):
+        raise InputRefused(
+            f"{index.lock} is a symlink to {os.path.realpath(link)}, outside the repository; "
+            "nothing was changed",
+            hint="replace the link with the file itself, then run `uvdock lock resolve`",
+        )
+    if (leftover := state_store.load(index.git_dir)) is not None:
+        _stop_started(ctx, leftover)  # a killed run's uv may still write uv.lock
+        raise InputRefused(
+            "an earlier `uvdock lock resolve` did not finish (its saved state is in "
+            f"{state_store.state_dir(index.git_dir)})",
+            hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
+        )
 
 
 def _abort(ctx: Context, index: RepoIndex) -> int:
