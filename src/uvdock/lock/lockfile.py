@@ -110,8 +110,7 @@ def declared_requirements(data: bytes | str) -> dict[str, frozenset[str]]:
     the few local projects' tables, not the whole 1 MB lock."""
     import tomllib
 
-    text = _as_text(data)
-    head, *chunks = text.split(_PACKAGE_HEADER)
+    head, *chunks = _as_text(data).split(_PACKAGE_HEADER)
     local = [c for c in chunks if _LOCAL_SOURCE_RE.search(c.split("\n[", 1)[0])]
     try:
         document = tomllib.loads(head + "".join(_PACKAGE_HEADER + c for c in local))

@@ -71,9 +71,8 @@ class _Merge:
         self.conflicts: list[Conflict] = []
 
     def table(self, path: tuple[str, ...], base: Any, ours: Any, theirs: Any) -> None:
-        if path in PACKAGE_TABLES:
-            _spell_packages_as(ours, base)
-            _spell_packages_as(ours, theirs)
+        for other in (base, theirs) if path in PACKAGE_TABLES else ():
+            _spell_packages_as(ours, other)
         for key in dict.fromkeys([*ours.keys(), *theirs.keys(), *base.keys()]):
             self.value((*path, key), base.get(key, MISSING), ours, theirs)
 
@@ -86,8 +85,7 @@ class _Merge:
             # Theirs only reformatted the list (reflowed it, say) and ours changed its
             # entries: ours' changes go into theirs' layout, which then replaces ours'.
             self.report(path, b, o, "ours")
-            plan = merge_list(dotted(path), b, t, o, key_of(path))
-            _apply_list_plan(plan, t_item, o_item)
+            _apply_list_plan(merge_list(dotted(path), b, t, o, key_of(path)), t_item, o_item)
             ours[key] = t_item
         elif reflowed == "ours":
             self.array(path, b, o_item, t_item)
@@ -307,7 +305,5 @@ def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, An
     merge.table((), docs[0], docs[1], docs[2])
     if merge.conflicts:
         return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts)), {}
-    text = tomlkit.dumps(docs[1])  # read back by the caller, whichever text it keeps
-    if crlf:
-        text = text.replace("\n", "\r\n")
+    text = tomlkit.dumps(docs[1]).replace("\n", "\r\n" if crlf else "\n")  # read back by the caller
     return MergeResult(text, tuple(merge.taken), ()), docs[1].unwrap()

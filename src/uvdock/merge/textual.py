@@ -64,10 +64,8 @@ def split_hunks(text: str) -> list[Piece] | None:
 
 def line_changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:
     """One side's line changes of `base`: (start, end in base, the lines put there)."""
-    matcher = SequenceMatcher(None, base, side, autojunk=False)
-    return [
-        (i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-    ]
+    opcodes = SequenceMatcher(None, base, side, autojunk=False).get_opcodes()
+    return [(i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
 
 
 def _touch(a: tuple[int, int, list[str]], b: tuple[int, int, list[str]]) -> bool:

@@ -167,9 +167,7 @@ class Command(BaseCommand):
 
 
 @dataclass
-class Resolution:
-    """One `lock resolve`, decided: what it builds on, merges and keeps."""
-
+class Resolution:  # one `lock resolve`, decided: what it builds on, merges and keeps
     ctx: Context
     index: RepoIndex
     base: Base
@@ -208,8 +206,7 @@ class Resolution:
             "then run:"
         )
         self.shim.run_uv(["lock"], writes=(LOCK,))
-        if self.pins:
-            specs = ", ".join(p.spec() for p in self.pins)
+        if specs := ", ".join(p.spec() for p in self.pins):
             ctx.out.info(
                 f"then keep what only this branch changed, if the relock moves it: {specs}"
             )

@@ -117,7 +117,5 @@ def _shared_lock(ctx: Context) -> contextlib.AbstractContextManager[object]:
     from uvdock.commands.base import common_git_dir
     from uvdock.files import repolock
 
-    common = common_git_dir(git.git_dir(ctx.repo))
-    return repolock.held(
-        repolock.lock_path(common), "uvdock merge-driver install", ctx.config.lock_timeout
-    )
+    path = repolock.lock_path(common_git_dir(git.git_dir(ctx.repo)))
+    return repolock.held(path, "uvdock merge-driver install", ctx.config.lock_timeout)

@@ -190,8 +190,5 @@ class Command(BaseCommand):
                 ctx.out.info(f"  (a rebase: {sides('rebase')})")
             ctx.out.info("\n".join(f"  {line}" for line in lines(result)))
             return 0
-        if ctx.dry_run:
-            ctx.out.warn(f"{reason}\nwould fall back to git's own merge")
-            return 1
-        ctx.out.warn(reason)
-        return fall_back(ctx, args, labels, whole)
+        ctx.out.warn(reason + "\nwould fall back to git's own merge" * ctx.dry_run)
+        return 1 if ctx.dry_run else fall_back(ctx, args, labels, whole)
