@@ -22,10 +22,8 @@ class Pin(NamedTuple):
         return f"{self.name}=={self.version}"
 
     def said(self) -> str:
-        if self.before:
-            base = f"the base has {self.before}"
-            return f"{self.name} {self.version}, which only this branch pinned ({base})"
-        return f"{self.name} {self.version}, which only this branch locked"
+        did = f"pinned (the base has {self.before})" if self.before else "locked"
+        return f"{self.name} {self.version}, which only this branch {did}"
 
 
 class Kept(NamedTuple):  # the pins asked for again: kept, or not (they do not resolve)

@@ -53,7 +53,7 @@ def conflict_marker_lines(text: bytes | str) -> list[int]:
 
 def source_key(source: Any) -> Source:
     """A source table as one string, e.g. {"git": "U"} -> "git+U"; sorted keys when several."""
-    if not isinstance(source, dict) or not source:
+    if not isinstance(source, dict):
         return ""
     return ",".join(f"{key}+{source[key]}" for key in sorted(source))
 
@@ -90,10 +90,8 @@ def read_packages(data: bytes | str) -> dict[str, frozenset[Entry]]:
         raise LockfileError("it holds git conflict markers")
     packages: dict[str, set[Entry]] = {}
     for chunk in text.split(_PACKAGE_HEADER)[1:]:
-        # The package's own keys come before its first sub-table ([package.metadata], ...).
-        found: dict[str, re.Match[str]] = {}
-        for match in _KEY_RE.finditer(chunk.split("\n[", 1)[0]):
-            found.setdefault(match.group(1), match)
+        # Its own keys come before its first sub-table ([package.metadata], ...); the first counts.
+        found = {m[1]: m for m in reversed([*_KEY_RE.finditer(chunk.split("\n[", 1)[0])])}
         if "name" not in found:
             raise LockfileError("a [[package]] table has no name")
         name, version, source = (_value(found[k]) if k in found else "" for k in _KEYS)
@@ -112,8 +110,7 @@ def declared_requirements(data: bytes | str) -> dict[str, frozenset[str]]:
     the few local projects' tables, not the whole 1 MB lock."""
     import tomllib
 
-    text = _as_text(data)
-    head, *chunks = text.split(_PACKAGE_HEADER)
+    head, *chunks = _as_text(data).split(_PACKAGE_HEADER)
     local = [c for c in chunks if _LOCAL_SOURCE_RE.search(c.split("\n[", 1)[0])]
     try:
         document = tomllib.loads(head + "".join(_PACKAGE_HEADER + c for c in local))

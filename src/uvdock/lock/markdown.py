@@ -1,10 +1,7 @@
 """A lock diff as a Markdown table for a pull request, like Renovate's and Dependabot's.
 
-One row per package: the package, the kind of change (major / minor / patch / ..., added,
-removed, a flagged downgrade), from, to, and the source where it matters (a git revision, a
-registry that changed). Kinds are read from the described entries of lockfile.LockDiff
-("1.2.3", "1.2.3 (git URL@abc123)") with packaging.version; a version that is not PEP 440
-(some git builds) is "changed". Pure: no I/O.
+Kinds are read from lockfile.LockDiff's described entries ("1.2.3 (git URL@abc123)") with
+packaging.version; a version that is not PEP 440 (some git builds) is "changed". Pure.
 """
 
 from __future__ import annotations
@@ -21,7 +18,6 @@ from uvdock.ui.markdown_text import code_span
 HEADER = ("Package", "Change", "From", "To", "Source")
 DOWNGRADE_FLAG = ":warning: **downgrade**"
 PROTECTED_MARK = " (base image)"  # after the name of a package the image provides
-DYNAMIC = "(dynamic)"
 
 
 class Described(NamedTuple):
@@ -31,10 +27,7 @@ class Described(NamedTuple):
     source: str
 
     @classmethod
-    def parse(cls, text: str) -> Described:
-        if text.startswith(DYNAMIC):
-            rest = text[len(DYNAMIC) :].strip()
-            return cls(DYNAMIC, rest[1:-1] if rest.startswith("(") else rest)
+    def parse(cls, text: str) -> Described:  # "(dynamic)" holds no " (": it parses alike
         version, sep, source = text.partition(" (")
         return cls(version, source[:-1] if sep and source.endswith(")") else source)
 
@@ -66,7 +59,6 @@ def _kind(old: Version, new: Version) -> str:
 
 
 def classify(before: str, after: str) -> Change:
-    """The kind of moving from one described entry to another."""
     old, new = Described.parse(before), Described.parse(after)
     if old.version == new.version:
         return Change("source" if old.source != new.source else "changed", False)
@@ -120,8 +112,7 @@ def _source_cell(before: tuple[str, ...], after: tuple[str, ...]) -> str:
 
 
 def _change_cell(before: tuple[str, ...], after: tuple[str, ...]) -> str:
-    change = moved(before, after)
-    if change.downgrade:
+    if (change := moved(before, after)).downgrade:
         return f"{DOWNGRADE_FLAG} ({change.kind})"
     return f"**{change.kind}**" if change.kind == "major" else change.kind
 
@@ -150,7 +141,6 @@ def summary(diff: LockDiff) -> str:
 
 
 def render(diff: LockDiff, *, title: str = "uv.lock", protected: Collection[str] = ()) -> str:
-    """The whole Markdown block, ending with a newline."""
     heading = f"**{_cell(title)}**: "
     if diff.is_empty:
         return heading + "no package changes (the locks resolve the same packages)\n"

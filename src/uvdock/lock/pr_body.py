@@ -45,8 +45,8 @@ def kinds(diff: LockDiff) -> dict[str, int]:
     """How many packages moved by each kind, in the order a reviewer reads them."""
     counts: Counter[str] = Counter()
     for c in diff.changed:
-        change = moved(c.before, c.after)
-        if change.downgrade:  # counted once, as what needs a look, not as a release kind
+        # A downgrade is counted once, as what needs a look, not as a release kind.
+        if (change := moved(c.before, c.after)).downgrade:
             counts["downgrade"] += 1
             continue
         git_move = change.kind == "source" and Described.parse(newest(c.after)).source
@@ -58,12 +58,9 @@ def kinds(diff: LockDiff) -> dict[str, int]:
 
 
 def summary(diff: LockDiff) -> str:
-    counted = kinds(diff)
     plural = ("git revision", "downgrade")
-    parts = [
-        f"{n} {kind}" + ("s" if kind in plural and n > 1 else "") for kind, n in counted.items()
-    ]
-    return ", ".join(parts) if parts else "no package changes"
+    parts = [f"{n} {kind}" + "s" * (kind in plural and n > 1) for kind, n in kinds(diff).items()]
+    return ", ".join(parts) or "no package changes"
 
 
 def render(

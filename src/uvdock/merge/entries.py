@@ -8,6 +8,7 @@ by key, not by line, two `uv add`s to one list merge. Plain values in, a plan ou
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -38,8 +39,7 @@ def entry_key(value: Any) -> str:
         return f"include-group:{normalize_name(str(value['include-group']))}"
     if not isinstance(value, str):
         return f"value:{value!r}"
-    req = _requirement(value)
-    if req is None:
+    if (req := _requirement(value)) is None:
         return f"text:{value.strip()}"
     return normalize_name(req.name) + (f"; {req.marker}" if req.marker is not None else "")
 
@@ -118,17 +118,18 @@ class Conflict(NamedTuple):
         return f"{self.path}: ours {self.ours}, theirs {self.theirs}"
 
 
-class ListPlan(NamedTuple):
+@dataclass
+class ListPlan:
     """How to turn ours' list into the merged one, by positions in ours and theirs."""
 
-    remove: tuple[int, ...]  # highest first, so deleting in order keeps the others valid
-    replace: tuple[tuple[int, int], ...]  # (index in ours, index in theirs)
+    remove: list[int] = field(default_factory=list)  # highest first, deleted in this order
+    replace: list[tuple[int, int]] = field(default_factory=list)  # (index in ours, in theirs)
     # (index in theirs, its key, the key it goes after or None: the start), after removals
-    insert: tuple[tuple[int, str, str | None], ...]
-    kept: tuple[str, ...]  # ours' keys still present after the removals, in ours' order
-    ours_added: frozenset[str]
-    taken: tuple[Taken, ...]
-    conflicts: tuple[Conflict, ...]
+    insert: list[tuple[int, str, str | None]] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # ours' keys left after removals, in order
+    ours_added: set[str] = field(default_factory=set)
+    taken: list[Taken] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
 
 
 def keyed(
@@ -186,11 +187,7 @@ def merge_list(
     key_of = key_of or entry_key
     b_keys = keyed(base, key_of)
     o_keys, t_keys = keyed(ours, key_of, base), keyed(theirs, key_of, base)
-    remove: list[int] = []
-    replace: list[tuple[int, int]] = []
-    taken: list[Taken] = []
-    conflicts: list[Conflict] = []
-    added: set[str] = set()
+    plan, added = ListPlan(), set[str]()
     sides = ((base, b_keys), (ours, o_keys), (theirs, t_keys))
     for key in dict.fromkeys([*o_keys, *t_keys, *b_keys]):
         b, o, t = (values[keys[key]] if key in keys else None for values, keys in sides)
@@ -200,39 +197,31 @@ def merge_list(
         if verdict == "conflict" and isinstance(o, dict) and isinstance(t, dict):
             # Two tables: each key they differ in.
             differ = [k for k in dict.fromkeys([*o, *t]) if o.get(k) != t.get(k)]
-            conflicts += [
+            plan.conflicts += [
                 Conflict(f"{path}[{label}].{k}", show(o.get(k)), show(t.get(k))) for k in differ
             ]
         elif verdict == "conflict":
-            conflicts.append(Conflict(f"{path}[{label}]", show(o), show(t)))
+            plan.conflicts.append(Conflict(f"{path}[{label}]", show(o), show(t)))
         elif not _same_entry(b, new):
             value = b if new is None else new
             written = value if isinstance(value, str) else repr(value)
-            taken.append(Taken(path, label, change(b, new), side, written))
+            plan.taken.append(Taken(path, label, change(b, new), side, written))
         if verdict == "theirs" and t is None:
-            remove.append(o_keys[key])
+            plan.remove.insert(0, o_keys[key])  # keys come in ours' order: highest first
         elif verdict == "theirs" and o is not None:
-            replace.append((o_keys[key], t_keys[key]))
+            plan.replace.append((o_keys[key], t_keys[key]))
         elif verdict == "theirs":
             added.add(key)
-    kept = [k for k, i in o_keys.items() if i not in remove]
+    plan.kept = [k for k, i in o_keys.items() if i not in plan.remove]
+    plan.ours_added = o_keys.keys() - b_keys.keys()
     # Each added entry goes after the entry that precedes it on theirs' side.
-    insert: list[tuple[int, str, str | None]] = []
-    present, previous = set(kept), None
+    present, previous = set(plan.kept), None
     for key in t_keys:
         if key in added:
-            insert.append((t_keys[key], key, previous))
+            plan.insert.append((t_keys[key], key, previous))
             present.add(key)
         previous = key if key in present else previous
-    return ListPlan(
-        tuple(sorted(remove, reverse=True)),
-        tuple(replace),
-        tuple(insert),
-        tuple(kept),
-        frozenset(k for k in o_keys if k not in b_keys),
-        tuple(taken),
-        tuple(conflicts),
-    )
+    return plan
 
 
 class PinClash(NamedTuple):

@@ -71,9 +71,8 @@ class _Merge:
         self.conflicts: list[Conflict] = []
 
     def table(self, path: tuple[str, ...], base: Any, ours: Any, theirs: Any) -> None:
-        if path in PACKAGE_TABLES:
-            _spell_packages_as(ours, base)
-            _spell_packages_as(ours, theirs)
+        for other in (base, theirs) if path in PACKAGE_TABLES else ():
+            _spell_packages_as(ours, other)
         for key in dict.fromkeys([*ours.keys(), *theirs.keys(), *base.keys()]):
             self.value((*path, key), base.get(key, MISSING), ours, theirs)
 
@@ -82,13 +81,11 @@ class _Merge:
         o_item, t_item = ours.get(key, MISSING), theirs.get(key, MISSING)
         b, o, t = _plain(b_item), _plain(o_item), _plain(t_item)
         verdict = entries.decide(b, o, t, operator.eq)
-        reflowed = _reflowed_only(path, b_item, o_item, t_item)
-        if reflowed == "theirs":
+        if (reflowed := _reflowed_only(path, b_item, o_item, t_item)) == "theirs":
             # Theirs only reformatted the list (reflowed it, say) and ours changed its
             # entries: ours' changes go into theirs' layout, which then replaces ours'.
             self.report(path, b, o, "ours")
-            plan = merge_list(dotted(path), b, t, o, key_of(path))
-            _apply_list_plan(plan, t_item, o_item)
+            _apply_list_plan(merge_list(dotted(path), b, t, o, key_of(path)), t_item, o_item)
             ours[key] = t_item
         elif reflowed == "ours":
             self.array(path, b, o_item, t_item)
@@ -164,8 +161,7 @@ def _spell_packages_as(ours: Any, other: Any) -> None:
     spelled = {normalize_name(key): key for key in ours}
     container = other.value if isinstance(other, Table) else other
     for key in list(other.keys()):
-        wanted = spelled.get(normalize_name(key))
-        if wanted is not None and wanted != key and wanted not in other:
+        if (wanted := spelled.get(normalize_name(key), key)) != key and wanted not in other:
             if isinstance(container, Container):
                 container._replace(key, wanted, other[key])
             else:  # a plain dict (a side without the table)
@@ -209,7 +205,7 @@ def _apply_list_plan(plan: entries.ListPlan, ours: Any, theirs: Any) -> None:
         ours[o_index] = theirs[t_index]
     for o_index in plan.remove:
         del ours[o_index]
-    keys = list(plan.kept)
+    keys = plan.kept
     for t_index, key, after in plan.insert:
         # After its neighbour, and after what ours added there too (as git would).
         position = 0 if after is None else keys.index(after) + 1
@@ -309,7 +305,5 @@ def _merge(base: str, ours: str, theirs: str) -> tuple[MergeResult, dict[str, An
     merge.table((), docs[0], docs[1], docs[2])
     if merge.conflicts:
         return MergeResult(None, tuple(merge.taken), tuple(merge.conflicts)), {}
-    text = tomlkit.dumps(docs[1])  # read back by the caller, whichever text it keeps
-    if crlf:
-        text = text.replace("\n", "\r\n")
+    text = tomlkit.dumps(docs[1]).replace("\n", "\r\n" if crlf else "\n")  # read back by the caller
     return MergeResult(text, tuple(merge.taken), ()), docs[1].unwrap()

@@ -18,7 +18,6 @@ VIA = {
 
 
 def sides(operation: str | None) -> str:
-    """What ours and theirs are: a rebase swaps them."""
     if operation == "rebase":
         return "ours = the branch you rebase onto, theirs = your commit being replayed"
     return "ours = HEAD, theirs = what is being merged in"
@@ -52,7 +51,6 @@ def report(result: MergeResult) -> dict[str, Any]:
 
 
 def lines(result: MergeResult) -> list[str]:
-    """The human report: where the bytes came from, then one line per decision."""
     out = [f"bytes from {VIA[result.via]}"] if result.text is not None else []
     flag = {"removed": "  (the other side kept it: check)"}
     out += [sentence(t) + flag.get(t.change, "") for t in decisions(result)]

@@ -48,8 +48,7 @@ def split_hunks(text: str) -> list[Piece] | None:
     state = "plain"
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        marker = next((m for m in _MOVES if bare.startswith(m)), None)
-        if marker is None:
+        if (marker := next((m for m in _MOVES if bare.startswith(m)), None)) is None:
             parts[state].append(line)
             continue
         following = _MOVES[marker].get(state)
@@ -60,17 +59,13 @@ def split_hunks(text: str) -> list[Piece] | None:
             pieces.append("".join(parts["plain"]) if marker == _OPEN else (ours, base, theirs))
             parts = {key: [] for key in parts}
         state = following
-    if state != "plain":
-        return None
-    return [*pieces, "".join(parts["plain"])]
+    return [*pieces, "".join(parts["plain"])] if state == "plain" else None
 
 
 def line_changes(base: list[str], side: list[str]) -> list[tuple[int, int, list[str]]]:
     """One side's line changes of `base`: (start, end in base, the lines put there)."""
-    matcher = SequenceMatcher(None, base, side, autojunk=False)
-    return [
-        (i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-    ]
+    opcodes = SequenceMatcher(None, base, side, autojunk=False).get_opcodes()
+    return [(i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
 
 
 def _touch(a: tuple[int, int, list[str]], b: tuple[int, int, list[str]]) -> bool:

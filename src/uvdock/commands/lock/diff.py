@@ -36,8 +36,7 @@ def read_side(ctx: Context, spec: str) -> Side:
     """A lock given as a path, a git revision (the project's lock at it) or REV:PATH."""
     if spec.startswith("-"):
         raise InputRefused(f"{spec}: neither a file nor a git revision (starts with '-')")
-    path = ctx.user_path(spec)
-    if path.exists():
+    if (path := ctx.user_path(spec)).exists():
         if (data := _read_path(path)) is None:
             raise InputRefused(f"{spec}: no {LOCK} in that folder")
         return Side(spec, data, spec)
@@ -84,7 +83,6 @@ def _rev_path(ctx: Context, named: str) -> str:
 
 
 def parse(ctx: Context, side: Side, counted: str) -> dict[str, frozenset[lockfile.Entry]]:
-    """The packages of one side; none, said, for a side without a lock."""
     if side.data is None:
         ctx.out.info(f"{side.label} has no {side.path}: every package counts as {counted}")
         return {}
@@ -127,11 +125,8 @@ class Command(BaseCommand):
             raise InputRefused(f"neither {base.label} nor {head.label} has {base.path}")
         diff = lockfile.diff_packages(parse(ctx, base, "added"), parse(ctx, head, "removed"))
         lock = base.path if base.path == head.path else None
-        title = f"{base.label} -> {head.label}"
-        if lock is not None and lock != LOCK:  # a nested project's lock: say which
-            title = f"{lock}: {title}"
-        if ctx.out.json_mode:  # `lock`: null when the sides are different files
-            ctx.out.json({"lock": lock, **diff.to_json()})
-            return 0
+        nested = f"{lock}: " if lock not in (None, LOCK) else ""  # a nested project's: say which
+        title = f"{nested}{base.label} -> {head.label}"
+        ctx.out.json({"lock": lock})  # --json only; null when the sides are different files
         show_lock_diff(ctx.out, diff, title=title, fmt=args.format)
         return 0

@@ -47,8 +47,7 @@ class Command(BaseCommand):
         pr = _pr_title(ctx, args) if args.pr_body else None
         shim = shim_for(ctx)
         uv_args = ["lock", *["--check"] * args.check, *["--upgrade"] * args.upgrade]
-        for package in args.upgrade_package:
-            uv_args += ["--upgrade-package", package]
+        uv_args += [word for p in args.upgrade_package for word in ("--upgrade-package", p)]
         uvwork.report_uv(ctx, shim)
         if args.check and not ctx.dry_run:
             return _check(ctx, shim, uv_args)
@@ -93,10 +92,8 @@ def _pr_body(
     """The pull request on stdout; nothing when uv.lock did not move (no PR to open)."""
     from uvdock.lock import lockfile, pr_body
 
-    after = uvwork.lock_bytes(ctx)
-    if after is None or after == before:
-        if ctx.options.json:
-            ctx.out.json({"lock_changed": False, "added": [], "removed": [], "changed": []})
+    if (after := uvwork.lock_bytes(ctx)) is None or after == before:
+        ctx.out.json({"lock_changed": False, "added": [], "removed": [], "changed": []})
         ctx.out.info("uv.lock unchanged: no pull request to open")
         return 0
     diff = lockfile.diff_locks(before or b"", after)

@@ -22,7 +22,7 @@ from uvdock.commands.base import add_lock_format_option, shim_for
 from uvdock.context import Context
 from uvdock.errors import CheckFailed, EnvironmentUnusable, InputRefused, Interrupted, UvdockError
 from uvdock.files import state_store, textlines
-from uvdock.files.edit import atomic_write_bytes
+from uvdock.files.edit import atomic_write_bytes, inside
 from uvdock.lock import lockfile
 from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost
 from uvdock.merge.report import lines, report, sides
@@ -53,12 +53,14 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+@dataclass
 class RepoIndex:
     """The repository as `lock resolve` sees it: the work tree and git dir, and the project's
     two files as git names them (from the work tree's root; `infra/tool/uv.lock` when nested)."""
 
-    def __init__(self, repo: Path, lock: str = LOCK, pyproject: str = PYPROJECT) -> None:
-        self.worktree, self.lock, self.pyproject = repo, lock, pyproject
+    worktree: Path
+    lock: str = LOCK
+    pyproject: str = PYPROJECT
 
     @classmethod
     def of(cls, ctx: Context) -> RepoIndex:
@@ -107,28 +109,16 @@ class Command(BaseCommand):
         repo = index.worktree
         if args.abort:
             return _abort(ctx, index)
-        # Refused before anything else sees them.
-        configured = git.checked_ref(ctx.base_ref, "base-ref (configuration)")
+        configured = git.checked_ref(ctx.base_ref, "base-ref (configuration)")  # refused first
         onto = git.checked_ref(args.onto, "--onto") if args.onto is not None else None
-        _refuse_links_outside(index)
-        if (leftover := state_store.load(index.git_dir)) is not None:
-            _stop_started(ctx, leftover)  # a killed run's uv may still write uv.lock
-            raise InputRefused(
-                "an earlier `uvdock lock resolve` did not finish (its saved state is in "
-                f"{state_store.state_dir(index.git_dir)})",
-                hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
-            )
-        current = _read(repo / index.lock)
+        _refuse_to_start(ctx, index)
+        marked = lockfile.has_conflict_markers(_read(repo / index.lock) or b"")
         # Each file's blob per index stage: 0 when clean, 1-3 (any() of them) when unmerged.
         lock_stages, pyproject_stages = (
             {e.stage: e.sha for e in git.index_entries(repo, p)}
             for p in (index.lock, index.pyproject)
         )
-        if not (
-            any(pyproject_stages)
-            or any(lock_stages)
-            or (current and lockfile.has_conflict_markers(current))
-        ):
+        if not (marked or any(pyproject_stages) or any(lock_stages)):
             if ctx.out.json_mode:
                 ctx.out.json({"conflict": False, "lock": index.lock})
             else:
@@ -139,12 +129,26 @@ class Command(BaseCommand):
         merge = None
         if any(pyproject_stages):
             merge = _merge_pyproject(ctx, index, pyproject_stages, sides(operation))
-        else:
-            _check_pyproject(index)
+        elif lockfile.has_conflict_markers(data := _read(repo / index.pyproject) or b""):
+            where = ", ".join(map(str, lockfile.conflict_marker_lines(data)[:5]))
+            raise InputRefused(
+                f"{index.pyproject} holds conflict markers (line {where}); resolve it first",
+                hint="then run `uvdock lock resolve` again",
+            )
         base = _choose_base(ctx, onto, configured, progress)
         if base.source in ("--onto", "base-ref") and not args.no_fetch:
             _fetch(ctx, base.rev)
-        base, ref_lock = _ref_lock(index, base)
+        if (commit := git.verify_commit(repo, base.rev)) is None:
+            raise InputRefused(
+                f"{base.label} does not exist", hint="fetch it, or name another with --onto REF"
+            )
+        if (ref_lock := git.show_file(repo, commit, index.lock)) is None:
+            raise InputRefused(
+                f"{base.label} has no {index.lock}", hint="name another with --onto REF"
+            )
+        if lockfile.has_conflict_markers(ref_lock):
+            raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
+        base = base._replace(rev=commit)
         shim = shim_for(ctx)
         shim.check_usable()
         pins = _branch_pins(ctx, index.lock, lock_stages, operation, ref_lock)
@@ -163,9 +167,7 @@ class Command(BaseCommand):
 
 
 @dataclass
-class Resolution:
-    """One `lock resolve`, decided: what it builds on, merges and keeps."""
-
+class Resolution:  # one `lock resolve`, decided: what it builds on, merges and keeps
     ctx: Context
     index: RepoIndex
     base: Base
@@ -177,8 +179,7 @@ class Resolution:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        index = self.index
-        return (index.lock, index.pyproject) if self.merge is not None else (index.lock,)
+        return (self.index.lock, self.index.pyproject)[: 1 + (self.merge is not None)]
 
     def said(self) -> dict[str, Any]:
         return {
@@ -196,38 +197,30 @@ class Resolution:
 
             ctx.out.info(f"would write the merged {index.pyproject}:")
             show_sides_diff(ctx, merge.texts, merge.text, index.pyproject)
-            for line in lines(merge.result):
-                ctx.out.info(f"  {line}")
-            ctx.out.info("then run:")
+            ctx.out.info("\n".join([*(f"  {line}" for line in lines(merge.result)), "then run:"]))
             ctx.out.command(["git", "add", "--", index.pyproject])
-        folder = state_store.state_dir(self.index.git_dir)
+        folder = state_store.state_dir(index.git_dir)
         ctx.out.info(f"would save {' and '.join(self.paths)} and their index entries to {folder}")
         ctx.out.info(
             f"would write {self.base.label}:{index.lock} ({self.base.rev[:12]}) to {index.lock}, "
             "then run:"
         )
         self.shim.run_uv(["lock"], writes=(LOCK,))
-        if self.pins:
-            specs = ", ".join(p.spec() for p in self.pins)
+        if specs := ", ".join(p.spec() for p in self.pins):
             ctx.out.info(
                 f"then keep what only this branch changed, if the relock moves it: {specs}"
             )
         ctx.out.command(["git", "add", "--", index.lock])
-        if ctx.out.json_mode:
-            ctx.out.json(self.said())
+        ctx.out.json(self.said())  # --json only
         return 0
 
     def relock(self) -> tuple[bytes, Kept]:
         ctx, index, shim, merge = self.ctx, self.index, self.shim, self.merge
         repo, lock, ref = index.worktree, index.lock, self.base.label
         saved = ", ".join(self.paths)
+        started, also = _started(shim), self.paths[1:]
         state = state_store.save(
-            index,
-            lock,
-            ref=ref,
-            operation=self.operation,
-            also=self.paths[1:],
-            started=_started(shim),
+            index, lock, ref=ref, operation=self.operation, also=also, started=started
         )
         ctx.out.detail(f"saved {lock} and its index entries in {state.folder}")
         with signals.interruptible():
@@ -235,11 +228,8 @@ class Resolution:
                 if merge is not None:
                     atomic_write_bytes(repo / index.pyproject, merge.text.encode("utf-8"))
                     git.add(repo, index.pyproject)
-                    ctx.out.info(
-                        f"merged {index.pyproject} ({sides(self.operation)}) and staged it:"
-                    )
-                    for line in lines(merge.result):
-                        ctx.out.info(f"  {line}")
+                    said = f"merged {index.pyproject} ({sides(self.operation)}) and staged it:"
+                    ctx.out.info("\n  ".join([said, *lines(merge.result)]))
                 atomic_write_bytes(repo / lock, self.ref_lock)
                 ctx.out.info(f"took {ref}'s {lock}; relocking {shim.placement.describe()}")
                 # A local uv leads its own process group: recorded for `--abort`.
@@ -249,8 +239,7 @@ class Resolution:
                 if (code := shim.run_uv(["lock"], writes=(LOCK,))) != 0:
                     raise _relock_failed(shim, ref, saved, code, index)
                 kept = _keep(ctx, shim, repo / lock, self.pins)
-                result = _read(repo / lock)
-                if result is None or lockfile.has_conflict_markers(result):
+                if (result := _read(repo / lock)) is None or lockfile.has_conflict_markers(result):
                     raise CheckFailed(f"`uv lock` left no usable {lock}; restored the previous one")
                 git.add(repo, lock)
             except BaseException as exc:
@@ -293,9 +282,26 @@ class Resolution:
         ctx.out.info(f"next: {step}")
 
 
+def _refuse_to_start(ctx: Context, index: RepoIndex) -> None:
+    """Before any state is saved: a lock linked outside could be neither relocked nor
+    restored, and an unfinished run's saved state would be overwritten."""
+    if (link := index.worktree / index.lock).is_symlink() and not inside(link, index.worktree):
+        raise InputRefused(
+            f"{index.lock} is a symlink to {os.path.realpath(link)}, outside the repository; "
+            "nothing was changed",
+            hint="replace the link with the file itself, then run `uvdock lock resolve`",
+        )
+    if (leftover := state_store.load(index.git_dir)) is not None:
+        _stop_started(ctx, leftover)  # a killed run's uv may still write uv.lock
+        raise InputRefused(
+            "an earlier `uvdock lock resolve` did not finish (its saved state is in "
+            f"{state_store.state_dir(index.git_dir)})",
+            hint="run `uvdock lock resolve --abort` to put uv.lock back as it was, then again",
+        )
+
+
 def _abort(ctx: Context, index: RepoIndex) -> int:
-    state = state_store.load(index.git_dir)
-    if state is None:
+    if (state := state_store.load(index.git_dir)) is None:
         raise InputRefused("nothing to abort: no saved `uvdock lock resolve` state")
     if ctx.dry_run:
         ctx.out.info(
@@ -312,30 +318,6 @@ def _abort(ctx: Context, index: RepoIndex) -> int:
         paths = " and ".join([state.path, *(s.path for s in state.also)])
         ctx.out.info(f"restored {paths} and their index entries as they were")
     return 0
-
-
-def _refuse_links_outside(index: RepoIndex) -> None:
-    """Before any state is saved: a lock linked outside could be neither relocked nor restored."""
-    from uvdock.files.edit import inside
-
-    path = index.worktree / index.lock
-    if path.is_symlink() and not inside(path, index.worktree):
-        raise InputRefused(
-            f"{index.lock} is a symlink to {os.path.realpath(path)}, outside the repository; "
-            "nothing was changed",
-            hint="replace the link with the file itself, then run `uvdock lock resolve`",
-        )
-
-
-def _check_pyproject(index: RepoIndex) -> None:
-    name = index.pyproject
-    data = _read(index.worktree / name)
-    if data is not None and lockfile.has_conflict_markers(data):
-        where = ", ".join(str(n) for n in lockfile.conflict_marker_lines(data)[:5])
-        raise InputRefused(
-            f"{name} holds conflict markers (line {where}); resolve it first",
-            hint="then run `uvdock lock resolve` again",
-        )
 
 
 def _choose_base(
@@ -377,8 +359,7 @@ def _choose_base(
 
 
 def _fetch(ctx: Context, ref: str) -> None:
-    remote = git.remote_of(ref, ctx.repo)
-    if remote is None:
+    if (remote := git.remote_of(ref, ctx.repo)) is None:
         ctx.out.detail(f"{ref} is not a remote-tracking ref; nothing to fetch")
         return
     branch = ref[len(remote) + 1 :]
@@ -387,25 +368,9 @@ def _fetch(ctx: Context, ref: str) -> None:
     if ctx.dry_run:
         ctx.out.command(["git", "fetch", "--quiet", remote, branch])
         return
-    result = git.fetch(ctx.repo, remote, branch)
-    if not result.ok:
+    if not (result := git.fetch(ctx.repo, remote, branch)).ok:
         last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
         ctx.out.warn(f"could not fetch {remote} {branch} ({last}); using the local {ref}")
-
-
-def _ref_lock(index: RepoIndex, base: Base) -> tuple[Base, bytes]:
-    """The base with the commit it names, and that commit's lock."""
-    commit = git.verify_commit(index.worktree, base.rev)
-    if commit is None:
-        raise InputRefused(
-            f"{base.label} does not exist", hint="fetch it, or name another with --onto REF"
-        )
-    data = git.show_file(index.worktree, commit, index.lock)
-    if data is None:
-        raise InputRefused(f"{base.label} has no {index.lock}", hint="name another with --onto REF")
-    if lockfile.has_conflict_markers(data):
-        raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
-    return base._replace(rev=commit), data
 
 
 def _merge_pyproject(
@@ -444,8 +409,7 @@ def _merge_pyproject(
             hint=f"fix {path} by hand, `git add {path}`, then run `uvdock lock resolve`",
         ) from None
     if result.text is None:
-        if ctx.out.json_mode:
-            ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
+        ctx.out.json({"conflict": True, "resolved": False, "pyproject": report(result)})
         conflicts = "".join(f"\n  {c.line()}" for c in result.conflicts)
         count = len(result.conflicts)
         raise InputRefused(
@@ -487,12 +451,9 @@ def _keep(ctx: Context, shim: CIContainer, lock: Path, pins: list[Pin]) -> Kept:
 
 
 def _relock_with(ctx: Context, shim: CIContainer, pins: list[Pin]) -> bool:
-    specs = [p.spec() for p in pins]
-    ctx.out.info(f"keeping what only this branch changed in {LOCK}: {', '.join(specs)}")
-    args = ["lock"]
-    for spec in specs:
-        args += ["--upgrade-package", spec]
-    return shim.run_uv(args, writes=(LOCK,)) == 0
+    upgrades = [word for pin in pins for word in ("--upgrade-package", pin.spec())]
+    ctx.out.info(f"keeping what only this branch changed in {LOCK}: {', '.join(upgrades[1::2])}")
+    return shim.run_uv(["lock", *upgrades], writes=(LOCK,)) == 0
 
 
 def _restore_after(index: RepoIndex, state: state_store.SavedState) -> None:
@@ -539,15 +500,13 @@ def _relock_failed(
 
 def _started(shim: CIContainer) -> dict[str, str]:
     """What an interrupted or killed relock may leave running, for `--abort`."""
-    mode, engine = shim.placement.mode, shim.placement.engine
-    if mode == "srun":  # the step runs on under Slurm when uvdock is killed
-        return {"mode": mode, "job": shim.container_name}
-    if mode == "exec":
-        container, run_id = shim.placement.container, shim.run_id
-        return {"mode": mode, "engine": engine, "container": container, "run_id": run_id}
-    if mode == "run":
-        return {"mode": mode, "engine": engine, "container": shim.container_name}
-    return {"mode": mode}
+    at, name = shim.placement, shim.container_name
+    by_mode = {
+        "srun": {"job": name},  # the step runs on under Slurm when uvdock is killed
+        "exec": {"engine": at.engine, "container": at.container, "run_id": shim.run_id},
+        "run": {"engine": at.engine, "container": name},
+    }
+    return {"mode": at.mode, **by_mode.get(at.mode, {})}
 
 
 def _stop_started(ctx: Context, state: state_store.SavedState) -> None:

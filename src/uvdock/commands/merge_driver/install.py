@@ -52,63 +52,60 @@ class Command(BaseCommand):
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         with _shared_lock(ctx):
-            return self._install(ctx, args)
-
-    def _install(self, ctx: Context, args: argparse.Namespace) -> int:
-        repo = ctx.repo
-        wanted = {
-            f"merge.{DRIVER}.name": "uv.lock: keep one side unmerged, finish with "
-            "`uvdock lock resolve`",
-            f"merge.{DRIVER}.driver": 'echo "uvdock: kept one side of %P unmerged (no conflict '
-            'markers); finish with: uvdock lock resolve" >&2; exit 1',
-        }
-        lines: tuple[str, ...] = (ATTRIBUTE_LINE,)
-        if args.pyproject:
-            command = shlex.join([sys.executable, "-m", "uvdock", "merge-driver", "pyproject"])
-            wanted[f"merge.{PYPROJECT_DRIVER}.name"] = (
-                "pyproject.toml: merge dependency declarations (uvdock)"
-            )
-            wanted[f"merge.{PYPROJECT_DRIVER}.driver"] = (
-                f"{command} --marker-size %L --labels %S %X %Y %O %A %B %P"
-            )
-            lines += (f"pyproject.toml merge={PYPROJECT_DRIVER}",)
-        config_changes = {k: v for k, v in wanted.items() if git.config_get(repo, k) != v}
-        attributes = git.git_path(repo, "info/attributes")
-        edit = attributes_edit(attributes, ".git/info/attributes", lines)
-        changed = bool(config_changes) or edit.changed
-        for key, value in config_changes.items():
+            repo = ctx.repo
+            wanted = {
+                f"merge.{DRIVER}.name": "uv.lock: keep one side unmerged, finish with "
+                "`uvdock lock resolve`",
+                f"merge.{DRIVER}.driver": 'echo "uvdock: kept one side of %P unmerged (no conflict '
+                'markers); finish with: uvdock lock resolve" >&2; exit 1',
+            }
+            lines: tuple[str, ...] = (ATTRIBUTE_LINE,)
+            if args.pyproject:
+                command = shlex.join([sys.executable, "-m", "uvdock", "merge-driver", "pyproject"])
+                wanted[f"merge.{PYPROJECT_DRIVER}.name"] = (
+                    "pyproject.toml: merge dependency declarations (uvdock)"
+                )
+                wanted[f"merge.{PYPROJECT_DRIVER}.driver"] = (
+                    f"{command} --marker-size %L --labels %S %X %Y %O %A %B %P"
+                )
+                lines += (f"pyproject.toml merge={PYPROJECT_DRIVER}",)
+            config_changes = {k: v for k, v in wanted.items() if git.config_get(repo, k) != v}
+            attributes = git.git_path(repo, "info/attributes")
+            edit = attributes_edit(attributes, ".git/info/attributes", lines)
+            changed = bool(config_changes) or edit.changed
+            for key, value in config_changes.items():
+                if ctx.dry_run:
+                    ctx.out.command(["git", "config", "--local", key, value])
+                else:
+                    git.config_set(repo, key, value)
             if ctx.dry_run:
-                ctx.out.command(["git", "config", "--local", key, value])
-            else:
-                git.config_set(repo, key, value)
-        if ctx.dry_run:
-            ctx.out.diff(plan_diff([edit]))
-        elif edit.changed:
-            ensure_folder(attributes.parent)
-            apply([edit])
-        if ctx.out.json_mode:
-            ctx.out.json(
-                {
-                    "driver": DRIVER,
-                    "config": wanted,
-                    "attributes": attributes,
-                    "attribute_line": ATTRIBUTE_LINE,
-                    "attribute_lines": list(lines),
-                    "changed": changed,
-                }
+                ctx.out.diff(plan_diff([edit]))
+            elif edit.changed:
+                ensure_folder(attributes.parent)
+                apply([edit])
+            if ctx.out.json_mode:
+                ctx.out.json(
+                    {
+                        "driver": DRIVER,
+                        "config": wanted,
+                        "attributes": attributes,
+                        "attribute_line": ATTRIBUTE_LINE,
+                        "attribute_lines": list(lines),
+                        "changed": changed,
+                    }
+                )
+                return 0
+            if not changed:
+                ctx.out.info(f"merge driver {DRIVER} is already installed in this clone")
+            elif not ctx.dry_run:
+                ctx.out.info(f"installed merge driver {DRIVER} for uv.lock in this clone")
+                if args.pyproject:
+                    ctx.out.info(f"installed merge driver {PYPROJECT_DRIVER} for pyproject.toml")
+            ctx.out.info(
+                "a merge, rebase or cherry-pick that changes uv.lock on both sides now stops with "
+                "uv.lock unmerged but free of conflict markers; then run `uvdock lock resolve`"
             )
             return 0
-        if not changed:
-            ctx.out.info(f"merge driver {DRIVER} is already installed in this clone")
-        elif not ctx.dry_run:
-            ctx.out.info(f"installed merge driver {DRIVER} for uv.lock in this clone")
-            if args.pyproject:
-                ctx.out.info(f"installed merge driver {PYPROJECT_DRIVER} for pyproject.toml")
-        ctx.out.info(
-            "a merge, rebase or cherry-pick that changes uv.lock on both sides now stops with "
-            "uv.lock unmerged but free of conflict markers; then run `uvdock lock resolve`"
-        )
-        return 0
 
 
 def _shared_lock(ctx: Context) -> contextlib.AbstractContextManager[object]:
@@ -120,7 +117,5 @@ def _shared_lock(ctx: Context) -> contextlib.AbstractContextManager[object]:
     from uvdock.commands.base import common_git_dir
     from uvdock.files import repolock
 
-    common = common_git_dir(git.git_dir(ctx.repo))
-    return repolock.held(
-        repolock.lock_path(common), "uvdock merge-driver install", ctx.config.lock_timeout
-    )
+    path = repolock.lock_path(common_git_dir(git.git_dir(ctx.repo)))
+    return repolock.held(path, "uvdock merge-driver install", ctx.config.lock_timeout)

@@ -11,6 +11,7 @@ git's `git merge-file` (conflict markers included) and exits 1, as git would wit
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -129,24 +130,6 @@ def show_sides_diff(ctx: Context, texts: list[str], merged: str, path: str) -> N
         ctx.out.diff(diff)
 
 
-def _merge(args: argparse.Namespace) -> tuple[list[str] | None, MergeResult | None, str, bool]:
-    """(the three texts, result, why not merged, whether git's clean merge is known to mean
-    otherwise)."""
-    from uvdock.merge.pyproject import MergeUnwritable, merge_pyproject
-
-    try:
-        texts = [textlines.read_text(p) for p in (args.base, args.ours, args.theirs)]
-    except (OSError, UnicodeDecodeError):
-        return None, None, f"{args.path} is not UTF-8 text", False
-    textual = textual_merge(args.ours, args.base, args.theirs)
-    try:
-        result = merge_pyproject(texts[0], texts[1], texts[2], textual)
-    except ValueError as exc:
-        return texts, None, f"{args.path}: {exc}", isinstance(exc, MergeUnwritable)
-    conflicts = "".join(f"\n  {c.line()}" for c in result.conflicts)
-    return texts, result, f"{args.path} has conflicts uvdock will not decide:{conflicts}", False
-
-
 def _counted(result: MergeResult, labels: tuple[str, str]) -> str:
     """`1 change from feature, 1 from main`: each side's changes as its own."""
     counts = [
@@ -180,10 +163,23 @@ class Command(BaseCommand):
         )
 
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
+        from uvdock.merge.pyproject import MergeUnwritable, merge_pyproject
+
         labels = side_labels(args.labels, ctx.env)
-        texts, result, reason, unwritable = _merge(args)
-        if ctx.out.json_mode:
-            ctx.out.json({"pyproject": report(result) if result else None})
+        # whole: the texts, when git's clean merge is known to mean otherwise than decided
+        texts, result, whole, reason = None, None, None, f"{args.path} is not UTF-8 text"
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            texts = [textlines.read_text(p) for p in (args.base, args.ours, args.theirs)]
+        if texts is not None:
+            try:
+                textual = textual_merge(args.ours, args.base, args.theirs)
+                result = merge_pyproject(texts[0], texts[1], texts[2], textual)
+                conflicts = "".join(f"\n  {c.line()}" for c in result.conflicts)
+                reason = f"{args.path} has conflicts uvdock will not decide:{conflicts}"
+            except ValueError as exc:
+                reason = f"{args.path}: {exc}"
+                whole = texts if isinstance(exc, MergeUnwritable) else None
+        ctx.out.json({"pyproject": report(result) if result else None})  # --json only
         if result is not None and result.text is not None and texts is not None:
             if ctx.dry_run:
                 show_sides_diff(ctx, texts, result.text, args.path)
@@ -192,11 +188,7 @@ class Command(BaseCommand):
             ctx.out.info(f"uvdock: merged {args.path} ({_counted(result, labels)})")
             if result.taken and _in_rebase():
                 ctx.out.info(f"  (a rebase: {sides('rebase')})")
-            for line in lines(result):
-                ctx.out.info(f"  {line}")
+            ctx.out.info("\n".join(f"  {line}" for line in lines(result)))
             return 0
-        if ctx.dry_run:
-            ctx.out.warn(f"{reason}\nwould fall back to git's own merge")
-            return 1
-        ctx.out.warn(reason)
-        return fall_back(ctx, args, labels, texts if unwritable else None)
+        ctx.out.warn(reason + "\nwould fall back to git's own merge" * ctx.dry_run)
+        return 1 if ctx.dry_run else fall_back(ctx, args, labels, whole)
