@@ -24,10 +24,6 @@ def _answer(repo: Path, *args: str) -> str | None:
     return out.stdout.strip() if out.ok else None
 
 
-def _bytes(repo: Path, *args: str) -> bytes:
-    return proc.run_bytes(["git", "-C", str(repo), *args])
-
-
 # Paths git reads relative to the folder it was started in, while uvdock runs git with
 # `-C REPO`. (GIT_INDEX_FILE is read after git moved to the work tree's top, as with -C.)
 GIT_PATHS = ("GIT_DIR", "GIT_WORK_TREE")
@@ -127,7 +123,9 @@ def verify_commit(repo: Path, rev: str) -> str | None:
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
     """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
     try:
-        return _bytes(repo, "show", "--end-of-options", f"{rev}:./{path}")
+        return proc.run_bytes(
+            ["git", "-C", str(repo), "show", "--end-of-options", f"{rev}:./{path}"]
+        )
     except CommandFailed:
         return None
 
@@ -171,12 +169,9 @@ class IndexEntry(NamedTuple):
 
 def index_entries(repo: Path, path: str) -> list[IndexEntry]:
     """Every index entry of a path: stage 0 when clean, stages 1-3 when unmerged."""
-    entries = []
-    for item in filter(None, _git(repo, "ls-files", "-s", "-z", "--", path).stdout.split("\0")):
-        meta, name = item.split("\t", 1)
-        mode, sha, stage = meta.split()
-        entries.append(IndexEntry(mode, sha, int(stage), name))
-    return entries
+    items = _git(repo, "ls-files", "-s", "-z", "--", path).stdout.split("\0")
+    rows = (item.split("\t", 1) for item in items if item)
+    return [IndexEntry(m[0], m[1], int(m[2]), name) for meta, name in rows if (m := meta.split())]
 
 
 def in_progress_operation(repo: Path, gd: Path | None = None) -> str | None:
@@ -221,10 +216,9 @@ def in_progress(repo: Path) -> InProgress | None:
         # SQUASH_MSG lists the squashed commits newest first, each as a `commit SHA` line
         return InProgress(operation, _commit_in(gd / "SQUASH_MSG", "^commit "), "SQUASH_MSG")
     if operation == "rebase":
-        for source in ("rebase-merge/onto", "rebase-apply/onto"):
-            if onto := _commit_in(gd / source):
-                return InProgress(operation, onto, source)
-        return InProgress(operation, None, "rebase-merge/onto")
+        sources = ("rebase-merge/onto", "rebase-apply/onto")
+        source = next((s for s in sources if _commit_in(gd / s)), sources[0])
+        return InProgress(operation, _commit_in(gd / source), source)
     return InProgress(operation, verify_commit(repo, "HEAD"), "HEAD")
 
 
@@ -251,7 +245,7 @@ def add(repo: Path, *paths: str) -> None:
 
 
 def blob_bytes(repo: Path, sha: str) -> bytes:
-    return _bytes(repo, "cat-file", "blob", "--end-of-options", sha)
+    return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", "--end-of-options", sha])
 
 
 def object_exists(repo: Path, sha: str) -> bool:

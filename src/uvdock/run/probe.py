@@ -3,20 +3,23 @@ engine, its init, an image, a container, and whether an exec target mounts this 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.run import engines, proc
+from uvdock.files import textlines
+from uvdock.run import engines, git, proc
 
 # What docker and podman say when nothing answers on their socket.
 _NO_DAEMON = ("Cannot connect", "connect:", "dial unix", "Is the docker daemon running")
 
 
-def daemon_silent(stderr: str) -> bool:
-    return any(sign in stderr for sign in _NO_DAEMON)
+def unreachable(done: proc.Completed) -> bool:
+    """Whether the engine failed because its daemon did not answer."""
+    return not done.ok and any(sign in done.stderr for sign in _NO_DAEMON)
 
 
 def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str = "") -> str:
@@ -31,7 +34,7 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str 
     has_docker, has_podman = (proc.which(name, env) is not None for name in ("docker", "podman"))
     docker_daemon = bool(env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
     if has_docker and docker_daemon:  # unless no daemon answers it (stopped, or stale)
-        silent = has_podman and image("docker", "uvdock-probe", env, timeout=30).unreachable
+        silent = has_podman and unreachable(image("docker", "uvdock-probe", env, timeout=30))
         return "podman" if silent else "docker"
     if has_podman or has_docker or dry_run:
         return "podman" if has_podman else "docker"
@@ -47,18 +50,12 @@ def engine_init(engine: str, env: Mapping[str, str]) -> str:
     return next((p for p in places if engine == "podman" and os.path.isfile(p)), "")
 
 
-class ImageProbe(NamedTuple):
-    present: bool
-    unreachable: bool  # the engine's daemon did not answer
-    stderr: str
-
-
 def image(
     engine: str, image: str, env: Mapping[str, str], *, timeout: float | None = None
-) -> ImageProbe:
+) -> proc.Completed:
+    """`image inspect`: ok when the image is present (see `unreachable` for why not)."""
     argv = [engine, "image", "inspect", "--format", "{{.Id}}", engines.operand(image, "image")]
-    out = proc.run(argv, env=env, check=False, timeout=timeout)
-    return ImageProbe(out.ok, not out.ok and daemon_silent(out.stderr), out.stderr)
+    return proc.run(argv, env=env, check=False, timeout=timeout)
 
 
 class ContainerInfo(NamedTuple):
@@ -100,31 +97,22 @@ def _key(placement: engines.Placement, workdir: str, repo: Path) -> str:
     return f"{placement.engine}:{placement.container}:{workdir}:{repo}"
 
 
-def _verified_file(repo: Path) -> Path:
-    from uvdock.run import git
-
-    return git.git_dir(repo) / "uvdock" / "verified-containers"
-
-
-def _verified_ids(repo: Path) -> dict[str, str]:
+def _verified_ids(repo: Path) -> tuple[Path, dict[str, str]]:
     # Tab-separated lines rather than JSON: this is read on every exec, and importing
     # json is a measurable share of that path's start-up budget.
-    from uvdock.files import textlines
-
-    try:
-        text = textlines.read_text(_verified_file(repo), errors="replace", newlines=True)
-    except OSError:
-        return {}
-    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+    path, text = git.git_dir(repo) / "uvdock" / "verified-containers", ""
+    with contextlib.suppress(OSError):
+        text = textlines.read_text(path, errors="replace", newlines=True)
+    return path, dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
 
 
 def _remember(repo: Path, key: str, container_id: str | None) -> None:
     from uvdock.files.edit import atomic_write
 
-    data = _verified_ids(repo)
-    data.pop(key, None)
-    data.update({key: container_id} if container_id else {})
-    path = _verified_file(repo)
+    path, data = _verified_ids(repo)
+    data = {k: v for k, v in data.items() if k != key} | (
+        {key: container_id} if container_id else {}
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, "".join(f"{k}\t{v}\n" for k, v in sorted(data.items())))
 
@@ -135,7 +123,7 @@ def verified(
     """The exec target's id, once checked to run and mount `repo` at `workdir` (`cached`:
     an id checked before, without asking the engine)."""
     key = _key(placement, workdir, repo)
-    if cached and (known := _verified_ids(repo).get(key)):
+    if cached and (known := _verified_ids(repo)[1].get(key)):
         return known
     info = container(placement.engine, placement.container, env)
     if info is None:
@@ -163,7 +151,7 @@ def verified_gone(
     placement: engines.Placement, workdir: str, repo: Path, env: Mapping[str, str]
 ) -> bool:
     """Whether the id last verified for this exec target no longer exists (then forgotten)."""
-    known = _verified_ids(repo).get(key := _key(placement, workdir, repo))
+    known = _verified_ids(repo)[1].get(key := _key(placement, workdir, repo))
     if known and container(placement.engine, known, env) is None:
         _remember(repo, key, None)
         return True

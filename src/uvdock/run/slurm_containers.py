@@ -69,8 +69,7 @@ _LIST = 'enroot list | while read -r n; do echo "$SLURMD_NODENAME $n"; done'
 def list_containers(
     env: Mapping[str, str], extra_args: Sequence[str], nodes: Sequence[str]
 ) -> dict[str, list[str]]:
-    """The reusable containers uvdock created (their pyxis names), on each node of `nodes`
-    (one task per node, at once)."""
+    """The reusable containers uvdock created (pyxis names) on each of `nodes`, at once."""
     found = proc.ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
     if not found.ok:
         raise EnvironmentUnusable(f"could not list enroot containers through srun: {found.said}")
@@ -117,9 +116,8 @@ def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> 
     (its tasks and pyxis's clean-up end with it), and wait until squeue no longer lists
     it, so nothing of it is left when uvdock exits."""
     proc.ask(["scancel", "--quiet", f"--name={job_name}"], env)
-    for step in _listed(env, job_name):
-        if "." in step:
-            proc.ask(["scancel", "--quiet", step], env)
+    for step in (step for step in _listed(env, job_name) if "." in step):
+        proc.ask(["scancel", "--quiet", step], env)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and _listed(env, job_name):
         time.sleep(0.2)

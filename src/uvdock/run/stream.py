@@ -28,16 +28,11 @@ def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> Non
         # build or pull pays nothing for it.
         from uvdock.run import probe
 
-        try:
-            version = [argv[0], "version", "--format", "{{.Server.Version}}"]
-            answer = proc.run(version, env=ctx.env, check=False, timeout=30)
-            silent = not answer.ok and probe.daemon_silent(answer.stderr)
-            unreachable = answer.stderr.strip().splitlines()[-1] if silent else None
-        except CommandFailed:
-            unreachable = "no answer within 30 s"
-        if unreachable is not None:  # else the step's own failure stands
+        version = [argv[0], "version", "--format", "{{.Server.Version}}"]
+        answer = proc.ask(version, ctx.env)  # a timeout (exit -1) is no answer either
+        if answer.returncode == -1 or probe.unreachable(answer):  # else the step's failure stands
             raise EnvironmentUnusable(
-                f"{step} failed: the {argv[0]} daemon is not reachable ({unreachable})",
+                f"{step} failed: the {argv[0]} daemon is not reachable ({answer.said})",
                 hint="start it, or point DOCKER_HOST at a running one; `uvdock doctor` checks",
             )
     raise CommandFailed(argv, code, message=f"{step} exited with status {code}", hint=hint)
