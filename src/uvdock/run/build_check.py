@@ -1,19 +1,19 @@
-"""Whether this engine's builder can parse the Dockerfile's heredocs (image/heredoc.py): asked
-before a build, so a refusal comes first rather than minutes in as
-`Unknown instruction: "APT-GET"`. The builder is asked of the engine, read-only: podman's
-buildah version, docker's BuildKit, or podman behind the docker CLI."""
+"""An image build's engine steps. Whether the builder (podman's buildah, docker's BuildKit, or
+podman behind the docker CLI, asked read-only) can parse the Dockerfile's heredocs
+(image/heredoc.py), asked first, rather than failing minutes in as `Unknown instruction:
+"APT-GET"`. The steps (build, pull) run with the terminal attached and no spinner of ours: the
+child draws its own progress (BuildKit, buildah, layer bars), which a status line would garble."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from uvdock.errors import EnvironmentUnusable
+from uvdock.errors import CommandFailed, EnvironmentUnusable
 from uvdock.files import textlines
 from uvdock.image import heredoc
 from uvdock.image.heredoc import Builder
-from uvdock.run import proc
-from uvdock.run.probe import unreachable
+from uvdock.run import probe, proc
 
 if TYPE_CHECKING:
     from uvdock.context import Context
@@ -47,7 +47,7 @@ def builder(engine: str, env: Mapping[str, str]) -> Builder:
         return Builder("podman", version, buildah=buildah)
     out = proc.ask(["docker", "version", "--format", "{{json .}}"], env)
     client, podman = _docker_versions(out.stdout)
-    if unreachable(out):
+    if probe.unreachable(out):
         return Builder("docker", client)  # no daemon: the build itself says so, with its hint
     if podman:
         return Builder("docker", client, podman_server=podman)
@@ -73,3 +73,24 @@ def _docker_versions(text: str) -> tuple[str, str]:
     components = (data.get("Server") or {}).get("Components") or []
     podman = [c for c in components if "podman" in str(c.get("Name", "")).lower()]
     return client, str(podman[0].get("Version", "")) if podman else ""
+
+
+def stream(ctx: Context, argv: Sequence[str], *, hint: str | None = None) -> None:
+    """Run `argv` in the repository: a non-zero exit is CommandFailed naming the step, or
+    exit 3 when the engine's daemon does not answer at all."""
+    ctx.out.detail("+ " + " ".join(argv))
+    code = proc.run_foreground(argv, cwd=ctx.repo, env=ctx.env)
+    if code == 0:
+        return
+    step = " ".join(argv[:2])  # "docker build", "podman pull", "enroot import"
+    if argv[0] in ("docker", "podman"):
+        # Why the engine cannot reach its daemon, asked only after a failure, so a working
+        # build or pull pays nothing for it.
+        version = [argv[0], "version", "--format", "{{.Server.Version}}"]
+        answer = proc.ask(version, ctx.env)  # a timeout (exit -1) is no answer either
+        if answer.returncode == -1 or probe.unreachable(answer):  # else the step's failure stands
+            raise EnvironmentUnusable(
+                f"{step} failed: the {argv[0]} daemon is not reachable ({answer.said})",
+                hint="start it, or point DOCKER_HOST at a running one; `uvdock doctor` checks",
+            )
+    raise CommandFailed(argv, code, message=f"{step} exited with status {code}", hint=hint)

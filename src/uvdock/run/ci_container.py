@@ -335,8 +335,7 @@ class CIContainer:
 
     def _give_back(self, writes: Sequence[str]) -> None:
         """Files a root container wrote into the repo go back to the invoking user."""
-        user = ownership.invoking_user(self.env)
-        if self.placement.mode == "local" or user is None:
+        if self.placement.mode == "local" or (user := ownership.invoking_user(self.env)) is None:
             return
         uid, gid = user
         foreign = [w for w in writes if (p := self.repo / w).exists() and p.stat().st_uid != uid]

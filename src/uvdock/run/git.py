@@ -33,8 +33,7 @@ def absolute_git_paths(env: MutableMapping[str, str], cwd: Path) -> None:
     """GIT_PATHS made absolute from where uvdock was started, in `env` and for every git it
     runs: a relative GIT_DIR names the repository the user's own git sees there."""
     for name in GIT_PATHS:
-        value = env.get(name)
-        if value and not os.path.isabs(value):
+        if (value := env.get(name)) and not os.path.isabs(value):
             env[name] = os.environ[name] = os.path.normpath(cwd / value)
 
 
@@ -102,8 +101,7 @@ def checked_ref(ref: str, origin: str) -> str:
         raise InputRefused(
             f"{origin} {ref!r}: a revision cannot start with '-' (it would read as an option)"
         )
-    bad = _NOT_IN_REVISION.search(ref)
-    if bad is not None:
+    if (bad := _NOT_IN_REVISION.search(ref)) is not None:
         raise InputRefused(f"{origin} {ref!r}: {bad.group()!r} is not allowed in a revision")
     return ref
 

@@ -1,8 +1,7 @@
 """All of uvdock's signal handling (SIGINT, SIGTERM): the moments that must not be cut in
-half. `held()` defers both while files are swapped or restored, then raises
-KeyboardInterrupt, unless an interrupt is already being handled. Children never need
-shielding: each runs in a process group of its own (run/proc.py), out of the terminal's reach.
-"""
+half. `held()` defers both while files are swapped or restored, then raises KeyboardInterrupt,
+unless an interrupt is already being handled. Children never need shielding: each runs in a
+process group of its own (run/proc.py), out of the terminal's reach."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable
-from uvdock.run import proc
+from uvdock.run import proc, signals
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
@@ -195,7 +195,6 @@ def import_sqsh(
 
     from uvdock.files.edit import atomic_write
     from uvdock.image import build as imagebuild
-    from uvdock.run import signals
 
     found = proc.run([engine, "image", "inspect", image], env=env, check=False, timeout=60)
     if not found.ok:

@@ -54,8 +54,7 @@ def mark_ready(git_dir: Path, name: str, nodes: Sequence[str]) -> None:
 def forget(git_dir: Path, nodes: Sequence[str]) -> None:
     """Forget every container recorded on `nodes` (they were removed there), and those
     recorded on a node Slurm could not name (it may be one of them)."""
-    kept = [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)]
-    _write(git_dir, kept)
+    _write(git_dir, [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)])
 
 
 def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused, Interrupted
 from uvdock.files import textlines
+from uvdock.run import proc
 from uvdock.run.ci_container import CIContainer
 
 
@@ -35,7 +36,6 @@ def report_uv(ctx: Context, shim: CIContainer) -> None:
 def _uv_said(ctx: Context, shim: CIContainer, answer: str) -> None:
     """Which uv answered in the container, and how it differs from the project's and the host's."""
     from uvdock.project import pyproject, uvversion
-    from uvdock.run import proc
 
     container = uvversion.parse(answer)
     if container is None:

@@ -11,9 +11,8 @@ from uvdock.commands.base import Command as BaseCommand
 from uvdock.commands.base import engine_for
 from uvdock.errors import InputRefused
 from uvdock.image import build as imagebuild
-from uvdock.run.build_check import check_heredocs
+from uvdock.run.build_check import check_heredocs, stream
 from uvdock.run.engines import operand
-from uvdock.run.stream import stream
 
 if TYPE_CHECKING:
     from uvdock.context import Context
