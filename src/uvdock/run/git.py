@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -83,6 +83,23 @@ def git_dir(repo: Path) -> Path:
     if not out.ok:
         raise EnvironmentUnusable(f"{repo}: git finds no repository here ({out.said})")
     return Path(out.stdout.strip())
+
+
+def read_record(git_dir: Path, name: str, sep: str) -> list[tuple[str, str]]:
+    """uvdock's record `name` in the git dir: a pair a line. [] when it is missing or damaged
+    (not text): what it vouched for is then checked again, not trusted."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        lines = textlines.read_text(git_dir / "uvdock" / name, newlines=True).splitlines()
+        return [(f[0], f[1]) for f in (line.split(sep) for line in lines) if len(f) == 2]
+    return []
+
+
+def write_record(git_dir: Path, name: str, sep: str, pairs: Iterable[tuple[str, str]]) -> None:
+    from uvdock.files.edit import atomic_write
+
+    (git_dir / "uvdock").mkdir(parents=True, exist_ok=True)
+    text = "".join(f"{a}{sep}{b}\n" for a, b in sorted(set(pairs)))
+    atomic_write(git_dir / "uvdock" / name, text)
 
 
 # Characters no revision uvdock accepts may hold: whitespace and controls (never in a ref

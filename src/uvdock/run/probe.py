@@ -3,14 +3,12 @@ engine, its init, an image, a container, and whether an exec target mounts this 
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.files import textlines
 from uvdock.run import engines, git, proc
 
 # What docker and podman say when nothing answers on their socket.
@@ -97,24 +95,16 @@ def _key(placement: engines.Placement, workdir: str, repo: Path) -> str:
     return f"{placement.engine}:{placement.container}:{workdir}:{repo}"
 
 
-def _verified_ids(repo: Path) -> tuple[Path, dict[str, str]]:
-    # Tab-separated lines rather than JSON: this is read on every exec, and importing
-    # json is a measurable share of that path's start-up budget.
-    path, text = git.git_dir(repo) / "uvdock" / "verified-containers", ""
-    with contextlib.suppress(OSError):
-        text = textlines.read_text(path, errors="replace", newlines=True)
-    return path, dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+def _verified_ids(repo: Path) -> dict[str, str]:
+    # A record of tab-separated lines rather than JSON: this is read on every exec, and
+    # importing json is a measurable share of that path's start-up budget.
+    return dict(git.read_record(git.git_dir(repo), "verified-containers", "\t"))
 
 
 def _remember(repo: Path, key: str, container_id: str | None) -> None:
-    from uvdock.files.edit import atomic_write
-
-    path, data = _verified_ids(repo)
-    data = {k: v for k, v in data.items() if k != key} | (
-        {key: container_id} if container_id else {}
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, "".join(f"{k}\t{v}\n" for k, v in sorted(data.items())))
+    kept = [(k, v) for k, v in _verified_ids(repo).items() if k != key]
+    new = [(key, container_id)] if container_id else []
+    git.write_record(git.git_dir(repo), "verified-containers", "\t", kept + new)
 
 
 def verified(
@@ -123,7 +113,7 @@ def verified(
     """The exec target's id, once checked to run and mount `repo` at `workdir` (`cached`:
     an id checked before, without asking the engine)."""
     key = _key(placement, workdir, repo)
-    if cached and (known := _verified_ids(repo)[1].get(key)):
+    if cached and (known := _verified_ids(repo).get(key)):
         return known
     info = container(placement.engine, placement.container, env)
     if info is None:
@@ -151,7 +141,7 @@ def verified_gone(
     placement: engines.Placement, workdir: str, repo: Path, env: Mapping[str, str]
 ) -> bool:
     """Whether the id last verified for this exec target no longer exists (then forgotten)."""
-    known = _verified_ids(repo)[1].get(key := _key(placement, workdir, repo))
+    known = _verified_ids(repo).get(key := _key(placement, workdir, repo))
     if known and container(placement.engine, known, env) is None:
         _remember(repo, key, None)
         return True

@@ -4,15 +4,13 @@ enroot's list and remove on each node (for `doctor`)."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.files import textlines
-from uvdock.run import proc, signals
+from uvdock.run import git, proc, signals
 from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX
 from uvdock.run.slurm_steps import EVERY_NODE, shape_args, without_pyxis
 
@@ -26,21 +24,7 @@ ANY_NODE = "*"  # the record's node when Slurm could not say which (engine-args 
 
 
 def _entries(git_dir: Path) -> list[tuple[str, str]]:
-    """The record: (node, name) whose unpack finished there. [] when it is missing or
-    damaged (not text): the containers are then unpacked again, not trusted, as is one on a
-    line of one word (a record of before it was per node)."""
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = textlines.read_text(git_dir / "uvdock" / _READY_FILE).splitlines()
-        return [(f[0], f[1]) for f in (line.split() for line in lines) if len(f) == 2]
-    return []
-
-
-def _write(git_dir: Path, entries: Sequence[tuple[str, str]]) -> None:
-    from uvdock.files.edit import atomic_write
-
-    (git_dir / "uvdock").mkdir(parents=True, exist_ok=True)
-    text = "".join(f"{node} {name}\n" for node, name in sorted(set(entries)))
-    atomic_write(git_dir / "uvdock" / _READY_FILE, text)
+    return git.read_record(git_dir, _READY_FILE, " ")
 
 
 def ready_nodes(git_dir: Path, name: str) -> list[str]:
@@ -48,13 +32,14 @@ def ready_nodes(git_dir: Path, name: str) -> list[str]:
 
 
 def mark_ready(git_dir: Path, name: str, nodes: Sequence[str]) -> None:
-    _write(git_dir, [*_entries(git_dir), *((node, name) for node in nodes)])
+    git.write_record(git_dir, _READY_FILE, " ", [*_entries(git_dir), *((n, name) for n in nodes)])
 
 
 def forget(git_dir: Path, nodes: Sequence[str]) -> None:
     """Forget every container recorded on `nodes` (they were removed there), and those
     recorded on a node Slurm could not name (it may be one of them)."""
-    _write(git_dir, [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)])
+    kept = [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)]
+    git.write_record(git_dir, _READY_FILE, " ", kept)
 
 
 def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:
