@@ -23,22 +23,20 @@ _READY_FILE = "srun-containers"  # in .git/uvdock: NODE NAME of each finished un
 ANY_NODE = "*"  # the record's node when Slurm could not say which (engine-args pin their own)
 
 
-def _entries(git_dir: Path) -> list[tuple[str, str]]:
-    return git.read_record(git_dir, _READY_FILE, " ")
-
-
 def ready_nodes(git_dir: Path, name: str) -> list[str]:
-    return [node for node, n in _entries(git_dir) if n == name]
+    return [node for node, n in git.read_record(git_dir, _READY_FILE, " ") if n == name]
 
 
 def mark_ready(git_dir: Path, name: str, nodes: Sequence[str]) -> None:
-    git.write_record(git_dir, _READY_FILE, " ", [*_entries(git_dir), *((n, name) for n in nodes)])
+    entries = git.read_record(git_dir, _READY_FILE, " ")
+    git.write_record(git_dir, _READY_FILE, " ", [*entries, *((node, name) for node in nodes)])
 
 
 def forget(git_dir: Path, nodes: Sequence[str]) -> None:
     """Forget every container recorded on `nodes` (they were removed there), and those
     recorded on a node Slurm could not name (it may be one of them)."""
-    kept = [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)]
+    entries = git.read_record(git_dir, _READY_FILE, " ")
+    kept = [(node, n) for node, n in entries if node not in (*nodes, ANY_NODE)]
     git.write_record(git_dir, _READY_FILE, " ", kept)
 
 
