@@ -86,8 +86,8 @@ def git_dir(repo: Path) -> Path:
 
 
 def read_record(git_dir: Path, name: str, sep: str) -> list[tuple[str, str]]:
-    """uvdock's record `name` in the git dir: a pair a line. [] when it is missing or damaged
-    (not text): what it vouched for is then checked again, not trusted."""
+    """uvdock's record `name` in the git dir, a pair a line; [] when missing or damaged (not
+    text): what it vouched for is checked again, not trusted."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
         lines = textlines.read_text(git_dir / "uvdock" / name, newlines=True).splitlines()
         return [(f[0], f[1]) for f in (line.split(sep) for line in lines) if len(f) == 2]

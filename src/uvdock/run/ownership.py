@@ -82,9 +82,8 @@ def require_own_mounts(
     said: Callable[[str], str],
     env: Mapping[str, str],
 ) -> None:
-    """Exit 2 unless the uv cache and every read-write bind mount in engine-args, mounted
-    read-write into a container, is the user's own folder: never `/`, never a folder owned
-    by another user, whoever configured them (`said(name)` words who did)."""
+    """Exit 2 unless the uv cache and every read-write bind mount in engine-args is the user's
+    own folder (never `/`, never another user's), whoever set them (`said(name)` says who)."""
     mounts = [(cache, "uv cache", "uv_cache")] if cache else []
     mounts += [(source, "mount", "engine_args") for source in rw_bind_sources(engine_args)]
     sudoer = env.get("SUDO_UID", "") if os.geteuid() == 0 else ""  # under sudo: theirs too
