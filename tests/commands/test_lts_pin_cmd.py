@@ -48,11 +48,11 @@ def test_the_rebuild_step_is_offered_only_where_it_works(
 ) -> None:
     # Megatron-LM's LTS Dockerfile uses heredocs: podman 4.3 (buildah < 1.35) refuses it.
     from uvdock.image import heredoc
-    from uvdock.run import builder_probe
+    from uvdock.run import build_check
 
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed")
-    verdict = heredoc.verdict(builder_probe.builder("podman", dict(os.environ)), "D", 1)
+    verdict = heredoc.verdict(build_check.builder("podman", dict(os.environ)), "D", 1)
     refused = verdict is not None and verdict.refuse
     monkeypatch.setenv("UVDOCK_ENGINE", "podman")
     result = run_cli("--repo", megatron_repo, "lts", "pin", "einops==0.8.10", "--lts")

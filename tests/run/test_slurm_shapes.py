@@ -34,7 +34,7 @@ def test_sync_is_one_task_per_node_with_a_bound_on_stragglers() -> None:
 
 def test_a_users_own_container_name_replaces_uvdocks() -> None:
     extra = ("--container-name", "mine")
-    assert slurm.own_container_name(extra) == "mine"
+    assert slurm.option_value(extra, "--container-name", "--container-name") == "mine"
     placement = engines.Placement("srun", "srun", "", "/i.sqsh", extra)
     argv = engines.srun_argv(placement, ["true"], mounts=MOUNTS, pty=False)
     assert [a for a in argv if a.startswith("--container-name")] == ["--container-name"]

@@ -116,7 +116,7 @@ class _Checks:
             why = ""  # named on this command line
         else:
             why = f" ({origin})" if origin.startswith("derived") else f" (set in {origin})"
-        if not probe.image(engine, placement.image, self.ctx.env, timeout=60).present:
+        if not probe.image(engine, placement.image, self.ctx.env, timeout=60).ok:
             missing = f"image {placement.image} is not present in {engine}{why}"
             return "fail", missing, self._image_fix()
         return "pass", f"image {placement.image} present{why}", ""

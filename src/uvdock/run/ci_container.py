@@ -5,6 +5,7 @@ giving the files they wrote back to the invoking user. The argv shapes are engin
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -13,13 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import engines, ownership, probe, proc, signals, stop
+from uvdock.run import engines, git, ownership, probe, proc, signals, slurm, slurm_steps, stop
+from uvdock.run.slurm_containers import cancel_job, ready_nodes, unpack_once
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
     from uvdock.ui.output import Output
-
-RUN_MARKER = stop.RUN_MARKER
 
 
 class CIContainer:
@@ -64,15 +64,14 @@ class CIContainer:
         if cfg.engine == "auto" and engines.inside_ci_container(self.env, cfg.venv):
             return engines.Placement("local")
         if cfg.engine == "srun":
-            from uvdock.run import slurm
-
             image = slurm.configured_image(cfg, self.repo, check=False)
-            own = slurm.own_container_name(cfg.engine_args)  # replaces uvdock's, never both
+            # engine-args' own pyxis container name replaces uvdock's, never both
+            own = slurm.option_value(cfg.engine_args, "--container-name", "--container-name")
             container = "" if own else slurm.container_name(image, self.repo, os.getuid())
             return engines.Placement("srun", "srun", container, image, cfg.engine_args)
         said = self._said("engine")
         engine = probe.pick_engine(cfg.engine, self.env, dry_run=self.dry_run, said=said)
-        marker = ((RUN_MARKER, self.run_id),)  # what stop.stop_tagged finds the command by
+        marker = ((stop.RUN_MARKER, self.run_id),)  # what stop.stop_tagged finds the command by
         if cfg.container:
             return engines.Placement("exec", engine, cfg.container, env=marker)
         if not cfg.image:
@@ -120,13 +119,15 @@ class CIContainer:
         *,
         tty: bool = False,
         version: bool = False,
-        nodes: Sequence[str] | None = None,
+        shape: Sequence[str] | None = None,
     ) -> list[str]:
+        """The argv for `command` here; `shape`: srun's nodes and tasks, else the steps'."""
         at, mounts = self.target, self.mounts
         name = self.container_name if at.mode in ("run", "srun") else None
-        shape = self.srun.shape(nodes) if at.mode == "srun" else []
+        if at.mode == "srun" and shape is None:
+            shape = slurm_steps.shape_args(self.srun.tasks, self.srun.nodes())
         return engines.command_argv(
-            at, command, mounts=mounts, tty=tty, name=name, version_first=version, shape=shape
+            at, command, mounts=mounts, tty=tty, name=name, version_first=version, shape=shape or ()
         )
 
     @cached_property
@@ -138,7 +139,15 @@ class CIContainer:
         hear, self.on_uv_version = self.on_uv_version, None
         if hear is None or command[:1] != ["uv"]:
             return None
-        return lambda line: engines.version_said(line, hear)
+
+        def said(line: bytes) -> bytes:  # the version goes to `hear`; anything else is shown
+            text = line.decode(errors="replace")
+            if not text.startswith(engines.VERSION_LINE):
+                return line
+            hear(text.removeprefix(engines.VERSION_LINE).strip())
+            return b""
+
+        return said
 
     @cached_property
     def step_env(self) -> Mapping[str, str]:
@@ -150,19 +159,15 @@ class CIContainer:
     def check_usable(self) -> None:
         """Exit 3 unless the command could run: engine, image or container, mounts. Probed
         once: `add` asks through `capture` and again through `run`."""
-        if self._usable:
-            return
         at = self.placement
-        if at.mode == "local" and not self.dry_run and proc.which("uv", self.env) is None:
-            mine = f"on this machine ({at.said or '--engine local'})"
-            raise EnvironmentUnusable(
-                f"uv is not on PATH {mine if at.by_hand else 'in this container'}"
-            )
-        if self.dry_run or at.mode == "local":
+        if self._usable or self.dry_run:
             pass
+        elif at.mode == "local":
+            if proc.which("uv", self.env) is None:
+                mine = f"on this machine ({at.said or '--engine local'})"
+                where = mine if at.by_hand else "in this container"
+                raise EnvironmentUnusable(f"uv is not on PATH {where}")
         elif at.mode == "srun":
-            from uvdock.run import slurm
-
             if proc.which("srun", self.env) is None:
                 raise EnvironmentUnusable(
                     f"{self._said('engine')}: `srun` is not on PATH (not on a Slurm login node?)"
@@ -171,11 +176,11 @@ class CIContainer:
             slurm.preflight(self.env, at.extra_args)
         elif at.mode == "exec":
             probe.verified(at, self.config.workdir, self.repo, self.env, cached=False)
-        elif (found := probe.image(at.engine, at.image, self.env)).unreachable:
+        elif probe.unreachable(found := probe.image(at.engine, at.image, self.env)):
             raise EnvironmentUnusable(
-                f"{at.engine} is installed but its daemon is not reachable: {found.stderr.strip().splitlines()[-1]}"
+                f"{at.engine} is installed but its daemon is not reachable: {found.said}"
             )
-        elif not found.present:
+        elif not found.ok:
             raise EnvironmentUnusable(
                 f"image {at.image} is not present in {at.engine}",
                 hint="build it with `uvdock image build`, pull it with `uvdock image pull`, or name another with --image",
@@ -296,10 +301,7 @@ class CIContainer:
     ) -> int:
         """Run an argv built for this placement; an interrupt stops what it started.
         `interactive`: it has a terminal (`-t`, `--pty`) and gets the user's keys."""
-        if self.out.verbose:
-            import shlex
-
-            self.out.detail("+ " + shlex.join(argv))
+        self.out.detail("+ " + shlex.join(argv))
         mode, engine = self.placement.mode, self.placement.engine
         # Should uvdock die while a shell runs in a run container, the shell is hung up
         # through the engine, as a closed terminal would: nothing else would ever end it.
@@ -326,17 +328,14 @@ class CIContainer:
                 at.engine, self.container_name, self.env, grace=grace, log=self.out.detail
             )
         elif at.mode == "srun":  # should srun have died before it ended its job
-            from uvdock.run import slurm_containers
-
-            slurm_containers.cancel_job(self.env, self.container_name)
+            cancel_job(self.env, self.container_name)
         if problem and problem not in self._stop_problems:
             self._stop_problems.append(problem)
             self.out.error(problem)
 
     def _give_back(self, writes: Sequence[str]) -> None:
         """Files a root container wrote into the repo go back to the invoking user."""
-        user = ownership.invoking_user(self.env)
-        if self.placement.mode == "local" or user is None:
+        if self.placement.mode == "local" or (user := ownership.invoking_user(self.env)) is None:
             return
         uid, gid = user
         foreign = [w for w in writes if (p := self.repo / w).exists() and p.stat().st_uid != uid]
@@ -354,39 +353,25 @@ class Spread:
     there first, and a step on every node with each node's outcome named."""
 
     def __init__(self, ci: CIContainer) -> None:
-        from uvdock.run.slurm_steps import ONCE
-
-        self.ci, self.tasks = ci, ONCE
+        self.ci, self.tasks = ci, slurm_steps.ONCE
         self._nodes: dict[str, list[str]] = {}
 
     def nodes(self) -> list[str]:
-        from uvdock.run import git, slurm_containers, slurm_steps
-
         ci, tasks = self.ci, self.tasks
         if tasks not in self._nodes and not ci.dry_run:  # a dry run asks Slurm nothing
             at = ci.placement
-            ready = slurm_containers.ready_nodes(git.git_dir(ci.repo), at.container)
+            ready = ready_nodes(git.git_dir(ci.repo), at.container)
             self._nodes[tasks] = slurm_steps.step_nodes(ci.env, at.extra_args, tasks, ready)
         return self._nodes.get(tasks, [])
 
-    def shape(self, nodes: Sequence[str] | None = None) -> list[str]:
-        """srun's options for the steps, or for the unpack on `nodes`."""
-        from uvdock.run import slurm_steps
-
-        if nodes is not None:
-            return slurm_steps.shape_args(slurm_steps.EVERY_NODE, nodes)
-        return slurm_steps.shape_args(self.tasks, self.nodes())
-
     def unpack(self) -> None:
         """The image's container on each of the nodes that lacks it (not in a dry run)."""
-        from uvdock.run import git, slurm_containers
-
-        ci = self.ci
+        ci, shape = self.ci, slurm_steps.shape_args
         if not ci.dry_run:
-            slurm_containers.unpack_once(
+            unpack_once(
                 ci.placement,
                 self.nodes(),
-                lambda nodes: ci.argv(["true"], nodes=nodes),  # the step that unpacks
+                lambda nodes: ci.argv(["true"], shape=shape(slurm_steps.EVERY_NODE, nodes)),
                 git.git_dir(ci.repo),
                 ci.foreground,
                 ci.out,
@@ -394,10 +379,8 @@ class Spread:
             )
 
     def on_every_node(self, command: Sequence[str]) -> int:
-        from uvdock.run.slurm_steps import NodeReport
-
         ci = self.ci
-        report = NodeReport(ci.repo, ci.config.workdir, ci.run_id, self.nodes())
+        report = slurm_steps.NodeReport(ci.repo, ci.config.workdir, ci.run_id, self.nodes())
         try:
             code = ci.foreground(ci.argv(report.command(command)))
         except BaseException:

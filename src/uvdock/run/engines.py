@@ -4,7 +4,7 @@ nothing here starts a process; only `inside_ci_container` looks at marker files.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -120,23 +120,12 @@ VERSION_LINE = "uvdock-version: "
 VERSION_FIRST = _FOUND + f'echo "{VERSION_LINE}$("$0" --version)" >&2; exec "$0" "$@"'
 
 
-def version_said(line: bytes, hear: Callable[[str], None]) -> bytes:
-    """The first line of a VERSION_FIRST run's stderr: the version goes to `hear`, and
-    anything else is shown as it is."""
-    text = line.decode(errors="replace")
-    if not text.startswith(VERSION_LINE):
-        return line
-    hear(text.removeprefix(VERSION_LINE).strip())
-    return b""
-
-
 def start_failure(
     placement: Placement, message: str, config_file: Path, engine_args: str
 ) -> EnvironmentUnusable:
     """The engine could not start a run container (exit 125): its own last words, and the
     fix for the causes known to happen (rootless networking, a missing network, storage)."""
     engine, text = placement.engine, message.lower()
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
     if any(sign in text for sign in ("slirp4netns", "/dev/net/tun", "pasta", "rootlessport")):
         hint = (
             f"{engine}'s rootless networking does not work here: use the host's network, "
@@ -151,7 +140,7 @@ def start_failure(
         hint = f"{engine}'s storage is full or unusable: see `{engine} system df`, `{engine} info`"
     else:
         hint = f"`{engine} run` fails the same way by hand; `uvdock doctor` checks the engine"
-    said = lines[-1].removeprefix("Error: ") if lines else "no message"
+    said = (message.strip().splitlines() or ["no message"])[-1].strip().removeprefix("Error: ")
     return EnvironmentUnusable(
         f"{engine} could not start a container of {placement.image}: {said}", hint=hint
     )
@@ -168,13 +157,12 @@ def srun_argv(
     job_name: str | None = None,
     shape: Sequence[str] = (),
 ) -> list[str]:
-    """srun with pyxis. The step's variables (UV_CACHE_DIR ...) are not options here: they go
-    into srun's own environment (run/slurm.step_env), as `--export=ALL,VAR=value` loses to a
-    VAR the caller already has on Slurm 22.05. `placement.container` names the reusable
-    unpacked container (pyxis --container-name); `no_exec` never joins another step's
-    running container, whose mounts may be another checkout's; it is writable (`uvdock
-    sync` installs into it), as is one named in engine-args unless they say otherwise.
-    `shape` (nodes, tasks: run/slurm.shape_args) comes after engine-args, so it wins."""
+    """srun with pyxis. The step's variables go into srun's own environment (srun_env), as
+    `--export=ALL,VAR=value` loses to a VAR the caller already has on Slurm 22.05. The
+    reusable container (`placement.container`) is `no_exec`: never another step's running
+    one, whose mounts may be another checkout's; it is writable (`uvdock sync` installs into
+    it), as is one named in engine-args unless they say otherwise. `shape` (nodes, tasks:
+    slurm_steps.shape_args) comes after engine-args, so it wins."""
     argv = ["srun"]
     argv += [f"--job-name={operand(job_name, 'job name')}"] if job_name else []
     argv += [f"--nodes={nodes}"] if nodes is not None else []
@@ -223,8 +211,7 @@ def command_argv(
     version_first: bool = False,
     shape: Sequence[str] = (),
 ) -> list[str]:
-    """The argv that runs `command` at `placement` (uv work: never with GPUs); `shape`:
-    srun's nodes and tasks."""
+    """The argv that runs `command` at `placement` (uv work: never with GPUs)."""
     if placement.mode == "local":
         return list(command)
     if placement.mode == "exec":

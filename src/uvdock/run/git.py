@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -24,10 +24,6 @@ def _answer(repo: Path, *args: str) -> str | None:
     return out.stdout.strip() if out.ok else None
 
 
-def _bytes(repo: Path, *args: str) -> bytes:
-    return proc.run_bytes(["git", "-C", str(repo), *args])
-
-
 # Paths git reads relative to the folder it was started in, while uvdock runs git with
 # `-C REPO`. (GIT_INDEX_FILE is read after git moved to the work tree's top, as with -C.)
 GIT_PATHS = ("GIT_DIR", "GIT_WORK_TREE")
@@ -37,8 +33,7 @@ def absolute_git_paths(env: MutableMapping[str, str], cwd: Path) -> None:
     """GIT_PATHS made absolute from where uvdock was started, in `env` and for every git it
     runs: a relative GIT_DIR names the repository the user's own git sees there."""
     for name in GIT_PATHS:
-        value = env.get(name)
-        if value and not os.path.isabs(value):
+        if (value := env.get(name)) and not os.path.isabs(value):
             env[name] = os.environ[name] = os.path.normpath(cwd / value)
 
 
@@ -90,6 +85,23 @@ def git_dir(repo: Path) -> Path:
     return Path(out.stdout.strip())
 
 
+def read_record(git_dir: Path, name: str, sep: str) -> list[tuple[str, str]]:
+    """uvdock's record `name` in the git dir, a pair a line; [] when missing or damaged (not
+    text): what it vouched for is checked again, not trusted."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        lines = textlines.read_text(git_dir / "uvdock" / name, newlines=True).splitlines()
+        return [(f[0], f[1]) for f in (line.split(sep) for line in lines) if len(f) == 2]
+    return []
+
+
+def write_record(git_dir: Path, name: str, sep: str, pairs: Iterable[tuple[str, str]]) -> None:
+    from uvdock.files.edit import atomic_write
+
+    (git_dir / "uvdock").mkdir(parents=True, exist_ok=True)
+    text = "".join(f"{a}{sep}{b}\n" for a, b in sorted(set(pairs)))
+    atomic_write(git_dir / "uvdock" / name, text)
+
+
 # Characters no revision uvdock accepts may hold: whitespace and controls (never in a ref
 # name), and `:` (REV:path would name a file, and uvdock appends its own `:path`).
 _NOT_IN_REVISION = re.compile(r"[\x00-\x20\x7f:]")
@@ -106,8 +118,7 @@ def checked_ref(ref: str, origin: str) -> str:
         raise InputRefused(
             f"{origin} {ref!r}: a revision cannot start with '-' (it would read as an option)"
         )
-    bad = _NOT_IN_REVISION.search(ref)
-    if bad is not None:
+    if (bad := _NOT_IN_REVISION.search(ref)) is not None:
         raise InputRefused(f"{origin} {ref!r}: {bad.group()!r} is not allowed in a revision")
     return ref
 
@@ -127,7 +138,9 @@ def verify_commit(repo: Path, rev: str) -> str | None:
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
     """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
     try:
-        return _bytes(repo, "show", "--end-of-options", f"{rev}:./{path}")
+        return proc.run_bytes(
+            ["git", "-C", str(repo), "show", "--end-of-options", f"{rev}:./{path}"]
+        )
     except CommandFailed:
         return None
 
@@ -171,12 +184,9 @@ class IndexEntry(NamedTuple):
 
 def index_entries(repo: Path, path: str) -> list[IndexEntry]:
     """Every index entry of a path: stage 0 when clean, stages 1-3 when unmerged."""
-    entries = []
-    for item in filter(None, _git(repo, "ls-files", "-s", "-z", "--", path).stdout.split("\0")):
-        meta, name = item.split("\t", 1)
-        mode, sha, stage = meta.split()
-        entries.append(IndexEntry(mode, sha, int(stage), name))
-    return entries
+    items = _git(repo, "ls-files", "-s", "-z", "--", path).stdout.split("\0")
+    rows = (item.split("\t", 1) for item in items if item)
+    return [IndexEntry(m[0], m[1], int(m[2]), name) for meta, name in rows if (m := meta.split())]
 
 
 def in_progress_operation(repo: Path, gd: Path | None = None) -> str | None:
@@ -221,10 +231,9 @@ def in_progress(repo: Path) -> InProgress | None:
         # SQUASH_MSG lists the squashed commits newest first, each as a `commit SHA` line
         return InProgress(operation, _commit_in(gd / "SQUASH_MSG", "^commit "), "SQUASH_MSG")
     if operation == "rebase":
-        for source in ("rebase-merge/onto", "rebase-apply/onto"):
-            if onto := _commit_in(gd / source):
-                return InProgress(operation, onto, source)
-        return InProgress(operation, None, "rebase-merge/onto")
+        sources = ("rebase-merge/onto", "rebase-apply/onto")
+        source = next((s for s in sources if _commit_in(gd / s)), sources[0])
+        return InProgress(operation, _commit_in(gd / source), source)
     return InProgress(operation, verify_commit(repo, "HEAD"), "HEAD")
 
 
@@ -251,7 +260,7 @@ def add(repo: Path, *paths: str) -> None:
 
 
 def blob_bytes(repo: Path, sha: str) -> bytes:
-    return _bytes(repo, "cat-file", "blob", "--end-of-options", sha)
+    return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", "--end-of-options", sha])
 
 
 def object_exists(repo: Path, sha: str) -> bool:

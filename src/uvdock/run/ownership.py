@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
-from uvdock.run import proc
+from uvdock.run import git, proc
 
 
 def _owner(path: Path) -> int | None:
@@ -33,15 +33,14 @@ def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | N
     (not in `safe.directory`): uvdock writes into it and mounts it read-write, so it follows
     the same rule, and asks git itself when the owner differs, whose answer honours
     `safe.directory`, `*` and the SUDO_UID exception exactly as git does."""
-    if git_dir is None:
-        from uvdock.run import git
-
-        git_dir = git.git_dir(repo)
     owner = _owner(repo)
-    if {owner, _owner(git_dir)} - {None} <= {os.geteuid()}:
+    if {owner, _owner(git_dir or git.git_dir(repo))} - {None} <= {os.geteuid()}:
         return  # the common case costs two stat calls and no process
     argv = ["git", "-C", str(repo), "rev-parse", "--git-dir"]
-    done = proc.run(argv, check=False, env=proc.c_messages({**os.environ, **env}))
+    # git's messages untranslated: LC_ALL=C, and no LANGUAGE, which GNU gettext honours
+    # over LC_ALL unless the locale is C.
+    c_env = {k: v for k, v in {**os.environ, **env}.items() if k != "LANGUAGE"}
+    done = proc.run(argv, check=False, env={**c_env, "LC_ALL": "C"})
     if done.ok or "dubious ownership" not in done.stderr:  # git's words, untranslated
         return  # git accepts it (safe.directory, or the sudo rule)
     raise EnvironmentUnusable(
@@ -51,39 +50,18 @@ def require_safe_directory(repo: Path, env: Mapping[str, str], git_dir: Path | N
     )
 
 
-def require_own_mount(path: str, what: str, said: str, env: Mapping[str, str]) -> None:
-    """Exit 2 unless `path`, mounted read-write into a container, is the user's own folder:
-    never `/`, never a folder owned by another user."""
-    real = Path(os.path.realpath(path))
-    if real == Path("/"):
-        raise InputRefused(
-            f"{said}: the {what} would mount / read-write into the container; refused",
-            hint=f"give the {what} a folder of your own",
-        )
-    owner = _owner(real)
-    sudoer = env.get("SUDO_UID", "") if os.geteuid() == 0 else ""  # under sudo: theirs too
-    theirs = sudoer.isdigit() and owner == int(sudoer)
-    if owner is not None and owner != os.geteuid() and not theirs:
-        raise InputRefused(
-            f"{said}: the {what} {real} is owned by uid {owner}, not by you; it would be "
-            "mounted read-write into the container; refused",
-            hint=f"give the {what} a folder of your own",
-        )
-
-
 def rw_bind_sources(engine_args: tuple[str, ...]) -> list[str]:
     """Host paths that `-v SRC:DST[:OPTS]`, `--volume` or `--mount type=bind,...` in
     engine-args mount read-write (named volumes and `ro` mounts are not host paths to own)."""
     found: list[str] = []
-    words = list(engine_args)
-    for index, word in enumerate(words):
+    for index, word in enumerate(engine_args):
         if word.startswith("-v") and not word.startswith(("--", "-v=")) and len(word) > 2:
             word = "-v=" + word[2:]  # `-v/:/host`: the value attached, as engines accept
         flag, has_value, value = word.partition("=")
         if flag not in ("-v", "--volume", "--mount"):
             continue
         if not has_value:
-            value = words[index + 1] if index + 1 < len(words) else ""
+            value = engine_args[index + 1] if index + 1 < len(engine_args) else ""
         if flag == "--mount":
             fields = dict(part.partition("=")[::2] for part in value.split(","))
             ro = fields.get("readonly", fields.get("ro"))
@@ -104,9 +82,23 @@ def require_own_mounts(
     said: Callable[[str], str],
     env: Mapping[str, str],
 ) -> None:
-    """Exit 2 unless the uv cache and every read-write bind mount in engine-args is the
-    user's own folder, whoever configured them (`said(name)` words who did)."""
-    if cache:
-        require_own_mount(cache, "uv cache", said("uv_cache"), env)
-    for source in rw_bind_sources(engine_args):
-        require_own_mount(source, "mount", said("engine_args"), env)
+    """Exit 2 unless the uv cache and every read-write bind mount in engine-args is the user's
+    own folder (never `/`, never another user's), whoever set them (`said(name)` says who)."""
+    mounts = [(cache, "uv cache", "uv_cache")] if cache else []
+    mounts += [(source, "mount", "engine_args") for source in rw_bind_sources(engine_args)]
+    sudoer = env.get("SUDO_UID", "") if os.geteuid() == 0 else ""  # under sudo: theirs too
+    for path, what, setting in mounts:
+        real, fix = Path(os.path.realpath(path)), f"give the {what} a folder of your own"
+        if real == Path("/"):
+            raise InputRefused(
+                f"{said(setting)}: the {what} would mount / read-write into the container; refused",
+                hint=fix,
+            )
+        owner = _owner(real)
+        theirs = sudoer.isdigit() and owner == int(sudoer)
+        if owner is not None and owner != os.geteuid() and not theirs:
+            raise InputRefused(
+                f"{said(setting)}: the {what} {real} is owned by uid {owner}, not by you; it "
+                "would be mounted read-write into the container; refused",
+                hint=fix,
+            )

@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.run import engines, proc
+from uvdock.run import engines, git, proc
 
 # What docker and podman say when nothing answers on their socket.
 _NO_DAEMON = ("Cannot connect", "connect:", "dial unix", "Is the docker daemon running")
 
 
-def daemon_silent(stderr: str) -> bool:
-    return any(sign in stderr for sign in _NO_DAEMON)
+def unreachable(done: proc.Completed) -> bool:
+    """Whether the engine failed because its daemon did not answer."""
+    return not done.ok and any(sign in done.stderr for sign in _NO_DAEMON)
 
 
 def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str = "") -> str:
@@ -31,7 +32,7 @@ def pick_engine(asked: str, env: Mapping[str, str], *, dry_run: bool, said: str 
     has_docker, has_podman = (proc.which(name, env) is not None for name in ("docker", "podman"))
     docker_daemon = bool(env.get("DOCKER_HOST")) or os.path.exists("/var/run/docker.sock")
     if has_docker and docker_daemon:  # unless no daemon answers it (stopped, or stale)
-        silent = has_podman and image("docker", "uvdock-probe", env, timeout=30).unreachable
+        silent = has_podman and unreachable(image("docker", "uvdock-probe", env, timeout=30))
         return "podman" if silent else "docker"
     if has_podman or has_docker or dry_run:
         return "podman" if has_podman else "docker"
@@ -47,18 +48,12 @@ def engine_init(engine: str, env: Mapping[str, str]) -> str:
     return next((p for p in places if engine == "podman" and os.path.isfile(p)), "")
 
 
-class ImageProbe(NamedTuple):
-    present: bool
-    unreachable: bool  # the engine's daemon did not answer
-    stderr: str
-
-
 def image(
     engine: str, image: str, env: Mapping[str, str], *, timeout: float | None = None
-) -> ImageProbe:
+) -> proc.Completed:
+    """`image inspect`: ok when the image is present (see `unreachable` for why not)."""
     argv = [engine, "image", "inspect", "--format", "{{.Id}}", engines.operand(image, "image")]
-    out = proc.run(argv, env=env, check=False, timeout=timeout)
-    return ImageProbe(out.ok, not out.ok and daemon_silent(out.stderr), out.stderr)
+    return proc.run(argv, env=env, check=False, timeout=timeout)
 
 
 class ContainerInfo(NamedTuple):
@@ -100,33 +95,16 @@ def _key(placement: engines.Placement, workdir: str, repo: Path) -> str:
     return f"{placement.engine}:{placement.container}:{workdir}:{repo}"
 
 
-def _verified_file(repo: Path) -> Path:
-    from uvdock.run import git
-
-    return git.git_dir(repo) / "uvdock" / "verified-containers"
-
-
 def _verified_ids(repo: Path) -> dict[str, str]:
-    # Tab-separated lines rather than JSON: this is read on every exec, and importing
-    # json is a measurable share of that path's start-up budget.
-    from uvdock.files import textlines
-
-    try:
-        text = textlines.read_text(_verified_file(repo), errors="replace", newlines=True)
-    except OSError:
-        return {}
-    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+    # A record of tab-separated lines rather than JSON: this is read on every exec, and
+    # importing json is a measurable share of that path's start-up budget.
+    return dict(git.read_record(git.git_dir(repo), "verified-containers", "\t"))
 
 
 def _remember(repo: Path, key: str, container_id: str | None) -> None:
-    from uvdock.files.edit import atomic_write
-
-    data = _verified_ids(repo)
-    data.pop(key, None)
-    data.update({key: container_id} if container_id else {})
-    path = _verified_file(repo)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, "".join(f"{k}\t{v}\n" for k, v in sorted(data.items())))
+    kept = [(k, v) for k, v in _verified_ids(repo).items() if k != key]
+    new = [(key, container_id)] if container_id else []
+    git.write_record(git.git_dir(repo), "verified-containers", "\t", kept + new)
 
 
 def verified(

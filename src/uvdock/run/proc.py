@@ -155,12 +155,6 @@ def ask(argv: Sequence[str], env: Mapping[str, str], timeout: float = 30) -> Com
         return Completed(list(argv), -1, "", exc.message)
 
 
-def c_messages(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` for a program whose messages uvdock reads: untranslated (LC_ALL=C, and no
-    LANGUAGE, which GNU gettext honours over LC_ALL unless the locale is C)."""
-    return {**{k: v for k, v in env.items() if k != "LANGUAGE"}, "LC_ALL": "C"}
-
-
 def run_bytes(argv: Sequence[str], *, cwd: Path | str | None = None) -> bytes:
     """Run to completion and return raw stdout (file contents from git, exact bytes)."""
     code, out, err = _captured(list(argv), cwd, None, None, None)

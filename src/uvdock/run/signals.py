@@ -1,8 +1,7 @@
 """All of uvdock's signal handling (SIGINT, SIGTERM): the moments that must not be cut in
-half. `held()` defers both while files are swapped or restored, then raises
-KeyboardInterrupt, unless an interrupt is already being handled. Children never need
-shielding: each runs in a process group of its own (run/proc.py), out of the terminal's reach.
-"""
+half. `held()` defers both while files are swapped or restored, then raises KeyboardInterrupt,
+unless an interrupt is already being handled. Children never need shielding: each runs in a
+process group of its own (run/proc.py), out of the terminal's reach."""
 
 from __future__ import annotations
 
@@ -36,15 +35,11 @@ def _reinstall(previous: dict[signal.Signals, Any] | None) -> None:
         signal.signal(sig, handler)
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 @contextlib.contextmanager
 def as_interrupts() -> Iterator[None]:
     """Around the whole CLI: a Ctrl-C or a `kill` raises KeyboardInterrupt (exit 130, never a
     death by the signal or a traceback); both are ignored after it, on the way out."""
-    previous = _install(_raise_interrupt)
+    previous = _install(signal.default_int_handler)  # raises KeyboardInterrupt
     try:
         yield
     finally:

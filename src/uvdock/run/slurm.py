@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import CommandFailed, EnvironmentUnusable
-from uvdock.run import proc
+from uvdock.run import proc, signals
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
@@ -46,12 +46,12 @@ def step_image(
         lts = bool(lts_image) and image == lts_image
         output = lts_output(enroot_output) if lts else enroot_output
         path = (repo / output).absolute()
-        command = "uvdock image enroot" + (" --lts" if lts else "")
         if check and not path.exists():
             raise EnvironmentUnusable(
                 f"srun: {image} is a local image tag, which pyxis cannot read, and "
                 f"{output} does not exist",
-                hint=f"write it with `{command}`, or name a .sqsh with --image",
+                hint=f"write it with `uvdock image enroot{' --lts' if lts else ''}`, or name "
+                "a .sqsh with --image",
             )
         source = ""
         with contextlib.suppress(OSError, UnicodeDecodeError):
@@ -64,22 +64,8 @@ def step_image(
             )
     else:
         return image
-    if check:
-        check_squashfs(path)
-    return str(path)
-
-
-def configured_image(cfg: Config, repo: Path, *, check: bool = True) -> str:
-    out, lts = cfg.enroot_output, cfg.lts_image
-    return step_image(cfg.image, repo=repo, enroot_output=out, lts_image=lts, check=check)
-
-
-def source_file(sqsh: Path) -> Path:
-    """Beside a .sqsh that `uvdock image enroot` wrote: the tag it was imported from."""
-    return sqsh.with_name(sqsh.name + ".image")
-
-
-def check_squashfs(path: Path) -> None:
+    if not check:
+        return str(path)
     try:
         with path.open("rb") as fh:
             head = fh.read(len(SQUASHFS_MAGIC))
@@ -92,6 +78,17 @@ def check_squashfs(path: Path) -> None:
             f"{path} is not a squashfs image (not an enroot .sqsh)",
             hint="re-import it with `uvdock image enroot`",
         )
+    return str(path)
+
+
+def configured_image(cfg: Config, repo: Path, *, check: bool = True) -> str:
+    out, lts = cfg.enroot_output, cfg.lts_image
+    return step_image(cfg.image, repo=repo, enroot_output=out, lts_image=lts, check=check)
+
+
+def source_file(sqsh: Path) -> Path:
+    """Beside a .sqsh that `uvdock image enroot` wrote: the tag it was imported from."""
+    return sqsh.with_name(sqsh.name + ".image")
 
 
 def container_name(image: str, repo: Path, uid: int) -> str:
@@ -111,12 +108,6 @@ def container_name(image: str, repo: Path, uid: int) -> str:
     key = f"{os.path.realpath(image)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
     key += f"\0{uid}\0{os.path.realpath(repo)}"
     return NAME_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-def own_container_name(extra_args: Sequence[str]) -> str:
-    """The pyxis container engine-args name (`--container-name=NAME`), which then replaces
-    uvdock's own; "" when they name none."""
-    return option_value(extra_args, "--container-name", "--container-name") or ""
 
 
 def option_value(extra_args: Sequence[str], short: str, long: str) -> str | None:
@@ -182,8 +173,7 @@ def partition_gres(env: Mapping[str, str], extra_args: Sequence[str]) -> tuple[s
     gres = sinfo_rows(env, partition, "%G")
     if not gres:
         return partition, None
-    with_gpus = [g for _, g in gres if "gpu" in g]
-    return gres[0][0], with_gpus[0] if with_gpus else gres[0][1]
+    return gres[0][0], next((g for _, g in gres if "gpu" in g), gres[0][1])
 
 
 def import_sqsh(
@@ -205,7 +195,6 @@ def import_sqsh(
 
     from uvdock.files.edit import atomic_write
     from uvdock.image import build as imagebuild
-    from uvdock.run import signals
 
     found = proc.run([engine, "image", "inspect", image], env=env, check=False, timeout=60)
     if not found.ok:

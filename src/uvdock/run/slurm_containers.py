@@ -4,15 +4,13 @@ enroot's list and remove on each node (for `doctor`)."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable
-from uvdock.files import textlines
-from uvdock.run import proc, signals
+from uvdock.run import git, proc, signals
 from uvdock.run.slurm import NAME_PREFIX, PYXIS_PREFIX
 from uvdock.run.slurm_steps import EVERY_NODE, shape_args, without_pyxis
 
@@ -25,37 +23,21 @@ _READY_FILE = "srun-containers"  # in .git/uvdock: NODE NAME of each finished un
 ANY_NODE = "*"  # the record's node when Slurm could not say which (engine-args pin their own)
 
 
-def _entries(git_dir: Path) -> list[tuple[str, str]]:
-    """The record: (node, name) whose unpack finished there. [] when it is missing or
-    damaged (not text): the containers are then unpacked again, not trusted, as is one on a
-    line of one word (a record of before it was per node)."""
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = textlines.read_text(git_dir / "uvdock" / _READY_FILE).splitlines()
-        return [(f[0], f[1]) for f in (line.split() for line in lines) if len(f) == 2]
-    return []
-
-
-def _write(git_dir: Path, entries: Sequence[tuple[str, str]]) -> None:
-    from uvdock.files.edit import atomic_write
-
-    (git_dir / "uvdock").mkdir(parents=True, exist_ok=True)
-    text = "".join(f"{node} {name}\n" for node, name in sorted(set(entries)))
-    atomic_write(git_dir / "uvdock" / _READY_FILE, text)
-
-
 def ready_nodes(git_dir: Path, name: str) -> list[str]:
-    return [node for node, n in _entries(git_dir) if n == name]
+    return [node for node, n in git.read_record(git_dir, _READY_FILE, " ") if n == name]
 
 
 def mark_ready(git_dir: Path, name: str, nodes: Sequence[str]) -> None:
-    _write(git_dir, [*_entries(git_dir), *((node, name) for node in nodes)])
+    entries = git.read_record(git_dir, _READY_FILE, " ")
+    git.write_record(git_dir, _READY_FILE, " ", [*entries, *((node, name) for node in nodes)])
 
 
 def forget(git_dir: Path, nodes: Sequence[str]) -> None:
     """Forget every container recorded on `nodes` (they were removed there), and those
     recorded on a node Slurm could not name (it may be one of them)."""
-    kept = [(node, n) for node, n in _entries(git_dir) if node not in (*nodes, ANY_NODE)]
-    _write(git_dir, kept)
+    entries = git.read_record(git_dir, _READY_FILE, " ")
+    kept = [(node, n) for node, n in entries if node not in (*nodes, ANY_NODE)]
+    git.write_record(git_dir, _READY_FILE, " ", kept)
 
 
 def _enroot_step(extra_args: Sequence[str], nodes: Sequence[str], *command: str) -> list[str]:
@@ -69,8 +51,7 @@ _LIST = 'enroot list | while read -r n; do echo "$SLURMD_NODENAME $n"; done'
 def list_containers(
     env: Mapping[str, str], extra_args: Sequence[str], nodes: Sequence[str]
 ) -> dict[str, list[str]]:
-    """The reusable containers uvdock created (their pyxis names), on each node of `nodes`
-    (one task per node, at once)."""
+    """The reusable containers uvdock created (pyxis names) on each of `nodes`, at once."""
     found = proc.ask(_enroot_step(extra_args, nodes, "sh", "-c", _LIST), env, timeout=120)
     if not found.ok:
         raise EnvironmentUnusable(f"could not list enroot containers through srun: {found.said}")
@@ -117,9 +98,8 @@ def cancel_job(env: Mapping[str, str], job_name: str, *, wait: float = 15.0) -> 
     (its tasks and pyxis's clean-up end with it), and wait until squeue no longer lists
     it, so nothing of it is left when uvdock exits."""
     proc.ask(["scancel", "--quiet", f"--name={job_name}"], env)
-    for step in _listed(env, job_name):
-        if "." in step:
-            proc.ask(["scancel", "--quiet", step], env)
+    for step in (step for step in _listed(env, job_name) if "." in step):
+        proc.ask(["scancel", "--quiet", step], env)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and _listed(env, job_name):
         time.sleep(0.2)

@@ -27,14 +27,12 @@ STRAGGLER_SECONDS = 20
 _USABLE = ("idle", "mix", "alloc", "comp")  # sinfo states, best first
 
 
-def _hostnames(nodelist: str, env: Mapping[str, str]) -> list[str]:
+def allocation_nodes(env: Mapping[str, str], nodelist: str | None = None) -> list[str]:
+    """The nodes of `nodelist`, else of uvdock's allocation (salloc, sbatch), in Slurm's order."""
+    if nodelist is None:
+        nodelist = env.get("SLURM_JOB_NODELIST", "") if env.get("SLURM_JOB_ID") else ""
     found = proc.ask(["scontrol", "show", "hostnames", nodelist], env) if nodelist else None
     return found.stdout.split() if found and found.ok else []
-
-
-def allocation_nodes(env: Mapping[str, str]) -> list[str]:
-    """The nodes of the allocation uvdock runs in (salloc, sbatch), in Slurm's order."""
-    return _hostnames(env.get("SLURM_JOB_NODELIST", "") if env.get("SLURM_JOB_ID") else "", env)
 
 
 def partition_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
@@ -94,9 +92,8 @@ def without_pyxis(extra_args: Sequence[str]) -> list[str]:
 
 def doctor_nodes(env: Mapping[str, str], extra_args: Sequence[str]) -> list[str]:
     """Every node `doctor` looks at: the allocation's, else the partition's."""
-    named = option_value(extra_args, "-w", "--nodelist")
-    if named:
-        return _hostnames(named, env)
+    if named := option_value(extra_args, "-w", "--nodelist"):
+        return allocation_nodes(env, named)
     return allocation_nodes(env) or partition_nodes(env, extra_args)
 
 
@@ -139,7 +136,7 @@ class NodeReport:
                 said[node] = textlines.read_text(self.folder / node, errors="replace").strip()
         self.discard()
         unfinished = [node for node in self.nodes if node not in said]
-        for node in [n for n, there in said.items() if there != "0"]:
+        for node in (n for n in said if said[n] != "0"):
             out.error(f"{node}: exit {said[node]}")
         for node in unfinished:
             out.error(
@@ -156,6 +153,5 @@ def allocation_argv(
     command that then starts one step there: engine-args without pyxis's options."""
     argv = ["salloc", "--quiet", f"--nodes={nodes}", f"--job-name={job_name}"]
     argv += [f"--nodelist={node}" for node in first[:1]]
-    if gpus:
-        argv.append(f"--gpus-per-node={gpus}")
+    argv += [f"--gpus-per-node={gpus}"] if gpus else []
     return [*argv, *without_pyxis(extra_args)]

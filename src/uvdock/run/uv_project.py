@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused, Interrupted
 from uvdock.files import textlines
+from uvdock.run import proc
 from uvdock.run.ci_container import CIContainer
 
 
@@ -35,17 +36,14 @@ def report_uv(ctx: Context, shim: CIContainer) -> None:
 def _uv_said(ctx: Context, shim: CIContainer, answer: str) -> None:
     """Which uv answered in the container, and how it differs from the project's and the host's."""
     from uvdock.project import pyproject, uvversion
-    from uvdock.run import proc
 
     container = uvversion.parse(answer)
     if container is None:
         return
     ctx.out.info(f"uv {container}, {shim.placement.describe()}")
     required = pyproject.required_uv_version(ctx.project)
-    host = None
-    if proc.which("uv", ctx.env) is not None:
-        out = proc.run(["uv", "--version"], env=ctx.env, check=False)
-        host = uvversion.parse(out.stdout) if out.ok else None
+    out = proc.ask(["uv", "--version"], ctx.env) if proc.which("uv", ctx.env) else None
+    host = uvversion.parse(out.stdout) if out and out.ok else None
     for problem in uvversion.mismatches(container, required, host):
         ctx.out.warn(problem)
 
@@ -73,8 +71,7 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
 
     try:
         diff = lockfile.diff_locks(before or b"", after)  # no lock before: everything is added
-        title = f"{ctx.project_file('uv.lock')} changes"
-        show_lock_diff(ctx.out, diff, title=title, fmt=fmt)
+        show_lock_diff(ctx.out, diff, title=f"{ctx.project_file('uv.lock')} changes", fmt=fmt)
     except KeyboardInterrupt:  # uv has finished: say what it left, not a bare "interrupted"
         raise Interrupted(
             "interrupted while showing the lock diff; uv.lock was changed by uv "
@@ -84,11 +81,8 @@ def show_lock_change(ctx: Context, before: bytes | None, fmt: str = "text") -> N
 
 def uv_failed(uv_args: Sequence[str], code: int) -> CommandFailed:
     """`uv X` exited non-zero in the container; uv has already said why on the terminal."""
-    return CommandFailed(
-        ["uv", *uv_args],
-        code,
-        message=f"uv {uv_args[0]} failed (exit {code}); uv's output is above",
-    )
+    said = f"uv {uv_args[0]} failed (exit {code}); uv's output is above"
+    return CommandFailed(["uv", *uv_args], code, message=said)
 
 
 def change_dependencies(
@@ -187,9 +181,7 @@ def show_removals(ctx: Context, shim: CIContainer, uv_args: list[str]) -> None:
     if not dry.ok:
         raise CommandFailed(
             dry_args,
-            dry.returncode,
-            dry.stdout,
-            dry.stderr,
+            *dry[1:],  # its exit code and what it said
             message=f"uv's dry run of the --exact sync failed (exit {dry.returncode}); "
             "nothing was synced",
         )

@@ -10,9 +10,8 @@ from uvdock.commands import base
 from uvdock.context import Context
 from uvdock.errors import InputRefused
 from uvdock.image import build as imagebuild
-from uvdock.run.build_check import check_heredocs
+from uvdock.run.build_check import check_heredocs, stream
 from uvdock.run.engines import operand
-from uvdock.run.stream import stream
 
 
 class Command(base.Command):

@@ -11,8 +11,8 @@ from uvdock.errors import CommandFailed, EnvironmentUnusable
 from uvdock.image import build as imagebuild
 from uvdock.registry import gitlab_host
 from uvdock.run import git
+from uvdock.run.build_check import stream
 from uvdock.run.engines import operand
-from uvdock.run.stream import stream
 
 
 class Command(base.Command):
