@@ -77,3 +77,23 @@ def test_megatron_from_a_subfolder_plans_the_same_uv_commands(
     planned = [step["argv"] for step in json.loads(from_docker.out)["planned"]]
     assert planned == [step["argv"] for step in json.loads(from_root.out)["planned"]]
     assert planned[0][:4] == ["uv", "add", "--no-sync", "einops"]
+
+
+def test_doctor_from_inside_checks_the_nested_project_lock(
+    nested: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The root's lock goes stale; the nested project's stays current: doctor asks about the
+    # project that `uvdock lock` from here would act on.
+    (nested / "pyproject.toml").write_text(project_pyproject(("alpha", "beta")))
+
+    def lock_check() -> dict[str, str]:
+        result = run_cli("--json", "--engine", "local", "doctor")
+        checks: list[dict[str, str]] = json.loads(result.out)["checks"]
+        return next(check for check in checks if check["name"] == "uv.lock current")
+
+    monkeypatch.chdir(nested)
+    assert lock_check()["status"] == "fail", "the root's lock is stale"
+    monkeypatch.chdir(nested / "infra" / "tool")
+    check = lock_check()
+    assert check["status"] == "pass", check
+    assert check["detail"] == "infra/tool/uv.lock matches infra/tool/pyproject.toml"

@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from uvdock.config.settings import Config
     from uvdock.context import Context
-    from uvdock.run.ci_container import CIContainer
 
 
 class Command:
@@ -54,24 +52,7 @@ class DependencyChange(Command):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         from uvdock.run.uv_project import change_dependencies
 
-        return change_dependencies(ctx, self.action, args, shim_for)
-
-
-def shim_for(ctx: Context, config: Config | None = None, **said: str) -> CIContainer:
-    """The CI container of this invocation. A command whose own flag chose a setting passes the
-    changed `config` and names the flag (`engine="--slurm"`), so messages say who chose it."""
-    from uvdock.run.ci_container import CIContainer
-
-    named = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
-    return CIContainer(
-        config or ctx.config,
-        repo=ctx.repo,
-        env=ctx.env,
-        out=ctx.out,
-        dry_run=ctx.dry_run,
-        said={**named, **said},
-        project=ctx.project_path,
-    )
+        return change_dependencies(ctx, self.action, args)
 
 
 def engine_for(ctx: Context) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from uvdock.commands import base
 from uvdock.errors import InputRefused
+from uvdock.run.ci_container import CIContainer
 
 if TYPE_CHECKING:
     import argparse
@@ -38,6 +39,6 @@ class Command(base.Command):
         command = list(args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd)
         if not command:
             raise InputRefused("no command given: uvdock run -- CMD [ARGS...]")
-        shim = base.shim_for(ctx)
+        shim = CIContainer.of(ctx)
         shim.srun.tasks = "follow"  # on Slurm: the allocation's nodes, as srun itself would
         return shim.run(command)

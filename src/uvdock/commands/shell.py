@@ -28,15 +28,15 @@ class Command(base.Command):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         cfg = ctx.config
         if args.slurm or cfg.engine == "srun":
-            shim = base.shim_for(ctx, cfg.replace(engine="srun"), engine="--slurm")
+            shim = CIContainer.of(ctx, cfg.replace(engine="srun"), engine="--slurm")
             placement, argv = shim.placement, _srun_argv(ctx, shim, args)
             wait = f"asking Slurm for a shell (srun --pty) in {placement.describe()}..."
         elif cfg.container or cfg.engine == "local":
             if cfg.container and not ctx.dry_run:
                 ctx.out.info(f"opening {args.shell} in container {cfg.container}")
-            return base.shim_for(ctx).run([args.shell], tty=sys.stdin.isatty())
+            return CIContainer.of(ctx).run([args.shell], tty=sys.stdin.isatty())
         else:  # a new container of the image, removed when the shell exits
-            shim, engine = base.shim_for(ctx), base.engine_for(ctx)
+            shim, engine = CIContainer.of(ctx), base.engine_for(ctx)
             init = engine_init(engine, ctx.env)
             placement = engines.Placement(
                 "run", engine, image=cfg.image, extra_args=cfg.engine_args, init=init

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 from uvdock.commands import base
 from uvdock.context import Context
 from uvdock.errors import InputRefused
+from uvdock.run.ci_container import CIContainer
 
 if TYPE_CHECKING:
     import argparse
-
-    from uvdock.run.ci_container import CIContainer
 
 
 class Command(base.Command):
@@ -58,7 +57,7 @@ class Command(base.Command):
             extras=args.extra,
             exact=args.exact,
         )
-        shim = base.shim_for(ctx)
+        shim = CIContainer.of(ctx)
         shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
         _refuse_throwaway(ctx, shim, args)
         for note in plan.notes:

@@ -61,11 +61,7 @@ class _Checks:
     def shim(self) -> CIContainer:
         from uvdock.run.ci_container import CIContainer
 
-        ctx = self.ctx
-        said = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
-        return CIContainer(
-            ctx.config, repo=ctx.repo, env=ctx.env, out=ctx.out, dry_run=ctx.dry_run, said=said
-        )
+        return CIContainer.of(self.ctx)  # the project `uvdock lock` from here acts on
 
     def engine(self) -> Outcome:
         placement = self.shim.placement
@@ -164,7 +160,7 @@ class _Checks:
             why = _last_line(found.stderr) or f"exit {found.returncode}"
             fix = f"wrong image: {self._image_fix()}"
             return "fail", f"uv not found in the container ({why})", fix
-        required = required_uv_version(self.ctx.repo)
+        required = required_uv_version(self.ctx.project)
         if required is None:
             return "pass", f"uv {version} (no [tool.uv] required-version)", ""
         if not satisfies(version, required):
@@ -185,7 +181,7 @@ class _Checks:
     def python_version(self) -> Outcome:
         from uvdock.project.uvversion import satisfies  # a version against a specifier set
 
-        required = requires_python(self.ctx.repo)
+        required = requires_python(self.ctx.project)
         if required is None:
             return "pass", f"Python {self.python} (no requires-python)", ""
         if satisfies(self.python, required):
@@ -215,9 +211,10 @@ class _Checks:
         return "fail", f"{findings[0].location}: {findings[0].message}{more}", fix
 
     def lock(self) -> Outcome:
-        found = self.shim.capture(["uv", "lock", "--check"])
+        found = self.shim.capture(self.shim.uv_argv(["lock", "--check"]))
         if found.ok:
-            return "pass", "uv.lock matches pyproject.toml", ""
+            lock, pyproject = (self.ctx.project_file(n) for n in ("uv.lock", "pyproject.toml"))
+            return "pass", f"{lock} matches {pyproject}", ""
         findings = diagnose(found.stderr + "\n" + found.stdout).findings
         fix = findings[0].command if findings else "uvdock lock"
         if findings and findings[0].signature in _NETWORK_SIGNATURES:

@@ -1,7 +1,7 @@
 """Whether the engine can parse a Dockerfile's heredocs (`RUN <<EOF`), decided before a build:
 BuildKit does, Docker's legacy builder never did, buildah from 1.33 (containers/buildah#5092)
 but Debian and Ubuntu packages only from 1.35 (#5474). Otherwise the build fails minutes in
-with `Unknown instruction: "APT-GET"`. Pure: run/builder_probe asks the engine."""
+with `Unknown instruction: "APT-GET"`. Pure: run/build_check asks the engine."""
 
 from __future__ import annotations
 

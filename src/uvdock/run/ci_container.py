@@ -19,6 +19,7 @@ from uvdock.run.slurm_containers import cancel_job, ready_nodes, unpack_once
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
+    from uvdock.context import Context
     from uvdock.ui.output import Output
 
 
@@ -49,6 +50,22 @@ class CIContainer:
         self.on_local_start: Callable[[int], None] | None = None
         # Hears `uv --version` from the next uv run (a run container's: report_uv)
         self.on_uv_version: Callable[[str], None] | None = None
+
+    @classmethod
+    def of(cls, ctx: Context, config: Config | None = None, **said: str) -> CIContainer:
+        """The CI container of this invocation, for its uv project. A command whose own flag
+        chose a setting passes the changed `config` and names the flag (`engine="--slurm"`),
+        so messages say who chose it."""
+        named = {name: ctx.said(name) for name in ("engine", "uv_cache", "engine_args")}
+        return cls(
+            config or ctx.config,
+            repo=ctx.repo,
+            env=ctx.env,
+            out=ctx.out,
+            dry_run=ctx.dry_run,
+            said={**named, **said},
+            project=ctx.project_path,
+        )
 
     @property
     def container_name(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from uvdock.context import Context
 from uvdock.errors import CommandFailed, InputRefused, Interrupted
@@ -85,9 +85,7 @@ def uv_failed(uv_args: Sequence[str], code: int) -> CommandFailed:
     return CommandFailed(["uv", *uv_args], code, message=said)
 
 
-def change_dependencies(
-    ctx: Context, action: str, args: argparse.Namespace, shim_for: Callable[[Context], CIContainer]
-) -> int:
+def change_dependencies(ctx: Context, action: str, args: argparse.Namespace) -> int:
     """`uvdock add` / `uvdock remove`: uv's verb on the project, the lock diff, the sync after
     it, and the commit to make. The shim is made once the arguments are checked."""
     from uvdock.project import dependency_args
@@ -107,7 +105,7 @@ def change_dependencies(
     if note:
         ctx.out.info(note)
     uv_args = [action, "--no-sync", *target, *args.packages]
-    shim = shim_for(ctx)
+    shim = CIContainer.of(ctx)
     report_uv(ctx, shim)
     before = lock_bytes(ctx)
     code = shim.run_uv(uv_args, writes=("pyproject.toml", "uv.lock"))

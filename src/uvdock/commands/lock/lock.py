@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_lock_format_option, shim_for
+from uvdock.commands.base import add_lock_format_option
 from uvdock.context import Context
 from uvdock.errors import CheckFailed, CommandFailed, EnvironmentUnusable, InputRefused
 from uvdock.run import uv_project as uvwork
-
-if TYPE_CHECKING:
-    from uvdock.run.ci_container import CIContainer
+from uvdock.run.ci_container import CIContainer
 
 NOT_JUDGED = (
     "the lock was not judged; fix the network or the container's Python, or use --offline "
@@ -45,7 +42,7 @@ class Command(BaseCommand):
     def run(self, ctx: Context, args: argparse.Namespace) -> int:
         # Checked before uv runs: a refused title must not cost a relock.
         pr = _pr_title(ctx, args) if args.pr_body else None
-        shim = shim_for(ctx)
+        shim = CIContainer.of(ctx)
         uv_args = ["lock", *["--check"] * args.check, *["--upgrade"] * args.upgrade]
         uv_args += [word for p in args.upgrade_package for word in ("--upgrade-package", p)]
         uvwork.report_uv(ctx, shim)

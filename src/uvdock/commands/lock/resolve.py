@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from uvdock.commands.base import Command as BaseCommand
-from uvdock.commands.base import add_lock_format_option, shim_for
+from uvdock.commands.base import add_lock_format_option
 from uvdock.context import Context
 from uvdock.errors import CheckFailed, EnvironmentUnusable, InputRefused, Interrupted, UvdockError
 from uvdock.files import state_store, textlines
@@ -27,11 +27,11 @@ from uvdock.lock import lockfile
 from uvdock.lock.branch_pins import Kept, Pin, branch_only, lost
 from uvdock.merge.report import lines, report, sides
 from uvdock.run import git, signals, stop
+from uvdock.run.ci_container import CIContainer
 from uvdock.ui.lock_diff import show_lock_diff
 
 if TYPE_CHECKING:
     from uvdock.merge.pyproject import MergeResult
-    from uvdock.run.ci_container import CIContainer
 
 LOCK = "uv.lock"
 PYPROJECT = "pyproject.toml"
@@ -149,7 +149,7 @@ class Command(BaseCommand):
         if lockfile.has_conflict_markers(ref_lock):
             raise InputRefused(f"{base.label}:{index.lock} itself holds conflict markers")
         base = base._replace(rev=commit)
-        shim = shim_for(ctx)
+        shim = CIContainer.of(ctx)
         shim.check_usable()
         pins = _branch_pins(ctx, index.lock, lock_stages, operation, ref_lock)
         resolution = Resolution(ctx, index, base, ref_lock, operation, merge, shim, pins)
