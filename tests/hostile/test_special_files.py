@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git
 
+from uvdock.errors import InputRefused
 from uvdock.files import textlines
+from uvdock.run import git as run_git
 
 RECIPE = "tests/test_utils/recipes/h100/evil.yaml"
 MEMORY_CAP = 1 << 30
@@ -155,3 +157,43 @@ def test_a_committed_symlink_to_dev_zero_as_git_stores_it(megatron_repo: Path) -
     done, took = _uvdock(clone, "recipe", "show")
     assert done.returncode == 2 and "evil.yaml" in done.stderr, done.stderr
     assert "character device" in done.stderr and took < 10
+
+
+def _commit_blob(repo: Path, branch: str, path: str, size: int) -> str:
+    """A commit on `branch` whose `path` is `size` zero bytes; git stores it in kilobytes."""
+    zeros = (
+        subprocess.run(
+            ["git", "-C", str(repo), "hash-object", "-w", "--stdin"],
+            input=bytes(size),
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{zeros},{path}")
+    git(repo, "commit", "-q", "-m", "a blob past the limit")
+    git(repo, "branch", branch)
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    return zeros
+
+
+@pytest.mark.parametrize(
+    "words", [("lock", "diff", "evil"), ("lts", "drift", "--base", "evil")], ids=" ".join
+)
+def test_a_committed_lock_past_the_limit_is_refused_before_it_is_read(
+    words: tuple[str, ...], megatron_repo: Path
+) -> None:
+    _commit_blob(megatron_repo, "evil", "uv.lock", textlines.LOCK_LIMIT + 1)
+    done, took = _uvdock(megatron_repo, *words)
+    assert done.returncode == 2, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert "evil:uv.lock: larger than the 64 MiB" in first, done.stderr
+    assert "Traceback" not in done.stderr and took < 10
+
+
+def test_an_index_blob_past_the_limit_of_its_kind_is_refused(megatron_repo: Path) -> None:
+    sha = _commit_blob(megatron_repo, "evil", "pyproject.toml", textlines.TEXT_LIMIT + 1)
+    with pytest.raises(InputRefused, match=r"pyproject.toml \(stage 3\): larger than the 4 MiB"):
+        run_git.blob_bytes(megatron_repo, sha, textlines.TEXT_LIMIT, "pyproject.toml (stage 3)")
+    assert len(run_git.blob_bytes(megatron_repo, sha)) == textlines.TEXT_LIMIT + 1

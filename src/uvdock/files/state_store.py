@@ -130,7 +130,8 @@ def _record(worktree: Path, path: str, folder: Path) -> dict[str, Any]:
         shutil.copyfile(target, folder / "worktree")
     entries = git.index_entries(worktree, path)
     for entry in entries:
-        (folder / f"stage{entry.stage}.blob").write_bytes(git.blob_bytes(worktree, entry.sha))
+        blob = git.blob_bytes(worktree, entry.sha, what=f"{path} (index stage {entry.stage})")
+        (folder / f"stage{entry.stage}.blob").write_bytes(blob)
     return {
         "path": path,
         "worktree_present": present,

@@ -99,9 +99,16 @@ def _require_regular(path: Path, info: os.stat_result, limit: int = 0, size: int
         raise InputRefused(
             f"{path}: {kind}, not a regular file; uvdock reads only regular files from a repository"
         )
-    if limit and max(size, info.st_size) > limit:
+    if limit:
+        require_within(str(path), max(size, info.st_size), limit)
+
+
+def require_within(what: str, size: int, limit: int) -> None:
+    from uvdock.errors import InputRefused
+
+    if size > limit:
         raise InputRefused(
-            f"{path}: larger than the {limit // MIB} MiB uvdock reads from a file of its kind"
+            f"{what}: larger than the {limit // MIB} MiB uvdock reads from a file of its kind"
         )
 
 

@@ -136,13 +136,15 @@ def verify_commit(repo: Path, rev: str) -> str | None:
 
 
 def show_file(repo: Path, rev: str, path: str) -> bytes | None:
-    """`git show REV:path` as bytes (path relative to `repo`), or None when REV has none."""
-    try:
-        return proc.run_bytes(
-            ["git", "-C", str(repo), "show", "--end-of-options", f"{rev}:./{path}"]
-        )
-    except CommandFailed:
+    """The file `path` (relative to `repo`) at REV, as bytes; None when REV has no such file.
+    A file past the limit of a lock is refused before it is read (see blob_bytes)."""
+    if "\n" in rev + path:  # one object name per line of --batch-check
         return None
+    asked = _git(repo, "cat-file", "--batch-check", check=False, text=f"{rev}:./{path}\n")
+    found = asked.stdout.split()
+    if found[1:2] != ["blob"]:  # `NAME missing`, or a folder (a tree)
+        return None
+    return blob_bytes(repo, found[0], what=f"{rev}:{path}")
 
 
 def ls_files_skipped(repo: Path, *pathspecs: str) -> dict[str, bool]:
@@ -259,7 +261,11 @@ def add(repo: Path, *paths: str) -> None:
     _git(repo, "add", "--", *paths)
 
 
-def blob_bytes(repo: Path, sha: str) -> bytes:
+def blob_bytes(repo: Path, sha: str, limit: int = textlines.LOCK_LIMIT, what: str = "") -> bytes:
+    """A blob's bytes; one over `limit` is refused (exit 2) naming `what` before it is read:
+    gigabytes of zeros committed to a branch take kilobytes in git."""
+    size = _git(repo, "cat-file", "-s", "--end-of-options", sha).stdout
+    textlines.require_within(what or sha, int(size), limit)
     return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", "--end-of-options", sha])
 
 

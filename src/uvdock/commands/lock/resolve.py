@@ -392,7 +392,10 @@ def _merge_pyproject(
     texts: list[str] = []
     for stage in (1, 2, 3):
         try:
-            texts.append(git.blob_bytes(repo, stages[stage]).decode("utf-8"))
+            blob = git.blob_bytes(
+                repo, stages[stage], textlines.TEXT_LIMIT, f"{path} (index stage {stage})"
+            )
+            texts.append(blob.decode("utf-8"))
         except UnicodeDecodeError:
             raise InputRefused(f"{path} (index stage {stage}) is not UTF-8 text") from None
     try:
@@ -430,7 +433,10 @@ def _branch_pins(
         ctx.out.detail(f"no base and branch versions of {lock} in the index to compare")
         return []
     try:
-        base, mine = (git.blob_bytes(ctx.repo, stages[n]) for n in (1, branch))
+        base, mine = (
+            git.blob_bytes(ctx.repo, stages[n], what=f"{lock} (index stage {n})")
+            for n in (1, branch)
+        )
         pins = branch_only(base, mine, ref_lock)
     except lockfile.LockfileError as exc:
         ctx.out.warn(f"could not compare the three versions of {lock} ({exc})")
