@@ -26,20 +26,28 @@ def block(name: str, version: str) -> str:
 LOCK = "version = 1\nrevision = 2\n"
 
 
-@pytest.fixture
-def fork(make_repo: Callable[..., Path], tmp_path: Path) -> Path:
-    project = make_repo({"uv.lock": LOCK + block("alpha", "1.0"), "pyproject.toml": "[project]\n"})
-    stale = tmp_path / "fork.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(stale)], check=True)
-    (project / "uv.lock").write_text(LOCK + block("alpha", "1.0") + block("upstreamonly", "3.0"))
-    commit_all(project, "upstream adds upstreamonly")
-    upstream = tmp_path / "upstream.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(upstream)], check=True)
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(stale), str(work)], check=True)
+def _bare(project: Path, path: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(path)], check=True)
+    return path
+
+
+def _feature_clone(origin: Path, upstream: Path, work: Path) -> Path:
+    """A contributor's clone of `origin` with `upstream` added and fetched, on a branch
+    started from upstream/main."""
+    subprocess.run(["git", "clone", "-q", str(origin), str(work)], check=True)
     git(work, "remote", "add", "upstream", str(upstream))
     git(work, "fetch", "-q", "upstream")
     git(work, "checkout", "-q", "-b", "feature", "upstream/main")
+    return work
+
+
+@pytest.fixture
+def fork(make_repo: Callable[..., Path], tmp_path: Path) -> Path:
+    project = make_repo({"uv.lock": LOCK + block("alpha", "1.0"), "pyproject.toml": "[project]\n"})
+    stale = _bare(project, tmp_path / "fork.git")
+    (project / "uv.lock").write_text(LOCK + block("alpha", "1.0") + block("upstreamonly", "3.0"))
+    commit_all(project, "upstream adds upstreamonly")
+    work = _feature_clone(stale, _bare(project, tmp_path / "upstream.git"), tmp_path / "work")
     lock = LOCK + block("alpha", "1.0") + block("upstreamonly", "3.0") + block("mine", "0.1")
     (work / "uv.lock").write_text(lock)
     return work
@@ -87,13 +95,8 @@ def test_lock_diff_in_a_fork_compares_with_the_merge_base(
     project = init_repo(tmp_path / "project")
     shutil.copytree(wheelhouse, project / "wheels")
     commit_locked(project, pyproject(), "initial")
-    upstream = tmp_path / "upstream.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(upstream)], check=True)
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(upstream), str(work)], check=True)
-    git(work, "remote", "add", "upstream", str(upstream))
-    git(work, "fetch", "-q", "upstream")
-    git(work, "checkout", "-q", "-b", "feature", "upstream/main")
+    upstream = _bare(project, tmp_path / "upstream.git")
+    work = _feature_clone(upstream, upstream, tmp_path / "work")
     started = git(work, "rev-parse", "HEAD").strip()
     commit_locked(work, pyproject(group_deps=("gamma",)), "feature: add gamma")
     commit_locked(project, pyproject(main_deps=("alpha",)), "upstream: add alpha")

@@ -17,6 +17,7 @@ from samples import family
 from samples.pins import snapshot
 
 MakeRepo = Callable[..., Path]
+NO_PIN_FILES = 'dev-pin-file = ""\nlts-pin-file = ""\n'  # neither lane has a pin file
 
 
 @pytest.fixture(autouse=True)
@@ -145,8 +146,7 @@ def test_a_dead_build_argument_is_a_finding_naming_both_places(
 def test_nothing_managed_fails_and_names_what_was_found(
     make_repo: MakeRepo, run_cli: RunCli
 ) -> None:
-    disabled = 'dev-pin-file = ""\nlts-pin-file = ""\n'
-    repo = make_repo({"Dockerfile": "FROM python:3.12-slim\n", "uvdock.toml": disabled})
+    repo = make_repo({"Dockerfile": "FROM python:3.12-slim\n", "uvdock.toml": NO_PIN_FILES})
     check = run_cli("--repo", repo, "image", "check")
     assert check.code == 1
     assert "Dockerfile:1: base `python:3.12-slim` is managed by no lane" in check.out
@@ -156,8 +156,7 @@ def test_nothing_managed_fails_and_names_what_was_found(
 def test_a_from_without_an_image_is_a_finding_not_a_crash(
     make_repo: MakeRepo, run_cli: RunCli
 ) -> None:
-    disabled = 'dev-pin-file = ""\nlts-pin-file = ""\n'
-    repo = make_repo({"Dockerfile": "FROM\n", "uvdock.toml": disabled})
+    repo = make_repo({"Dockerfile": "FROM\n", "uvdock.toml": NO_PIN_FILES})
     check = run_cli("--repo", repo, "image", "check")
     assert check.code == 1, check.err
     assert "Dockerfile:1: base `` is managed by no lane" in check.out
