@@ -142,3 +142,16 @@ def test_generated_config_paths_are_refused_or_inside(
         return
     real = (repo / loaded.dev_pin_file).resolve()
     assert real == repo.resolve() or repo.resolve() in real.parents
+
+
+def test_a_path_holding_the_word_blob_is_read_as_the_path(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a blob b").mkdir()
+    (repo / "a blob b" / "uv.lock").write_text("lock\n")
+    commit_all(repo)
+    assert run_git.show_file(repo, "HEAD", "a blob b/uv.lock") == b"lock\n"
+    assert run_git.show_file(repo, "HEAD", "a blob b/absent") is None
+    assert run_git.show_file(repo, "HEAD", "a blob b") is None  # a folder is no file
+    assert run_git.show_file(repo, "blob", "a blob b/uv.lock") is None

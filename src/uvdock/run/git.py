@@ -140,11 +140,13 @@ def show_file(repo: Path, rev: str, path: str) -> bytes | None:
     A file past the limit of a lock is refused before it is read (see blob_bytes)."""
     if "\n" in rev + path:  # one object name per line of --batch-check
         return None
-    asked = _git(repo, "cat-file", "--batch-check", check=False, text=f"{rev}:./{path}\n")
-    found = asked.stdout.split()
-    if found[1:2] != ["blob"]:  # `NAME missing`, or a folder (a tree)
+    # The type first: a missing object's reply echoes the name asked for (`NAME missing`),
+    # and a path holding the word " blob " must not read as one.
+    asked = "--batch-check=%(objecttype) %(objectname)"
+    found = _git(repo, "cat-file", asked, check=False, text=f"{rev}:./{path}\n").stdout.split()
+    if found[:1] != ["blob"]:  # missing, or a folder (a tree)
         return None
-    return blob_bytes(repo, found[0], what=f"{rev}:{path}")
+    return blob_bytes(repo, found[1], what=f"{rev}:{path}")
 
 
 def ls_files_skipped(repo: Path, *pathspecs: str) -> dict[str, bool]:
