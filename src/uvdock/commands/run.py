@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, cast
 
 from uvdock.commands import base
 from uvdock.errors import InputRefused
-from uvdock.run.ci_container import CIContainer
 
 if TYPE_CHECKING:
     import argparse
@@ -39,6 +38,8 @@ class Command(base.Command):
         command = list(args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd)
         if not command:
             raise InputRefused("no command given: uvdock run -- CMD [ARGS...]")
+        from uvdock.run.ci_container import CIContainer
+
         shim = CIContainer.of(ctx)
         shim.srun.tasks = "follow"  # on Slurm: the allocation's nodes, as srun itself would
         return shim.run(command)

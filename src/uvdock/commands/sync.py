@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 from uvdock.commands import base
 from uvdock.context import Context
 from uvdock.errors import InputRefused
-from uvdock.run.ci_container import CIContainer
 
 if TYPE_CHECKING:
     import argparse
+
+    from uvdock.run.ci_container import CIContainer
 
 
 class Command(base.Command):
@@ -57,6 +58,8 @@ class Command(base.Command):
             extras=args.extra,
             exact=args.exact,
         )
+        from uvdock.run.ci_container import CIContainer
+
         shim = CIContainer.of(ctx)
         shim.srun.tasks = "every node"  # on Slurm: each node's container, in parallel
         _refuse_throwaway(ctx, shim, args)

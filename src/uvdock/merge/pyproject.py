@@ -205,7 +205,7 @@ def _apply_list_plan(plan: entries.ListPlan, ours: Any, theirs: Any) -> None:
         ours[o_index] = theirs[t_index]
     for o_index in plan.remove:
         del ours[o_index]
-    keys = plan.kept
+    keys = list(plan.kept)  # the plan stays as it was given
     for t_index, key, after in plan.insert:
         # After its neighbour, and after what ours added there too (as git would).
         position = 0 if after is None else keys.index(after) + 1
