@@ -68,6 +68,7 @@ def test_bad_specs_are_refused(raw: str, why: str) -> None:
         ("tqdm==4.70.0", "4.70.0", None),
         ("flashinfer-python==0.6.16.post3", "0.6.16.post3", None),
         ("torch==2.5.0+cu124", "2.5.0+cu124", None),
+        ("tqdm==1!4.68.0", "1!4.68.0", None),  # an epoch
         (
             "x @ git+https://github.com/a/b.git@v0.3.0",
             None,

@@ -87,7 +87,8 @@ def _version_problem(name: str, op: str | None, version: str) -> str | None:
         return "empty version"
     if "*" in version:
         return "a wildcard version is a range, not an exact pin"
-    bad = set(version) & _SHELL_METACHARACTERS  # else read_requirement judges it, in parse_spec
+    # `!` is PEP 440's epoch (1!2.0); read_requirement judges the rest, in parse_spec
+    bad = set(version) & (_SHELL_METACHARACTERS - {"!"})
     return f"shell metacharacter(s) {_shown(bad)}" if bad else None
 
 
