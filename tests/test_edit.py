@@ -288,3 +288,16 @@ def test_a_read_only_folder_is_exit_3(tmp_path: Path) -> None:
         folder.chmod(0o755)
     assert path.read_bytes() == b"old\n"
     assert _leftovers(folder) == []
+
+
+def test_a_committed_file_named_like_a_leftover_with_no_possible_pid_is_kept(
+    tmp_path: Path,
+) -> None:
+    """A cloned repository may hold any name: a "pid" too large for kill() is nobody's."""
+    hostile = tmp_path / ".f.99999999999999999999.abcdefgh.uvdock"
+    hostile.write_bytes(b"theirs\n")
+    path = tmp_path / "pin"
+    with edit.confined(tmp_path):
+        edit.atomic_write_bytes(path, b"new\n")
+    assert path.read_bytes() == b"new\n"
+    assert hostile.read_bytes() == b"theirs\n"

@@ -118,7 +118,7 @@ def remove_leftovers(folder: Path) -> None:
             except ProcessLookupError:
                 with contextlib.suppress(OSError):
                     os.unlink(folder / name)
-            except PermissionError:  # another user's live process
+            except (PermissionError, OverflowError):  # another user's, or no pid at all
                 pass
 
 
