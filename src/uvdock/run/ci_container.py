@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from uvdock.errors import EnvironmentUnusable, InputRefused
 from uvdock.run import engines, git, ownership, probe, proc, signals, slurm, slurm_steps, stop
-from uvdock.run.slurm_containers import cancel_job, ready_nodes, unpack_once
 
 if TYPE_CHECKING:
     from uvdock.config.settings import Config
@@ -345,6 +344,8 @@ class CIContainer:
                 at.engine, self.container_name, self.env, grace=grace, log=self.out.detail
             )
         elif at.mode == "srun":  # should srun have died before it ended its job
+            from uvdock.run.slurm_containers import cancel_job
+
             cancel_job(self.env, self.container_name)
         if problem and problem not in self._stop_problems:
             self._stop_problems.append(problem)
@@ -376,6 +377,8 @@ class Spread:
     def nodes(self) -> list[str]:
         ci, tasks = self.ci, self.tasks
         if tasks not in self._nodes and not ci.dry_run:  # a dry run asks Slurm nothing
+            from uvdock.run.slurm_containers import ready_nodes
+
             at = ci.placement
             ready = ready_nodes(git.git_dir(ci.repo), at.container)
             self._nodes[tasks] = slurm_steps.step_nodes(ci.env, at.extra_args, tasks, ready)
@@ -385,6 +388,8 @@ class Spread:
         """The image's container on each of the nodes that lacks it (not in a dry run)."""
         ci, shape = self.ci, slurm_steps.shape_args
         if not ci.dry_run:
+            from uvdock.run.slurm_containers import unpack_once
+
             unpack_once(
                 ci.placement,
                 self.nodes(),

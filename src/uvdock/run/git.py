@@ -1,4 +1,5 @@
-"""Small git helpers: each runs one short captured git command (run/proc.py), returns data."""
+"""Small git helpers: short captured git commands (run/proc.py) that return data, and the
+small records uvdock keeps in the git dir."""
 
 from __future__ import annotations
 
@@ -95,9 +96,9 @@ def read_record(git_dir: Path, name: str, sep: str) -> list[tuple[str, str]]:
 
 
 def write_record(git_dir: Path, name: str, sep: str, pairs: Iterable[tuple[str, str]]) -> None:
-    from uvdock.files.edit import atomic_write
+    from uvdock.files.edit import atomic_write, ensure_folder
 
-    (git_dir / "uvdock").mkdir(parents=True, exist_ok=True)
+    ensure_folder(git_dir / "uvdock")
     text = "".join(f"{a}{sep}{b}\n" for a, b in sorted(set(pairs)))
     atomic_write(git_dir / "uvdock" / name, text)
 
@@ -142,11 +143,11 @@ def show_file(repo: Path, rev: str, path: str) -> bytes | None:
         return None
     # The type first: a missing object's reply echoes the name asked for (`NAME missing`),
     # and a path holding the word " blob " must not read as one.
-    asked = "--batch-check=%(objecttype) %(objectname)"
+    asked = "--batch-check=%(objecttype) %(objectname) %(objectsize)"
     found = _git(repo, "cat-file", asked, check=False, text=f"{rev}:./{path}\n").stdout.split()
     if found[:1] != ["blob"]:  # missing, or a folder (a tree)
         return None
-    return blob_bytes(repo, found[1], what=f"{rev}:{path}")
+    return _blob(repo, found[1], int(found[2]), textlines.LOCK_LIMIT, f"{rev}:{path}")
 
 
 def ls_files_skipped(repo: Path, *pathspecs: str) -> dict[str, bool]:
@@ -235,9 +236,10 @@ def in_progress(repo: Path) -> InProgress | None:
         # SQUASH_MSG lists the squashed commits newest first, each as a `commit SHA` line
         return InProgress(operation, _commit_in(gd / "SQUASH_MSG", "^commit "), "SQUASH_MSG")
     if operation == "rebase":
-        sources = ("rebase-merge/onto", "rebase-apply/onto")
-        source = next((s for s in sources if _commit_in(gd / s)), sources[0])
-        return InProgress(operation, _commit_in(gd / source), source)
+        for source in ("rebase-merge/onto", "rebase-apply/onto"):
+            if onto := _commit_in(gd / source):
+                return InProgress(operation, onto, source)
+        return InProgress(operation, None, "rebase-merge/onto")
     return InProgress(operation, verify_commit(repo, "HEAD"), "HEAD")
 
 
@@ -267,7 +269,11 @@ def blob_bytes(repo: Path, sha: str, limit: int = textlines.LOCK_LIMIT, what: st
     """A blob's bytes; one over `limit` is refused (exit 2) naming `what` before it is read:
     gigabytes of zeros committed to a branch take kilobytes in git."""
     size = _git(repo, "cat-file", "-s", "--end-of-options", sha).stdout
-    textlines.require_within(what or sha, int(size), limit)
+    return _blob(repo, sha, int(size), limit, what or sha)
+
+
+def _blob(repo: Path, sha: str, size: int, limit: int, what: str) -> bytes:
+    textlines.require_within(what, size, limit)
     return proc.run_bytes(["git", "-C", str(repo), "cat-file", "blob", "--end-of-options", sha])
 
 
