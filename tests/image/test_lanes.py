@@ -16,7 +16,7 @@ from conftest import RunCli, git
 
 from uvdock.config.settings import Config
 from uvdock.errors import InputRefused
-from uvdock.image import pins
+from uvdock.image import lanes, pins
 from uvdock.image.bump import plan_bump
 from uvdock.image.scan import scan_managed
 
@@ -275,3 +275,16 @@ def test_flat_list_means_all_entries(make_repo: Callable[..., Path]) -> None:
 def test_an_entry_without_equals_is_refused(make_repo: Callable[..., Path]) -> None:
     with pytest.raises(InputRefused, match="KEY=VALUE"):
         scan_managed(make_repo({}), Config(lts_matrix_match=("FILE=a, IMAGE_TYPE",)))
+
+
+def test_files_of_a_repository_at_the_filesystem_root_keep_their_first_letter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`/` ends in a separator already (a container whose repository is mounted at /)."""
+    walked = [
+        ("/", ["etc", ".gitlab"], []),
+        ("/etc", [], ["Dockerfile"]),
+        ("/.gitlab", [], ["a.yml"]),
+    ]
+    monkeypatch.setattr("uvdock.image.lanes.os.walk", lambda top: iter(walked))
+    assert lanes.repository_files(Path("/")) == (["etc/Dockerfile"], [".gitlab/a.yml"])

@@ -47,7 +47,7 @@ def repository_files(repo: Path) -> tuple[list[str], list[str]]:
     """The repository's Dockerfiles and CI YAML files, as relative POSIX paths."""
     dockerfiles: list[str] = []
     ci: list[str] = []
-    top = len(str(repo)) + 1
+    top = len(os.path.join(repo, ""))  # "/" already ends in a separator
     for folder, dirs, files in os.walk(repo):
         rel = f"{folder[top:].replace(os.sep, '/')}/".lstrip("/")
         dirs[:] = [d for d in dirs if (d not in _SKIP_DIRS and d[0] != ".") or d in _CI_DIRS]
